@@ -1,0 +1,1 @@
+"""Figures drawn from claim records, never recomputing them (top layer). Filled by later issues."""

@@ -1,0 +1,42 @@
+"""lptheory: numerical theory verification for non-Euclidean (l_p) stochastic optimization.
+
+Core layer: l_p geometry (:mod:`lptheory.geometry`), the paper's optimizers and baselines
+(:mod:`lptheory.optimizers`), learning-rate schedules (:mod:`lptheory.schedules`).
+"""
+
+from . import geometry, optimizers, schedules
+from .geometry import (
+    dual_exponent,
+    inverse_mirror_map,
+    lp_norm,
+    mirror_map,
+    psi,
+    regularized_steepest_map,
+    steepest_map,
+    steepest_step,
+)
+from .optimizers import SGD, Adam, AdamW, Lion, LpDescent, SignSGD, StaceyP2, StaceyPP
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "geometry",
+    "optimizers",
+    "schedules",
+    "dual_exponent",
+    "lp_norm",
+    "steepest_map",
+    "regularized_steepest_map",
+    "steepest_step",
+    "mirror_map",
+    "inverse_mirror_map",
+    "psi",
+    "LpDescent",
+    "StaceyP2",
+    "StaceyPP",
+    "SGD",
+    "SignSGD",
+    "Adam",
+    "AdamW",
+    "Lion",
+]

@@ -1,0 +1,65 @@
+"""Element-wise kernels of the paper's maps, written once for numpy and torch (``out=`` style).
+
+Each kernel writes into caller-provided buffers so that the chunked numpy engine
+(:mod:`lptheory._engine`) keeps every intermediate in cache and torch reuses its allocations.
+Aliasing rules are stated per kernel; the optimizers' rules rely on them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._xp import copy_into, eps_vanishes, pow_abs
+
+
+def steepest(xp, x, p: float, out, tmp):
+    """s_p(x) = sgn(x) |x|^{1/(p-1)}, the steepest-descent map of Alg. 3 line 2.
+
+    Paper: Algorithm 3, line 2, ``s_i(x) = x_i / |x_i|^{(p-2)/(p-1)}``, rewritten in the proof sketch of
+    Section 4.1 as ``sgn(x_i) |x_i|^{1/(p-1)}``; the second form is used so that s_p(0) = 0 exactly
+    (the first is 0/0 at 0 for p > 2). s_2 is the identity, s_inf is sign.
+
+    ``out`` may alias ``tmp`` or ``x``; ``tmp`` must not alias ``x``.
+    """
+    if p == 2.0:
+        return copy_into(xp, out, x)
+    if math.isinf(p):
+        return xp.sign(x, out=out)
+    ax = xp.abs(x, out=tmp)
+    r = pow_abs(xp, ax, 1.0 / (p - 1.0), tmp)
+    return xp.copysign(r, x, out=out)
+
+
+def steepest_eps(xp, x, p: float, eps: float, mode: str, out, tmp):
+    """The eps-regularized steepest map s^eps of Alg. 1/2 line 4, in the paper's or the authors' form.
+
+    ``mode="paper"`` (Algorithms 1 and 2, line 4): ``x / (|x|^{(p-2)/(p-1)} + eps)``.
+    ``mode="official"`` (the authors' code, ``shared/reference/official-code.md`` item 2):
+    ``x (|x| + eps)^{(2-p)/(p-1)}``, computed as ``x / (|x| + eps)^{(p-2)/(p-1)}``.
+
+    When eps is 0 (or rounds to 0 in the dtype) both reduce to :func:`steepest`, their continuous
+    extension, so a zero input gives 0 rather than 0/0. For p = inf the exponent is 1 (a smoothed sign).
+
+    ``out`` may alias ``x`` or ``tmp``; ``tmp`` must not alias ``x``.
+    """
+    if eps_vanishes(xp, eps, x.dtype):
+        return steepest(xp, x, p, out, tmp)
+    a = 1.0 if math.isinf(p) else (p - 2.0) / (p - 1.0)
+    ax = xp.abs(x, out=tmp)
+    if mode == "paper":
+        den = pow_abs(xp, ax, a, tmp)
+        den = xp.add(den, eps, out=tmp)
+    else:
+        xp.add(ax, eps, out=tmp)
+        den = pow_abs(xp, tmp, a, tmp)
+    return xp.divide(x, den, out=out)
+
+
+def mirror(xp, x, p: float, out, tmp):
+    """grad psi(x) = |x|^{p-2} x for psi = (1/p)||x||_p^p, the map inside Alg. 2 line 6.
+
+    ``out`` may alias ``tmp``; neither may alias ``x``.
+    """
+    ax = xp.abs(x, out=tmp)
+    r = pow_abs(xp, ax, p - 2.0, tmp)
+    return xp.multiply(r, x, out=out)

@@ -1,0 +1,1 @@
+"""Claims of the paper and their checks (layer above :mod:`synthetic`). Filled by the claims issues."""

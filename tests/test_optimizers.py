@@ -1,0 +1,334 @@
+import math
+
+import numpy as np
+import pytest
+
+from lptheory import optimizers as O
+from lptheory import schedules as S
+from tests import transcriptions as T
+
+RTOL = 1e-11
+
+
+def _traj(opt, theta, grads, donate=False):
+    state = opt.init(theta)
+    out = [theta]
+    for g in grads:
+        theta, state = opt.step(theta, g, state, donate=donate)
+        out.append(theta)
+    return out, state
+
+
+def _grads(rng, shape, n=6, scale=1.0):
+    return [scale * rng.standard_normal(shape) for _ in range(n)]
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0, 2.5, 3.0, 4.0, 7.0, math.inf])
+def test_lp_descent_matches_alg3(p, rng):
+    theta0 = rng.standard_normal((3, 17))
+    grads = _grads(rng, theta0.shape)
+    opt = O.LpDescent(p=p, lr=0.05)
+    traj, _ = _traj(opt, theta0, grads)
+    th = theta0
+    for g, got in zip(grads, traj[1:]):
+        th = T.lp_descent(th, g, p, 0.05)
+        np.testing.assert_allclose(got, th, rtol=RTOL)
+
+
+def test_lp_descent_inf_is_signsgd(rng):
+    theta0 = rng.standard_normal((2, 9))
+    grads = _grads(rng, theta0.shape)
+    grads[0][0, :3] = 0.0
+    a, _ = _traj(O.LpDescent(p=math.inf, lr=0.1), theta0, grads)
+    b, _ = _traj(O.SignSGD(lr=0.1), theta0, grads)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+STACEY_CASES = [
+    dict(p=2.0),
+    dict(p=2.5),
+    dict(p=2.7),
+    dict(p=3.0),
+    dict(p=4.0),
+    dict(p=6.0),
+    dict(p=3.0, weight_decay=0.05),
+    dict(p=2.8, tau=0.0),
+    dict(p=3.5, tau=1.0, beta1=0.0, beta2=0.0),
+]
+
+
+@pytest.mark.parametrize("variant,cls", [("p2", O.StaceyP2), ("pp", O.StaceyPP)])
+@pytest.mark.parametrize("case", STACEY_CASES)
+@pytest.mark.parametrize("mode", ["paper", "official"])
+@pytest.mark.parametrize("z_init", ["params", "zero"])
+def test_stacey_matches_pseudocode(variant, cls, case, mode, z_init, rng):
+    hp = dict(lr=0.03, alpha=0.07, tau=0.2, beta1=0.9, beta2=0.95, eps=1e-3, weight_decay=0.0)
+    hp.update(case)
+    opt = cls(eps_mode=mode, z_init=z_init, **hp)
+    theta0 = rng.standard_normal((4, 23))
+    grads = _grads(rng, theta0.shape, n=8)
+    traj, state = _traj(opt, theta0, grads)
+    th, z, m = theta0, (theta0.copy() if z_init == "params" else np.zeros_like(theta0)), np.zeros_like(theta0)
+    for g, got in zip(grads, traj[1:]):
+        th, z, m = T.stacey(
+            th,
+            g,
+            z,
+            m,
+            p=hp["p"],
+            eta=hp["lr"],
+            alpha=hp["alpha"],
+            tau=hp["tau"],
+            beta1=hp["beta1"],
+            beta2=hp["beta2"],
+            eps=hp["eps"],
+            lam=hp["weight_decay"],
+            variant=variant,
+            mode=mode,
+        )
+        np.testing.assert_allclose(got, th, rtol=RTOL, atol=1e-13)
+    np.testing.assert_allclose(state["z"], z, rtol=RTOL, atol=1e-13)
+    np.testing.assert_allclose(state["m"], m, rtol=RTOL, atol=1e-15)
+    assert state["step"] == len(grads)
+
+
+def test_stacey_p2_inf(rng):
+    opt = O.StaceyP2(p=math.inf, lr=0.1, alpha=0.1, tau=0.3, eps=1e-2)
+    theta0 = rng.standard_normal((2, 5))
+    grads = _grads(rng, theta0.shape, n=3)
+    traj, _ = _traj(opt, theta0, grads)
+    th, z, m = theta0, theta0.copy(), np.zeros_like(theta0)
+    for g, got in zip(grads, traj[1:]):
+        th, z, m = T.stacey(
+            th,
+            g,
+            z,
+            m,
+            p=math.inf,
+            eta=0.1,
+            alpha=0.1,
+            tau=0.3,
+            beta1=0.9,
+            beta2=0.999,
+            eps=1e-2,
+            lam=0.0,
+            variant="p2",
+            mode="paper",
+        )
+        np.testing.assert_allclose(got, th, rtol=RTOL)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        dict(mode="official"),  # wrong eps form
+        dict(variant="p2"),  # Euclidean instead of l_p^p mirror step
+        dict(swap_betas=True),  # beta1 and beta2 exchanged
+        dict(z0="zero"),  # other initialization
+    ],
+)
+def test_planted_bugs_are_caught(planted, rng):
+    """The comparison used above must detect each plausible transcription error."""
+    hp = dict(p=3.0, eta=0.03, alpha=0.07, tau=0.2, beta1=0.9, beta2=0.5, eps=1e-2, lam=0.0)
+    opt = O.StaceyPP(lr=0.03, alpha=0.07, tau=0.2, beta1=0.9, beta2=0.5, eps=1e-2, p=3.0)
+    theta0 = rng.standard_normal((2, 11))
+    grads = _grads(rng, theta0.shape, n=4)
+    traj, _ = _traj(opt, theta0, grads)
+    th = theta0
+    z = np.zeros_like(theta0) if planted.get("z0") == "zero" else theta0.copy()
+    m = np.zeros_like(theta0)
+    if planted.get("swap_betas"):
+        hp["beta1"], hp["beta2"] = hp["beta2"], hp["beta1"]
+    for g in grads:
+        th, z, m = T.stacey(th, g, z, m, variant=planted.get("variant", "pp"), mode=planted.get("mode", "paper"), **hp)
+    assert not np.allclose(traj[-1], th, rtol=RTOL, atol=1e-13)
+
+
+@pytest.mark.parametrize("decoupled,cls", [(True, O.AdamW), (False, O.Adam)])
+@pytest.mark.parametrize("wd", [0.0, 0.1])
+def test_adam_family_matches_paper(decoupled, cls, wd, rng):
+    opt = cls(lr=0.01, beta1=0.8, beta2=0.99, eps=1e-6, weight_decay=wd)
+    theta0 = rng.standard_normal((3, 8))
+    grads = _grads(rng, theta0.shape, n=7)
+    traj, _ = _traj(opt, theta0, grads)
+    th, m, v = theta0, np.zeros_like(theta0), np.zeros_like(theta0)
+    for t, (g, got) in enumerate(zip(grads, traj[1:]), start=1):
+        th, m, v = T.adam(th, g, m, v, t, lr=0.01, beta1=0.8, beta2=0.99, eps=1e-6, wd=wd, decoupled=decoupled)
+        np.testing.assert_allclose(got, th, rtol=RTOL)
+
+
+@pytest.mark.parametrize("wd", [0.0, 0.3])
+def test_lion_matches_paper(wd, rng):
+    opt = O.Lion(lr=0.01, beta1=0.9, beta2=0.99, weight_decay=wd)
+    theta0 = rng.standard_normal((3, 8))
+    grads = _grads(rng, theta0.shape)
+    traj, _ = _traj(opt, theta0, grads)
+    th, m = theta0, np.zeros_like(theta0)
+    for g, got in zip(grads, traj[1:]):
+        th, m = T.lion(th, g, m, lr=0.01, beta1=0.9, beta2=0.99, wd=wd)
+        np.testing.assert_allclose(got, th, rtol=RTOL)
+
+
+@pytest.mark.parametrize("mu,wd,nesterov", [(0.0, 0.0, False), (0.9, 0.0, False), (0.9, 0.01, True)])
+def test_sgd_matches(mu, wd, nesterov, rng):
+    opt = O.SGD(lr=0.1, momentum=mu, weight_decay=wd, nesterov=nesterov)
+    theta0 = rng.standard_normal((3, 8))
+    grads = _grads(rng, theta0.shape)
+    traj, _ = _traj(opt, theta0, grads)
+    th, buf = theta0, np.zeros_like(theta0)
+    for g, got in zip(grads, traj[1:]):
+        th, buf = T.sgd(th, g, buf, lr=0.1, mu=mu, wd=wd, nesterov=nesterov)
+        np.testing.assert_allclose(got, th, rtol=RTOL)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.9])
+def test_signsgd_matches(beta, rng):
+    opt = O.SignSGD(lr=0.1, momentum=beta)
+    theta0 = rng.standard_normal((3, 8))
+    grads = _grads(rng, theta0.shape)
+    traj, _ = _traj(opt, theta0, grads)
+    th, m = theta0, np.zeros_like(theta0)
+    for g, got in zip(grads, traj[1:]):
+        th, m = T.signum(th, g, m, lr=0.1, beta=beta)
+        np.testing.assert_allclose(got, th, rtol=RTOL)
+
+
+ALL = [
+    O.LpDescent(p=2.7, lr=0.1),
+    O.LpDescent(p=math.inf, lr=0.1),
+    O.StaceyP2(p=2.7, lr=0.1, alpha=0.1, tau=0.1),
+    O.StaceyPP(p=2.7, lr=0.1, alpha=0.1, tau=0.1),
+    O.StaceyPP(p=4.0, lr=0.1, eps_mode="official"),
+    O.SGD(lr=0.1),
+    O.SignSGD(lr=0.1, momentum=0.5),
+    O.Adam(lr=0.1),
+    O.AdamW(lr=0.1),
+    O.Lion(lr=0.1),
+]
+
+
+@pytest.mark.parametrize("opt", ALL, ids=lambda o: repr(o)[:40])
+def test_donate_and_thread_split_give_identical_bits(opt, rng, monkeypatch):
+    # large enough to cross many chunks and to be split across threads
+    theta0 = rng.standard_normal((3, 150_001))
+    grads = _grads(rng, theta0.shape, n=3)
+    monkeypatch.setenv("LPTHEORY_THREADS", "1")
+    a, sa = _traj(opt, theta0, grads)
+    monkeypatch.setenv("LPTHEORY_THREADS", "3")
+    b, sb = _traj(opt, theta0.copy(), grads, donate=True)
+    np.testing.assert_array_equal(a[-1], b[-1])
+    for k in opt.state_keys():
+        np.testing.assert_array_equal(sa[k], sb[k])
+
+
+@pytest.mark.parametrize("opt", ALL, ids=lambda o: repr(o)[:40])
+def test_inputs_untouched_and_batch_shapes(opt, rng):
+    theta = rng.standard_normal((2, 3, 5))
+    g = rng.standard_normal((2, 3, 5))
+    state = opt.init(theta)
+    copies = (theta.copy(), g.copy(), {k: state[k].copy() for k in opt.state_keys()})
+    new, new_state = opt.step(theta, g, state)
+    np.testing.assert_array_equal(theta, copies[0])
+    np.testing.assert_array_equal(g, copies[1])
+    for k in opt.state_keys():
+        np.testing.assert_array_equal(state[k], copies[2][k])
+    assert new.shape == theta.shape
+    # each replicate is independent: stepping one slice alone gives the same slice
+    one, _ = opt.step(theta[1], g[1], opt.init(theta[1]))
+    np.testing.assert_array_equal(one, new[1])
+    # non-contiguous input
+    tt = np.asfortranarray(theta)
+    n2, _ = opt.step(tt, g, opt.init(tt))
+    np.testing.assert_array_equal(n2, new)
+
+
+@pytest.mark.parametrize("p", [2.0, 2.5, 3.0, 4.0, 50.0])
+@pytest.mark.parametrize("eps", [0.0, 1e-300, 1e-8])
+@pytest.mark.parametrize("mode", ["paper", "official"])
+@pytest.mark.parametrize("cls", [O.StaceyP2, O.StaceyPP])
+def test_zero_and_subnormal_gradients_never_nan(p, eps, mode, cls):
+    theta = np.array([[0.0, 1.0, -2.0, 5e-324, 0.0, 1e-310]])
+    g = np.array([[0.0, 0.0, 5e-324, -5e-324, 1e-310, 0.0]])
+    for z_init in ["params", "zero"]:
+        opt = cls(p=p, eps=eps, eps_mode=mode, z_init=z_init, lr=0.1, alpha=0.1, tau=0.5)
+        th, st = theta, opt.init(theta)
+        for _ in range(3):
+            th, st = opt.step(th, g, st)
+            assert np.all(np.isfinite(th)) and np.all(np.isfinite(st["z"]))
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0, 3.0, math.inf])
+def test_lp_descent_zero_gradient(p):
+    th, _ = O.LpDescent(p=p, lr=1.0).step(np.ones((1, 3)), np.array([[0.0, 5e-324, -0.0]]), {"step": 0})
+    assert np.all(np.isfinite(th))
+
+
+BAD = [
+    (O.LpDescent, dict(p=1.0), "p must"),
+    (O.LpDescent, dict(p=float("nan")), "p must"),
+    (O.LpDescent, dict(p=0.5), "p must"),
+    (O.StaceyP2, dict(p=1.9), "p must"),
+    (O.StaceyPP, dict(p=math.inf), "p must be finite"),
+    (O.StaceyPP, dict(lr=-1.0), "lr must"),
+    (O.StaceyP2, dict(tau=1.5), "tau must"),
+    (O.StaceyP2, dict(tau=-0.1), "tau must"),
+    (O.StaceyP2, dict(beta1=1.0), "beta1 must"),
+    (O.StaceyPP, dict(beta2=-0.1), "beta2 must"),
+    (O.StaceyPP, dict(eps=-1e-8), "eps must"),
+    (O.StaceyPP, dict(weight_decay=-1.0), "weight_decay must"),
+    (O.StaceyPP, dict(eps_mode="torch"), "eps_mode must"),
+    (O.StaceyPP, dict(z_init="ones"), "z_init must"),
+    (O.AdamW, dict(beta2=1.0), "beta2 must"),
+    (O.SGD, dict(momentum=-0.5), "momentum must"),
+    (O.Lion, dict(lr=float("nan")), "lr must"),
+]
+
+
+@pytest.mark.parametrize("cls,kw,msg", BAD)
+def test_bad_hyperparameters_raise(cls, kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        cls(**kw)
+
+
+def test_bad_step_inputs():
+    opt = O.StaceyPP()
+    th = np.zeros((2, 3))
+    st = opt.init(th)
+    with pytest.raises(ValueError, match="grad must have theta's shape"):
+        opt.step(th, np.zeros((2, 4)), st)
+    with pytest.raises(TypeError, match="dtype"):
+        opt.step(th, np.zeros((2, 3), np.float32), st)
+    with pytest.raises(TypeError, match="floating"):
+        opt.init(np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="state"):
+        opt.step(th, th, {"step": 0})
+    with pytest.raises(TypeError):
+        opt.step([0.0, 1.0], th, st)
+    with pytest.raises(ValueError, match="lr"):
+        O.LpDescent(lr=lambda t: -1.0).step(th, th, {"step": 0})
+    with pytest.raises(TypeError):
+        O.LpDescent(p="3")
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        O.make("adagrad")
+
+
+def test_schedules():
+    c = S.CosineWarmup(lr=1.0, total=110, warmup=10, final_lr=0.1)
+    assert c(0) == pytest.approx(0.1) and c(9) == pytest.approx(1.0)
+    assert c(10) == pytest.approx(1.0) and c(60) == pytest.approx(0.55) and c(500) == 0.1
+    assert all(c(t) >= c(t + 1) for t in range(10, 120))
+    eta = S.theorem1_lr(L=4.0, G=8.0, T=100, p=3.0)
+    assert eta == pytest.approx(1 / (2.0 * 8.0**0.5 * 10.0))
+    assert S.theorem1_lr(1.0, 5.0, 4, math.inf) == 0.5
+    opt = O.LpDescent(p=3.0, lr=S.CosineWarmup(lr=0.5, total=3))
+    th, st = np.ones((1, 2)), {"step": 0}
+    th1, st = opt.step(th, np.ones((1, 2)), st)
+    np.testing.assert_allclose(th1, 1 - 0.5)
+    with pytest.raises(ValueError, match="warmup"):
+        S.CosineWarmup(lr=1.0, total=5, warmup=5)
+
+
+def test_make_builds_every_optimizer():
+    for name, cls in O.OPTIMIZERS.items():
+        assert isinstance(O.make(name), cls) and cls.name == name
