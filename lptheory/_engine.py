@@ -6,8 +6,9 @@ module decides how to run it:
 
 * numpy: the arrays are flattened and the rule is called on blocks of ``CHUNK`` elements, so that
   every intermediate stays in cache (a pass over a large array is memory-bound; in cache, arithmetic
-  is 3 to 20 times cheaper), on up to ``threads()`` worker threads for large arrays (numpy releases
-  the GIL inside its loops). Element-wise rules give bit-identical results for any split.
+  is 3 to 20 times cheaper), optionally on ``LPTHEORY_THREADS`` worker threads for large arrays
+  (numpy releases the GIL inside its loops). Element-wise rules give bit-identical results for any
+  split.
 * torch: the rule is called once on the whole tensors (torch vectorizes and threads its own kernels),
   with scratch tensors allocated on the inputs' device. No host synchronization happens here.
 """
@@ -28,7 +29,11 @@ _tls = threading.local()
 
 
 def threads() -> int:
-    """Worker threads for large numpy arrays: ``LPTHEORY_THREADS`` or the usable CPU count (max 8)."""
+    """Worker threads for large numpy arrays: ``LPTHEORY_THREADS``, default 1.
+
+    Measured on the project's 2-core reference machine, two threads were slower than one (the step is
+    bound by memory bandwidth and the interpreter), so threading is opt-in.
+    """
     env = os.environ.get("LPTHEORY_THREADS")
     if env:
         try:
@@ -38,11 +43,7 @@ def threads() -> int:
         if n < 1:
             raise ValueError(f"LPTHEORY_THREADS must be a positive integer, got {env!r}")
         return n
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - non-Linux
-        n = os.cpu_count() or 1
-    return max(1, min(8, n))
+    return 1
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:
@@ -57,7 +58,7 @@ def _scratch(n_scratch: int, dtype) -> list[np.ndarray]:
     cache = getattr(_tls, "scratch", None)
     if cache is None:
         cache = _tls.scratch = {}
-    key = (np.dtype(dtype).str, n_scratch)
+    key = (np.dtype(dtype).str, n_scratch, CHUNK)
     bufs = cache.get(key)
     if bufs is None:
         bufs = cache[key] = [np.empty(CHUNK, dtype=dtype) for _ in range(n_scratch)]
