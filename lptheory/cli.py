@@ -57,6 +57,99 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+_HYPER = ("p", "lr", "alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "eps_mode", "momentum")
+
+
+def _cmd_run(args) -> int:
+    import dataclasses
+    import json
+    import os
+
+    from figures.runs import plot_runs
+    from lptheory.optimizers import OPTIMIZERS
+    from lptheory.simulate import simulate
+    from synthetic.noise import make_noise, sigma_profile
+    from synthetic.oracle import GradientOracle
+    from synthetic.problems import make_problem
+
+    problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
+    sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
+    noise = make_noise(args.noise, sigma)
+    batch = args.batch
+    if args.batch_schedule == "T":
+        batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
+    oracle = GradientOracle(problem, noise, batch)
+    names = args.optimizer or ["stacey-pp"]
+    traces = {}
+    for name in names:
+        cls = OPTIMIZERS[name]
+        fields = {f.name for f in dataclasses.fields(cls)}
+        hyper = {k: getattr(args, k) for k in _HYPER if k in fields and getattr(args, k) is not None}
+        opt = cls(**hyper)
+        if not args.quiet:
+            print(f"running {opt!r}", file=sys.stderr)
+        traces[name] = simulate(
+            opt,
+            problem,
+            oracle,
+            args.steps,
+            args.replicates,
+            args.seed,
+            record_every=args.record_every,
+            p_measure=args.p_measure or args.p,
+            on_nonfinite="record",
+            progress=not args.quiet,
+        )
+    pm = args.p_measure or args.p
+    print(
+        f"problem {args.problem} (d={problem.d}), noise {args.noise} (||sigma||_1={sigma.sum():.4g}), "
+        f"batch {args.batch_schedule if args.batch_schedule == 'T' else args.batch}, T={args.steps}, "
+        f"R={args.replicates}, seed={args.seed}; assumptions: {oracle.assumptions()}"
+    )
+    print("common random numbers: every optimizer saw the same noise streams")
+    print(
+        f"{'optimizer':<12} {'final f - f*':>28} {'final ||grad||_p*^p* (p=' + format(pm, 'g') + ')':>36}"
+        f" {'diverged':>9}"
+    )
+    for name, tr in traces.items():
+        s = tr.summary()
+        g, c = s["gap"], s["grad_pstar"]
+        print(
+            f"{name:<12} {g['mean']:>12.5g} [{g['lo']:.4g}, {g['hi']:.4g}] {c['mean']:>16.5g} "
+            f"[{c['lo']:.4g}, {c['hi']:.4g}] {s['diverged']:>9}"
+        )
+    os.makedirs(args.out, exist_ok=True)
+    csv_path = os.path.join(args.out, "trace.csv")
+    first = True
+    for name, tr in traces.items():
+        tmp = csv_path + ".part"
+        tr.to_csv(tmp, extra={"optimizer": name})
+        with open(tmp) as src, open(csv_path, "w" if first else "a") as dst:
+            lines = src.readlines()
+            dst.writelines(lines if first else lines[1:])
+        os.remove(tmp)
+        first = False
+    png = os.path.join(args.out, "run.png")
+    plot_runs(
+        traces,
+        png,
+        p_measure=pm,
+        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {args.batch}, R={args.replicates}",
+    )
+    meta = {
+        "argv": vars(args) | {"func": None},
+        "configs": {n: t.config for n, t in traces.items()},
+        "summary": {n: t.summary() for n, t in traces.items()},
+    }
+    with open(os.path.join(args.out, "run.json"), "w") as fh:
+        json.dump(meta, fh, indent=2, default=lambda o: None if callable(o) else str(o))
+    print(f"wrote {csv_path}, {png}, {os.path.join(args.out, 'run.json')}")
+    bad = [n for n, t in traces.items() if t.diverged.any()]
+    if bad:
+        print(f"note: replicates diverged for {', '.join(bad)} (recorded as NaN; try a smaller --lr)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from lptheory.optimizers import OPTIMIZERS
 
@@ -76,6 +169,53 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--steps", type=int, default=200)
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_cmd_demo)
+
+    from synthetic.noise import NOISES
+    from synthetic.problems import PROBLEMS
+
+    p_run = sub.add_parser(
+        "run",
+        help="simulate optimizers on a synthetic problem; writes a CSV trace and a plot",
+        description="Run one or more optimizers (common random numbers) on a synthetic problem with "
+        "per-coordinate noise and a batch size, over R replicates; print final f - f* and "
+        "||grad f||_{p*}^{p*} with 95% intervals; write trace.csv, run.png and run.json to --out.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p_run.add_argument(
+        "--optimizer",
+        action="append",
+        choices=sorted(OPTIMIZERS),
+        help="optimizer name; repeat to compare (default stacey-pp)",
+    )
+    p_run.add_argument("--p", type=float, default=3.0, help="l_p exponent of the l_p optimizers")
+    p_run.add_argument("--p-measure", type=float, default=None, help="p of the gradient metric (default --p)")
+    p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS))
+    p_run.add_argument("--problem-seed", type=int, default=0, help="seed of the problem instance")
+    p_run.add_argument("--d", type=int, default=100, help="dimension")
+    p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES))
+    p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
+    p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"])
+    p_run.add_argument("--batch", type=int, default=1, help="batch size n_t (constant)")
+    p_run.add_argument(
+        "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
+    )
+    p_run.add_argument("--steps", type=int, default=1000, help="T")
+    p_run.add_argument("--replicates", type=int, default=16, help="R")
+    p_run.add_argument("--seed", type=int, default=0)
+    p_run.add_argument("--record-every", type=int, default=10)
+    p_run.add_argument("--lr", type=float, default=None, help="step size (default: the optimizer's default)")
+    for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
+        p_run.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            type=float,
+            default=None,
+            help=f"{name} (optimizers that have it; default: the optimizer's)",
+        )
+    p_run.add_argument("--eps-mode", dest="eps_mode", default=None, choices=["paper", "official"])
+    p_run.add_argument("--out", default="out", help="output directory")
+    p_run.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_run.set_defaults(func=_cmd_run)
     return parser
 
 

@@ -1,0 +1,214 @@
+"""Noise models for stochastic gradient oracles: g~ = grad f(theta) + xi, with the coordinates of xi
+independent, zero mean, with exact per-coordinate standard deviations sigma_i.
+
+Batch size n: the oracle returns the mean of n independent draws, sampled exactly at O(1) cost per
+coordinate where the family allows (Gaussian: scaling; Rademacher: a binomial count; finite support:
+multinomial counts), and by summing draws in chunks otherwise (uniform, Student-t).
+
+Paper assumptions (Section 4.1): Assumption 1 (unbiased: E g~ = grad f), Assumption 2 (bounded
+variance: E|g~_i - g_i|^2 <= sigma_i^2, so sigma_i^2 / n for a batch mean, Corollary 2), Assumption 3
+(bounded gradient: ||g~||_{p*} <= G). ``assumptions()`` reports which ones a model satisfies;
+``bound()`` gives the per-coordinate sup |xi_i| for bounded families (used to certify G).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lptheory import _validate
+
+__all__ = [
+    "Noise",
+    "Gaussian",
+    "Uniform",
+    "Rademacher",
+    "FiniteSupport",
+    "StudentT",
+    "NOISES",
+    "make_noise",
+    "sigma_profile",
+]
+
+_CHUNK_DRAWS = 64
+
+
+def sigma_profile(kind: str, d: int, sigma: float = 1.0, seed: int = 0) -> np.ndarray:
+    """Per-coordinate standard deviations: ``flat`` (all sigma) or ``power`` (sigma i^{-1/2}, shuffled)."""
+    d = _validate.integer("d", d, lo=1)
+    sigma = _validate.real("sigma", sigma, lo=0.0)
+    if kind == "flat":
+        return np.full(d, sigma)
+    if kind == "power":
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
+        return sigma * rng.permutation(np.arange(1, d + 1, dtype=float) ** -0.5)
+    raise ValueError(f"sigma profile must be one of ['flat', 'power'], got {kind!r}")
+
+
+class Noise:
+    """Base: per-coordinate std ``sigma`` (shape (d,)); ``sample_mean(rng, n, size)`` draws the mean of n
+    independent noise vectors for ``size`` leading rows with the generator ``rng``."""
+
+    name = "noise"
+    bounded = False
+
+    def __init__(self, sigma):
+        sigma = np.asarray(sigma, dtype=np.float64)
+        if sigma.ndim != 1 or sigma.size == 0:
+            raise ValueError(f"sigma must be a non-empty 1-D vector of per-coordinate stds, got shape {sigma.shape}")
+        if not np.all(np.isfinite(sigma)) or np.any(sigma < 0):
+            raise ValueError("sigma must be finite and >= 0 in every coordinate")
+        self.sigma = sigma
+        self.d = sigma.size
+
+    def sample_mean(self, rng: np.random.Generator, n: int, size: tuple = ()) -> np.ndarray:
+        n = _validate.integer("n (batch size)", n, lo=1)
+        return self._sample_mean(rng, n, tuple(size) + (self.d,))
+
+    def _sample_mean(self, rng, n, shape):  # default: average draws in chunks
+        total = np.zeros(shape)
+        left = n
+        while left > 0:
+            k = min(left, _CHUNK_DRAWS)
+            total += self._draw(rng, (k,) + shape).sum(axis=0)
+            left -= k
+        return total / n
+
+    def _draw(self, rng, shape):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bound(self) -> np.ndarray | None:
+        """Per-coordinate sup |xi_i| (also bounds every batch mean), or None when unbounded."""
+        return None
+
+    def assumptions(self) -> dict:
+        """Which of the paper's noise assumptions hold: unbiased (A1), bounded variance (A2) and bounded
+        noise (needed for Assumption 3's ||g~||_{p*} <= G)."""
+        return {"unbiased": True, "bounded_variance": True, "bounded": self.bounded}
+
+    def describe(self) -> dict:
+        return {"noise": self.name, "sigma_l1": float(self.sigma.sum()), "sigma_max": float(self.sigma.max())}
+
+
+class Gaussian(Noise):
+    """xi_i ~ N(0, sigma_i^2). Batch mean exact: N(0, sigma_i^2 / n). Unbounded (Assumption 3 fails)."""
+
+    name = "gaussian"
+
+    def _sample_mean(self, rng, n, shape):
+        return rng.standard_normal(shape) * (self.sigma / math.sqrt(n))
+
+
+class Uniform(Noise):
+    """xi_i ~ U(-sqrt(3) sigma_i, sqrt(3) sigma_i). Bounded by sqrt(3) sigma_i. Batch mean by chunks."""
+
+    name = "uniform"
+    bounded = True
+
+    def _draw(self, rng, shape):
+        return (2.0 * rng.random(shape) - 1.0) * (math.sqrt(3.0) * self.sigma)
+
+    def bound(self):
+        return math.sqrt(3.0) * self.sigma
+
+
+class Rademacher(Noise):
+    """xi_i = +-sigma_i with probability 1/2 each. Bounded by sigma_i. Batch mean exact at O(1):
+    sigma_i (2K - n)/n with K ~ Binomial(n, 1/2)."""
+
+    name = "rademacher"
+    bounded = True
+
+    def _sample_mean(self, rng, n, shape):
+        if n == 1:
+            bits = rng.integers(0, 2, size=shape, dtype=np.int8)
+            return (2.0 * bits - 1.0) * self.sigma
+        k = rng.binomial(n, 0.5, size=shape)
+        return (2.0 * k - n) / n * self.sigma
+
+    def bound(self):
+        return self.sigma.copy()
+
+
+class FiniteSupport(Noise):
+    """Arbitrary finite support per coordinate: ``values`` (d, k) and ``weights`` (d, k) (rows sum to 1).
+
+    The mean of every row must be 0 (checked to 1e-12 relative); sigma_i^2 = sum_j w_ij v_ij^2 (exact).
+    Batch mean exact: multinomial counts per coordinate, O(k) per coordinate. The building block of the
+    adversarial searches of the Theorem 1 checks.
+    """
+
+    name = "finite"
+    bounded = True
+
+    def __init__(self, values, weights):
+        v = np.asarray(values, dtype=np.float64)
+        w = np.asarray(weights, dtype=np.float64)
+        if v.ndim != 2 or v.shape != w.shape or v.shape[1] < 1:
+            raise ValueError(f"values and weights must both have shape (d, k), got {v.shape} and {w.shape}")
+        if not (np.all(np.isfinite(v)) and np.all(np.isfinite(w))):
+            raise ValueError("values and weights must be finite")
+        if np.any(w < 0) or np.any(np.abs(w.sum(axis=1) - 1.0) > 1e-12):
+            raise ValueError("weights must be >= 0 and each row must sum to 1 (within 1e-12)")
+        mean = np.sum(w * v, axis=1)
+        scale = np.max(np.abs(v), axis=1) + 1e-300
+        if np.any(np.abs(mean) > 1e-12 * scale):
+            raise ValueError("each coordinate's noise must have mean 0: sum_j weights * values = 0 (within 1e-12)")
+        self.values, self.weights = v, w
+        super().__init__(np.sqrt(np.sum(w * v * v, axis=1)))
+
+    def _sample_mean(self, rng, n, shape):
+        lead = shape[:-1]
+        counts = rng.multinomial(n, np.broadcast_to(self.weights, lead + self.weights.shape))
+        return np.einsum("...dk,dk->...d", counts, self.values) / n
+
+    def bound(self):
+        return np.max(np.abs(self.values), axis=1)
+
+    @classmethod
+    def two_point(cls, sigma, prob=0.5):
+        """Two-point zero-mean noise with std sigma_i: value a w.p. q, -a q/(1-q) otherwise."""
+        sigma = np.asarray(sigma, dtype=np.float64)
+        q = _validate.real("prob", prob, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        a = sigma * math.sqrt((1 - q) / q)
+        vals = np.stack([a, -a * q / (1 - q)], axis=1)
+        wts = np.tile([q, 1 - q], (sigma.size, 1))
+        return cls(vals, wts)
+
+
+class StudentT(Noise):
+    """Student-t noise with nu > 2 degrees of freedom, scaled to std sigma_i (heavy tails; unbounded, so
+    Assumption 3 fails). Batch mean by chunks."""
+
+    name = "student-t"
+
+    def __init__(self, sigma, nu: float = 3.0):
+        self.nu = _validate.real("nu", nu, lo=2.0, lo_open=True)
+        super().__init__(sigma)
+
+    def _draw(self, rng, shape):
+        return rng.standard_t(self.nu, size=shape) * (self.sigma * math.sqrt((self.nu - 2.0) / self.nu))
+
+    def describe(self):
+        return {**super().describe(), "nu": self.nu}
+
+
+NOISES = {
+    "gaussian": Gaussian,
+    "uniform": Uniform,
+    "rademacher": Rademacher,
+    "student-t": StudentT,
+    "two-point": FiniteSupport.two_point,
+    "none": None,
+}
+
+
+def make_noise(kind: str, sigma) -> Noise | None:
+    """Build a noise model by name (``gaussian``, ``uniform``, ``rademacher``, ``student-t``,
+    ``two-point`` (finite support), or ``none``) with per-coordinate stds ``sigma``."""
+    if kind not in NOISES:
+        raise ValueError(f"noise must be one of {sorted(NOISES)}, got {kind!r}")
+    if kind == "none":
+        return None
+    return NOISES[kind](sigma)

@@ -1,0 +1,413 @@
+"""Synthetic l_p-smooth problems with certified constants.
+
+Every problem gives ``f(x)`` and ``grad(x)`` vectorized over leading replicate axes (``x`` has shape
+``(..., d)``), ``f_star`` (exact, or a certified lower bound: ``f_star_exact`` says which), a certified
+upper bound ``smoothness(p)`` on its l_p smoothness constant for any p >= 2 (the derivation is in each
+class's docstring), ``grad_sup(p)`` = sup_x ||grad f(x)||_{p*} where finite (``inf`` otherwise),
+a default starting point ``x0(R)`` and the dimension ``d``.
+
+l_p smoothness (paper, Section 2 and Assumption 1): ||grad f(x) - grad f(y)||_{p*} <= L_p ||x - y||_p.
+A common tool below (Hoelder): for a diagonal D with |D_ii| <= ell_i and p > 2,
+||D v||_{p*} <= ||ell||_{p/(p-2)} ||v||_p, since 1/p* = 1/r + 1/p with r = p/(p-2) (r = inf at p = 2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lptheory import _validate
+from lptheory.geometry import dual_exponent, lp_norm
+
+__all__ = [
+    "Problem",
+    "SeparableNonconvex",
+    "RidgeSum",
+    "QuadraticDiagonal",
+    "QuadraticDense",
+    "LogisticRegression",
+    "LogSumExp",
+    "FlatValley",
+    "curvature_profile",
+    "PROBLEMS",
+    "make_problem",
+]
+
+
+def _r(p: float) -> float:
+    """r = p/(p-2), the Hoelder exponent of the diagonal bound (inf at p = 2, 1 at p = inf)."""
+    if p == 2.0:
+        return math.inf
+    if math.isinf(p):
+        return 1.0
+    return p / (p - 2.0)
+
+
+def _check_p(p) -> float:
+    return _validate.exponent("p", p, lo=2.0, lo_open=False)
+
+
+def curvature_profile(
+    kind: str, d: int, *, seed: int = 0, gamma: float = 1.0, n_large: int = 4, large: float = 100.0, small: float = 1.0
+) -> np.ndarray:
+    """Per-coordinate scales a_i: ``flat`` (all 1), ``power`` (i^{-gamma}, heavy-tailed, shuffled),
+    ``spiked`` (``n_large`` coordinates of size ``large`` among ``small`` ones, positions random)."""
+    d = _validate.integer("d", d, lo=1)
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    if kind == "flat":
+        return np.ones(d)
+    if kind == "power":
+        _validate.real("gamma", gamma, lo=0.0)
+        a = np.arange(1, d + 1, dtype=float) ** (-gamma)
+        return rng.permutation(a)
+    if kind == "spiked":
+        _validate.integer("n_large", n_large, lo=0)
+        a = np.full(d, float(small))
+        a[rng.choice(d, size=min(n_large, d), replace=False)] = float(large)
+        return a
+    raise ValueError(f"profile must be one of ['flat', 'power', 'spiked'], got {kind!r}")
+
+
+class Problem:
+    """Base class. Subclasses set ``d``, ``name``, ``f_star``, ``f_star_exact`` and implement
+    ``f``, ``grad``, ``smoothness`` and ``grad_sup``."""
+
+    name = "problem"
+    d: int
+    f_star: float
+    f_star_exact: bool = True
+    hessian_constant = None  # a (d, d) or (d,) array when the Hessian does not depend on x
+
+    def f(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def grad(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def smoothness(self, p: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def grad_sup(self, p: float) -> float:
+        """sup_x ||grad f(x)||_{p*}; ``inf`` when unbounded."""
+        return math.inf
+
+    def x0(self, replicates: int | None = None, seed: int = 0) -> np.ndarray:
+        """Default start: a fixed point 2 units (per coordinate) away from the reference point."""
+        x = self._x0()
+        if replicates is None:
+            return x
+        return np.broadcast_to(x, (replicates, self.d)).copy()
+
+    def _x0(self) -> np.ndarray:
+        return np.full(self.d, 2.0)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "d": self.d, "f_star": self.f_star, "f_star_exact": self.f_star_exact}
+
+    def _check(self, x):
+        x = np.asarray(x, dtype=np.float64) if not hasattr(x, "shape") else x
+        if x.shape[-1] != self.d:
+            raise ValueError(f"x must have last axis of length d={self.d}, got shape {tuple(x.shape)}")
+        return x
+
+
+# ------------------------------------------------------------------------------------------------
+def _phi_log(u):
+    return np.log1p(u * u)
+
+
+def _dphi_log(u):
+    return 2.0 * u / (1.0 + u * u)
+
+
+class SeparableNonconvex(Problem):
+    """f(x) = sum_i a_i phi(x_i - b_i), phi(u) = log(1 + u^2) (nonconvex, bounded phi' and phi'').
+
+    Certificates (a_i > 0):
+      * phi >= 0 with phi(0) = 0, so f* = 0, attained at x = b (exact).
+      * phi'(u) = 2u/(1+u^2) in [-1, 1] (|phi'| = 1 at u = +-1); so
+        sup ||grad f||_{p*} = ||a||_{p*} exactly (each coordinate reaches a_i independently).
+      * phi''(u) = 2(1-u^2)/(1+u^2)^2 in [-1/4, 2]: |phi''| <= 2, so the curvature bounds are
+        ell_i = 2 a_i. grad f(x) - grad f(y) = D (x - y) with D diagonal, |D_ii| <= ell_i (mean value
+        theorem per coordinate), hence L_p <= ||ell||_{p/(p-2)} (Hoelder, module docstring); at p = 2,
+        max_i ell_i.
+    """
+
+    name = "separable"
+
+    def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, scale: float = 1.0, **profile_kw):
+        self.d = _validate.integer("d", d, lo=1)
+        self.profile = profile
+        self.seed = seed
+        self.a = _validate.real("scale", scale, lo=0.0, lo_open=True) * curvature_profile(
+            profile, d, seed=seed, **profile_kw
+        )
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
+        self.b = rng.uniform(-1.0, 1.0, size=d)
+        self.f_star = 0.0
+        self.ell = 2.0 * self.a
+
+    def f(self, x):
+        x = self._check(x)
+        return np.sum(self.a * _phi_log(x - self.b), axis=-1)
+
+    def grad(self, x):
+        x = self._check(x)
+        return self.a * _dphi_log(x - self.b)
+
+    def smoothness(self, p):
+        p = _check_p(p)
+        return float(lp_norm(self.ell, _r(p)))
+
+    def grad_sup(self, p):
+        p = _check_p(p)
+        return float(lp_norm(self.a, dual_exponent(p)))
+
+    def _x0(self):
+        return self.b + 2.0
+
+    def describe(self):
+        return {**super().describe(), "profile": self.profile, "seed": self.seed}
+
+
+class FlatValley(SeparableNonconvex):
+    """Many flat directions in large d: ``n_large`` stiff coordinates (a_i = ``large``) among d
+    nearly flat ones (a_i = ``small``). The family where l_p geometry with p > 2 should pay off: L_2
+    is set by the stiff coordinates, while the flat ones barely move under an l_2 step of size 1/L_2.
+    Whether p > 2 actually helps is for the simulator to show, not for this docstring to assume.
+    Certificates: those of :class:`SeparableNonconvex`."""
+
+    name = "flat-valley"
+
+    def __init__(self, d: int = 10_000, n_large: int = 4, large: float = 100.0, small: float = 0.01, seed: int = 0):
+        super().__init__(d=d, profile="spiked", seed=seed, n_large=n_large, large=large, small=small)
+
+
+class RidgeSum(Problem):
+    """f(x) = sum_j w_j phi(a_j^T x - b_j), w_j > 0, with phi one of ``log1p-square`` (nonconvex,
+    phi(u) = log(1+u^2)) or ``softplus`` (convex, phi(u) = log(1+e^u)).
+
+    Certificates (the Hessian is sum_j w_j phi''(a_j^T x - b_j) a_j a_j^T):
+      * f* >= 0 since phi >= 0 (a certified lower bound, ``f_star_exact = False``).
+      * For each j, ||a_j a_j^T v||_{p*} = |a_j^T v| ||a_j||_{p*} <= ||a_j||_{p*}^2 ||v||_p (Hoelder), so
+        by the mean value theorem along the segment, L_p <= sum_j w_j c2 ||a_j||_{p*}^2 with
+        c2 = sup|phi''| (2 for log1p-square, 1/4 for softplus).
+      * ||grad f||_{p*} <= sum_j w_j c1 ||a_j||_{p*}, c1 = sup|phi'| (1 for both).
+    ``sparsity`` in (0, 1] keeps that fraction of the entries of each a_j (dense when 1).
+    """
+
+    name = "ridge"
+    _PHI = {
+        "log1p-square": (_phi_log, _dphi_log, 1.0, 2.0),
+        "softplus": (lambda u: np.logaddexp(0.0, u), lambda u: 0.5 * (1.0 + np.tanh(0.5 * u)), 1.0, 0.25),
+    }
+
+    def __init__(self, d: int = 100, m: int = 50, phi: str = "log1p-square", sparsity: float = 1.0, seed: int = 0):
+        self.d = _validate.integer("d", d, lo=1)
+        self.m = _validate.integer("m", m, lo=1)
+        _validate.choice("phi", phi, set(self._PHI))
+        sparsity = _validate.real("sparsity", sparsity, lo=0.0, hi=1.0, lo_open=True)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+        A = rng.standard_normal((m, d)) / math.sqrt(d)
+        if sparsity < 1.0:
+            A *= rng.random((m, d)) < sparsity
+        self.A = A
+        self.bvec = rng.uniform(-1.0, 1.0, size=m)
+        self.w = np.full(m, 1.0 / m)
+        self.phi_name, self.seed, self.sparsity = phi, seed, sparsity
+        self._phi, self._dphi, self._c1, self._c2 = self._PHI[phi]
+        self.f_star = 0.0
+        self.f_star_exact = False
+
+    def f(self, x):
+        x = self._check(x)
+        return self._phi(x @ self.A.T - self.bvec) @ self.w
+
+    def grad(self, x):
+        x = self._check(x)
+        return (self._dphi(x @ self.A.T - self.bvec) * self.w) @ self.A
+
+    def smoothness(self, p):
+        p = _check_p(p)
+        q = dual_exponent(p)
+        return float(self._c2 * np.sum(self.w * lp_norm(self.A, q) ** 2))
+
+    def grad_sup(self, p):
+        p = _check_p(p)
+        return float(self._c1 * np.sum(self.w * lp_norm(self.A, dual_exponent(p))))
+
+    def _x0(self):
+        return np.full(self.d, 1.0)
+
+    def describe(self):
+        return {**super().describe(), "m": self.m, "phi": self.phi_name, "sparsity": self.sparsity, "seed": self.seed}
+
+
+class LogisticRegression(RidgeSum):
+    """(1/m) sum_j log(1 + exp(-y_j a_j^T x)): the softplus ridge sum with signs folded into a_j.
+    Convex; certificates of :class:`RidgeSum` with c2 = 1/4, f* >= 0."""
+
+    name = "logistic"
+
+    def __init__(self, d: int = 100, m: int = 200, seed: int = 0):
+        super().__init__(d=d, m=m, phi="softplus", seed=seed)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
+        y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
+        self.A = -y[:, None] * self.A
+        self.bvec = np.zeros(m)
+
+
+class QuadraticDiagonal(Problem):
+    """f(x) = (1/2) sum_i h_i (x_i - c_i)^2, h_i >= 0 (convex).
+
+    Certificates: f* = 0 at x = c (exact). grad f(x) - grad f(y) = diag(h)(x - y), and for diagonal
+    operators ||diag(h)||_{p -> p*} = ||h||_{p/(p-2)} exactly (Hoelder is tight for
+    v_i proportional to h_i^{r/p}), so ``smoothness(p)`` is the exact L_p. Gradient unbounded.
+    """
+
+    name = "quadratic-diagonal"
+
+    def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, **profile_kw):
+        self.d = _validate.integer("d", d, lo=1)
+        self.h = curvature_profile(profile, d, seed=seed, **profile_kw)
+        self.c = np.random.default_rng(np.random.SeedSequence([seed, 4])).uniform(-1, 1, size=d)
+        self.f_star = 0.0
+        self.hessian_constant = self.h
+        self.profile, self.seed = profile, seed
+
+    def f(self, x):
+        x = self._check(x)
+        return 0.5 * np.sum(self.h * (x - self.c) ** 2, axis=-1)
+
+    def grad(self, x):
+        x = self._check(x)
+        return self.h * (x - self.c)
+
+    def smoothness(self, p):
+        return float(lp_norm(self.h, _r(_check_p(p))))
+
+    def _x0(self):
+        return self.c + 2.0
+
+    def describe(self):
+        return {**super().describe(), "profile": self.profile, "seed": self.seed}
+
+
+class QuadraticDense(Problem):
+    """f(x) = (1/2)(x - c)^T H (x - c) with H = Q diag(lam) Q^T PSD, Q a random rotation (convex).
+
+    Certificates: f* = 0 (exact). L_p = ||H||_{p -> p*} <= min(B1, B2) with
+      B1 = lam_max d^{1 - 2/p}  (||v||_2 <= d^{1/2-1/p} ||v||_p and ||w||_{p*} <= d^{1/2-1/p} ||w||_2), and
+      B2 = || (||H_{i,:}||_{p*})_i ||_{p*}  (Hoelder row by row: |(Hv)_i| <= ||H_{i,:}||_{p*} ||v||_p).
+    """
+
+    name = "quadratic-dense"
+
+    def __init__(self, d: int = 50, cond: float = 100.0, seed: int = 0):
+        self.d = _validate.integer("d", d, lo=1)
+        cond = _validate.real("cond", cond, lo=1.0)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 5]))
+        Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+        lam = np.logspace(0, -math.log10(cond), d)
+        self.H = (Q * lam) @ Q.T
+        self.H = 0.5 * (self.H + self.H.T)
+        self.lam_max = float(lam.max())
+        self.c = rng.uniform(-1, 1, size=d)
+        self.f_star = 0.0
+        self.hessian_constant = self.H
+        self.cond, self.seed = cond, seed
+
+    def f(self, x):
+        x = self._check(x)
+        y = x - self.c
+        return 0.5 * np.sum(y * (y @ self.H), axis=-1)
+
+    def grad(self, x):
+        x = self._check(x)
+        return (x - self.c) @ self.H
+
+    def smoothness(self, p):
+        p = _check_p(p)
+        b1 = self.lam_max * self.d ** (1.0 - 2.0 / p if not math.isinf(p) else 1.0)
+        q = dual_exponent(p)
+        b2 = float(lp_norm(lp_norm(self.H, q), q))
+        return min(b1, b2)
+
+    def _x0(self):
+        return self.c + 2.0
+
+    def describe(self):
+        return {**super().describe(), "cond": self.cond, "seed": self.seed}
+
+
+class LogSumExp(Problem):
+    """f(x) = mu log sum_j exp((a_j^T x - b_j)/mu) (convex); the rows a_j sum to zero.
+
+    Certificates:
+      * f* >= mu log m - mean(b) (certified lower bound): by Jensen, log of the mean of exp(z_j) is at
+        least the mean of z_j, so f(x) >= mu log m + mean_j (a_j^T x - b_j) = mu log m - mean(b).
+      * The Hessian H = (1/mu) A^T (diag(pi) - pi pi^T) A is PSD with v^T H v <= (1/mu) sum_j pi_j (a_j^T v)^2
+        <= (1/mu) max_j ||a_j||_{p*}^2 ||v||_p^2. For PSD H, sup_{||u||_p, ||v||_p <= 1} u^T H v =
+        sup_{||v||_p <= 1} v^T H v (Cauchy-Schwarz in the H semi-inner product), so
+        L_p <= max_j ||a_j||_{p*}^2 / mu (mean value theorem along the segment).
+      * The gradient pi^T A is a convex combination of rows: sup ||grad f||_{p*} <= max_j ||a_j||_{p*}.
+    """
+
+    name = "logsumexp"
+
+    def __init__(self, d: int = 50, m: int = 20, mu: float = 1.0, seed: int = 0):
+        self.d = _validate.integer("d", d, lo=1)
+        self.m = _validate.integer("m", m, lo=2)
+        self.mu = _validate.real("mu", mu, lo=0.0, lo_open=True)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 6]))
+        A = rng.standard_normal((m, d)) / math.sqrt(d)
+        A[0] = -A[1:].sum(axis=0)  # 0 is in the convex hull of the rows: f is bounded below
+        self.A = A
+        self.bvec = rng.uniform(0.0, 1.0, size=m)
+        self.f_star = float(-self.bvec.mean() + self.mu * math.log(m))
+        self.f_star_exact = False
+        self.seed = seed
+
+    def f(self, x):
+        x = self._check(x)
+        z = (x @ self.A.T - self.bvec) / self.mu
+        zmax = z.max(axis=-1, keepdims=True)
+        return self.mu * (np.log(np.exp(z - zmax).sum(axis=-1)) + zmax[..., 0])
+
+    def grad(self, x):
+        x = self._check(x)
+        z = (x @ self.A.T - self.bvec) / self.mu
+        z = z - z.max(axis=-1, keepdims=True)
+        pi = np.exp(z)
+        pi /= pi.sum(axis=-1, keepdims=True)
+        return pi @ self.A
+
+    def smoothness(self, p):
+        p = _check_p(p)
+        return float(np.max(lp_norm(self.A, dual_exponent(p))) ** 2 / self.mu)
+
+    def grad_sup(self, p):
+        p = _check_p(p)
+        return float(np.max(lp_norm(self.A, dual_exponent(p))))
+
+    def _x0(self):
+        return np.full(self.d, 1.0)
+
+
+PROBLEMS = {
+    "separable": SeparableNonconvex,
+    "flat-valley": FlatValley,
+    "ridge": RidgeSum,
+    "logistic": LogisticRegression,
+    "quadratic-diagonal": QuadraticDiagonal,
+    "quadratic-dense": QuadraticDense,
+    "logsumexp": LogSumExp,
+}
+
+
+def make_problem(name: str, **kw) -> Problem:
+    """Build a problem by name: one of ``PROBLEMS``."""
+    if name not in PROBLEMS:
+        raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}")
+    return PROBLEMS[name](**kw)
