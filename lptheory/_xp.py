@@ -11,7 +11,6 @@ backend-specific fast path behind one function.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -140,7 +139,3 @@ def eps_vanishes(xp, eps: float, dtype) -> bool:
         return True
     key = str(dtype) if xp is not np else np.dtype(dtype).str
     return _eps_is_zero_in(float(eps), key)
-
-
-def isinf(p: float) -> bool:
-    return math.isinf(p)

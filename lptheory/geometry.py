@@ -137,15 +137,14 @@ def mirror_map(x, p: float):
     """
     p = _validate.exponent("p", p, allow_inf=False)
     xp, x = _as_float_array(x)
-    out = xp.empty_like(x)
-    tmp = xp.empty_like(x)
     if p - 2.0 < 0:
         # |x|^{p-2} is infinite at 0 for p < 2: use sgn(x)|x|^{p-1} instead (0 at 0)
         ax = xp.abs(x)
         with np.errstate(divide="ignore"):
             return xp.copysign(ax ** (p - 1.0), x)
+    out = xp.empty_like(x)
     with np.errstate(divide="ignore"):
-        return _kernels.mirror(xp, x, p, out, tmp)
+        return _kernels.mirror(xp, x, p, out, out)
 
 
 def inverse_mirror_map(y, p: float):
