@@ -19,6 +19,7 @@ costs as much as a pass of the update). Use ``donate=True`` only when the old va
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -52,7 +53,7 @@ def _check_lr(lr) -> None:
 
 
 @dataclass(frozen=True)
-class Optimizer:
+class Optimizer(ABC):
     """Base class: hyper-parameters are fields (immutable); state is a dict of arrays plus ``step``."""
 
     name: ClassVar[str] = "optimizer"
@@ -126,12 +127,14 @@ class Optimizer:
     def _init_array(self, xp, key, theta):
         return xp.zeros_like(theta)
 
+    @abstractmethod
     def _scalars(self, t: int, lr: float) -> tuple:
-        raise NotImplementedError
+        """Per-step scalar constants handed to ``_rule`` (computed on the host, once per step)."""
 
     @staticmethod
-    def _rule(xp, h, *arrays):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _rule(xp, h, *arrays):
+        """The element-wise update, reading inputs and writing outputs with ``out=`` calls."""
 
     @staticmethod
     def _check_float(xp, a, name):

@@ -171,7 +171,14 @@ def simulate(
             record(t)
         g = oracle(theta, t, rngs)
         theta, state = optimizer.step(theta, g, state, donate=True)
-        bad = ~np.isfinite(theta).all(axis=-1) & ~diverged
+        # one pass: a row sum is non-finite whenever the row has NaN/inf (confirmed row-wise, so a finite
+        # row whose sum overflows is not flagged)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cand = ~np.isfinite(np.add.reduce(theta, axis=-1)) & ~diverged
+        bad = cand
+        if cand.any():
+            bad = cand.copy()
+            bad[cand] = ~np.isfinite(theta[cand]).all(axis=-1)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             if on_nonfinite == "raise":

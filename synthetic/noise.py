@@ -75,8 +75,9 @@ class Noise:
             left -= k
         return total / n
 
-    def _draw(self, rng, shape):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _draw(self, rng, shape):
+        """Single draws for the chunked default; families with an exact batch-mean sampler skip it."""
+        raise TypeError(f"{type(self).__name__} must override _sample_mean or _draw")
 
     def bound(self) -> np.ndarray | None:
         """Per-coordinate sup |xi_i| (also bounds every batch mean), or None when unbounded."""

@@ -14,6 +14,7 @@ A common tool below (Hoelder): for a diagonal D with |D_ii| <= ell_i and p > 2,
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def curvature_profile(
     raise ValueError(f"profile must be one of ['flat', 'power', 'spiked'], got {kind!r}")
 
 
-class Problem:
+class Problem(ABC):
     """Base class. Subclasses set ``d``, ``name``, ``f_star``, ``f_star_exact`` and implement
     ``f``, ``grad``, ``smoothness`` and ``grad_sup``."""
 
@@ -79,14 +80,17 @@ class Problem:
     f_star_exact: bool = True
     hessian_constant = None  # a (d, d) or (d,) array when the Hessian does not depend on x
 
-    def f(self, x):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def f(self, x):
+        """See the class docstring."""
 
-    def grad(self, x):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def grad(self, x):
+        """See the class docstring."""
 
-    def smoothness(self, p: float) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def smoothness(self, p: float) -> float:
+        """See the class docstring."""
 
     def grad_sup(self, p: float) -> float:
         """sup_x ||grad f(x)||_{p*}; ``inf`` when unbounded."""
