@@ -150,6 +150,47 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_check(args) -> int:
+    import json
+    import os
+    import time
+
+    from proofs_checks import get_check
+    from proofs_checks.records import format_table, meta
+
+    fn = get_check(args.name)
+    progress = None
+    t_start = time.perf_counter()
+    if not args.quiet:
+
+        def progress(msg, t0=t_start):
+            print(f"[lptheory check {args.name} {time.perf_counter() - t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    try:
+        claims = fn(args.p, seed=args.seed, quick=args.quick, progress=progress)
+    except (ValueError, TypeError):
+        raise
+    except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
+        print(f"lptheory: check {args.name!r} failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    info = meta(args.name, args.seed, {"p": args.p, "quick": args.quick})
+    doc = {"claims": [c.to_dict() for c in claims], "meta": info}
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        print(format_table(claims))
+    if args.out:
+        from figures.theorem1 import figures_for
+
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, f"{args.name}.json"), "w") as fh:
+            json.dump(doc, fh, indent=1)
+        paths = figures_for(args.name, doc["claims"], args.out)
+        if not args.json:
+            print(f"wrote {os.path.join(args.out, args.name + '.json')}" + "".join(f", {p}" for p in paths))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from lptheory.optimizers import OPTIMIZERS
 
@@ -216,6 +257,28 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", default="out", help="output directory")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_run.set_defaults(func=_cmd_run)
+
+    from proofs_checks import CHECKS
+
+    p_check = sub.add_parser(
+        "check",
+        help="check a claim family of the paper; prints verdicts (holds / violated / inconclusive / not-applicable)",
+        description="Run the checks of one claim family. Checks: "
+        + "; ".join(f"{k}: {v[2]}" for k, v in CHECKS.items())
+        + ". Exit status 0 whenever the checks ran, whatever the verdicts.",
+    )
+    p_check.add_argument("name", choices=sorted(CHECKS), help="claim family")
+    p_check.add_argument(
+        "--p", type=float, action="extend", nargs="+", default=None, help="p values (default: per check)"
+    )
+    p_check.add_argument(
+        "--quick", action="store_true", help="smaller budgets (about 20 s per check; used by the tests)"
+    )
+    p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
+    p_check.add_argument("--out", default=None, help="directory for NAME.json and the figures (PNG and SVG)")
+    p_check.add_argument("--seed", type=int, default=0)
+    p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p_check.set_defaults(func=_cmd_check)
     return parser
 
 

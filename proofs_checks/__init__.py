@@ -1,1 +1,30 @@
-"""Claims of the paper and their checks (layer above :mod:`synthetic`). Filled by the claims issues."""
+"""Claims of the paper, their checks and verdicts (claim records, see :mod:`proofs_checks.records`).
+
+``CHECKS`` maps the names of ``lptheory check NAME`` to ``(module, function)``; each function takes
+``(p_list, *, seed, quick, progress)`` and returns a list of :class:`proofs_checks.records.Claim`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+CHECKS = {
+    "lemmas": (
+        "proofs_checks.lemmas",
+        "run_lemmas",
+        "Theorem 1's per-step terms A, B1, B2, B, C: exact, Monte Carlo, adversarial search",
+    ),
+    "theorem1": (
+        "proofs_checks.theorem1",
+        "run_theorem1",
+        "Theorem 1's bound, its N^{-1/4} rate and the one-step inequality along runs of Alg. 3",
+    ),
+}
+
+
+def get_check(name: str):
+    """The function behind ``lptheory check NAME``."""
+    if name not in CHECKS:
+        raise ValueError(f"check must be one of {sorted(CHECKS)}, got {name!r}")
+    mod, fn, _ = CHECKS[name]
+    return getattr(importlib.import_module(mod), fn)

@@ -5,8 +5,8 @@ Batch size n: the oracle returns the mean of n independent draws, sampled exactl
 coordinate where the family allows (Gaussian: scaling; Rademacher: a binomial count; finite support:
 multinomial counts), and by summing draws in chunks otherwise (uniform, Student-t).
 
-Paper assumptions (Section 4.1): Assumption 1 (unbiased: E g~ = grad f), Assumption 2 (bounded
-variance: E|g~_i - g_i|^2 <= sigma_i^2, so sigma_i^2 / n for a batch mean, Corollary 2), Assumption 3
+Paper assumptions (Section 4.1): Assumption 2 (unbiased: E g~ = grad f), Assumption 3 (bounded
+variance: E|g~_i - g_i|^2 <= sigma_i^2, so sigma_i^2 / n for a batch mean, Corollary 2), Assumption 4
 (bounded gradient: ||g~||_{p*} <= G). ``assumptions()`` reports which ones a model satisfies;
 ``bound()`` gives the per-coordinate sup |xi_i| for bounded families (used to certify G).
 """
@@ -84,8 +84,8 @@ class Noise:
         return None
 
     def assumptions(self) -> dict:
-        """Which of the paper's noise assumptions hold: unbiased (A1), bounded variance (A2) and bounded
-        noise (needed for Assumption 3's ||g~||_{p*} <= G)."""
+        """Which of the paper's noise assumptions hold: unbiased (A2), bounded variance (A3) and bounded
+        noise (needed for Assumption 4's ||g~||_{p*} <= G)."""
         return {"unbiased": True, "bounded_variance": True, "bounded": self.bounded}
 
     def describe(self) -> dict:
@@ -93,7 +93,7 @@ class Noise:
 
 
 class Gaussian(Noise):
-    """xi_i ~ N(0, sigma_i^2). Batch mean exact: N(0, sigma_i^2 / n). Unbounded (Assumption 3 fails)."""
+    """xi_i ~ N(0, sigma_i^2). Batch mean exact: N(0, sigma_i^2 / n). Unbounded (Assumption 4 fails)."""
 
     name = "gaussian"
 
@@ -180,7 +180,7 @@ class FiniteSupport(Noise):
 
 class StudentT(Noise):
     """Student-t noise with nu > 2 degrees of freedom, scaled to std sigma_i (heavy tails; unbounded, so
-    Assumption 3 fails). Batch mean by chunks."""
+    Assumption 4 fails). Batch mean by chunks."""
 
     name = "student-t"
 

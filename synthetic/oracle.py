@@ -51,8 +51,8 @@ class GradientOracle:
         return g
 
     def assumptions(self) -> dict:
-        """The paper's assumptions this oracle satisfies (Section 4.1): A1 unbiased, A2 bounded variance
-        (with the sigma_i of the noise), A3 bounded stochastic gradient (needs bounded noise and a
+        """The paper's assumptions this oracle satisfies (Section 4.1): A2 unbiased, A3 bounded variance
+        (with the sigma_i of the noise), A4 bounded stochastic gradient (needs bounded noise and a
         bounded true gradient)."""
         if self.noise is None:
             return {"unbiased": True, "bounded_variance": True, "bounded_gradient": True}
@@ -64,7 +64,7 @@ class GradientOracle:
         }
 
     def certified_G(self, p: float) -> float:
-        """A certified G >= sup ||g~||_{p*} (Assumption 3): sup ||grad f||_{p*} + ||b||_{p*}, b_i the
+        """A certified G >= sup ||g~||_{p*} (Assumption 4): sup ||grad f||_{p*} + ||b||_{p*}, b_i the
         per-coordinate bound of the noise (a batch mean obeys the same bound; triangle inequality).
         ``inf`` when the noise or the gradient is unbounded."""
         gs = self.problem.grad_sup(p)
