@@ -177,6 +177,11 @@ def _cmd_check(args) -> int:
     doc = {"claims": [c.to_dict() for c in claims], "meta": info}
     if args.json:
         print(json.dumps(doc))
+    elif args.name == "symbolic":
+        from proofs_checks.symbolic import format_proof
+
+        print(format_proof(claims))
+        print("\n" + format_table(claims).rsplit("\n\n", 1)[-1])
     else:
         print(format_table(claims))
     if args.out:

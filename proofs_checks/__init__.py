@@ -19,6 +19,11 @@ CHECKS = {
         "run_theorem1",
         "Theorem 1's bound, its N^{-1/4} rate and the one-step inequality along runs of Alg. 3",
     ),
+    "symbolic": (
+        "proofs_checks.symbolic",
+        "run_symbolic",
+        "every step of the proofs of Theorem 1, Lemmas B1 and B2 and Appendix B (sympy and spot checks)",
+    ),
 }
 
 

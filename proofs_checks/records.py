@@ -89,6 +89,9 @@ class Claim:
     witness: dict | None = None
     reason: str | None = None
     data: dict | None = None
+    proof: str | None = None  # symbolic audit: which proof (thm1, lemma-B1, lemma-B2, appendix-B)
+    step: str | None = None  # symbolic audit: the step's label
+    rule: str | None = None  # symbolic audit: the rule the paper invokes
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -103,7 +106,11 @@ class Claim:
             self.ratio = ratio(self.empirical, self.bound)
 
     def to_dict(self) -> dict:
-        return _clean(asdict(self))
+        d = asdict(self)
+        for k in ("proof", "step", "rule"):  # only symbolic records carry these
+            if d[k] is None:
+                del d[k]
+        return _clean(d)
 
 
 def ratio(empirical: float, bound: float) -> float:

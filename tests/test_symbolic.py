@@ -1,0 +1,91 @@
+"""Symbolic audit: verdicts on the paper's proof steps, and planted errors that must be caught."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import sympy as sp
+
+from lptheory.cli import main
+from proofs_checks import symbolic as S
+from proofs_checks.records import validate_record
+
+
+def _by_id(claims):
+    return {c.id: c for c in claims}
+
+
+def test_symbolic_verdicts():
+    recs = _by_id(S.run_symbolic(quick=True))
+    for r in recs.values():
+        validate_record(r.to_dict())
+        assert r.method == "symbolic" and r.proof and r.step and r.rule
+    # the misapplied Jensen step of Lemma B2, case (2): a convex function, inequality written for concave
+    j = recs["sym.lemma-B2.case2.step5"]
+    assert j.status == "violated" and "convex" in j.reason and j.witness["lhs"] > j.witness["rhs"]
+    # combining the two cases by bounding each with the whole bound
+    assert recs["sym.lemma-B2.combine"].status == "violated"
+    # typos: missing eta^2, g_t for g~_t, and E_{|=}[Y]P[=] = E[Y] written as an equality
+    for sid in ("sym.thm1.step2", "sym.thm1.C.step1", "sym.lemma-B2.case1.step5"):
+        assert recs[sid].status == "violated"
+    # steps that are right: the variance step with a negative exponent, Cauchy-Schwarz, Markov, the final algebra
+    for sid in (
+        "sym.lemma-B2.case2.step7",
+        "sym.lemma-B2.case2.step3",
+        "sym.lemma-B1.step4",
+        "sym.thm1.final",
+        "sym.appendix-B.exponents",
+        "sym.appendix-B.hoelder",
+        "sym.lemma-B2.step2",
+    ):
+        assert recs[sid].status == "holds", (sid, recs[sid].reason)
+    assert recs["sym.thm1.therefore"].status == "inconclusive"
+
+
+def _step(label):
+    return next(s for s in S.STEPS if f"{s.proof}.{s.label}" == label)
+
+
+def test_planted_flipped_inequality_is_caught():
+    st = _step("lemma-B1.step5")  # E|X| <= sqrt(E X^2): flip it
+    flipped = dataclasses.replace(st, lhs=st.rhs, rhs=st.lhs, label="planted-flip")
+    assert S.check_step(st, samples=300).status == "holds"
+    assert S.check_step(flipped, samples=300).status == "violated"
+
+
+def test_planted_wrong_convexity_is_caught_even_without_a_counterexample():
+    st = _step("lemma-B1.step5")
+    wrong = dataclasses.replace(st, label="planted-jensen", pre=lambda: S._jensen(S.t**2, S.t, "E phi <= phi(E)"))
+    r = S.check_step(wrong, samples=200)
+    assert r.status == "inconclusive" and "convex" in r.reason  # the numbers agree, the rule does not
+
+
+def test_planted_wrong_exponent_is_caught():
+    st = _step("lemma-B2.case1.step2")  # |z| |z|^{(2-p)/(p-1)} = |z|^{1/(p-1)}
+    P = 2 + S.q
+    wrong = dataclasses.replace(
+        st, label="planted-exponent", sym=(S.z * S.z ** ((2 - P) / (P - 1)), S.z ** (2 / (P - 1)))
+    )
+    assert S.check_step(st).status == "holds"
+    assert S.check_step(wrong).status == "violated"
+
+
+def test_true_identities_never_violated():
+    P = 2 + S.q
+    for lhs, rhs in [
+        (S.x ** (P / (P - 1)) * S.x ** (-1 / (P - 1)), S.x),
+        (sp.sqrt(S.x**2 * S.s**2), S.x * S.s),
+        ((S.x ** (1 / (P - 1))) ** (P - 1), S.x),
+    ]:
+        st = S.Step("test", "identity", "identity", "=", "algebra", "", sym=(lhs, rhs), kind="sym")
+        assert S.check_step(st).status in ("holds", "inconclusive")
+
+
+def test_cli_symbolic_reads_like_a_proof(capsys):
+    assert main(["check", "symbolic", "--quick", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "== proof: lemma-B2 ==" in out and "[case2.step5] (Jensen) VIOLATED" in out
+    assert main(["check", "symbolic", "--quick", "--quiet", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert all({"proof", "step", "rule"} <= set(c) for c in doc["claims"])
