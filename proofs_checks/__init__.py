@@ -24,6 +24,11 @@ CHECKS = {
         "run_symbolic",
         "every step of the proofs of Theorem 1, Lemmas B1 and B2 and Appendix B (sympy and spot checks)",
     ),
+    "majorization": (
+        "proofs_checks.majorization",
+        "run_majorization",
+        "Appendix B: l2 majorization implies l_p smoothness with constant ||L||_{p/(p-2)}",
+    ),
 }
 
 

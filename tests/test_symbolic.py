@@ -89,3 +89,28 @@ def test_cli_symbolic_reads_like_a_proof(capsys):
     assert main(["check", "symbolic", "--quick", "--quiet", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert all({"proof", "step", "rule"} <= set(c) for c in doc["claims"])
+
+
+def test_majorization_records():
+    from proofs_checks.majorization import run_majorization
+
+    recs = run_majorization([3.0, 6.0], quick=True)
+    for r in recs:
+        validate_record(r.to_dict())
+        assert r.status == "holds", (r.id, r.reason)
+    ids = {r.id for r in recs}
+    assert ids == {"maj.lp-smoothness", "maj.tight", "maj.chain"}
+    for r in recs:
+        if r.id == "maj.lp-smoothness":
+            assert r.ratio <= 1 + 1e-9
+        if r.id == "maj.tight":
+            assert abs(r.ratio - 1) < 1e-12
+
+
+def test_majorization_catches_a_planted_non_majorized_family():
+    """Quadratics scaled by 1.5 are not majorized by L: the search must report the constant violated."""
+    from proofs_checks.majorization import run_majorization
+
+    recs = run_majorization([4.0], quick=True, h_scale=1.5)
+    quad = [r for r in recs if r.id == "maj.lp-smoothness" and "quadratics" in r.params.get("setting", "")]
+    assert quad[0].status == "violated" and quad[0].ratio > 1.2
