@@ -29,6 +29,11 @@ CHECKS = {
         "run_majorization",
         "Appendix B: l2 majorization implies l_p smoothness with constant ||L||_{p/(p-2)}",
     ),
+    "smoothness": (
+        "proofs_checks.smoothness_def",
+        "run_smoothness",
+        "Assumption 1: the Lipschitz-gradient and two-sided quadratic forms of l_p smoothness",
+    ),
 }
 
 

@@ -182,7 +182,7 @@ def _fmt(x) -> str:
 
 
 def _setting(params: dict) -> str:
-    keys = ("p", "d", "n", "noise", "problem", "T", "setting")
+    keys = ("p", "d", "n", "noise", "problem", "T", "setting", "direction")
     return " ".join(f"{k}={_fmt(params[k])}" for k in keys if k in params)
 
 

@@ -114,3 +114,33 @@ def test_majorization_catches_a_planted_non_majorized_family():
     recs = run_majorization([4.0], quick=True, h_scale=1.5)
     quad = [r for r in recs if r.id == "maj.lp-smoothness" and "quadratics" in r.params.get("setting", "")]
     assert quad[0].status == "violated" and quad[0].ratio > 1.2
+
+
+def test_smoothness_definitions_differ_for_indefinite_quadratics():
+    """Hand witness: H = diag(1, -1) has two-sided constant 1 but ||H||_{p->p*} = 2^{1-2/p}."""
+    import numpy as np
+
+    from proofs_checks.smoothness_def import lipschitz_constant, two_sided_constant
+
+    H = np.diag([1.0, -1.0])
+    for p in (3.0, 4.0, 8.0):
+        assert abs(two_sided_constant(H, p) - 1.0) < 1e-9
+        lip, _, _ = lipschitz_constant(H, p)
+        assert abs(lip - 2 ** (1 - 2 / p)) < 1e-9
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # semidefinite H, or p = 2: the two constants coincide
+        M = rng.standard_normal((2, 2))
+        psd = M @ M.T
+        for p, Hm in ((4.0, psd), (2.0, M + M.T)):
+            lip, _, _ = lipschitz_constant(Hm, p, starts=32, iters=200)
+            assert abs(two_sided_constant(Hm, p) / lip - 1.0) < 1e-6
+
+
+def test_smoothness_check_records():
+    from proofs_checks.smoothness_def import run_smoothness
+
+    recs = run_smoothness([4.0], quick=True)
+    v = [r for r in recs if r.params["direction"] == "lip/2s"][0]
+    assert v.status == "violated" and v.ratio > 1.3 and "matrix" in v.witness  # sup for diag(1, -1): sqrt(2)
+    h = [r for r in recs if r.params["direction"] == "2s/lip"][0]
+    assert h.status == "holds" and h.ratio <= 1 + 1e-6
