@@ -34,6 +34,11 @@ CHECKS = {
         "run_smoothness",
         "Assumption 1: the Lipschitz-gradient and two-sided quadratic forms of l_p smoothness",
     ),
+    "claims": (
+        "proofs_checks.small_claims",
+        "run_claims",
+        "the smaller claims: steepest closed form, Lion-K first step, norm ratio, Corollaries 2 and 3",
+    ),
 }
 
 

@@ -144,3 +144,22 @@ def test_smoothness_check_records():
     assert v.status == "violated" and v.ratio > 1.3 and "matrix" in v.witness  # sup for diag(1, -1): sqrt(2)
     h = [r for r in recs if r.params["direction"] == "2s/lip"][0]
     assert h.status == "holds" and h.ratio <= 1 + 1e-6
+
+
+def test_small_claims():
+    import numpy as np
+
+    from proofs_checks.small_claims import run_claims
+
+    recs = run_claims(quick=True)
+    st = {(r.id, r.params.get("setting")): r for r in recs}
+    for r in recs:
+        validate_record(r.to_dict())
+    assert st[("steepest.closed-form", None)].status == "holds"
+    assert st[("lionk.first-step", None)].status == "holds"  # Algorithm 1's first step is the paper's formula
+    w = st[("lionk.first-step", "tau = 0")].witness
+    # at tau = 0 the two first iterates are parallel, differing by the factor ||(1-beta1) g0||_{p*}^{1/(p-1)}
+    s, lk = np.array(w["theta1_stacey"]), np.array(w["theta1_lionK"])
+    assert np.allclose(s, w["ratio_of_steps"] * lk, rtol=1e-12) and abs(w["ratio_of_steps"] - 1) > 0.1
+    for cid in ("intro.norm-ratio", "cor.batch-variance", "cor.bounded-gradient"):
+        assert st[(cid, None)].status == "holds"
