@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["plot_rate", "plot_terms", "plot_search", "plot_bound_terms", "figures_for"]
+__all__ = ["plot_rate", "plot_terms", "plot_search", "plot_bound_terms", "plot_acceleration", "figures_for"]
 
 _STATUS_COLOR = {
     "holds": "tab:green",
@@ -180,7 +180,81 @@ def figures_for(check: str, records, out_dir: str) -> list[str]:
     if check == "lemmas":
         paths += plot_terms(records, os.path.join(out_dir, "lemma_terms"))
         paths += plot_search(records, os.path.join(out_dir, "lemma_search"))
+    if check == "acceleration":
+        paths += plot_acceleration(records, os.path.join(out_dir, "acceleration"))
     if check == "theorem1":
         paths += plot_rate(records, os.path.join(out_dir, "theorem1_rate"))
         paths += plot_bound_terms(records, os.path.join(out_dir, "theorem1_bound"))
     return paths
+
+
+def plot_acceleration(records, stem) -> list[str]:
+    """Normalized gap against T for every method on each instance (one row per p, one column per
+    instance) with the slope -(p+2)/p drawn; and the fitted exponents against p with (p+2)/p."""
+    recs = [r for r in map(_d, records) if r["id"] == "acc.exponent" and r.get("data")]
+    if not recs:
+        return []
+    ps = sorted({r["params"]["p"] for r in recs})
+    insts = list(dict.fromkeys(r["params"]["instance"] for r in recs))
+    fig, axes = plt.subplots(len(ps), len(insts), figsize=(3.6 * len(insts), 2.9 * len(ps)), squeeze=False)
+    methods = list(dict.fromkeys(r["params"]["method"] for r in recs))
+    for r in recs:
+        i, j = ps.index(r["params"]["p"]), insts.index(r["params"]["instance"])
+        ax = axes[i][j]
+        N = [t + 1 for t in r["data"]["T"]]
+        ax.loglog(
+            N,
+            r["data"]["gap"],
+            "o-",
+            ms=3,
+            color=f"C{methods.index(r['params']['method'])}",
+            label=f"{r['params']['method']} ({r['empirical']:.2f})",
+        )
+    for i, p in enumerate(ps):
+        for j, inst in enumerate(insts):
+            ax = axes[i][j]
+            lines = [ln for ln in ax.get_lines()]
+            if lines:
+                x0, y0 = lines[0].get_xdata()[0], max(max(ln.get_ydata()) for ln in lines)
+                xs = [x0, x0 * 16]
+                ax.loglog(
+                    xs,
+                    [y0 * (x / x0) ** (-(p + 2) / p) for x in xs],
+                    "k--",
+                    lw=1,
+                    label=f"slope -(p+2)/p = {-(p + 2) / p:.2f}",
+                )
+            ax.set_title(f"p={p:g}, {inst}", fontsize=8)
+            ax.legend(fontsize=5)
+            if j == 0:
+                ax.set_ylabel("(f - f*) / (L R^2)")
+            if i == len(ps) - 1:
+                ax.set_xlabel("N = T + 1")
+    paths = _save(fig, stem)
+    fig, ax = plt.subplots(figsize=(6.0, 4.2))
+    grid = [2 + k * 0.05 for k in range(0, 121)]
+    ax.plot(grid, [(p + 2) / p for p in grid], "k-", label="(p+2)/p")
+    ax.axhline(1.0, color="gray", ls=":", label="steepest descent's 1")
+    for k, m in enumerate(methods):
+        for inst, mk in zip(insts, "os^vD"):
+            pts = sorted(
+                (r["params"]["p"], r["empirical"])
+                for r in recs
+                if r["params"]["method"] == m and r["params"]["instance"] == inst
+            )
+            if pts:
+                ax.plot(
+                    [q[0] for q in pts],
+                    [q[1] for q in pts],
+                    mk,
+                    color=f"C{k}",
+                    ms=4,
+                    alpha=0.8,
+                    label=f"{m}" if inst == insts[-1] else None,
+                )
+    ax.set_xlabel("p")
+    ax.set_ylabel("fitted decay exponent")
+    ax.set_yscale("log")
+    ax.set_title("Fitted exponents (markers: instances; Guzman-Nemirovski = last) vs (p+2)/p")
+    ax.legend(fontsize=7)
+    return paths + _save(fig, stem + "_exponents")

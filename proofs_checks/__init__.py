@@ -39,6 +39,11 @@ CHECKS = {
         "run_claims",
         "the smaller claims: steepest closed form, Lion-K first step, norm ratio, Corollaries 2 and 3",
     ),
+    "acceleration": (
+        "proofs_checks.acceleration",
+        "run_acceleration",
+        "eq. (1): the acceleration exponent (p+2)/p, the Guzman-Nemirovski lower bound, and where Stacey stands",
+    ),
 }
 
 

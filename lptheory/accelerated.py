@@ -1,0 +1,116 @@
+"""Deterministic l_p methods for the acceleration checks (paper eq. (1) and its references).
+
+* :class:`AcceleratedLp`: linear coupling (AGD+) with the mirror map psi(x) = (1/p)||x - x_0||_p^p,
+  fixed horizon T (``shared/reference/acceleration.md`` section 1; Nemirovskii & Nesterov 1985,
+  Diakonikolas & Guzman 2024). At p = 2 it is Euclidean AGD+ (``agd-euclidean``).
+* :class:`SteepestLp`: plain l_p steepest descent x - (1/L) g#, g#_i = ||g||_q^{2-q} sgn(g_i)|g_i|^{q-1}
+  (section 3 there; the deterministic Alg. 3 with eta = 1/L, i.e. Section 4.1's closed-form step).
+
+Both follow the optimizer API: ``init(theta) -> state``; ``step(theta, grad, state) -> (theta, state)``,
+where ``theta`` is the point where the gradient is queried. For :class:`AcceleratedLp` the output of the
+method (the sequence y_k with the guarantee) is ``state["y"]``; :meth:`output` returns it.
+Arrays have shape (..., d) (leading axes: independent replicates); numpy or torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import _validate
+from ._xp import namespace
+from .geometry import lp_norm, steepest_map, steepest_step
+
+__all__ = ["AcceleratedLp", "SteepestLp", "accelerated_bound"]
+
+
+def accelerated_bound(L: float, R_hat: float, T: int, p: float) -> float:
+    """The derived guarantee of section 1: f(y_T) - f* <= 2^{(3p-4)/p} L R_hat^2 T^{(p-2)/p} / (T (T+1))
+    (<= 8 L R_hat^2 / T^{(p+2)/p}; at p = 2 the classical 2 L R^2 / (T (T+1)))."""
+    return 2.0 ** ((3 * p - 4) / p) * L * R_hat**2 * T ** ((p - 2) / p) / (T * (T + 1))
+
+
+@dataclass(frozen=True)
+class AcceleratedLp:
+    """Linear coupling with the l_p^p mirror map (reference section 1).
+
+    Parameters
+    ----------
+    p : float >= 2;  L : l_p smoothness constant > 0;  T : horizon (>= 1);
+    R_hat : any upper bound on ||x_0 - x*||_p (> 0);  radius : optional ball constraint
+    ||x - x_0||_p <= radius (the mirror point is rescaled radially, exact for this psi).
+
+    Per step k = 1..T (a_k = c k, tau_k = 2/(k+1), c = R_hat^{p-2} s^{2/p} / (2 L T^{(p-2)/p}), s = 2^{2-p}):
+        z_k = z_{k-1} + a_k grad f(x_k);  v_k = x_0 - sgn(z_k)|z_k|^{1/(p-1)};
+        y_k = (1 - tau_k) y_{k-1} + tau_k v_k;  x_{k+1} = (1 - tau_{k+1}) y_k + tau_{k+1} v_k.
+    """
+
+    p: float
+    L: float
+    T: int
+    R_hat: float
+    radius: float | None = None
+
+    def __post_init__(self):
+        _validate.real("p", self.p, lo=2.0)
+        if math.isinf(self.p):
+            raise ValueError("p must be finite (the l_p^p mirror map needs p < inf)")
+        _validate.real("L", self.L, lo=0.0, lo_open=True)
+        _validate.integer("T", self.T, lo=1)
+        _validate.real("R_hat", self.R_hat, lo=0.0, lo_open=True)
+        if self.radius is not None:
+            _validate.real("radius", self.radius, lo=0.0, lo_open=True)
+
+    @property
+    def c(self) -> float:
+        p = self.p
+        s = 2.0 ** (2.0 - p)
+        return self.R_hat ** (p - 2) * s ** (2.0 / p) / (2.0 * self.L * self.T ** ((p - 2) / p))
+
+    def init(self, theta):
+        xp = namespace(theta)
+        return {"k": 0, "x0": theta * 1.0, "y": theta * 1.0, "v": theta * 1.0, "z": xp.zeros_like(theta)}
+
+    def step(self, theta, grad, state):
+        k = state["k"] + 1
+        a_k = self.c * k
+        tau = 2.0 / (k + 1)
+        z = state["z"] + a_k * grad
+        u = -steepest_map(z, self.p)  # argmin <z, u> + (1/p)||u||_p^p = -sgn(z)|z|^{1/(p-1)}
+        if self.radius is not None:
+            n = lp_norm(u, self.p)
+            xp = namespace(u)
+            scale = xp.where(n > self.radius, self.radius / xp.where(n > 0, n, 1.0), 1.0 + 0.0 * n)
+            u = u * scale[..., None]
+        v = state["x0"] + u
+        y = (1.0 - tau) * state["y"] + tau * v
+        tau_next = 2.0 / (k + 2)
+        x_next = (1.0 - tau_next) * y + tau_next * v
+        return x_next, {"k": k, "x0": state["x0"], "y": y, "v": v, "z": z}
+
+    @staticmethod
+    def output(theta, state):
+        return state["y"]
+
+
+@dataclass(frozen=True)
+class SteepestLp:
+    """x_{k+1} = x_k - (1/L) g#, g# = ||g||_q^{2-q} sgn(g)|g|^{q-1} (reference section 3; Section 4.1's
+    closed-form step of Alg. 3 with eta = 1/L). Guarantee: f(x_k) - f* <= 2 L R_0^2 / (k + 4)."""
+
+    p: float
+    L: float
+
+    def __post_init__(self):
+        _validate.real("p", self.p, lo=2.0)
+        _validate.real("L", self.L, lo=0.0, lo_open=True)
+
+    def init(self, theta):
+        return {"k": 0}
+
+    def step(self, theta, grad, state):
+        return theta + steepest_step(grad, self.p, lr=1.0 / self.L), {"k": state["k"] + 1}
+
+    @staticmethod
+    def output(theta, state):
+        return theta

@@ -1,0 +1,121 @@
+"""The Guzman-Nemirovski resisting oracle: a hard convex l_p-smooth instance built from the method's
+own queries (``shared/reference/acceleration.md`` section 2; Guzman & Nemirovski, J. Complexity 2015).
+
+N = T + 1 pieces, delta = R N^{-1/p} / (2N), M = 8/delta, q = p/(p-1). At the t-th query x_t the oracle
+reveals the piece alpha(t) = the unused coordinate with the largest |x_{t,i}|, xi_t = sign(x_{t,alpha(t)})
+(+1 at 0), and answers with
+
+    g(x) = max_{k <= K} [xi_k x_{alpha(k)} - (k-1) delta]        (1-Lipschitz in every l_p)
+    f(x) = min_h g(x + h) + (M/2)||h||_p^2                           (convex, L = M (p-1) smooth in l_p)
+
+evaluated by its dual: f(x) = max_{lambda in simplex} sum_k lambda_k c_k - ||lambda||_q^2/(2M),
+c_k = xi_k x_{alpha(k)} - (k-1) delta, lambda* proportional to w = ((c - nu)_+)^{p-1} with nu the root of
+M sum(w) ||w||_q^{-(p-2)/(p-1)} = 1 (bisection, vectorized over the pieces), and
+grad f(x) = sum_k lambda*_k xi_k e_{alpha(k)}.
+
+Lower bound for any deterministic first-order method (section 2):
+f(x_N) - min_{||x||_p <= R} f >= R N^{-1/p} - N delta >= L R^2 / (32 (p-1) (T+1)^{(p+2)/p}).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lptheory import _validate
+
+__all__ = ["GuzmanNemirovski"]
+
+
+class GuzmanNemirovski:
+    """Resisting oracle for horizon T in dimension d >= T + 1, ball radius R, exponent p >= 2.
+
+    ``query(x) -> (f, grad)`` reveals one more piece (up to N = T + 1) and answers with the pieces
+    revealed so far; ``evaluate(x, K)`` answers with the first K pieces without revealing any.
+    """
+
+    def __init__(self, d: int, T: int, p: float, R: float = 1.0, bisection_iters: int = 200):
+        self.T = _validate.integer("T", T, lo=1)
+        self.d = _validate.integer("d", d, lo=self.T + 1)
+        self.p = _validate.real("p", p, lo=2.0)
+        if math.isinf(self.p):
+            raise ValueError("p must be finite")
+        self.R = _validate.real("R", R, lo=0.0, lo_open=True)
+        self.N = self.T + 1
+        self.delta = self.R * self.N ** (-1.0 / self.p) / (2 * self.N)
+        self.M = 8.0 / self.delta
+        self.q = self.p / (self.p - 1.0)
+        self.L = self.M * (self.p - 1.0)
+        self.alpha: list[int] = []
+        self.xi: list[float] = []
+        self.iters = bisection_iters
+
+    def lower_bound(self) -> float:
+        """R N^{-1/p} - N delta (the first form of the lower bound)."""
+        return self.R * self.N ** (-1.0 / self.p) - self.N * self.delta
+
+    def lower_bound_closed(self) -> float:
+        """L R^2 / (32 (p-1) (T+1)^{(p+2)/p})."""
+        return self.L * self.R**2 / (32 * (self.p - 1) * (self.T + 1) ** ((self.p + 2) / self.p))
+
+    def _reveal(self, x):
+        if len(self.alpha) >= self.N:
+            return
+        ax = np.abs(x).astype(float)
+        ax[self.alpha] = -1.0
+        i = int(np.argmax(ax))
+        self.alpha.append(i)
+        self.xi.append(1.0 if x[i] >= 0 else -1.0)
+
+    def query(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        self._reveal(x)
+        return self.evaluate(x, len(self.alpha))
+
+    def evaluate(self, x, K: int | None = None):
+        """(f(x), grad f(x)) with the first K revealed pieces (default all revealed so far)."""
+        K = len(self.alpha) if K is None else K
+        if K < 1:
+            raise ValueError("no piece revealed yet: query first")
+        x = np.asarray(x, dtype=np.float64)
+        idx = np.asarray(self.alpha[:K])
+        xi = np.asarray(self.xi[:K])
+        c = xi * x[idx] - np.arange(K) * self.delta
+        p, q, M = self.p, self.q, self.M
+
+        def phi(nu):
+            w = np.maximum(c - nu, 0.0) ** (p - 1)
+            s = w.sum()
+            if s == 0:
+                return 0.0, w
+            return M * s * np.sum(w**q) ** ((q - 2) / q), w
+
+        # phi(nu) = M sum(w) ||w||_q^{q-2}, decreasing in nu; 0 at nu = max c
+        hi = float(c.max())
+        step = 1.0 / M + 1e-300
+        lo = hi - step
+        while phi(lo)[0] < 1.0:
+            step *= 2.0
+            lo = hi - step
+        for _ in range(self.iters):
+            mid = 0.5 * (lo + hi)
+            if phi(mid)[0] >= 1.0:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-16 * max(1.0, abs(hi)):
+                break
+        w = phi(lo)[1]
+        lam = w / w.sum()
+        fval = float(lam @ c - np.sum(lam**q) ** (2.0 / q) / (2 * M))
+        grad = np.zeros(self.d)
+        np.add.at(grad, idx, lam * xi)
+        return fval, grad
+
+    def ball_point(self) -> np.ndarray:
+        """x_bar = -R N^{-1/p} sum_k xi_k e_{alpha(k)} (norm R): f(x_bar) <= g(x_bar) = -R N^{-1/p}
+        certifies min_{||x||_p <= R} f <= f(x_bar)."""
+        xb = np.zeros(self.d)
+        xb[np.asarray(self.alpha)] = -self.R * self.N ** (-1.0 / self.p) * np.asarray(self.xi)
+        return xb

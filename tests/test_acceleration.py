@@ -1,0 +1,125 @@
+"""Acceleration: the accelerated l_p method, the resisting oracle, and the exponent check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
+from lptheory.geometry import lp_norm, steepest_map
+from proofs_checks.acceleration import fit_exponent, run_acceleration
+from proofs_checks.records import validate_record
+from synthetic.hard_instance import GuzmanNemirovski
+from synthetic.problems import QuadraticDiagonal
+
+
+def test_p2_is_textbook_agd_plus():
+    """At p = 2 (a_k = k/(2L), A_k = sum a_i): x_k = (A_{k-1} y_{k-1} + a_k v_{k-1})/A_k, v_k = x_0 - z_k,
+    y_k = (A_{k-1} y_{k-1} + a_k v_k)/A_k (Nesterov's AGD+ / linear coupling, transcribed)."""
+    pr = QuadraticDiagonal(d=10, profile="power", seed=1)
+    L, T = pr.smoothness(2.0), 25
+    x0 = pr.x0()
+    m = AcceleratedLp(p=2.0, L=L, T=T, R_hat=3.0)
+    x, st = x0.copy(), m.init(x0)
+    y_ref, v_ref, z, A = x0.copy(), x0.copy(), np.zeros_like(x0), 0.0
+    for k in range(1, T + 1):
+        a = k / (2 * L)
+        xk = (A * y_ref + a * v_ref) / (A + a)
+        assert np.allclose(x, xk, rtol=1e-13, atol=1e-13)
+        g = pr.grad(xk)
+        z = z + a * g
+        v_ref = x0 - z
+        y_ref = (A * y_ref + a * v_ref) / (A + a)
+        A += a
+        x, st = m.step(x, pr.grad(x), st)
+        assert np.allclose(st["y"], y_ref, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("p", [2.5, 3.0, 5.0])
+def test_mirror_step_is_the_exact_argmin(p):
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        z = rng.standard_normal(4)
+        closed = -steepest_map(z, p)
+        res = minimize(
+            lambda u, z=z: z @ u + lp_norm(u, p) ** p / p, np.zeros(4), method="BFGS", options={"gtol": 1e-12}
+        )
+        assert np.allclose(res.x, closed, atol=1e-5)
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 6.0])
+def test_section1_bound_holds_on_random_diagonal_quadratics(p):
+    for seed in range(4):
+        pr = QuadraticDiagonal(d=30, profile="power", seed=seed)
+        L = pr.smoothness(p)
+        R = float(lp_norm(pr.x0() - pr.c, p))
+        for T in (5, 20, 60):
+            m = AcceleratedLp(p=p, L=L, T=T, R_hat=R)
+            x, st = pr.x0(), m.init(pr.x0())
+            for _ in range(T):
+                x, st = m.step(x, pr.grad(x), st)
+            assert pr.f(st["y"]) <= accelerated_bound(L, R, T, p) * (1 + 1e-12)
+
+
+def test_steepest_step_decreases_f_by_the_descent_lemma():
+    pr = QuadraticDiagonal(d=30, profile="power", seed=0)
+    p = 3.0
+    L = pr.smoothness(p)
+    m = SteepestLp(p=p, L=L)
+    x, st = pr.x0(), m.init(pr.x0())
+    for _ in range(50):
+        g = pr.grad(x)
+        f_before = pr.f(x)
+        x, st = m.step(x, g, st)
+        # eta = 1/L: f(x+) <= f(x) - ||g||_{p*}^2 / (2L) (descent lemma in l_p)
+        assert pr.f(x) <= f_before - lp_norm(g, p / (p - 1)) ** 2 / (2 * L) * (1 - 1e-12) + 1e-15
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 6.0])
+def test_resisting_oracle_online_answers_equal_final_function(p):
+    T = 30
+    o = GuzmanNemirovski(d=T + 1, T=T, p=p, R=1.0)
+    m = AcceleratedLp(p=p, L=o.L, T=T, R_hat=1.0, radius=1.0)
+    x, st = np.zeros(o.d), m.init(np.zeros(o.d))
+    seen = []
+    for _ in range(T):
+        f, g = o.query(x)
+        seen.append((x.copy(), f, g.copy()))
+        x, st = m.step(x, g, st)
+    o.query(st["y"])
+    assert len(o.alpha) == o.N
+    for xq, f, g in seen:
+        f2, g2 = o.evaluate(xq)
+        assert abs(f - f2) <= 1e-12 * max(1.0, abs(f)) and np.allclose(g, g2, atol=1e-12)
+    # the gap, certified from below through the explicit ball point, is above the lower bound
+    gap = o.evaluate(st["y"])[0] - o.evaluate(o.ball_point())[0]
+    assert gap >= o.lower_bound() * (1 - 1e-9)
+    assert o.lower_bound() == pytest.approx(o.lower_bound_closed(), rel=1e-12)
+
+
+def test_resisting_oracle_bad_input():
+    with pytest.raises(ValueError, match="d"):
+        GuzmanNemirovski(d=5, T=10, p=3.0)
+
+
+def test_fit_exponent_recovers_a_power_law():
+    T = [8, 16, 32, 64]
+    e, lo, hi = fit_exponent(T, [3.0 * (t + 1) ** -1.7 for t in T])
+    assert e == pytest.approx(1.7, abs=1e-12) and lo <= 1.7 <= hi
+
+
+def test_acceleration_check_records_and_planted_mislabel():
+    recs = run_acceleration([3.0], quick=True)
+    for r in recs:
+        validate_record(r.to_dict())
+    by = {(r.id, r.params.get("method"), r.params.get("instance")): r for r in recs}
+    assert by[("acc.exponent", "accelerated-lp", "guzman-nemirovski")].status == "holds"
+    assert all(r.status == "holds" for r in recs if r.id in ("acc.upper", "acc.lower"))
+    planted = run_acceleration([3.0], quick=True, relabel={"steepest-lp": "accelerated-lp"})
+    caught = [
+        r
+        for r in planted
+        if r.id == "acc.exponent" and r.params["method"] == "accelerated-lp" and r.status == "violated"
+    ]
+    assert caught, "steepest descent labeled accelerated must be caught by the exponent check"
