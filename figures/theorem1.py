@@ -180,6 +180,8 @@ def figures_for(check: str, records, out_dir: str) -> list[str]:
     if check == "lemmas":
         paths += plot_terms(records, os.path.join(out_dir, "lemma_terms"))
         paths += plot_search(records, os.path.join(out_dir, "lemma_search"))
+    if check == "majorization":
+        paths += plot_majorization(records, os.path.join(out_dir, "majorization"))
     if check == "acceleration":
         paths += plot_acceleration(records, os.path.join(out_dir, "acceleration"))
     if check == "theorem1":
@@ -258,3 +260,28 @@ def plot_acceleration(records, stem) -> list[str]:
     ax.set_title("Fitted exponents (markers: instances; Guzman-Nemirovski = last) vs (p+2)/p")
     ax.legend(fontsize=7)
     return paths + _save(fig, stem + "_exponents")
+
+
+def plot_majorization(records, stem) -> list[str]:
+    """Appendix B: lower bound on L_p / ||L||_{p/(p-2)} for each setting and p (1 = the claimed constant)."""
+    recs = [r for r in map(_d, records) if r["id"] in ("maj.lp-smoothness", "maj.tight") and r["ratio"] is not None]
+    if not recs:
+        return []
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    labels, vals, cols = [], [], []
+    for r in recs:
+        what = (
+            "tight diag(L)"
+            if r["id"] == "maj.tight"
+            else ("quadratics" if "quadratics" in r["params"].get("setting", "") else "separable")
+        )
+        labels.append(f"p={r['params']['p']:g}\n{what}")
+        vals.append(float(r["ratio"]))
+        cols.append(_STATUS_COLOR[r["status"]])
+    ax.bar(range(len(vals)), vals, color=cols)
+    ax.axhline(1.0, color="k", ls="--", lw=1, label="||L||_{p/(p-2)} (claimed constant)")
+    ax.set_xticks(range(len(vals)), labels, fontsize=6)
+    ax.set_ylabel("estimated L_p / ||L||_{p/(p-2)}")
+    ax.set_title("Appendix B: l2 majorization -> l_p smoothness (colour = verdict)")
+    ax.legend(fontsize=7)
+    return _save(fig, stem)

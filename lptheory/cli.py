@@ -196,6 +196,24 @@ def _cmd_check(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    from figures.report import run_report
+
+    res = run_report(args.out, config=args.config, quick=args.quick, jobs=args.jobs, quiet=args.quiet)
+    counts = res["counts"]
+    print("verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    if res["missing"]:
+        print("not yet available: " + ", ".join(res["missing"]))
+    if res["violated"]:
+        print("violated claims (findings about the paper; witnesses in the report):")
+        for r in res["violated"]:
+            p = r["params"].get("p")
+            extra = f" p={p:g}" if isinstance(p, float) else ""
+            print(f"  {r['id']}{extra}  [{r['check']}]  ratio {r['ratio'] if r['ratio'] is not None else '-'}")
+    print(f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/claims.json, {args.out}/results.csv")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from lptheory.optimizers import OPTIMIZERS
 
@@ -284,6 +302,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--seed", type=int, default=0)
     p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p_check.set_defaults(func=_cmd_check)
+
+    p_rep = sub.add_parser(
+        "report",
+        help="run every check and write the full report (HTML, Markdown, figures, claims.json, results.csv)",
+        description="Run every available check at the embedded defaults (figures/report_defaults.toml; "
+        "--config FILE overrides any value) and write index.html, report.md, all figures (PNG and SVG), "
+        "claims.json and results.csv to --out. Exit status 0 whenever the checks ran.",
+    )
+    p_rep.add_argument("--out", default="report", help="output directory")
+    p_rep.add_argument("--config", default=None, help="TOML file merged over the defaults")
+    p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
+    p_rep.add_argument("--jobs", type=int, default=1, help="checks run in N local processes (same results)")
+    p_rep.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p_rep.set_defaults(func=_cmd_report)
     return parser
 
 
