@@ -212,10 +212,18 @@ def _render(claims, available, missing, figs, counts, seed, elapsed, quick, cfg)
     md.append("|---|---|---|---|---|---|---|---|---|")
     for r in claims:
         st = f"**{r['status'].upper()}**" if r["status"] == "violated" else r["status"]
-        md.append(
-            f"| {r['check']} | `{r['id']}` | {_setting(r['params'])} | {st} | {_fmt(r['empirical'])} | "
-            f"{_fmt(r['bound'])} | {_fmt(r['ratio'])} | {r['method']} | {r['source']} |"
-        )
+        cells = [
+            r["check"],
+            f"`{r['id']}`",
+            _setting(r["params"]),
+            st,
+            _fmt(r["empirical"]),
+            _fmt(r["bound"]),
+            _fmt(r["ratio"]),
+            r["method"],
+            r["source"],
+        ]
+        md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     for c in available:
         md.append("")
         md.append(f"## {TITLES.get(c, c)}")

@@ -106,3 +106,12 @@ def test_config_override_merges_value_by_value(tmp_path):
     cfg = load_config(str(f))
     assert cfg["checks"]["lemmas"]["p"] == [3.0]
     assert cfg["checks"]["theorem1"]["p"] == [3.0, 4.0]  # untouched defaults stay
+
+
+def test_markdown_table_rows_have_the_header_column_count(reports):
+    base, _, _ = reports
+    lines = (base / "a" / "report.md").read_text().splitlines()
+    i = lines.index("## Verdict table") + 2
+    ncol = len(re.findall(r"(?<!\\)\|", lines[i]))
+    rows = [ln for ln in lines[i + 2 :] if ln.startswith("| ")]
+    assert rows and all(len(re.findall(r"(?<!\\)\|", ln)) == ncol for ln in rows)
