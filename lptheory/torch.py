@@ -35,7 +35,7 @@ import torch
 
 from . import optimizers as _core
 
-__all__ = ["LpDescent", "StaceyP2", "StaceyPP"]
+__all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
 
 _LOW = (torch.float16, torch.bfloat16)
 
@@ -199,6 +199,31 @@ class LpDescent(_Base):
         core = self._cache.get(key)
         if core is None:
             core = self._cache[key] = _core.LpDescent(p=group["p"], lr=group["lr"])
+        return core
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._cache = {}
+
+
+class Lion(_Base):
+    """Lion (Chen et al. 2023, the paper's baseline) as a ``torch.optim.Optimizer``
+    (rule: :class:`lptheory.optimizers.Lion`)."""
+
+    _core_cls = _core.Lion
+
+    def __init__(self, params, lr=1e-4, *, betas=(0.9, 0.99), weight_decay=0.0, maximize=False):
+        b1, b2 = _check_betas(betas)
+        _core.Lion(lr=lr, beta1=b1, beta2=b2, weight_decay=weight_decay)
+        super().__init__(params, dict(lr=lr, betas=(b1, b2), weight_decay=weight_decay, maximize=maximize))
+        self._cache = {}
+
+    def _core_for(self, group):
+        b1, b2 = _check_betas(group["betas"])
+        key = (group["lr"], b1, b2, group["weight_decay"])
+        core = self._cache.get(key)
+        if core is None:
+            core = self._cache[key] = _core.Lion(lr=group["lr"], beta1=b1, beta2=b2, weight_decay=group["weight_decay"])
         return core
 
     def __setstate__(self, state):

@@ -155,3 +155,32 @@ def test_bad_hyperparameters_raise():
         StaceyPP([w], tau=2.0)
     with pytest.raises(ValueError, match="betas"):
         StaceyPP([w], betas=0.9)
+
+
+def test_lion_matches_core():
+    from lptheory.torch import Lion
+
+    w = torch.nn.Parameter(torch.randn(6, dtype=torch.float64))
+    opt = Lion([w], lr=0.01, betas=(0.9, 0.99), weight_decay=0.1)
+    ref = core.Lion(lr=0.01, beta1=0.9, beta2=0.99, weight_decay=0.1)
+    theta = w.detach().numpy().copy()
+    st = ref.init(theta)
+    for g in _grads(4, (6,)):
+        w.grad = g
+        opt.step()
+        theta, st = ref.step(theta, g.numpy(), st)
+    np.testing.assert_allclose(w.detach().numpy(), theta, rtol=1e-13)
+
+
+def test_example_script_runs(tmp_path, capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_mlp.py"
+    spec = importlib.util.spec_from_file_location("train_mlp", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(["--steps", "15", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert all(n in out for n in ("stacey-pp", "stacey-p2", "adamw", "lion"))
+    assert (tmp_path / "losses.png").exists()
