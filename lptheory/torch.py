@@ -40,11 +40,36 @@ __all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
 _LOW = (torch.float16, torch.bfloat16)
 
 
+def _check_betas(betas):
+    if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+    return tuple(float(b) for b in betas)
+
+
 class _Base(torch.optim.Optimizer):
-    _core_cls: type = None  # the lptheory.optimizers class whose rule this optimizer runs
+    """Runs the rule of ``_core_cls`` (an :mod:`lptheory.optimizers` class) on every parameter. A param
+    group's values named in ``_core_fields`` (plus ``betas`` -> ``beta1``, ``beta2``) are the core
+    optimizer's hyper-parameters; the core object is built once per distinct set of values."""
+
+    _core_cls: type
+    _core_fields: tuple
+
+    def __init__(self, params, defaults):
+        self._core_for(defaults)  # validate once through the core class (errors name the parameter)
+        super().__init__(params, defaults)
 
     def _core_for(self, group) -> _core.Optimizer:
-        raise NotImplementedError
+        kw = {k: group[k] for k in self._core_fields}
+        if "betas" in group:
+            kw["beta1"], kw["beta2"] = _check_betas(group["betas"])
+        key = tuple(sorted(kw.items()))
+        cache = self.__dict__.setdefault("_cores", {})  # torch.optim.Optimizer.__getstate__ leaves it out
+        core = cache.get(key)
+        if core is None:
+            if len(cache) > 64:  # an LR schedule makes a new key each step
+                cache.clear()
+            core = cache[key] = self._core_cls(**kw)
+        return core
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -73,23 +98,17 @@ class _Base(torch.optim.Optimizer):
                     for k in keys:
                         state[k] = init[k]
                 cs = {"step": state["step"], **{k: state[k] for k in keys}}
+                # donate=True: the rule writes into theta (p's storage unless p is low precision) and the state
                 new, ns = core.step(theta, grad.contiguous(), cs, donate=True)
-                if low or new.data_ptr() != p.data_ptr():
+                if low:
                     p.copy_(new)
                 state["step"] = ns["step"]
-                for k in keys:
-                    if ns[k] is not state[k]:
-                        state[k].copy_(ns[k])
         return loss
 
 
-def _check_betas(betas):
-    if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
-        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
-    return tuple(float(b) for b in betas)
-
-
 class _StaceyTorch(_Base):
+    _core_fields = ("lr", "p", "alpha", "tau", "eps", "weight_decay", "eps_mode", "z_init")
+
     def __init__(
         self,
         params,
@@ -105,26 +124,12 @@ class _StaceyTorch(_Base):
         z_init="params",
         maximize=False,
     ):
-        b1, b2 = _check_betas(betas)
-        # validate once through the core class (clear errors naming the parameter)
-        self._core_cls(
-            p=p,
-            lr=lr,
-            alpha=alpha,
-            tau=tau,
-            beta1=b1,
-            beta2=b2,
-            eps=eps,
-            weight_decay=weight_decay,
-            eps_mode=eps_mode,
-            z_init=z_init,
-        )
         defaults = dict(
             lr=lr,
             p=p,
             alpha=alpha,
             tau=tau,
-            betas=(b1, b2),
+            betas=_check_betas(betas),
             eps=eps,
             weight_decay=weight_decay,
             eps_mode=eps_mode,
@@ -132,44 +137,6 @@ class _StaceyTorch(_Base):
             maximize=maximize,
         )
         super().__init__(params, defaults)
-        self._cache = {}
-
-    def _core_for(self, group):
-        b1, b2 = _check_betas(group["betas"])
-        key = (
-            group["lr"],
-            group["p"],
-            group["alpha"],
-            group["tau"],
-            b1,
-            b2,
-            group["eps"],
-            group["weight_decay"],
-            group["eps_mode"],
-            group["z_init"],
-        )
-        core = self._cache.get(key)
-        if core is None:
-            core = self._core_cls(
-                p=group["p"],
-                lr=group["lr"],
-                alpha=group["alpha"],
-                tau=group["tau"],
-                beta1=b1,
-                beta2=b2,
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                eps_mode=group["eps_mode"],
-                z_init=group["z_init"],
-            )
-            if len(self._cache) > 64:
-                self._cache.clear()
-            self._cache[key] = core
-        return core
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._cache = {}
 
 
 class StaceyP2(_StaceyTorch):
@@ -188,22 +155,10 @@ class LpDescent(_Base):
     """Stochastic l_p descent, Algorithm 3: theta <- theta - lr s(g) (rule: :class:`lptheory.optimizers.LpDescent`)."""
 
     _core_cls = _core.LpDescent
+    _core_fields = ("lr", "p")
 
     def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False):
-        _core.LpDescent(p=p, lr=lr)
         super().__init__(params, dict(lr=lr, p=p, maximize=maximize))
-        self._cache = {}
-
-    def _core_for(self, group):
-        key = (group["lr"], group["p"])
-        core = self._cache.get(key)
-        if core is None:
-            core = self._cache[key] = _core.LpDescent(p=group["p"], lr=group["lr"])
-        return core
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._cache = {}
 
 
 class Lion(_Base):
@@ -211,21 +166,7 @@ class Lion(_Base):
     (rule: :class:`lptheory.optimizers.Lion`)."""
 
     _core_cls = _core.Lion
+    _core_fields = ("lr", "weight_decay")
 
     def __init__(self, params, lr=1e-4, *, betas=(0.9, 0.99), weight_decay=0.0, maximize=False):
-        b1, b2 = _check_betas(betas)
-        _core.Lion(lr=lr, beta1=b1, beta2=b2, weight_decay=weight_decay)
-        super().__init__(params, dict(lr=lr, betas=(b1, b2), weight_decay=weight_decay, maximize=maximize))
-        self._cache = {}
-
-    def _core_for(self, group):
-        b1, b2 = _check_betas(group["betas"])
-        key = (group["lr"], b1, b2, group["weight_decay"])
-        core = self._cache.get(key)
-        if core is None:
-            core = self._cache[key] = _core.Lion(lr=group["lr"], beta1=b1, beta2=b2, weight_decay=group["weight_decay"])
-        return core
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._cache = {}
+        super().__init__(params, dict(lr=lr, betas=_check_betas(betas), weight_decay=weight_decay, maximize=maximize))

@@ -53,34 +53,32 @@ def fit_exponent(T, gaps) -> tuple[float, float, float]:
 # instances: (name, builder) -> dict with f_grad(x) (may be a stateful oracle), x0, f_star, L, R, d
 
 
-def _quad_diag(p, T, seed):
-    from synthetic.problems import QuadraticDiagonal
-
-    pr = QuadraticDiagonal(d=64, profile="power", seed=seed)
+def _from_problem(pr, p, f_star, x_star):
+    """An instance dict for a fixed ``synthetic`` problem with known f* and minimizer x*."""
     return {
         "f_grad": lambda x: (float(pr.f(x)), pr.grad(x)),
         "x0": pr.x0(),
-        "f_star": 0.0,
-        "x_star": pr.c,
+        "f_star": f_star,
+        "x_star": x_star,
+        "R": float(lp_norm(pr.x0() - x_star, p)),
         "L": pr.smoothness(p),
         "L2": pr.smoothness(2.0),
         "final": None,
     }
+
+
+def _quad_diag(p, T, seed):
+    from synthetic.problems import QuadraticDiagonal
+
+    pr = QuadraticDiagonal(d=64, profile="power", seed=seed)
+    return _from_problem(pr, p, 0.0, pr.c)
 
 
 def _quad_dense(p, T, seed):
     from synthetic.problems import QuadraticDense
 
     pr = QuadraticDense(d=32, cond=100.0, seed=seed)
-    return {
-        "f_grad": lambda x: (float(pr.f(x)), pr.grad(x)),
-        "x0": pr.x0(),
-        "f_star": 0.0,
-        "x_star": pr.c,
-        "L": pr.smoothness(p),
-        "L2": pr.smoothness(2.0),
-        "final": None,
-    }
+    return _from_problem(pr, p, 0.0, pr.c)
 
 
 _LSE_CACHE = {}
@@ -101,16 +99,7 @@ def _lse(p, T, seed):
             options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000},
         )
         _LSE_CACHE[seed] = (float(res.fun), res.x)
-    f_star, x_star = _LSE_CACHE[seed]
-    return {
-        "f_grad": lambda x: (float(pr.f(x)), pr.grad(x)),
-        "x0": pr.x0(),
-        "f_star": f_star,
-        "x_star": x_star,
-        "L": pr.smoothness(p),
-        "L2": pr.smoothness(2.0),
-        "final": None,
-    }
+    return _from_problem(pr, p, *_LSE_CACHE[seed])
 
 
 def _gn(p, T, seed):
@@ -131,6 +120,7 @@ def _gn(p, T, seed):
         "L": o.L,
         "L2": o.M,
         "R": 1.0,
+        "ball": 1.0,
         "final": final,
         "oracle": o,
     }
@@ -145,9 +135,8 @@ INSTANCES = {
 
 
 def _make(method, p, inst, T, hyper=None):
-    R = inst.get("R") or float(lp_norm(inst["x0"] - inst["x_star"], p))
     if method == "accelerated-lp":
-        return AcceleratedLp(p=p, L=inst["L"], T=T, R_hat=R, radius=inst.get("R"))
+        return AcceleratedLp(p=p, L=inst["L"], T=T, R_hat=inst["R"], radius=inst.get("ball"))
     if method == "agd-euclidean":
         R2 = (
             float(lp_norm(inst["x0"] - inst["x_star"], 2))
@@ -165,7 +154,7 @@ def _make(method, p, inst, T, hyper=None):
 def run_method(method, p, instance, T, seed=0, hyper=None) -> float:
     """Normalized gap (f(output) - f*) / (L_p R_p^2) after T gradient queries."""
     inst = INSTANCES[instance](p, T, seed)
-    R = inst.get("R") or float(lp_norm(inst["x0"] - inst["x_star"], p))
+    R = inst["R"]
     opt = _make(method, p, inst, T, hyper)
     x = np.array(inst["x0"], dtype=np.float64)
     st = opt.init(x)

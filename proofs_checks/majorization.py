@@ -192,7 +192,6 @@ def run_majorization(
                 method="monte-carlo",
                 empirical=worst,
                 bound=0.0,
-                ratio=None,
                 status="holds" if worst <= 1e-12 else "violated",
                 witness=None if worst <= 1e-12 else {"note": "rerun with the seed", "seed": seed},
                 reason=f"largest relative excess along the chain over {n_quad} random majorized quadratics: {worst:.1e}",

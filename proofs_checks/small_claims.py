@@ -108,7 +108,6 @@ def run_claims(p_list=None, *, seed: int = 0, quick: bool = False, progress=None
             method="exact",
             empirical=gap,
             bound=0.0,
-            ratio=None,
             status="violated",
             witness={
                 "g0": g0.tolist(),
@@ -148,7 +147,6 @@ def run_claims(p_list=None, *, seed: int = 0, quick: bool = False, progress=None
             method="exact",
             empirical=worst_min,
             bound=1.0,
-            ratio=None,
             status="holds" if ok else "violated",
             witness=None if ok else {"note": "rerun with the seed", "seed": seed},
             reason=(

@@ -53,13 +53,10 @@ def two_sided_constant(H: np.ndarray, p: float, grid: int = 20_000) -> float:
 def lipschitz_constant(H: np.ndarray, p: float, starts: int = 16, iters: int = 100, seed: int = 0):
     """A lower bound on ||H||_{p->p*} = sup u^T H v / (||u||_p ||v||_p) by alternating duality maps;
     returns (value, u, v) at the best explicit pair."""
-    from synthetic.smoothness import duality_map
+    from synthetic.smoothness import bilinear_power_iteration, duality_map
 
     rng = np.random.default_rng(seed)
-    v = duality_map(rng.standard_normal((starts, H.shape[0])), p)
-    for _ in range(iters):
-        u = duality_map(v @ H, p)
-        v = duality_map(u @ H, p)
+    u, v = bilinear_power_iteration(H, p, duality_map(rng.standard_normal((starts, H.shape[0])), p), iters)
     vals = np.einsum("ni,ij,nj->n", u, H, v) / (lp_norm(u, p) * lp_norm(v, p))
     i = int(np.argmax(vals))
     return float(vals[i]), u[i], v[i]

@@ -257,31 +257,35 @@ def _steps() -> list[Step]:
             ),
         )
     )
-    add(
-        Step(
-            "lemma-B1",
-            "step5",
-            "E|g~ - g| <= sqrt(E|g~ - g|^2)",
-            "<=",
-            "Jensen",
-            "phi = sqrt on [0, inf)",
-            lambda e: _E(e, dev(e)),
-            lambda e: math.sqrt(_E(e, dev(e) ** 2)),
-            pre=lambda: _jensen(sp.sqrt(t), t, "E phi <= phi(E)"),
+    def jensen_then_variance(proof, jensen_label, var_label, text_dev, var_cond):
+        """E|g~ - g| <= sqrt(E|g~ - g|^2) <= sigma / sqrt(n_t): the pair of steps both lemmas use."""
+        add(
+            Step(
+                proof,
+                jensen_label,
+                f"E{text_dev} <= sqrt(E{text_dev}^2)",
+                "<=",
+                "Jensen",
+                "phi = sqrt on [0, inf)",
+                lambda e: _E(e, dev(e)),
+                lambda e: math.sqrt(_E(e, dev(e) ** 2)),
+                pre=lambda: _jensen(sp.sqrt(t), t, "E phi <= phi(E)"),
+            )
         )
-    )
-    add(
-        Step(
-            "lemma-B1",
-            "step6",
-            "sqrt(E|g~ - g|^2) <= sigma / sqrt(n_t)",
-            "<=",
-            "assumption",
-            "Assumption 3 (Corollary 2)",
-            lambda e: math.sqrt(_E(e, dev(e) ** 2)),
-            lambda e: e["sigma"] / math.sqrt(e["n"]),
+        add(
+            Step(
+                proof,
+                var_label,
+                f"sqrt(E{text_dev}^2) <= sigma / sqrt(n_t)",
+                "<=",
+                "assumption",
+                var_cond,
+                lambda e: math.sqrt(_E(e, dev(e) ** 2)),
+                lambda e: e["sigma"] / math.sqrt(e["n"]),
+            )
         )
-    )
+
+    jensen_then_variance("lemma-B1", "step5", "step6", "|g~ - g|", "Assumption 3 (Corollary 2)")
 
     # ---------------- Lemma B2 (Appendix A.1)
     Y = lambda e, zexp: ag(e) * np.abs(e["zeta"]) ** zexp * dev(e)  # noqa: E731
@@ -372,31 +376,7 @@ def _steps() -> list[Step]:
             note="E_{|=}[Y] P[=] = E[Y 1[=]] <= E[Y]: the equality is false, but it holds as <=, the direction the chain needs",
         )
     )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step6",
-            "E|g - g~| <= sqrt(E|g - g~|^2)",
-            "<=",
-            "Jensen",
-            "phi = sqrt on [0, inf)",
-            lambda e: _E(e, dev(e)),
-            lambda e: math.sqrt(_E(e, dev(e) ** 2)),
-            pre=lambda: _jensen(sp.sqrt(t), t, "E phi <= phi(E)"),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step7",
-            "sqrt(E|g - g~|^2) <= sigma / sqrt(n_t)",
-            "<=",
-            "assumption",
-            "Assumption 3",
-            lambda e: math.sqrt(_E(e, dev(e) ** 2)),
-            lambda e: e["sigma"] / math.sqrt(e["n"]),
-        )
-    )
+    jensen_then_variance("lemma-B2", "case1.step6", "case1.step7", "|g - g~|", "Assumption 3")
     # case (2): |g| >= |zeta| >= |g~|
     W = lambda e: ag(e) * aX(e) ** (e["a"] - 1) * dev(e)  # noqa: E731
     add(

@@ -21,7 +21,7 @@ import numpy as np
 from lptheory import _validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "duality_map"]
+__all__ = ["estimate_smoothness", "duality_map", "bilinear_power_iteration"]
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:
@@ -43,6 +43,16 @@ def _apply_H(H, v):
     return v * H if H.ndim == 1 else v @ H
 
 
+def bilinear_power_iteration(H, p: float, v, iters: int):
+    """Alternate u <- J(H v), v <- J(H u) (J the l_p duality map) from the rows of ``v``: each sweep
+    does not decrease u^T H v over ||u||_p, ||v||_p <= 1. ``H`` is a matrix or a diagonal (1-D).
+    Returns the final (u, v), rows of unit l_p norm."""
+    for _ in range(iters):
+        u = duality_map(_apply_H(H, v), p)
+        v = duality_map(_apply_H(H, u), p)
+    return u, v
+
+
 def estimate_smoothness(
     problem, p: float, *, starts: int = 16, iters: int = 60, pairs: int = 256, seed: int = 0, h: float = 1e-4
 ) -> float:
@@ -57,10 +67,7 @@ def estimate_smoothness(
     best = 0.0
     if H is not None:
         H = np.asarray(H)
-        v = duality_map(rng.standard_normal((starts, d)), p)
-        for _ in range(iters):
-            u = duality_map(_apply_H(H, v), p)
-            v = duality_map(_apply_H(H, u), p)
+        _, v = bilinear_power_iteration(H, p, duality_map(rng.standard_normal((starts, d)), p), iters)
         Hv = _apply_H(H, v)
         best = float(np.max(lp_norm(Hv, q) / lp_norm(v, p)))
         return best
