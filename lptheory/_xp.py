@@ -86,7 +86,8 @@ def pow_abs(xp, ax, e: float, out):
 
     Closed forms where the exponent allows (identity, square root, cube root, small integer powers),
     otherwise ``exp(e * log(ax))`` on numpy (vectorized exp/log are about twice as fast as
-    ``numpy.power``) and ``pow`` on torch. ``0 ** e`` is 0 for ``e > 0`` and 1 for ``e == 0``;
+    ``numpy.power``) and inside ``torch.compile`` (2x faster than inductor's pow on CPU), and ``pow``
+    on eager torch. ``0 ** e`` is 0 for ``e > 0`` and 1 for ``e == 0``;
     no NaN is produced for finite non-negative input.
 
     The result lands in ``out``, except for ``e == 1`` where ``ax`` itself is returned (no copy):
@@ -116,26 +117,55 @@ def pow_abs(xp, ax, e: float, out):
         np.log(ax, out=out)
         np.multiply(out, e, out=out)
         return np.exp(out, out=out)
+    if _compiling(xp):
+        # inside torch.compile: exp/log fuse into vectorized (SLEEF) code; inductor's generic pow does not
+        xp.log(ax, out=out)
+        xp.multiply(out, e, out=out)
+        return xp.exp(out, out=out)
     return xp.pow(ax, e, out=out)
 
 
+def _compiling(xp) -> bool:
+    compiler = getattr(xp, "compiler", None)
+    return compiler is not None and compiler.is_compiling()
+
+
+# The smallest positive (subnormal) value of each floating dtype: a positive eps rounds to zero in the
+# dtype exactly when eps <= half of it (round to nearest, ties to even, and 0 is even).
+_SMALLEST_SUBNORMAL = {
+    "float64": 2.0**-1074,
+    "float32": 2.0**-149,
+    "float16": 2.0**-24,
+    "bfloat16": 2.0**-133,
+}
+
+
+def _dtype_name(xp, dtype) -> str:
+    if xp is np:
+        return np.dtype(dtype).name
+    return str(dtype).rsplit(".", 1)[-1]
+
+
 @functools.lru_cache(maxsize=64)
-def _eps_is_zero_in(eps: float, dtype_key: str) -> bool:
-    if dtype_key.startswith("torch."):
+def _eps_is_zero_by_conversion(eps: float, xp_name: str, name: str) -> bool:
+    if xp_name == "torch":
         import torch
 
-        dt = getattr(torch, dtype_key.split(".", 1)[1])
-        return float(torch.tensor(eps, dtype=dt)) == 0.0
-    return float(np.asarray(eps, dtype=np.dtype(dtype_key))) == 0.0
+        return float(torch.tensor(eps, dtype=getattr(torch, name))) == 0.0
+    return float(np.asarray(eps, dtype=np.dtype(name))) == 0.0
 
 
 def eps_vanishes(xp, eps: float, dtype) -> bool:
     """True when ``eps`` is zero, or rounds to zero in ``dtype`` (e.g. 1e-50 in float32).
 
     The eps-regularized steepest maps then fall back to the exact map ``s_p`` (their continuous
-    extension at 0), so that a zero gradient never yields 0/0.
+    extension at 0), so that a zero gradient never yields 0/0. Pure arithmetic for the IEEE dtypes
+    (so ``torch.compile`` traces it without a graph break); other dtypes are converted once and cached.
     """
     if eps == 0.0:
         return True
-    key = str(dtype) if xp is not np else np.dtype(dtype).str
-    return _eps_is_zero_in(float(eps), key)
+    name = _dtype_name(xp, dtype)
+    sub = _SMALLEST_SUBNORMAL.get(name)
+    if sub is not None:
+        return eps <= 0.5 * sub
+    return _eps_is_zero_by_conversion(float(eps), "numpy" if xp is np else "torch", name)

@@ -1,22 +1,33 @@
 """``torch.optim`` optimizers for the paper's methods: :class:`LpDescent` (Alg. 3), :class:`StaceyP2`
-(Alg. 1) and :class:`StaceyPP` (Alg. 2).
+(Alg. 1) and :class:`StaceyPP` (Alg. 2), plus the :class:`Lion` baseline.
 
-The update rules are not copied: every step calls the element-wise rule of the matching
-:mod:`lptheory.optimizers` class (``step(..., donate=True)`` writes into the parameter and the state in
-place), so numpy, torch arrays and these ``torch.optim`` wrappers share one implementation.
+The update rules are not copied: every step runs the element-wise rule of the matching
+:mod:`lptheory.optimizers` class (``_rule``), in place on the parameters and the state, so numpy,
+torch arrays and these ``torch.optim`` wrappers share one implementation of each formula.
 
 torch conventions: ``params`` or param groups; defaults ``lr`` (the paper's eta), ``alpha``, ``tau``,
-``betas=(beta1, beta2)``, ``eps``, ``weight_decay``, ``p``, ``eps_mode``, ``z_init``, ``maximize``.
-State lives in ``self.state[param]`` (``z``, ``m``, ``step``), created lazily at the first step, so
-``state_dict()``/``load_state_dict()`` round-trip (a resumed run continues bit-identically), and it
-survives ``copy.deepcopy`` and ``add_param_group``; LR schedulers work (they edit ``group["lr"]``).
-Parameters whose ``grad`` is None are skipped. ``step(closure)`` re-evaluates the closure with grad
-enabled and returns the loss. No host synchronization inside ``step`` (``step`` counts are Python
-ints; no data-dependent branches on tensors). float16/bfloat16 parameters: the update is computed in
-float32 (state kept in float32) and rounded back to the parameter's dtype.
+``betas=(beta1, beta2)``, ``eps``, ``weight_decay``, ``p``, ``eps_mode``, ``z_init``, ``maximize``,
+``foreach``, ``compiled``. State lives in ``self.state[param]`` (``z``, ``m``, ``step``), created lazily
+at the first step, so ``state_dict()``/``load_state_dict()`` round-trip (a resumed run continues
+bit-identically), and it survives ``copy.deepcopy`` and ``add_param_group``; LR schedulers work (they
+edit ``group["lr"]``). Parameters whose ``grad`` is None are skipped. ``step(closure)`` re-evaluates
+the closure with grad enabled and returns the loss. No host synchronization inside ``step`` (``step``
+counts are Python ints; no data-dependent branches on tensors). float16/bfloat16 parameters: the
+update is computed in float32 (state kept in float32) and rounded back to the parameter's dtype.
 
-This first version runs the single-tensor path (one fused-in-place rule per parameter); a multi-tensor
-(``torch._foreach_*``) path and compiled kernels are planned (issue 8).
+Three execution paths, one rule (same results; the compiled one up to floating-point reassociation):
+
+* single-tensor (``foreach=False``): the rule per parameter, with reused scratch tensors;
+* multi-tensor (``foreach=True``; the default when all of a group's parameters are on CUDA, as in
+  ``torch.optim``): the rule runs once per (device, dtype) bucket through ``torch._foreach_*`` calls
+  (:mod:`lptheory._foreach`), a few multi-tensor kernel launches per primitive instead of one per
+  parameter;
+* compiled (``compiled=True``): the rule is traced by ``torch.compile`` (inductor) into one fused
+  kernel per parameter (one pass over memory), compiled once per optimizer configuration and dtype and
+  reused for every parameter shape (parameters are passed as flat views with dynamic sizes). The
+  first step pays the compilation (about 5 s on CPU; see ``benchmarks/RESULTS.md``); needs a working
+  C++ compiler on CPU (Triton on CUDA). The learning rate is passed as a tensor, so LR schedules do
+  not trigger recompilation.
 
 Example
 -------
@@ -31,9 +42,13 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
+from . import _engine
 from . import optimizers as _core
+from ._foreach import apply_foreach
 
 __all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
 
@@ -46,6 +61,45 @@ def _check_betas(betas):
     return tuple(float(b) for b in betas)
 
 
+def _check_flag(name, value, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, bool):
+        allowed = "True, False or None" if allow_none else "True or False"
+        raise TypeError(f"{name} must be {allowed}, got {value!r}")
+    return value
+
+
+_COMPILED: dict = {}
+
+
+def _compiled_rule(core: _core.Optimizer):
+    """The compiled in-place step of ``core``'s rule, shared by every optimizer with the same
+    hyper-parameters other than ``lr`` (cached per process)."""
+    static = dataclasses.replace(core, lr=0.0)
+    fn = _COMPILED.get(static)
+    if fn is None:
+        rule, n_scratch, n_state = static._rule, static.n_scratch, len(static.state_keys())
+
+        def fused(lr, t, th, g, *state):
+            h = static._scalars(t, lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
+            scratch = [torch.empty_like(th) for _ in range(n_scratch)]
+            rule(torch, h, th, g, *state, th, *state, *scratch)
+
+        # a private code object per configuration: dynamo caches compiled graphs per code object, so the
+        # configurations do not share (and exhaust) one recompilation budget
+        fused.__code__ = fused.__code__.replace()
+        compiled = torch.compile(fused, dynamic=True, fullgraph=True)
+
+        def fn(lr, t, th, g, *state):
+            assert len(state) == n_state
+            with torch._dynamo.config.patch(specialize_float=True):
+                compiled(torch.tensor(lr, dtype=torch.float64), t, th, g, *state)
+
+        _COMPILED[static] = fn
+    return fn
+
+
 class _Base(torch.optim.Optimizer):
     """Runs the rule of ``_core_cls`` (an :mod:`lptheory.optimizers` class) on every parameter. A param
     group's values named in ``_core_fields`` (plus ``betas`` -> ``beta1``, ``beta2``) are the core
@@ -55,8 +109,19 @@ class _Base(torch.optim.Optimizer):
     _core_fields: tuple
 
     def __init__(self, params, defaults):
+        _check_flag("maximize", defaults["maximize"])
+        _check_flag("foreach", defaults["foreach"], allow_none=True)
+        _check_flag("compiled", defaults["compiled"])
+        if defaults["foreach"] and defaults["compiled"]:
+            raise ValueError("foreach=True and compiled=True are exclusive: pick one execution path")
         self._core_for(defaults)  # validate once through the core class (errors name the parameter)
         super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:  # optimizers pickled before these options existed
+            group.setdefault("foreach", None)
+            group.setdefault("compiled", False)
 
     def _core_for(self, group) -> _core.Optimizer:
         kw = {k: group[k] for k in self._core_fields}
@@ -78,32 +143,61 @@ class _Base(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            core = self._core_for(group)
-            keys = core.state_keys()
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.grad.is_sparse:
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-                low = p.dtype in _LOW
-                theta = p.detach().float() if low else p.detach()
-                grad = p.grad.detach()
-                grad = grad.float() if low else grad
-                if group.get("maximize", False):
-                    grad = -grad
-                state = self.state[p]
-                if len(state) == 0:
-                    init = core.init(theta)
-                    state["step"] = 0
-                    for k in keys:
-                        state[k] = init[k]
-                cs = {"step": state["step"], **{k: state[k] for k in keys}}
-                # donate=True: the rule writes into theta (p's storage unless p is low precision) and the state
-                new, ns = core.step(theta, grad.contiguous(), cs, donate=True)
-                if low:
-                    p.copy_(new)
-                state["step"] = ns["step"]
+            self._step_group(group)
         return loss
+
+    def _step_group(self, group):
+        core = self._core_for(group)
+        keys = core.state_keys()
+        maximize = group.get("maximize", False)
+        # buckets: (device, compute dtype, step) -> parameters, their float views, grads, states
+        buckets: dict = {}
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if p.grad.is_sparse:
+                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+            low = p.dtype in _LOW
+            theta = p.detach().float() if low else p.detach()
+            grad = p.grad.detach()
+            grad = grad.float() if low else grad
+            if maximize:
+                grad = -grad
+            state = self.state[p]
+            if len(state) == 0:
+                init = core.init(theta)
+                state["step"] = 0
+                for k in keys:
+                    state[k] = init[k]
+            b = buckets.setdefault((theta.device, theta.dtype, state["step"]), ([], [], [], [], []))
+            b[0].append(p)
+            b[1].append(theta)
+            b[2].append(grad.contiguous())
+            b[3].append([state[k] for k in keys])
+            b[4].append(low)
+        foreach = group.get("foreach")
+        compiled = group.get("compiled", False)
+        for (device, _dtype, t), (params, thetas, grads, states, lows) in buckets.items():
+            lr = core.lr_at(t)
+            use_foreach = foreach if foreach is not None else (device.type == "cuda" and not compiled)
+            if compiled:
+                fn = _compiled_rule(core)
+                for th, g, st in zip(thetas, grads, states):
+                    fn(lr, t, th.view(-1), g.view(-1), *[s.view(-1) for s in st])
+            elif use_foreach:
+                h = core._scalars(t, lr)
+                state_lists = [list(col) for col in zip(*states)] if keys else []
+                apply_foreach(
+                    core._rule, h, [thetas, grads, *state_lists, thetas, *state_lists], 2 + len(keys), core.n_scratch
+                )
+            else:
+                h = core._scalars(t, lr)
+                for th, g, st in zip(thetas, grads, states):
+                    _engine.apply(core._rule, torch, h, [th, g, *st, th, *st], core.n_scratch)
+            for p, th, low in zip(params, thetas, lows):
+                if low:
+                    p.copy_(th)
+                self.state[p]["step"] = t + 1
 
 
 class _StaceyTorch(_Base):
@@ -123,6 +217,8 @@ class _StaceyTorch(_Base):
         eps_mode="paper",
         z_init="params",
         maximize=False,
+        foreach=None,
+        compiled=False,
     ):
         defaults = dict(
             lr=lr,
@@ -135,6 +231,8 @@ class _StaceyTorch(_Base):
             eps_mode=eps_mode,
             z_init=z_init,
             maximize=maximize,
+            foreach=foreach,
+            compiled=compiled,
         )
         super().__init__(params, defaults)
 
@@ -157,8 +255,8 @@ class LpDescent(_Base):
     _core_cls = _core.LpDescent
     _core_fields = ("lr", "p")
 
-    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False):
-        super().__init__(params, dict(lr=lr, p=p, maximize=maximize))
+    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False, foreach=None, compiled=False):
+        super().__init__(params, dict(lr=lr, p=p, maximize=maximize, foreach=foreach, compiled=compiled))
 
 
 class Lion(_Base):
@@ -168,5 +266,15 @@ class Lion(_Base):
     _core_cls = _core.Lion
     _core_fields = ("lr", "weight_decay")
 
-    def __init__(self, params, lr=1e-4, *, betas=(0.9, 0.99), weight_decay=0.0, maximize=False):
-        super().__init__(params, dict(lr=lr, betas=_check_betas(betas), weight_decay=weight_decay, maximize=maximize))
+    def __init__(
+        self, params, lr=1e-4, *, betas=(0.9, 0.99), weight_decay=0.0, maximize=False, foreach=None, compiled=False
+    ):
+        defaults = dict(
+            lr=lr,
+            betas=_check_betas(betas),
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            compiled=compiled,
+        )
+        super().__init__(params, defaults)

@@ -184,3 +184,170 @@ def test_example_script_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert all(n in out for n in ("stacey-pp", "stacey-p2", "adamw", "lion"))
     assert (tmp_path / "losses.png").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# execution paths: single-tensor, multi-tensor (foreach) and compiled must agree
+# ------------------------------------------------------------------------------------------------
+def _run_path(cls, kw, path, dtype, steps=5, lrs=None):
+    """Three parameters of different shapes; the second has no grad at step 1 (so its step count lags and
+    the foreach path must bucket by step); a second param group with its own lr; lr edited between steps."""
+    g = torch.Generator().manual_seed(3)
+    shapes = [(5, 3), (7,), (2, 2, 2)]
+    ps = [torch.nn.Parameter(torch.randn(s, generator=g, dtype=dtype)) for s in shapes]
+    extra = torch.nn.Parameter(torch.randn(4, generator=g, dtype=dtype))
+    flags = {"single": dict(foreach=False), "foreach": dict(foreach=True), "compiled": dict(compiled=True)}[path]
+    opt = cls([{"params": ps}, {"params": [extra], "lr": 0.003}], lr=0.01, **kw, **flags)
+    for it in range(steps):
+        for i, p in enumerate([*ps, extra]):
+            p.grad = None if (it == 1 and i == 1) else torch.randn(p.shape, generator=g, dtype=dtype)
+        if lrs is not None:
+            opt.param_groups[0]["lr"] = lrs[it]
+        opt.step()
+    return [p.detach().clone() for p in [*ps, extra]], opt
+
+
+PATH_CASES = [
+    (StaceyPP, dict(p=3.0)),
+    (StaceyPP, dict(p=2.7, eps_mode="official", weight_decay=0.1)),
+    (StaceyPP, dict(p=2.0)),
+    (StaceyP2, dict(p=4.0, weight_decay=0.1, alpha=0.05, tau=0.2)),
+    (StaceyP2, dict(p=float("inf"))),
+    (StaceyP2, dict(p=2.5, eps=0.0)),
+    (LpDescent, dict(p=3.0)),
+    (LpDescent, dict(p=float("inf"))),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("cls,kw", PATH_CASES)
+def test_foreach_path_is_bit_identical_to_single_tensor_path(cls, kw, dtype):
+    lrs = [0.01, 0.02, 0.005, 0.01, 0.001]
+    a, oa = _run_path(cls, kw, "single", dtype, lrs=lrs)
+    b, ob = _run_path(cls, kw, "foreach", dtype, lrs=lrs)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    for pa, pb in zip(oa.state.values(), ob.state.values()):
+        assert pa["step"] == pb["step"]
+        assert all(torch.equal(pa[k], pb[k]) for k in pa if k != "step")
+    assert [s["step"] for s in ob.state.values()] == [5, 4, 5, 5]
+
+
+def test_foreach_path_lion_and_low_precision():
+    from lptheory.torch import Lion
+
+    a, _ = _run_path(Lion, dict(weight_decay=0.1), "single", torch.float32)
+    b, _ = _run_path(Lion, dict(weight_decay=0.1), "foreach", torch.float32)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    w = [torch.nn.Parameter(torch.randn(9).to(torch.bfloat16)) for _ in range(2)]
+    v = [torch.nn.Parameter(x.detach().clone()) for x in w]
+    o1, o2 = StaceyPP(w, **HYPER, foreach=True), StaceyPP(v, **HYPER, foreach=False)
+    for x, y in zip(w, v):
+        x.grad = torch.randn(9).to(torch.bfloat16)
+        y.grad = x.grad.clone()
+    o1.step()
+    o2.step()
+    assert all(torch.equal(x, y) and x.dtype == torch.bfloat16 for x, y in zip(w, v))
+    assert o1.state[w[0]]["z"].dtype == torch.float32
+
+
+def test_planted_foreach_bug_is_caught(monkeypatch):
+    """A foreach namespace whose subtract ignores the order of its operands must break the agreement."""
+    from lptheory import _foreach
+
+    def wrong_subtract(self, a, b, out):
+        return (
+            self._binary("sub", b, a, out, False)
+            if isinstance(b, _foreach.TensorList)
+            else self._binary("sub", a, b, out, False)
+        )
+
+    a, _ = _run_path(StaceyPP, dict(p=3.0), "single", torch.float64)
+    monkeypatch.setattr(_foreach.ForeachNamespace, "subtract", wrong_subtract)
+    b, _ = _run_path(StaceyPP, dict(p=3.0), "foreach", torch.float64)
+    assert not all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_foreach_default_follows_torch_convention(monkeypatch):
+    """foreach=None: multi-tensor only when the group's parameters are on CUDA (as torch.optim does)."""
+    import lptheory.torch as lt
+
+    calls = []
+    real = lt.apply_foreach
+    monkeypatch.setattr(lt, "apply_foreach", lambda *a, **k: (calls.append(1), real(*a, **k)))
+    _run_path(StaceyPP, dict(p=3.0), "single", torch.float64, steps=1)
+    assert calls == []
+    w = torch.nn.Parameter(torch.ones(3))
+    w.grad = torch.ones(3)
+    StaceyPP([w], foreach=None).step()
+    assert calls == []
+    StaceyPP([w], foreach=True).step()
+    assert calls == [1]
+
+
+def test_path_flags_are_validated():
+    w = torch.nn.Parameter(torch.ones(2))
+    with pytest.raises(ValueError, match="foreach=True and compiled=True"):
+        StaceyPP([w], foreach=True, compiled=True)
+    with pytest.raises(TypeError, match="foreach"):
+        StaceyPP([w], foreach="yes")
+    with pytest.raises(TypeError, match="compiled"):
+        LpDescent([w], compiled=1)
+
+
+def test_official_mode_matches_the_published_update():
+    """eps_mode="official" with the authors' initialization (z_0 = theta_0, m_0 = 0) reproduces their
+    update (reference/official-code.md items 1-4), transcribed plainly in tests/transcriptions.py."""
+    from tests import transcriptions as tr
+
+    hp = dict(p=3.0, eta=0.05, alpha=0.02, tau=0.1, beta1=0.8, beta2=0.95, eps=1e-8, lam=0.01)
+    for cls, variant in [(StaceyP2, "p2"), (StaceyPP, "pp")]:
+        for path in ("single", "foreach"):
+            w = torch.nn.Parameter(torch.randn(11, dtype=torch.float64, generator=torch.Generator().manual_seed(5)))
+            theta = w.detach().numpy().copy()
+            z, m = theta.copy(), np.zeros_like(theta)
+            opt = cls([w], **HYPER, eps_mode="official", z_init="params", foreach=path == "foreach")
+            for g in _grads(4, (11,)):
+                w.grad = g
+                opt.step()
+                theta, z, m = tr.stacey(theta, g.numpy(), z, m, **hp, variant=variant, mode="official")
+            np.testing.assert_allclose(w.detach().numpy(), theta, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(opt.state[w]["z"].numpy(), z, rtol=1e-12, atol=1e-15)
+
+
+def test_compiled_path_matches_and_lr_changes_do_not_recompile():
+    """compiled=True (torch.compile/inductor) gives the eager results; changing lr (an LR schedule) and
+    parameter shapes reuses the compiled kernel."""
+    pytest.importorskip("torch._inductor")
+    from torch._dynamo.utils import counters
+
+    lrs = [0.01, 0.02, 0.005, 0.01, 0.001]
+    for dtype, tol in [(torch.float64, 1e-12), (torch.float32, 1e-5)]:
+        a, oa = _run_path(StaceyPP, dict(p=2.7, eps_mode="official"), "single", dtype, lrs=lrs)
+        before = counters["stats"]["unique_graphs"]
+        b, ob = _run_path(StaceyPP, dict(p=2.7, eps_mode="official"), "compiled", dtype, steps=1, lrs=lrs)
+        compiled_once = counters["stats"]["unique_graphs"] - before
+        b, ob = _run_path(StaceyPP, dict(p=2.7, eps_mode="official"), "compiled", dtype, lrs=lrs)
+        assert counters["stats"]["unique_graphs"] - before == compiled_once <= 2
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=tol, atol=tol)
+        for pa, pb in zip(oa.state.values(), ob.state.values()):
+            np.testing.assert_allclose(pb["z"].numpy(), pa["z"].numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ["single", "foreach", "compiled"])
+def test_cuda_paths_match_cpu(path):
+    """On CUDA, every path gives the CPU single-tensor iterates (float64, 1e-12)."""
+    ref, _ = _run_path(StaceyPP, dict(p=3.0), "single", torch.float64)
+    flags = {"single": dict(foreach=False), "foreach": dict(foreach=True), "compiled": dict(compiled=True)}[path]
+    g = torch.Generator().manual_seed(3)
+    shapes = [(5, 3), (7,), (2, 2, 2)]
+    ps = [torch.nn.Parameter(torch.randn(s, generator=g, dtype=torch.float64).cuda()) for s in shapes]
+    extra = torch.nn.Parameter(torch.randn(4, generator=g, dtype=torch.float64).cuda())
+    opt = StaceyPP([{"params": ps}, {"params": [extra], "lr": 0.003}], lr=0.01, p=3.0, **flags)
+    for it in range(5):
+        for i, p in enumerate([*ps, extra]):
+            p.grad = None if (it == 1 and i == 1) else torch.randn(p.shape, generator=g, dtype=torch.float64).cuda()
+        opt.step()
+    for x, y in zip(ref, [*ps, extra]):
+        np.testing.assert_allclose(y.detach().cpu().numpy(), x.numpy(), rtol=1e-12, atol=1e-14)

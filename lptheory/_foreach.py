@@ -1,0 +1,143 @@
+"""A multi-tensor (``torch._foreach_*``) array namespace, so the optimizers' rules run on lists of tensors.
+
+The update rules of :mod:`lptheory.optimizers` are written once against an array module's ``out=``
+functions (``xp.multiply(a, b, out=c)`` and so on). :class:`ForeachNamespace` is such a module whose
+"arrays" are :class:`TensorList` values (one tensor per parameter, all on one device with one dtype):
+every call becomes one ``torch._foreach_*`` call over the whole list, which on CUDA launches a few
+fused multi-tensor kernels instead of one kernel per parameter. No formula is repeated here; this is
+only the dispatch of the element-wise primitives.
+
+Semantics of ``out=``. When ``out`` is the first input, the in-place ``torch._foreach_*_`` form is
+used. Otherwise the result is a fresh list and ``out`` is *rebound* to it: every later read of
+``out`` sees the new values, exactly as if they had been written into it, but nothing else that held
+the old tensors changes (copies are real copies). :func:`apply_foreach` finally copies any rebound
+output back into the caller's tensors, so the caller sees in-place writes as with the single-tensor
+engine.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["TensorList", "ForeachNamespace", "apply_foreach"]
+
+
+class TensorList:
+    """A list of tensors treated as one array by :class:`ForeachNamespace` (same device and dtype)."""
+
+    __slots__ = ("t", "dtype", "like")
+
+    def __init__(self, tensors, like=None):
+        self.t = list(tensors) if tensors is not None else None
+        ref = self.t if self.t is not None else like
+        self.like = ref
+        self.dtype = ref[0].dtype
+
+    # the two helpers of lptheory._xp that use tensor methods
+    def fill_(self, value):
+        if self.t is None:
+            self.t = [torch.full_like(x, value) for x in self.like]
+        else:
+            for x in self.t:
+                x.fill_(value)
+        return self
+
+    def copy_(self, src):
+        self.t = [x.clone() for x in src.t] if self.t is None else _copy(self.t, src.t)
+        return self
+
+
+def _copy(dst, src):
+    torch._foreach_copy_(dst, src)
+    return dst
+
+
+def _val(b):
+    return b.t if isinstance(b, TensorList) else b
+
+
+class ForeachNamespace:
+    """The subset of the numpy/torch ``out=`` API used by the rules, over :class:`TensorList` values."""
+
+    __name__ = "lptheory._foreach"
+
+    @staticmethod
+    def _binary(name, a, b, out, commutative):
+        if out is a:
+            getattr(torch, f"_foreach_{name}_")(a.t, _val(b))
+        elif commutative and out is b:
+            getattr(torch, f"_foreach_{name}_")(b.t, a.t)
+        else:
+            out.t = getattr(torch, f"_foreach_{name}")(a.t, _val(b))
+        return out
+
+    @staticmethod
+    def _unary(name, a, out):
+        if out is a:
+            getattr(torch, f"_foreach_{name}_")(a.t)
+        else:
+            out.t = getattr(torch, f"_foreach_{name}")(a.t)
+        return out
+
+    def multiply(self, a, b, out):
+        return self._binary("mul", a, b, out, True)
+
+    def add(self, a, b, out):
+        return self._binary("add", a, b, out, True)
+
+    def subtract(self, a, b, out):
+        return self._binary("sub", a, b, out, False)
+
+    def divide(self, a, b, out):
+        return self._binary("div", a, b, out, False)
+
+    def pow(self, a, e, out):
+        return self._binary("pow", a, e, out, False)
+
+    def abs(self, a, out):
+        return self._unary("abs", a, out)
+
+    def sqrt(self, a, out):
+        return self._unary("sqrt", a, out)
+
+    def exp(self, a, out):
+        return self._unary("exp", a, out)
+
+    def log(self, a, out):
+        return self._unary("log", a, out)
+
+    def sign(self, a, out):
+        return self._unary("sign", a, out)
+
+    def copysign(self, r, x, out):
+        """copysign(r, x) for r >= 0 (the rules' only use): sign(x) r, equal to copysign except that a
+        zero r gives +-0 by the sign of the product (both compare equal to 0)."""
+        s = torch._foreach_sign(x.t)
+        if out is r:
+            torch._foreach_mul_(r.t, s)
+        else:
+            torch._foreach_mul_(s, r.t)
+            out.t = s
+        return out
+
+
+FOREACH = ForeachNamespace()
+
+
+def apply_foreach(rule, h, lists, n_inputs: int, n_scratch: int) -> None:
+    """Run ``rule(FOREACH, h, *arrays, *scratch)`` where ``lists[:n_inputs]`` are the inputs and the
+    rest the outputs (lists of tensors; an output list may be the same list object as an input to
+    update it in place). Outputs are written into the caller's tensors."""
+    holders: dict[int, TensorList] = {}
+    arrays = []
+    for lst in lists:
+        hl = holders.get(id(lst))
+        if hl is None:
+            hl = holders[id(lst)] = TensorList(lst)
+        arrays.append(hl)
+    like = lists[0]
+    scratch = [TensorList(None, like=like) for _ in range(n_scratch)]
+    rule(FOREACH, h, *arrays, *scratch)
+    for lst, hl in zip(lists[n_inputs:], arrays[n_inputs:]):
+        if any(a is not b for a, b in zip(hl.t, lst)):
+            torch._foreach_copy_(lst, hl.t)
