@@ -3,6 +3,11 @@ noise, R = 64, d = 10^4, T = 1000 (target: >= 3e7 coordinate-steps per second on
 with a breakdown (optimizer, gradient, noise, metrics) measured in the same run.
 
     python benchmarks/bench_simulate.py [--steps 1000] [--replicates 64] [--d 10000]
+
+``--backend torch [--device cuda] [--dtype float32]`` runs the same simulation on the torch backend
+(problem, noise, optimizer and metrics on the device) and prints its throughput beside the numpy
+backend's, measured in the same run (``--no-numpy`` skips numpy, e.g. at R d = 10^8 on a GPU:
+``--backend torch --device cuda --replicates 10000 --d 10000 --steps 200 --no-numpy``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ def main(argv=None):
     ap.add_argument("--replicates", type=int, default=64)
     ap.add_argument("--d", type=int, default=10_000)
     ap.add_argument("--record-every", type=int, default=10)
+    ap.add_argument("--backend", default="numpy", choices=["numpy", "torch"])
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--dtype", default=None, choices=["float64", "float32"])
+    ap.add_argument("--no-numpy", action="store_true", help="with --backend torch: skip the numpy run")
     args = ap.parse_args(argv)
     from lptheory.geometry import lp_norm
     from lptheory.optimizers import StaceyPP
@@ -32,10 +41,29 @@ def main(argv=None):
     noise = Rademacher(np.full(d, 0.1))
     orc = GradientOracle(pr, noise, batch=1)
     opt = StaceyPP(p=3.0, lr=1e-3)
+    if args.backend == "torch":
+        import torch
+
+        dev = torch.device(args.device or "cpu")
+        sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+        simulate(opt, pr, orc, 2, R, seed=0, backend="torch", device=dev, dtype=args.dtype)  # warm-up
+        sync()
+        t0 = time.perf_counter()
+        simulate(
+            opt, pr, orc, T, R, seed=0, record_every=args.record_every, backend="torch", device=dev, dtype=args.dtype
+        )
+        sync()
+        trate = R * d * T / (time.perf_counter() - t0)
+        where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
+        print(f"simulate torch ({where}, {args.dtype or 'float64'}): R={R} d={d} T={T}: {trate:.3g} coordinate-steps/s")
+        if args.no_numpy:
+            return 0
     t0 = time.perf_counter()
     simulate(opt, pr, orc, T, R, seed=0, record_every=args.record_every)
     total = time.perf_counter() - t0
     rate = R * d * T / total
+    if args.backend == "torch":
+        print(f"simulate numpy: {rate:.3g} coordinate-steps/s; torch / numpy throughput = {trate / rate:.2f}x")
     # breakdown: the same pieces, timed separately for a fraction of the steps
     k = max(1, T // 10)
     theta = pr.x0(R)

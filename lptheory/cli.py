@@ -99,6 +99,9 @@ def _cmd_run(args) -> int:
             p_measure=args.p_measure or args.p,
             on_nonfinite="record",
             progress=not args.quiet,
+            backend=args.backend,
+            device=args.device,
+            dtype=args.dtype,
         )
     pm = args.p_measure or args.p
     print(
@@ -277,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"{name} (optimizers that have it; default: the optimizer's)",
         )
     p_run.add_argument("--eps-mode", dest="eps_mode", default=None, choices=["paper", "official"])
+    p_run.add_argument("--backend", default="numpy", choices=["numpy", "torch"], help="array backend")
+    p_run.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (backend torch)")
+    p_run.add_argument("--dtype", default=None, choices=["float64", "float32"], help="float32: backend torch only")
     p_run.add_argument("--out", default="out", help="output directory")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_run.set_defaults(func=_cmd_run)

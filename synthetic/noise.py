@@ -34,6 +34,13 @@ __all__ = [
 _CHUNK_DRAWS = 64
 
 
+def _const(rng, a):
+    """A numpy constant in the random source's array kind: unchanged for a ``numpy.random.Generator``,
+    moved (once, cached) to the device for a torch source (``lptheory._random.TorchRandom``)."""
+    asarray = getattr(rng, "asarray", None)
+    return a if asarray is None else asarray(a)
+
+
 def sigma_profile(kind: str, d: int, sigma: float = 1.0, seed: int = 0) -> np.ndarray:
     """Per-coordinate standard deviations: ``flat`` (all sigma) or ``power`` (sigma i^{-1/2}, shuffled)."""
     d = _validate.integer("d", d, lo=1)
@@ -48,7 +55,9 @@ def sigma_profile(kind: str, d: int, sigma: float = 1.0, seed: int = 0) -> np.nd
 
 class Noise:
     """Base: per-coordinate std ``sigma`` (shape (d,)); ``sample_mean(rng, n, size)`` draws the mean of n
-    independent noise vectors for ``size`` leading rows with the generator ``rng``."""
+    independent noise vectors for ``size`` leading rows with the generator ``rng``: a
+    ``numpy.random.Generator`` (numpy arrays) or an ``lptheory._random.TorchRandom`` (tensors drawn on
+    its device). Each family's sampler is written once for both."""
 
     name = "noise"
     bounded = False
@@ -67,11 +76,11 @@ class Noise:
         return self._sample_mean(rng, n, tuple(size) + (self.d,))
 
     def _sample_mean(self, rng, n, shape):  # default: average draws in chunks
-        total = np.zeros(shape)
+        total = 0.0
         left = n
         while left > 0:
             k = min(left, _CHUNK_DRAWS)
-            total += self._draw(rng, (k,) + shape).sum(axis=0)
+            total = total + self._draw(rng, (k,) + shape).sum(axis=0)
             left -= k
         return total / n
 
@@ -98,7 +107,7 @@ class Gaussian(Noise):
     name = "gaussian"
 
     def _sample_mean(self, rng, n, shape):
-        return rng.standard_normal(shape) * (self.sigma / math.sqrt(n))
+        return rng.standard_normal(shape) * (_const(rng, self.sigma) / math.sqrt(n))
 
 
 class Uniform(Noise):
@@ -108,7 +117,7 @@ class Uniform(Noise):
     bounded = True
 
     def _draw(self, rng, shape):
-        return (2.0 * rng.random(shape) - 1.0) * (math.sqrt(3.0) * self.sigma)
+        return (2.0 * rng.random(shape) - 1.0) * (math.sqrt(3.0) * _const(rng, self.sigma))
 
     def bound(self):
         return math.sqrt(3.0) * self.sigma
@@ -124,9 +133,9 @@ class Rademacher(Noise):
     def _sample_mean(self, rng, n, shape):
         if n == 1:
             bits = rng.integers(0, 2, size=shape, dtype=np.int8)
-            return (2.0 * bits - 1.0) * self.sigma
+            return (2.0 * bits - 1.0) * _const(rng, self.sigma)
         k = rng.binomial(n, 0.5, size=shape)
-        return (2.0 * k - n) / n * self.sigma
+        return (2.0 * k - n) / n * _const(rng, self.sigma)
 
     def bound(self):
         return self.sigma.copy()
@@ -160,9 +169,11 @@ class FiniteSupport(Noise):
         super().__init__(np.sqrt(np.sum(w * v * v, axis=1)))
 
     def _sample_mean(self, rng, n, shape):
-        lead = shape[:-1]
-        counts = rng.multinomial(n, np.broadcast_to(self.weights, lead + self.weights.shape))
-        return np.einsum("...dk,dk->...d", counts, self.values) / n
+        if isinstance(rng, np.random.Generator):
+            counts = rng.multinomial(n, np.broadcast_to(self.weights, shape[:-1] + self.weights.shape))
+            return np.einsum("...dk,dk->...d", counts, self.values) / n
+        counts = rng.multinomial(n, self.weights, size=shape)  # torch source: counts on the device
+        return rng.torch.einsum("...dk,dk->...d", counts, _const(rng, self.values)) / n
 
     def bound(self):
         return np.max(np.abs(self.values), axis=1)
@@ -189,7 +200,7 @@ class StudentT(Noise):
         super().__init__(sigma)
 
     def _draw(self, rng, shape):
-        return rng.standard_t(self.nu, size=shape) * (self.sigma * math.sqrt((self.nu - 2.0) / self.nu))
+        return rng.standard_t(self.nu, size=shape) * (_const(rng, self.sigma) * math.sqrt((self.nu - 2.0) / self.nu))
 
     def describe(self):
         return {**super().describe(), "nu": self.nu}

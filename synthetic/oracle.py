@@ -38,12 +38,19 @@ class GradientOracle:
         n = self.batch(t) if callable(self.batch) else self.batch
         return _validate.integer(f"batch size at step {t}", n, lo=1)
 
-    def __call__(self, theta: np.ndarray, t: int, rngs: list[np.random.Generator]) -> np.ndarray:
-        """Stochastic gradients for theta of shape (R, d), replicate r drawing from ``rngs[r]``."""
+    def __call__(self, theta, t: int, rngs):
+        """Stochastic gradients for theta of shape (R, d).
+
+        ``rngs``: a list of ``numpy.random.Generator``, replicate r drawing from ``rngs[r]`` (numpy
+        arrays); or one batched device source (``lptheory._random.TorchRandom``, torch tensors), from
+        which all replicates' noise is drawn at once, on the device.
+        """
         g = self.problem.grad(theta)
         if self.noise is None:
             return g
         n = self.batch_at(t)
+        if not isinstance(rngs, (list, tuple)):
+            return g + self.noise.sample_mean(rngs, n, size=tuple(theta.shape[:-1]))
         if len(rngs) != theta.shape[0]:
             raise ValueError(f"need one generator per replicate: {theta.shape[0]} replicates, {len(rngs)} generators")
         for r, rng in enumerate(rngs):

@@ -1,9 +1,10 @@
 """Synthetic l_p-smooth problems with certified constants.
 
 Every problem gives ``f(x)`` and ``grad(x)`` vectorized over leading replicate axes (``x`` has shape
-``(..., d)``), ``f_star`` (exact, or a certified lower bound: ``f_star_exact`` says which), a certified
-upper bound ``smoothness(p)`` on its l_p smoothness constant for any p >= 2 (the derivation is in each
-class's docstring), ``grad_sup(p)`` = sup_x ||grad f(x)||_{p*} where finite (``inf`` otherwise),
+``(..., d)``; a numpy array, or a torch tensor on any device, evaluated there in its dtype),
+``f_star`` (exact, or a certified lower bound: ``f_star_exact`` says which), a certified upper bound
+``smoothness(p)`` on its l_p smoothness constant for any p >= 2 (the derivation is in each class's
+docstring), ``grad_sup(p)`` = sup_x ||grad f(x)||_{p*} where finite (``inf`` otherwise),
 a default starting point ``x0(R)`` and the dimension ``d``.
 
 l_p smoothness (paper, Section 2 and Assumption 1): ||grad f(x) - grad f(y)||_{p*} <= L_p ||x - y||_p.
@@ -19,6 +20,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from lptheory import _validate
+from lptheory._xp import namespace
 from lptheory.geometry import dual_exponent, lp_norm
 
 __all__ = [
@@ -115,14 +117,37 @@ class Problem(ABC):
             raise ValueError(f"x must have last axis of length d={self.d}, got shape {tuple(x.shape)}")
         return x
 
+    def _k(self, x, name):
+        """The constant array attribute ``name`` in ``x``'s kind: itself for numpy, a tensor on ``x``'s
+        device in ``x``'s dtype for torch (converted once per device and dtype, then cached)."""
+        a = getattr(self, name)
+        if isinstance(x, np.ndarray):
+            return a
+        cache = self.__dict__.setdefault("_device_constants", {})
+        key = (name, str(x.device), x.dtype)
+        hit = cache.get(key)
+        if hit is None or hit[0] is not a:
+            import torch
+
+            hit = cache[key] = (a, torch.as_tensor(np.asarray(a), dtype=x.dtype, device=x.device))
+        return hit[1]
+
 
 # ------------------------------------------------------------------------------------------------
-def _phi_log(u):
-    return np.log1p(u * u)
+def _phi_log(xp, u):
+    return xp.log1p(u * u)
 
 
-def _dphi_log(u):
+def _dphi_log(xp, u):
     return 2.0 * u / (1.0 + u * u)
+
+
+def _softplus(xp, u):
+    return xp.logaddexp(xp.zeros_like(u), u)
+
+
+def _dsoftplus(xp, u):
+    return 0.5 * (1.0 + xp.tanh(0.5 * u))
 
 
 class SeparableNonconvex(Problem):
@@ -154,11 +179,12 @@ class SeparableNonconvex(Problem):
 
     def f(self, x):
         x = self._check(x)
-        return np.sum(self.a * _phi_log(x - self.b), axis=-1)
+        xp = namespace(x)
+        return xp.sum(self._k(x, "a") * _phi_log(xp, x - self._k(x, "b")), axis=-1)
 
     def grad(self, x):
         x = self._check(x)
-        return self.a * _dphi_log(x - self.b)
+        return self._k(x, "a") * _dphi_log(None, x - self._k(x, "b"))
 
     def smoothness(self, p):
         p = _check_p(p)
@@ -204,7 +230,7 @@ class RidgeSum(Problem):
     name = "ridge"
     _PHI = {
         "log1p-square": (_phi_log, _dphi_log, 1.0, 2.0),
-        "softplus": (lambda u: np.logaddexp(0.0, u), lambda u: 0.5 * (1.0 + np.tanh(0.5 * u)), 1.0, 0.25),
+        "softplus": (_softplus, _dsoftplus, 1.0, 0.25),
     }
 
     def __init__(self, d: int = 100, m: int = 50, phi: str = "log1p-square", sparsity: float = 1.0, seed: int = 0):
@@ -226,11 +252,13 @@ class RidgeSum(Problem):
 
     def f(self, x):
         x = self._check(x)
-        return self._phi(x @ self.A.T - self.bvec) @ self.w
+        A, b, w = self._k(x, "A"), self._k(x, "bvec"), self._k(x, "w")
+        return self._phi(namespace(x), x @ A.T - b) @ w
 
     def grad(self, x):
         x = self._check(x)
-        return (self._dphi(x @ self.A.T - self.bvec) * self.w) @ self.A
+        A, b, w = self._k(x, "A"), self._k(x, "bvec"), self._k(x, "w")
+        return (self._dphi(namespace(x), x @ A.T - b) * w) @ A
 
     def smoothness(self, p):
         p = _check_p(p)
@@ -282,11 +310,11 @@ class QuadraticDiagonal(Problem):
 
     def f(self, x):
         x = self._check(x)
-        return 0.5 * np.sum(self.h * (x - self.c) ** 2, axis=-1)
+        return 0.5 * namespace(x).sum(self._k(x, "h") * (x - self._k(x, "c")) ** 2, axis=-1)
 
     def grad(self, x):
         x = self._check(x)
-        return self.h * (x - self.c)
+        return self._k(x, "h") * (x - self._k(x, "c"))
 
     def smoothness(self, p):
         return float(lp_norm(self.h, _r(_check_p(p))))
@@ -324,12 +352,12 @@ class QuadraticDense(Problem):
 
     def f(self, x):
         x = self._check(x)
-        y = x - self.c
-        return 0.5 * np.sum(y * (y @ self.H), axis=-1)
+        y = x - self._k(x, "c")
+        return 0.5 * namespace(x).sum(y * (y @ self._k(x, "H")), axis=-1)
 
     def grad(self, x):
         x = self._check(x)
-        return (x - self.c) @ self.H
+        return (x - self._k(x, "c")) @ self._k(x, "H")
 
     def smoothness(self, p):
         p = _check_p(p)
@@ -375,17 +403,20 @@ class LogSumExp(Problem):
 
     def f(self, x):
         x = self._check(x)
-        z = (x @ self.A.T - self.bvec) / self.mu
-        zmax = z.max(axis=-1, keepdims=True)
-        return self.mu * (np.log(np.exp(z - zmax).sum(axis=-1)) + zmax[..., 0])
+        xp = namespace(x)
+        z = (x @ self._k(x, "A").T - self._k(x, "bvec")) / self.mu
+        zmax = xp.amax(z, axis=-1, keepdims=True)
+        return self.mu * (xp.log(xp.exp(z - zmax).sum(axis=-1)) + zmax[..., 0])
 
     def grad(self, x):
         x = self._check(x)
-        z = (x @ self.A.T - self.bvec) / self.mu
-        z = z - z.max(axis=-1, keepdims=True)
-        pi = np.exp(z)
+        xp = namespace(x)
+        A = self._k(x, "A")
+        z = (x @ A.T - self._k(x, "bvec")) / self.mu
+        z = z - xp.amax(z, axis=-1, keepdims=True)
+        pi = xp.exp(z)
         pi /= pi.sum(axis=-1, keepdims=True)
-        return pi @ self.A
+        return pi @ A
 
     def smoothness(self, p):
         p = _check_p(p)
