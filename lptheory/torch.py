@@ -91,10 +91,13 @@ def _compiled_rule(core: _core.Optimizer):
         fused.__code__ = fused.__code__.replace()
         compiled = torch.compile(fused, dynamic=True, fullgraph=True)
 
-        def fn(lr, t, th, g, *state):
-            assert len(state) == n_state
-            with torch._dynamo.config.patch(specialize_float=True):
-                compiled(torch.tensor(lr, dtype=torch.float64), t, th, g, *state)
+        def fn(lr, t, items):
+            """items: (theta, grad, *state) flat views per parameter, updated in place."""
+            lr_t = torch.tensor(lr, dtype=torch.float64)
+            with torch._dynamo.config.patch(specialize_float=True):  # one patch (about 0.1 ms) per bucket
+                for th, g, *state in items:
+                    assert len(state) == n_state
+                    compiled(lr_t, t, th, g, *state)
 
         _COMPILED[static] = fn
     return fn
@@ -181,9 +184,18 @@ class _Base(torch.optim.Optimizer):
             lr = core.lr_at(t)
             use_foreach = foreach if foreach is not None else (device.type == "cuda" and not compiled)
             if compiled:
-                fn = _compiled_rule(core)
-                for th, g, st in zip(thetas, grads, states):
-                    fn(lr, t, th.view(-1), g.view(-1), *[s.view(-1) for s in st])
+                # flat views need contiguous tensors; a non-contiguous one (rare) takes the single path
+                flat = [all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)]
+                items = [
+                    (th.view(-1), g.view(-1), *[s.view(-1) for s in st])
+                    for th, g, st, ok in zip(thetas, grads, states, flat)
+                    if ok
+                ]
+                _compiled_rule(core)(lr, t, items)
+                h = core._scalars(t, lr)
+                for th, g, st, ok in zip(thetas, grads, states, flat):
+                    if not ok:
+                        _engine.apply(core._rule, torch, h, [th, g, *st, th, *st], core.n_scratch)
             elif use_foreach:
                 h = core._scalars(t, lr)
                 state_lists = [list(col) for col in zip(*states)] if keys else []

@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
-
 from lptheory import _validate
 from lptheory.geometry import dual_exponent, lp_norm
 

@@ -351,3 +351,20 @@ def test_cuda_paths_match_cpu(path):
         opt.step()
     for x, y in zip(ref, [*ps, extra]):
         np.testing.assert_allclose(y.detach().cpu().numpy(), x.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_compiled_path_handles_non_contiguous_parameters():
+    pytest.importorskip("torch._inductor")
+    base = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    res = []
+    for flags in (dict(foreach=False), dict(compiled=True)):
+        w = torch.nn.Parameter(base.clone().t())  # a transposed, non-contiguous parameter
+        v = torch.nn.Parameter(base[0].clone())
+        assert not w.is_contiguous()
+        opt = StaceyPP([w, v], lr=0.01, p=2.7, eps_mode="official", **flags)
+        for g in _grads(3, (3, 4), seed=4):
+            w.grad, v.grad = g.clone(), g[:, 0].clone()
+            opt.step()
+        res.append((w.detach().clone(), v.detach().clone()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-14)
