@@ -43,13 +43,11 @@ class TensorList:
         return self
 
     def copy_(self, src):
-        self.t = [x.clone() for x in src.t] if self.t is None else _copy(self.t, src.t)
+        if self.t is None:
+            self.t = [x.clone() for x in src.t]
+        else:
+            torch._foreach_copy_(self.t, src.t)
         return self
-
-
-def _copy(dst, src):
-    torch._foreach_copy_(dst, src)
-    return dst
 
 
 def _val(b):

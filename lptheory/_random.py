@@ -76,8 +76,8 @@ class TorchRandom:
         counts = []
         for j in range(k - 1):
             pj = pv[..., j]
-            prob = (pj / mass).nan_to_num(0.0, 0.0, 0.0).clamp(0.0, 1.0)
-            prob = torch.where(mass > 0, prob, torch.zeros_like(prob)).expand(shape).contiguous()
+            # 0/0 or p/0 once the mass is spent: probability 0 (nan_to_num), rounding kept inside [0, 1]
+            prob = (pj / mass).nan_to_num(0.0, 0.0, 0.0).clamp(0.0, 1.0).expand(shape).contiguous()
             c = torch.binomial(left, prob, generator=self.gen)
             counts.append(c)
             left = left - c

@@ -216,6 +216,7 @@ def simulate(
     if xp is not np:
         # divergence on the device: the first step at which each replicate became non-finite (0: never)
         first_bad = xp.zeros(replicates, dtype=xp.int64, device=theta.device)
+        zeros_buf = xp.empty_like(theta)  # reused: a fresh (R, d) temporary per step costs page faults on CPU
 
     def nonfinite_error(step, r):
         return FloatingPointError(
@@ -256,7 +257,7 @@ def simulate(
         if xp is not np:
             # sum(0 * theta) over a row is NaN exactly when the row holds a NaN/inf (finite * 0 = 0 cannot
             # overflow, inf * 0 = NaN): exact, element-wise plus one reduction, no host synchronization
-            bad_now = ~xp.isfinite((theta * 0.0).sum(dim=-1))
+            bad_now = ~xp.isfinite(xp.mul(theta, 0.0, out=zeros_buf).sum(dim=-1))
             first_bad = xp.where(bad_now & (first_bad == 0), t + 1, first_bad)
         else:
             # one pass: a row sum is non-finite whenever the row has NaN/inf (confirmed row-wise, so a

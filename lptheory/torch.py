@@ -79,7 +79,7 @@ def _compiled_rule(core: _core.Optimizer):
     static = dataclasses.replace(core, lr=0.0)
     fn = _COMPILED.get(static)
     if fn is None:
-        rule, n_scratch, n_state = static._rule, static.n_scratch, len(static.state_keys())
+        rule, n_scratch = static._rule, static.n_scratch
 
         def fused(lr, t, th, g, *state):
             h = static._scalars(t, lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
@@ -95,9 +95,8 @@ def _compiled_rule(core: _core.Optimizer):
             """items: (theta, grad, *state) flat views per parameter, updated in place."""
             lr_t = torch.tensor(lr, dtype=torch.float64)
             with torch._dynamo.config.patch(specialize_float=True):  # one patch (about 0.1 ms) per bucket
-                for th, g, *state in items:
-                    assert len(state) == n_state
-                    compiled(lr_t, t, th, g, *state)
+                for item in items:
+                    compiled(lr_t, t, *item)
 
         _COMPILED[static] = fn
     return fn
@@ -182,30 +181,27 @@ class _Base(torch.optim.Optimizer):
         compiled = group.get("compiled", False)
         for (device, _dtype, t), (params, thetas, grads, states, lows) in buckets.items():
             lr = core.lr_at(t)
-            use_foreach = foreach if foreach is not None else (device.type == "cuda" and not compiled)
-            if compiled:
-                # flat views need contiguous tensors; a non-contiguous one (rare) takes the single path
-                flat = [all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)]
+            h = core._scalars(t, lr)
+            # compiled: flat views need contiguous tensors; a non-contiguous one (rare) takes the eager rule
+            fused = [
+                compiled and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
+            ]
+            if any(fused):
                 items = [
                     (th.view(-1), g.view(-1), *[s.view(-1) for s in st])
-                    for th, g, st, ok in zip(thetas, grads, states, flat)
-                    if ok
+                    for th, g, st, f in zip(thetas, grads, states, fused)
+                    if f
                 ]
                 _compiled_rule(core)(lr, t, items)
-                h = core._scalars(t, lr)
-                for th, g, st, ok in zip(thetas, grads, states, flat):
-                    if not ok:
-                        _engine.apply(core._rule, torch, h, [th, g, *st, th, *st], core.n_scratch)
-            elif use_foreach:
-                h = core._scalars(t, lr)
+            if not compiled and (foreach if foreach is not None else device.type == "cuda"):
                 state_lists = [list(col) for col in zip(*states)] if keys else []
                 apply_foreach(
                     core._rule, h, [thetas, grads, *state_lists, thetas, *state_lists], 2 + len(keys), core.n_scratch
                 )
             else:
-                h = core._scalars(t, lr)
-                for th, g, st in zip(thetas, grads, states):
-                    _engine.apply(core._rule, torch, h, [th, g, *st, th, *st], core.n_scratch)
+                for th, g, st, f in zip(thetas, grads, states, fused):
+                    if not f:
+                        _engine.apply(core._rule, torch, h, [th, g, *st, th, *st], core.n_scratch)
             for p, th, low in zip(params, thetas, lows):
                 if low:
                     p.copy_(th)

@@ -255,11 +255,9 @@ def test_planted_foreach_bug_is_caught(monkeypatch):
     from lptheory import _foreach
 
     def wrong_subtract(self, a, b, out):
-        return (
-            self._binary("sub", b, a, out, False)
-            if isinstance(b, _foreach.TensorList)
-            else self._binary("sub", a, b, out, False)
-        )
+        if isinstance(b, _foreach.TensorList):
+            a, b = b, a
+        return self._binary("sub", a, b, out, False)
 
     a, _ = _run_path(StaceyPP, dict(p=3.0), "single", torch.float64)
     monkeypatch.setattr(_foreach.ForeachNamespace, "subtract", wrong_subtract)
