@@ -1,7 +1,7 @@
 """Applies an element-wise update rule to whole arrays: chunked and threaded on numpy, direct on torch.
 
-A *rule* is a function ``rule(xp, h, *arrays)`` that reads its inputs and writes its outputs with
-``out=`` calls of the array module ``xp`` (see :mod:`lptheory._kernels`). It is written once; this
+A *rule* is a function ``rule(xp, h, b)`` that reads its inputs and writes its outputs (named buffers
+``b``) with ``out=`` calls of the array module ``xp`` (see :mod:`lptheory._kernels`). It is written once; this
 module decides how to run it:
 
 * numpy: the arrays are flattened and the rule is called on blocks of ``CHUNK`` elements, so that
@@ -20,6 +20,30 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+class Hyper(dict):
+    """The named scalars of one step: ``h.lr``, ``h.beta1``, ... (a dict with attribute access)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no scalar {name!r} in this step (have {sorted(self)})") from None
+
+
+class Buffers:
+    """The named arrays a rule reads and writes: ``theta``, ``grad``, the state buffers, their
+    ``new_`` outputs and the scratch arrays ``s1``, ``s2``, ..."""
+
+    def __init__(self, **arrays):
+        self.__dict__.update(arrays)
+
+    def __repr__(self):
+        return f"Buffers({', '.join(self.__dict__)})"
+
+
 
 CHUNK = 16384
 _PARALLEL_MIN = 1 << 18
@@ -65,36 +89,55 @@ def _scratch(n_scratch: int, dtype) -> list[np.ndarray]:
     return bufs
 
 
-def _run_range(rule, h, flats, n_scratch, lo, hi):
+def _scratch_names(n: int) -> list[str]:
+    return [f"s{i + 1}" for i in range(n)]
+
+
+def _run_range(rule, h, names, flats, n_scratch, lo, hi):
     scratch = _scratch(n_scratch, flats[0].dtype)
+    snames = _scratch_names(n_scratch)
     with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
         for s in range(lo, hi, CHUNK):
             e = min(hi, s + CHUNK)
             k = e - s
-            rule(np, h, *[a[s:e] for a in flats], *[b[:k] for b in scratch])
+            b = Buffers(**{n: a[s:e] for n, a in zip(names, flats)}, **{n: a[:k] for n, a in zip(snames, scratch)})
+            rule(np, h, b)
 
 
-def apply(rule, xp, h, arrays, n_scratch: int) -> None:
-    """Run ``rule(xp, h, *arrays, *scratch)`` over all elements of ``arrays`` (same shape each).
+def apply(rule, xp, h, arrays: dict, n_scratch: int) -> None:
+    """Run ``rule(xp, h, Buffers(**arrays, s1=..., ...))`` over all elements of ``arrays`` (a dict of
+    same-shape arrays: inputs and outputs by name).
 
     Output arrays among ``arrays`` must be C-contiguous numpy arrays (they are written through flat
     views); the caller guarantees it. ``over``/``invalid`` warnings are silenced in the numpy path
     because the rules never rely on them: non-finite results are the callers' to detect.
     """
+    names = list(arrays)
     if xp is not np:
-        scratch = [xp.empty_like(arrays[0]) for _ in range(n_scratch)]
-        rule(xp, h, *arrays, *scratch)
+        first = arrays[names[0]]
+        scratch = {n: xp.empty_like(first) for n in _scratch_names(n_scratch)}
+        rule(xp, h, Buffers(**arrays, **scratch))
         return
-    flats = [a.reshape(-1) for a in arrays]
+    flats = [arrays[n].reshape(-1) for n in names]
     n = flats[0].size
     nt = threads()
     if nt == 1 or n < _PARALLEL_MIN or threading.current_thread().name.startswith("lptheory"):
-        _run_range(rule, h, flats, n_scratch, 0, n)
+        _run_range(rule, h, names, flats, n_scratch, 0, n)
         return
     # contiguous ranges aligned to CHUNK, one per worker
     per = -(-n // (nt * CHUNK)) * CHUNK
     bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
     pool = _get_pool(nt)
-    futures = [pool.submit(_run_range, rule, h, flats, n_scratch, lo, hi) for lo, hi in bounds]
+    futures = [pool.submit(_run_range, rule, h, names, flats, n_scratch, lo, hi) for lo, hi in bounds]
     for f in futures:
         f.result()
+
+
+def run(opt, h, arrays: dict) -> None:
+    """Run optimizer ``opt``'s rule on the named ``arrays`` (see :meth:`ElementwiseOptimizer.named`)."""
+    xp = np if isinstance(next(iter(arrays.values())), np.ndarray) else None
+    if xp is None:
+        from ._xp import namespace
+
+        xp = namespace(next(iter(arrays.values())))
+    apply(type(opt).rule, xp, h, arrays, opt.n_scratch)

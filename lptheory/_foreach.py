@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import torch
 
+from ._engine import Buffers
+
 __all__ = ["TensorList", "ForeachNamespace", "apply_foreach"]
 
 
@@ -122,20 +124,23 @@ class ForeachNamespace:
 FOREACH = ForeachNamespace()
 
 
-def apply_foreach(rule, h, lists, n_inputs: int, n_scratch: int) -> None:
-    """Run ``rule(FOREACH, h, *arrays, *scratch)`` where ``lists[:n_inputs]`` are the inputs and the
-    rest the outputs (lists of tensors; an output list may be the same list object as an input to
-    update it in place). Outputs are written into the caller's tensors."""
+def apply_foreach(rule, h, arrays: dict, n_scratch: int) -> None:
+    """Run ``rule(FOREACH, h, Buffers(**arrays, s1=..., ...))`` where ``arrays`` maps the rule's
+    buffer names to lists of tensors (``new_*`` names are outputs; an output may be the same list
+    object as an input to update it in place). Outputs are written into the caller's tensors."""
     holders: dict[int, TensorList] = {}
-    arrays = []
-    for lst in lists:
+    named = {}
+    for name, lst in arrays.items():
         hl = holders.get(id(lst))
         if hl is None:
             hl = holders[id(lst)] = TensorList(lst)
-        arrays.append(hl)
-    like = lists[0]
-    scratch = [TensorList(None, like=like) for _ in range(n_scratch)]
-    rule(FOREACH, h, *arrays, *scratch)
-    for lst, hl in zip(lists[n_inputs:], arrays[n_inputs:]):
+        named[name] = hl
+    like = next(iter(arrays.values()))
+    scratch = {f"s{i + 1}": TensorList(None, like=like) for i in range(n_scratch)}
+    rule(FOREACH, h, Buffers(**named, **scratch))
+    for name, lst in arrays.items():
+        if not name.startswith("new_"):
+            continue
+        hl = named[name]
         if any(a is not b for a, b in zip(hl.t, lst)):
             torch._foreach_copy_(lst, hl.t)

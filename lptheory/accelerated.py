@@ -6,7 +6,7 @@
 * :class:`SteepestLp`: plain l_p steepest descent x - (1/L) g#, g#_i = ||g||_q^{2-q} sgn(g_i)|g_i|^{q-1}
   (section 3 there; the deterministic Alg. 3 with eta = 1/L, i.e. Section 4.1's closed-form step).
 
-Both follow the optimizer API: ``init(theta) -> state``; ``step(theta, grad, state) -> (theta, state)``,
+Both follow the optimizer protocol of :mod:`lptheory.optimizers` (``init``, ``step``, ``output``),
 where ``theta`` is the point where the gradient is queried. For :class:`AcceleratedLp` the output of the
 method (the sequence y_k with the guarantee) is ``state["y"]``; :meth:`output` returns it.
 Arrays have shape (..., d) (leading axes: independent replicates); numpy or torch.
@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from . import _validate
 from ._xp import namespace
 from .geometry import lp_norm, steepest_map, steepest_step
+from .optimizers import Optimizer
 
 __all__ = ["AcceleratedLp", "SteepestLp", "accelerated_bound"]
 
@@ -31,7 +33,7 @@ def accelerated_bound(L: float, R_hat: float, T: int, p: float) -> float:
 
 
 @dataclass(frozen=True)
-class AcceleratedLp:
+class AcceleratedLp(Optimizer):
     """Linear coupling with the l_p^p mirror map (reference section 1).
 
     Parameters
@@ -45,6 +47,7 @@ class AcceleratedLp:
         y_k = (1 - tau_k) y_{k-1} + tau_k v_k;  x_{k+1} = (1 - tau_{k+1}) y_k + tau_{k+1} v_k.
     """
 
+    name: ClassVar[str] = "accelerated-lp"
     p: float
     L: float
     T: int
@@ -69,10 +72,10 @@ class AcceleratedLp:
 
     def init(self, theta):
         xp = namespace(theta)
-        return {"k": 0, "x0": theta * 1.0, "y": theta * 1.0, "v": theta * 1.0, "z": xp.zeros_like(theta)}
+        return {"step": 0, "x0": theta * 1.0, "y": theta * 1.0, "v": theta * 1.0, "z": xp.zeros_like(theta)}
 
-    def step(self, theta, grad, state):
-        k = state["k"] + 1
+    def step(self, theta, grad, state, *, donate: bool = False):
+        k = state["step"] + 1
         a_k = self.c * k
         tau = 2.0 / (k + 1)
         z = state["z"] + a_k * grad
@@ -86,18 +89,18 @@ class AcceleratedLp:
         y = (1.0 - tau) * state["y"] + tau * v
         tau_next = 2.0 / (k + 2)
         x_next = (1.0 - tau_next) * y + tau_next * v
-        return x_next, {"k": k, "x0": state["x0"], "y": y, "v": v, "z": z}
+        return x_next, {"step": k, "x0": state["x0"], "y": y, "v": v, "z": z}
 
-    @staticmethod
-    def output(theta, state):
+    def output(self, theta, state):
         return state["y"]
 
 
 @dataclass(frozen=True)
-class SteepestLp:
+class SteepestLp(Optimizer):
     """x_{k+1} = x_k - (1/L) g#, g# = ||g||_q^{2-q} sgn(g)|g|^{q-1} (reference section 3; Section 4.1's
     closed-form step of Alg. 3 with eta = 1/L). Guarantee: f(x_k) - f* <= 2 L R_0^2 / (k + 4)."""
 
+    name: ClassVar[str] = "steepest-lp"
     p: float
     L: float
 
@@ -106,11 +109,7 @@ class SteepestLp:
         _validate.real("L", self.L, lo=0.0, lo_open=True)
 
     def init(self, theta):
-        return {"k": 0}
+        return {"step": 0}
 
-    def step(self, theta, grad, state):
-        return theta + steepest_step(grad, self.p, lr=1.0 / self.L), {"k": state["k"] + 1}
-
-    @staticmethod
-    def output(theta, state):
-        return theta
+    def step(self, theta, grad, state, *, donate: bool = False):
+        return theta + steepest_step(grad, self.p, lr=1.0 / self.L), {"step": state["step"] + 1}

@@ -1,23 +1,50 @@
-"""The paper's optimizers and its baselines, as values: ``init(theta) -> state``,
-``step(theta, grad, state) -> (theta, state)``.
+"""Optimizers as values: ``init(theta) -> state``, ``step(theta, grad, state) -> (theta, state)``.
 
-Arrays have shape ``(..., d)``; leading axes are independent replicates. Every optimizer works on
-numpy arrays and on torch tensors (CPU or CUDA) through the same rule: each class holds one
-element-wise update rule written against the array module's ``out=`` functions
-(:mod:`lptheory._kernels`), which :mod:`lptheory._engine` runs chunked and threaded on numpy and
-directly on torch.
+This module is the public place for optimizers: the paper's methods (Algorithms 1-3), its baselines,
+and the mechanism that defines a new optimizer once for numpy and torch.
+
+The protocol (:class:`Optimizer`), which every method of the toolkit follows (the accelerated methods
+of :mod:`lptheory.accelerated` and the :class:`Projected` wrapper included):
+
+* ``init(theta) -> state``: a dict of arrays plus ``state["step"]`` (an int);
+* ``step(theta, grad, state, *, donate=False) -> (theta, state)``: one update;
+* ``output(theta, state) -> point``: the point the method reports (``theta`` unless the method
+  says otherwise, e.g. the y-sequence of an accelerated method).
+
+Arrays have shape ``(..., d)``; leading axes are independent replicates. numpy arrays and torch
+tensors (CPU or CUDA) go through the same code and come back as the caller's kind.
+
+Defining an element-wise optimizer
+----------------------------------
+Subclass :class:`ElementwiseOptimizer` (a frozen dataclass whose fields are the hyper-parameters):
+
+* ``name``: the CLI name;
+* ``buffers``: names of the per-coordinate state arrays (e.g. ``("m", "v")``);
+* ``limits``: allowed range of each numeric hyper-parameter (checked at construction for constants,
+  and at every step for schedules; errors name the parameter and the range);
+* ``derived(h, t)`` (optional): per-step scalars computed from the hyper-parameters (bias corrections);
+* ``rule(xp, h, b)``: the update, written once against the array module ``xp`` (``numpy``, ``torch``,
+  or the toolkit's multi-tensor and tracing namespaces) with ``out=`` calls. ``h`` holds the named
+  scalars of the step (every hyper-parameter at step t, schedules evaluated, plus ``derived`` and
+  ``t``); ``b`` the named buffers: ``b.theta``, ``b.grad``, ``b.<name>`` (old state),
+  ``b.new_theta``, ``b.new_<name>`` (outputs, which may alias the inputs: read a value before
+  overwriting it) and scratch ``b.s1``, ``b.s2``, ... (``n_scratch`` of them).
+
+Any numeric hyper-parameter may be a schedule: a callable of the 0-based step ``t``. The numpy engine
+(:mod:`lptheory._engine`) runs the rule on cache-sized chunks; torch runs it on whole tensors.
 
 Paper-exact by default: Algorithms 1-3 as their pseudo-code reads, ``eps_mode="paper"``.
-``eps_mode="official"`` reproduces the authors' code (``shared/reference/official-code.md``).
+``eps_mode="official"`` reproduces the authors' code.
 
 Buffers. ``step`` never modifies ``theta``, ``grad`` or the arrays of the ``state`` it is given,
 unless ``donate=True``: then it may write the new parameters into ``theta`` and the new state into
-the old state's arrays (saving the allocation of fresh arrays at every step, which on large arrays
-costs as much as a pass of the update). Use ``donate=True`` only when the old values are not needed.
+the old state's arrays (saving the allocation of fresh arrays at every step). Use ``donate=True``
+only when the old values are not needed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -27,10 +54,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import _engine, _kernels, _validate
+from ._engine import Buffers, Hyper
 from ._xp import is_floating, namespace
 
 __all__ = [
     "Optimizer",
+    "ElementwiseOptimizer",
+    "Hyper",
+    "Buffers",
+    "Projected",
     "LpDescent",
     "StaceyP2",
     "StaceyPP",
@@ -46,37 +78,100 @@ __all__ = [
 LR = float | Callable[[int], float]
 
 
-def _check_lr(lr) -> None:
-    if callable(lr):
-        return
-    _validate.real("lr", lr, lo=0.0)
+def _is_schedule(v) -> bool:
+    return callable(v) and not isinstance(v, (bool, int, float, str))
+
+
+def _check_value(name: str, value, spec: dict):
+    if spec.get("exponent"):
+        return _validate.exponent(name, value, lo=spec.get("lo", 1.0), lo_open=spec.get("lo_open", True),
+                                  allow_inf=spec.get("allow_inf", True))
+    return _validate.real(name, value, lo=spec.get("lo"), hi=spec.get("hi"), lo_open=spec.get("lo_open", False),
+                          hi_open=spec.get("hi_open", False))
+
+
+class Optimizer(ABC):
+    """The optimizer protocol: ``init``, ``step``, ``output`` (see the module docstring)."""
+
+    name: ClassVar[str] = "optimizer"
+
+    @abstractmethod
+    def init(self, theta) -> dict[str, Any]:
+        """Initial state for parameters ``theta`` (shape ``(..., d)``)."""
+
+    @abstractmethod
+    def step(self, theta, grad, state: dict[str, Any], *, donate: bool = False):
+        """One update: returns ``(new_theta, new_state)``."""
+
+    def output(self, theta, state):
+        """The point the method reports after a step (``theta`` by default)."""
+        return theta
 
 
 @dataclass(frozen=True)
-class Optimizer(ABC):
-    """Base class: hyper-parameters are fields (immutable); state is a dict of arrays plus ``step``."""
+class ElementwiseOptimizer(Optimizer):
+    """Base of the element-wise optimizers: hyper-parameters are dataclass fields (immutable), any
+    numeric one may be a schedule ``t -> value``; state is a dict of arrays plus ``step``."""
 
-    name: ClassVar[str] = "optimizer"
+    buffers: ClassVar[tuple[str, ...]] = ()
     n_scratch: ClassVar[int] = 3
+    limits: ClassVar[dict[str, dict]] = {}
 
-    def state_keys(self) -> tuple[str, ...]:
-        """Names of the per-coordinate state arrays."""
-        return ()
+    def __post_init__(self):
+        for name, spec in self.limits.items():
+            v = getattr(self, name)
+            if _is_schedule(v):
+                continue
+            object.__setattr__(self, name, _check_value(name, v, spec))
 
-    # -- public API -------------------------------------------------------------------------------
+    # -- hooks --------------------------------------------------------------------------------------
+    def derived(self, h: Hyper, t: int) -> dict:
+        """Per-step scalars computed from the step's hyper-parameters (default: none)."""
+        return {}
+
+    def init_buffer(self, xp, name: str, theta):
+        """Initial value of state buffer ``name`` (default zeros)."""
+        return xp.zeros_like(theta)
+
+    @staticmethod
+    @abstractmethod
+    def rule(xp, h: Hyper, b: Buffers) -> None:
+        """The element-wise update (module docstring)."""
+
+    # -- public API -----------------------------------------------------------------------------------
+    def hyper_at(self, t: int) -> Hyper:
+        """Every hyper-parameter at 0-based step ``t`` (schedules evaluated and range-checked)."""
+        h = Hyper()
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if _is_schedule(v):
+                spec = self.limits.get(f.name)
+                v = v(t)
+                if spec is not None:
+                    v = _check_value(f"{f.name} (at step {t})", v, spec)
+            h[f.name] = v
+        return h
+
+    def scalars(self, t: int, **overrides) -> Hyper:
+        """The named scalars of step ``t``: :meth:`hyper_at`, then ``overrides`` (e.g. a tensor ``lr``),
+        then :meth:`derived`, plus ``t``."""
+        h = self.hyper_at(t)
+        h.update(overrides)
+        h["t"] = t
+        h.update(self.derived(h, t))
+        return h
+
     def lr_at(self, t: int) -> float:
-        """The step size at 0-based step ``t`` (``lr`` itself or ``lr(t)`` for a schedule)."""
-        lr = self.lr  # type: ignore[attr-defined]
-        v = lr(t) if callable(lr) else lr
-        return _validate.real(f"lr (at step {t})", v, lo=0.0)
+        """The step size at 0-based step ``t``."""
+        return self.hyper_at(t)["lr"]
 
     def init(self, theta) -> dict[str, Any]:
-        """Initial state for parameters ``theta`` (shape ``(..., d)``): zeros, and ``step = 0``."""
+        """Initial state for ``theta``: each buffer from :meth:`init_buffer`, and ``step = 0``."""
         xp = namespace(theta)
         self._check_float(xp, theta, "theta")
         state: dict[str, Any] = {"step": 0}
-        for k in self.state_keys():
-            state[k] = self._init_array(xp, k, theta)
+        for k in self.buffers:
+            state[k] = self.init_buffer(xp, k, theta)
         return state
 
     def step(self, theta, grad, state: dict[str, Any], *, donate: bool = False):
@@ -95,7 +190,7 @@ class Optimizer(ABC):
             raise TypeError("state must be the dict returned by init() or step()")
         t = _validate.integer("state['step']", state["step"], lo=0)
         old = []
-        for k in self.state_keys():
+        for k in self.buffers:
             if k not in state:
                 raise ValueError(f"state is missing {k!r}; build it with {type(self).__name__}.init(theta)")
             a = state[k]
@@ -105,7 +200,7 @@ class Optimizer(ABC):
                     f"got shape {tuple(a.shape)}, dtype {a.dtype}"
                 )
             old.append(a)
-        h = self._scalars(t, self.lr_at(t))
+        h = self.scalars(t)
         if xp is np:
             theta_in = np.ascontiguousarray(theta)
             grad = np.ascontiguousarray(grad)
@@ -114,27 +209,32 @@ class Optimizer(ABC):
                 a if donate and a.flags.c_contiguous and a.flags.writeable else np.empty(a.shape, a.dtype)
                 for a in [theta, *old]
             ]
-            _engine.apply(self._rule, np, h, [theta_in, grad, *old, *outs], self.n_scratch)
+            _engine.run(self, h, self.named(theta_in, grad, old, outs))
         else:
             with xp.no_grad():
                 outs = [a if donate else xp.empty_like(a) for a in [theta, *old]]
-                _engine.apply(self._rule, xp, h, [theta, grad, *old, *outs], self.n_scratch)
+                _engine.run(self, h, self.named(theta, grad, old, outs))
         new_state = {"step": t + 1}
-        new_state.update(zip(self.state_keys(), outs[1:]))
+        new_state.update(zip(self.buffers, outs[1:]))
         return outs[0], new_state
 
-    # -- hooks for subclasses -----------------------------------------------------------------------
-    def _init_array(self, xp, key, theta):
-        return xp.zeros_like(theta)
+    def named(self, theta, grad, old, new) -> dict:
+        """The rule's named inputs and outputs (``theta``, ``grad``, buffers, ``new_*``), in a fixed order."""
+        arrays = {"theta": theta, "grad": grad}
+        arrays.update(zip(self.buffers, old))
+        arrays["new_theta"] = new[0]
+        arrays.update(("new_" + k, a) for k, a in zip(self.buffers, new[1:]))
+        return arrays
 
-    @abstractmethod
-    def _scalars(self, t: int, lr: float) -> tuple:
-        """Per-step scalar constants handed to ``_rule`` (computed on the host, once per step)."""
+    def static(self) -> ElementwiseOptimizer:
+        """This optimizer with ``lr`` and every schedule replaced by 0.0: the configuration that fixes
+        the rule's control flow (the cache key of compiled kernels; the replaced values are passed to
+        the kernel at every step)."""
+        return dataclasses.replace(self, **{k: 0.0 for k in self.dynamic_fields()})
 
-    @staticmethod
-    @abstractmethod
-    def _rule(xp, h, *arrays):
-        """The element-wise update, reading inputs and writing outputs with ``out=`` calls."""
+    def dynamic_fields(self) -> tuple[str, ...]:
+        """Fields that may change between steps: ``lr`` and every field given as a schedule."""
+        return tuple(f.name for f in dataclasses.fields(self) if f.name == "lr" or _is_schedule(getattr(self, f.name)))
 
     @staticmethod
     def _check_float(xp, a, name):
@@ -142,11 +242,15 @@ class Optimizer(ABC):
             raise TypeError(f"{name} must have a floating dtype, got {a.dtype}")
 
 
+_UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
+_NONNEG = dict(lo=0.0)
+
+
 # ------------------------------------------------------------------------------------------------
 # The paper's algorithms
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class LpDescent(Optimizer):
+class LpDescent(ElementwiseOptimizer):
     """Stochastic l_p descent, Algorithm 3: ``theta_{t+1} = theta_t - eta s(g~_t)``.
 
     ``s_i(x) = x_i / |x_i|^{(p-2)/(p-1)} = sgn(x_i)|x_i|^{1/(p-1)}`` (Alg. 3 line 2, computed in the
@@ -161,26 +265,19 @@ class LpDescent(Optimizer):
 
     name: ClassVar[str] = "lp-descent"
     n_scratch: ClassVar[int] = 1
+    limits: ClassVar[dict] = {"p": dict(exponent=True), "lr": _NONNEG}
     p: float = 3.0
     lr: LR = 1e-3
 
-    def __post_init__(self):
-        object.__setattr__(self, "p", _validate.exponent("p", self.p))
-        _check_lr(self.lr)
-
-    def _scalars(self, t, lr):
-        return (self.p, lr)
-
     @staticmethod
-    def _rule(xp, h, th, g, th_out, s1):
-        p, lr = h
-        s = _kernels.steepest(xp, g, p, s1, s1)  # Alg. 3 line 2
-        xp.multiply(s, lr, out=s1)
-        xp.subtract(th, s1, out=th_out)  # Alg. 3 line 3
+    def rule(xp, h, b):
+        s = _kernels.steepest(xp, b.grad, h.p, b.s1, b.s1)  # Alg. 3 line 2
+        xp.multiply(s, h.lr, out=b.s1)
+        xp.subtract(b.theta, b.s1, out=b.new_theta)  # Alg. 3 line 3
 
 
 @dataclass(frozen=True)
-class _Stacey(Optimizer):
+class _Stacey(ElementwiseOptimizer):
     p: float = 3.0
     lr: LR = 1e-3
     alpha: float = 1e-3
@@ -192,64 +289,49 @@ class _Stacey(Optimizer):
     eps_mode: str = "paper"
     z_init: str = "params"
 
-    _p_inf_ok: ClassVar[bool] = True
+    buffers: ClassVar[tuple[str, ...]] = ("z", "m")
+    limits: ClassVar[dict] = {
+        "p": dict(exponent=True, lo=2.0, lo_open=False),
+        "lr": _NONNEG,
+        "alpha": _NONNEG,
+        "tau": dict(lo=0.0, hi=1.0),
+        "beta1": _UNIT,
+        "beta2": _UNIT,
+        "eps": _NONNEG,
+        "weight_decay": _NONNEG,
+    }
 
     def __post_init__(self):
-        p = _validate.exponent("p", self.p, lo=2.0, lo_open=False, allow_inf=self._p_inf_ok)
-        object.__setattr__(self, "p", p)
-        _check_lr(self.lr)
-        object.__setattr__(self, "alpha", _validate.real("alpha", self.alpha, lo=0.0))
-        object.__setattr__(self, "tau", _validate.real("tau", self.tau, lo=0.0, hi=1.0))
-        object.__setattr__(self, "beta1", _validate.real("beta1", self.beta1, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "beta2", _validate.real("beta2", self.beta2, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "eps", _validate.real("eps", self.eps, lo=0.0))
-        object.__setattr__(self, "weight_decay", _validate.real("weight_decay", self.weight_decay, lo=0.0))
+        super().__post_init__()
         _validate.choice("eps_mode", self.eps_mode, {"paper", "official"})
         _validate.choice("z_init", self.z_init, {"params", "zero"})
 
-    def state_keys(self):
-        return ("z", "m")
-
-    def _init_array(self, xp, key, theta):
+    def init_buffer(self, xp, name, theta):
         # "initialize theta_0, z_0, m_0 <- 0" (Alg. 1/2): m_0 = 0. For z_0 the line is ambiguous
         # (theta_0 is certainly not 0); the authors' code and linear coupling start z_0 at theta_0,
         # and z_0 = 0 would make tau z_t pull theta towards the origin like extra weight decay.
         # z_init="zero" gives the literal reading.
-        if key == "z" and self.z_init == "params":
+        if name == "z" and self.z_init == "params":
             return xp.asarray(theta).copy() if xp is np else theta.detach().clone()
         return xp.zeros_like(theta)
 
-    def _scalars(self, t, lr):
-        return (
-            self.p,
-            lr,
-            self.alpha,
-            self.tau,
-            self.beta1,
-            self.beta2,
-            self.eps,
-            self.weight_decay,
-            self.eps_mode,
-        )
-
     @staticmethod
-    def _moments_and_primal(xp, h, th, g, m, th_out, m_out, s1, s2, s3):
-        """Lines 3-5 and 8 of Alg. 1/2 and the primal half of line 7; returns c (in s2)."""
-        p, lr, alpha, tau, b1, b2, eps, wd, mode = h
+    def moments_and_primal(xp, h, b):
+        """Lines 3-5 and 8 of Alg. 1/2 and the primal half of line 7; returns c (in ``b.s2``)."""
         # line 3: c_{t+1} = beta1 m_t + (1 - beta1) g~_t
-        c = xp.multiply(m, b1, out=s2)
-        xp.multiply(g, 1.0 - b1, out=s1)
-        xp.add(c, s1, out=c)
+        c = xp.multiply(b.m, h.beta1, out=b.s2)
+        xp.multiply(b.grad, 1.0 - h.beta1, out=b.s1)
+        xp.add(c, b.s1, out=c)
         # line 8: m_{t+1} = beta2 m_t + (1 - beta2) g~_t   (last read of m)
-        xp.multiply(g, 1.0 - b2, out=s1)
-        xp.multiply(m, b2, out=m_out)
-        xp.add(m_out, s1, out=m_out)
+        xp.multiply(b.grad, 1.0 - h.beta2, out=b.s1)
+        xp.multiply(b.m, h.beta2, out=b.new_m)
+        xp.add(b.new_m, b.s1, out=b.new_m)
         # lines 4-5: y_{t+1} = theta_t - eta s^eps(c_{t+1});
         # line 7 (primal part): (1 - tau) y_{t+1} - eta lambda theta_t
-        s = _kernels.steepest_eps(xp, c, p, eps, mode, s3, s3)
-        xp.multiply(th, 1.0 - tau - lr * wd, out=th_out)  # last read of theta
-        xp.multiply(s, lr * (1.0 - tau), out=s3)
-        xp.subtract(th_out, s3, out=th_out)
+        s = _kernels.steepest_eps(xp, c, h.p, h.eps, h.eps_mode, b.s3, b.s3)
+        xp.multiply(b.theta, 1.0 - h.tau - h.lr * h.weight_decay, out=b.new_theta)  # last read of theta
+        xp.multiply(s, h.lr * (1.0 - h.tau), out=b.s3)
+        xp.subtract(b.new_theta, b.s3, out=b.new_theta)
         return c
 
 
@@ -277,15 +359,14 @@ class StaceyP2(_Stacey):
     name: ClassVar[str] = "stacey-p2"
 
     @staticmethod
-    def _rule(xp, h, th, g, z, m, th_out, z_out, m_out, s1, s2, s3):
-        alpha, tau = h[2], h[3]
-        c = _Stacey._moments_and_primal(xp, h, th, g, m, th_out, m_out, s1, s2, s3)
+    def rule(xp, h, b):
+        c = _Stacey.moments_and_primal(xp, h, b)
         # line 6: z_{t+1} = z_t - alpha c_{t+1}
-        xp.multiply(c, alpha, out=s3)
-        xp.subtract(z, s3, out=z_out)
+        xp.multiply(c, h.alpha, out=b.s3)
+        xp.subtract(b.z, b.s3, out=b.new_z)
         # line 7 (dual part): + tau z_{t+1}
-        xp.multiply(z_out, tau, out=s3)
-        xp.add(th_out, s3, out=th_out)
+        xp.multiply(b.new_z, h.tau, out=b.s3)
+        xp.add(b.new_theta, b.s3, out=b.new_theta)
 
 
 @dataclass(frozen=True)
@@ -302,30 +383,29 @@ class StaceyPP(_Stacey):
     """
 
     name: ClassVar[str] = "stacey-pp"
-    _p_inf_ok: ClassVar[bool] = False
+    limits: ClassVar[dict] = {**_Stacey.limits, "p": dict(exponent=True, lo=2.0, lo_open=False, allow_inf=False)}
 
     @staticmethod
-    def _rule(xp, h, th, g, z, m, th_out, z_out, m_out, s1, s2, s3):
-        p, alpha, tau, eps, mode = h[0], h[2], h[3], h[6], h[8]
-        c = _Stacey._moments_and_primal(xp, h, th, g, m, th_out, m_out, s1, s2, s3)
+    def rule(xp, h, b):
+        c = _Stacey.moments_and_primal(xp, h, b)
         # line 6: w = grad psi(z_t) - alpha c_{t+1};  z_{t+1} = s^eps(w)   (last read of z)
-        u = _kernels.mirror(xp, z, p, s1, s1)
-        xp.multiply(c, alpha, out=s3)
-        w = xp.subtract(u, s3, out=s1)
-        if mode == "paper":
-            _kernels.steepest_eps(xp, w, p, eps, "paper", z_out, s3)
+        u = _kernels.mirror(xp, b.z, h.p, b.s1, b.s1)
+        xp.multiply(c, h.alpha, out=b.s3)
+        w = xp.subtract(u, b.s3, out=b.s1)
+        if h.eps_mode == "paper":
+            _kernels.steepest_eps(xp, w, h.p, h.eps, "paper", b.new_z, b.s3)
         else:
-            _kernels.steepest(xp, w, p, z_out, s3)
+            _kernels.steepest(xp, w, h.p, b.new_z, b.s3)
         # line 7 (dual part): + tau z_{t+1}
-        xp.multiply(z_out, tau, out=s3)
-        xp.add(th_out, s3, out=th_out)
+        xp.multiply(b.new_z, h.tau, out=b.s3)
+        xp.add(b.new_theta, b.s3, out=b.new_theta)
 
 
 # ------------------------------------------------------------------------------------------------
 # Baselines of the paper's experiments (Section 5), as in their original papers
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SGD(Optimizer):
+class SGD(ElementwiseOptimizer):
     """SGD with (heavy-ball) momentum, in PyTorch's form (the paper's "SGD w/ Momentum").
 
     ``g' = g + lambda theta``; ``b = mu b + g'``; ``theta -= eta b`` (or ``eta (g' + mu b)`` with
@@ -333,125 +413,109 @@ class SGD(Optimizer):
     """
 
     name: ClassVar[str] = "sgd"
+    buffers: ClassVar[tuple[str, ...]] = ("buf",)
+    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT, "weight_decay": _NONNEG}
     lr: LR = 1e-2
     momentum: float = 0.9
     weight_decay: float = 0.0
     nesterov: bool = False
 
     def __post_init__(self):
-        _check_lr(self.lr)
-        object.__setattr__(self, "momentum", _validate.real("momentum", self.momentum, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "weight_decay", _validate.real("weight_decay", self.weight_decay, lo=0.0))
+        super().__post_init__()
         if not isinstance(self.nesterov, bool):
             raise TypeError(f"nesterov must be a bool, got {type(self.nesterov).__name__}")
 
-    def state_keys(self):
-        return ("buf",)
-
-    def _scalars(self, t, lr):
-        return (lr, self.momentum, self.weight_decay, self.nesterov)
-
     @staticmethod
-    def _rule(xp, h, th, g, buf, th_out, buf_out, s1, s2, s3):
-        lr, mu, wd, nesterov = h
-        gg = g
-        if wd != 0.0:
-            gg = xp.multiply(th, wd, out=s1)
-            xp.add(gg, g, out=gg)
-        xp.multiply(buf, mu, out=buf_out)
-        xp.add(buf_out, gg, out=buf_out)
-        upd = buf_out
-        if nesterov:
-            upd = xp.multiply(buf_out, mu, out=s2)
+    def rule(xp, h, b):
+        gg = b.grad
+        if h.weight_decay != 0.0:
+            gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
+            xp.add(gg, b.grad, out=gg)
+        xp.multiply(b.buf, h.momentum, out=b.new_buf)
+        xp.add(b.new_buf, gg, out=b.new_buf)
+        upd = b.new_buf
+        if h.nesterov:
+            upd = xp.multiply(b.new_buf, h.momentum, out=b.s2)
             xp.add(upd, gg, out=upd)
-        xp.multiply(upd, lr, out=s3)
-        xp.subtract(th, s3, out=th_out)
+        xp.multiply(upd, h.lr, out=b.s3)
+        xp.subtract(b.theta, b.s3, out=b.new_theta)
 
 
 @dataclass(frozen=True)
-class SignSGD(Optimizer):
+class SignSGD(ElementwiseOptimizer):
     """signSGD (Bernstein et al., 2018): ``theta -= eta sign(g)``; with ``momentum > 0``, Signum:
     ``m = beta m + (1 - beta) g``, ``theta -= eta sign(m)``. sign(0) = 0."""
 
     name: ClassVar[str] = "signsgd"
+    buffers: ClassVar[tuple[str, ...]] = ("m",)
+    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT}
     lr: LR = 1e-3
     momentum: float = 0.0
 
-    def __post_init__(self):
-        _check_lr(self.lr)
-        object.__setattr__(self, "momentum", _validate.real("momentum", self.momentum, lo=0.0, hi=1.0, hi_open=True))
-
-    def state_keys(self):
-        return ("m",)
-
-    def _scalars(self, t, lr):
-        return (lr, self.momentum)
-
     @staticmethod
-    def _rule(xp, h, th, g, m, th_out, m_out, s1, s2, s3):
-        lr, beta = h
-        xp.multiply(m, beta, out=m_out)
-        xp.multiply(g, 1.0 - beta, out=s1)
-        xp.add(m_out, s1, out=m_out)
-        direction = m_out if beta != 0.0 else g
-        xp.sign(direction, out=s1)
-        xp.multiply(s1, lr, out=s1)
-        xp.subtract(th, s1, out=th_out)
+    def rule(xp, h, b):
+        beta = h.momentum
+        xp.multiply(b.m, beta, out=b.new_m)
+        xp.multiply(b.grad, 1.0 - beta, out=b.s1)
+        xp.add(b.new_m, b.s1, out=b.new_m)
+        direction = b.new_m if beta != 0.0 else b.grad
+        xp.sign(direction, out=b.s1)
+        xp.multiply(b.s1, h.lr, out=b.s1)
+        xp.subtract(b.theta, b.s1, out=b.new_theta)
 
 
 @dataclass(frozen=True)
-class AdamW(Optimizer):
+class AdamW(ElementwiseOptimizer):
     """AdamW (Loshchilov & Hutter, 2019): Adam with decoupled weight decay.
 
     ``m = b1 m + (1-b1) g``; ``v = b2 v + (1-b2) g^2``; ``m^ = m/(1-b1^t)``; ``v^ = v/(1-b2^t)``;
     ``theta = theta (1 - eta lambda) - eta m^ / (sqrt(v^) + eps)`` (PyTorch's scaling of the decay by
-    eta, as in the paper's hyper-parameter tables).
+    eta, as in the paper's hyper-parameter tables). ``bias_correction=False`` drops the two
+    corrections (``m^ = m``, ``v^ = v``), the form of several analyses.
     """
 
     name: ClassVar[str] = "adamw"
+    buffers: ClassVar[tuple[str, ...]] = ("m", "v")
+    limits: ClassVar[dict] = {"lr": _NONNEG, "beta1": _UNIT, "beta2": _UNIT, "eps": _NONNEG, "weight_decay": _NONNEG}
     lr: LR = 1e-3
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
     weight_decay: float = 1e-2
-    _decoupled: ClassVar[bool] = True
+    bias_correction: bool = True
+    decoupled: ClassVar[bool] = True
 
     def __post_init__(self):
-        _check_lr(self.lr)
-        object.__setattr__(self, "beta1", _validate.real("beta1", self.beta1, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "beta2", _validate.real("beta2", self.beta2, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "eps", _validate.real("eps", self.eps, lo=0.0))
-        object.__setattr__(self, "weight_decay", _validate.real("weight_decay", self.weight_decay, lo=0.0))
+        super().__post_init__()
+        if not isinstance(self.bias_correction, bool):
+            raise TypeError(f"bias_correction must be a bool, got {type(self.bias_correction).__name__}")
 
-    def state_keys(self):
-        return ("m", "v")
-
-    def _scalars(self, t, lr):
-        bc1 = 1.0 - self.beta1 ** (t + 1)
-        bc2 = 1.0 - self.beta2 ** (t + 1)
-        return (lr, self.beta1, self.beta2, self.eps, self.weight_decay, self._decoupled, bc1, bc2)
+    def derived(self, h, t):
+        bc1 = 1.0 - h.beta1 ** (t + 1) if h.bias_correction else 1.0
+        bc2 = 1.0 - h.beta2 ** (t + 1) if h.bias_correction else 1.0
+        return {"bc1": bc1, "rsqrt_bc2": 1.0 / math.sqrt(bc2), "decoupled": self.decoupled}
 
     @staticmethod
-    def _rule(xp, h, th, g, m, v, th_out, m_out, v_out, s1, s2, s3):
-        lr, b1, b2, eps, wd, decoupled, bc1, bc2 = h
-        gg = g
-        if wd != 0.0 and not decoupled:  # Adam's L2 regularization: g + lambda theta
-            gg = xp.multiply(th, wd, out=s1)
-            xp.add(gg, g, out=gg)
-        xp.multiply(m, b1, out=m_out)
-        xp.multiply(gg, 1.0 - b1, out=s2)
-        xp.add(m_out, s2, out=m_out)
-        xp.multiply(gg, gg, out=s2)
-        xp.multiply(s2, 1.0 - b2, out=s2)
-        xp.multiply(v, b2, out=v_out)
-        xp.add(v_out, s2, out=v_out)
-        den = xp.sqrt(v_out, out=s2)
-        xp.multiply(den, 1.0 / math.sqrt(bc2), out=den)
-        xp.add(den, eps, out=den)
-        upd = xp.divide(m_out, den, out=s2)
-        xp.multiply(upd, lr / bc1, out=upd)
-        xp.multiply(th, 1.0 - lr * wd if decoupled else 1.0, out=th_out)
-        xp.subtract(th_out, upd, out=th_out)
+    def rule(xp, h, b):
+        b1, b2 = h.beta1, h.beta2
+        gg = b.grad
+        if h.weight_decay != 0.0 and not h.decoupled:  # Adam's L2 regularization: g + lambda theta
+            gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
+            xp.add(gg, b.grad, out=gg)
+        xp.multiply(b.m, b1, out=b.new_m)
+        xp.multiply(gg, 1.0 - b1, out=b.s2)
+        xp.add(b.new_m, b.s2, out=b.new_m)
+        xp.multiply(gg, gg, out=b.s2)
+        xp.multiply(b.s2, 1.0 - b2, out=b.s2)
+        xp.multiply(b.v, b2, out=b.new_v)
+        xp.add(b.new_v, b.s2, out=b.new_v)
+        den = xp.sqrt(b.new_v, out=b.s2)
+        xp.multiply(den, h.rsqrt_bc2, out=den)
+        xp.add(den, h.eps, out=den)
+        upd = xp.divide(b.new_m, den, out=b.s2)
+        xp.multiply(upd, h.lr / h.bc1, out=upd)
+        xp.multiply(b.theta, 1.0 - h.lr * h.weight_decay if h.decoupled else 1.0, out=b.new_theta)
+        xp.subtract(b.new_theta, upd, out=b.new_theta)
 
 
 @dataclass(frozen=True)
@@ -461,55 +525,89 @@ class Adam(AdamW):
 
     name: ClassVar[str] = "adam"
     weight_decay: float = 0.0
-    _decoupled: ClassVar[bool] = False
+    decoupled: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
-class Lion(Optimizer):
+class Lion(ElementwiseOptimizer):
     """Lion (Chen et al., 2023): ``c = b1 m + (1-b1) g``; ``theta -= eta (sign(c) + lambda theta)``;
     ``m = b2 m + (1-b2) g``."""
 
     name: ClassVar[str] = "lion"
+    buffers: ClassVar[tuple[str, ...]] = ("m",)
+    limits: ClassVar[dict] = {"lr": _NONNEG, "beta1": _UNIT, "beta2": _UNIT, "weight_decay": _NONNEG}
     lr: LR = 1e-4
     beta1: float = 0.9
     beta2: float = 0.99
     weight_decay: float = 0.0
 
-    def __post_init__(self):
-        _check_lr(self.lr)
-        object.__setattr__(self, "beta1", _validate.real("beta1", self.beta1, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "beta2", _validate.real("beta2", self.beta2, lo=0.0, hi=1.0, hi_open=True))
-        object.__setattr__(self, "weight_decay", _validate.real("weight_decay", self.weight_decay, lo=0.0))
-
-    def state_keys(self):
-        return ("m",)
-
-    def _scalars(self, t, lr):
-        return (lr, self.beta1, self.beta2, self.weight_decay)
-
     @staticmethod
-    def _rule(xp, h, th, g, m, th_out, m_out, s1, s2, s3):
-        lr, b1, b2, wd = h
-        c = xp.multiply(m, b1, out=s2)
-        xp.multiply(g, 1.0 - b1, out=s1)
-        xp.add(c, s1, out=c)
+    def rule(xp, h, b):
+        b1, b2 = h.beta1, h.beta2
+        c = xp.multiply(b.m, b1, out=b.s2)
+        xp.multiply(b.grad, 1.0 - b1, out=b.s1)
+        xp.add(c, b.s1, out=c)
         xp.sign(c, out=c)
-        xp.multiply(g, 1.0 - b2, out=s1)
-        xp.multiply(m, b2, out=m_out)
-        xp.add(m_out, s1, out=m_out)
-        xp.multiply(th, 1.0 - lr * wd, out=th_out)
-        xp.multiply(c, lr, out=c)
-        xp.subtract(th_out, c, out=th_out)
+        xp.multiply(b.grad, 1.0 - b2, out=b.s1)
+        xp.multiply(b.m, b2, out=b.new_m)
+        xp.add(b.new_m, b.s1, out=b.new_m)
+        xp.multiply(b.theta, 1.0 - h.lr * h.weight_decay, out=b.new_theta)
+        xp.multiply(c, h.lr, out=c)
+        xp.subtract(b.new_theta, c, out=b.new_theta)
 
 
-OPTIMIZERS: dict[str, type[Optimizer]] = {
+# ------------------------------------------------------------------------------------------------
+# Wrappers
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Projected(Optimizer):
+    """``inner`` followed by the projection onto ``domain`` (a :mod:`lptheory.domains` set) after every
+    step: projected (stochastic) methods, ``theta_{t+1} = Pi_D(inner step)``. ``init`` projects the
+    starting point. Works for any optimizer of the protocol, on numpy and torch."""
+
+    inner: Optimizer
+    domain: Any
+
+    def __post_init__(self):
+        if not isinstance(self.inner, Optimizer):
+            raise TypeError(f"inner must be an lptheory optimizer, got {type(self.inner).__name__}")
+        if not callable(getattr(self.domain, "project", None)):
+            raise TypeError("domain must have a project(x) method (see lptheory.domains)")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"projected-{self.inner.name}"
+
+    def __getattr__(self, key):  # hyper-parameters of the inner method (p, lr, ...) read through
+        if key in ("inner", "domain"):
+            raise AttributeError(key)
+        return getattr(self.inner, key)
+
+    def init(self, theta):
+        return self.inner.init(self.domain.project(theta))
+
+    def step(self, theta, grad, state, *, donate: bool = False):
+        new, st = self.inner.step(theta, grad, state, donate=donate)
+        return self.domain.project(new), st
+
+    def output(self, theta, state):
+        return self.domain.project(self.inner.output(theta, state))
+
+
+OPTIMIZERS: dict[str, type[ElementwiseOptimizer]] = {
     cls.name: cls for cls in (LpDescent, StaceyP2, StaceyPP, SGD, SignSGD, Adam, AdamW, Lion)
 }
 
 
-def make(name: str, **hyper) -> Optimizer:
+def make(name: str, **hyper) -> ElementwiseOptimizer:
     """Build an optimizer from its CLI name (``lp-descent``, ``stacey-p2``, ``stacey-pp``, ``sgd``,
     ``signsgd``, ``adam``, ``adamw``, ``lion``) and keyword hyper-parameters."""
     if name not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {name!r}")
     return OPTIMIZERS[name](**hyper)
+
+
+def hyper_names(cls: type) -> tuple[str, ...]:
+    """The hyper-parameter names of an optimizer class (its dataclass fields)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+

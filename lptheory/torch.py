@@ -47,6 +47,7 @@ import dataclasses
 import torch
 
 from . import _engine
+from ._engine import Buffers
 from . import optimizers as _core
 from ._foreach import apply_foreach
 
@@ -76,15 +77,15 @@ _COMPILED: dict = {}
 def _compiled_rule(core: _core.Optimizer):
     """The compiled in-place step of ``core``'s rule, shared by every optimizer with the same
     hyper-parameters other than ``lr`` (cached per process)."""
-    static = dataclasses.replace(core, lr=0.0)
+    static = core.static()
     fn = _COMPILED.get(static)
     if fn is None:
-        rule, n_scratch = static._rule, static.n_scratch
+        rule, n_scratch, keys = type(static).rule, static.n_scratch, static.buffers
 
         def fused(lr, t, th, g, *state):
-            h = static._scalars(t, lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
-            scratch = [torch.empty_like(th) for _ in range(n_scratch)]
-            rule(torch, h, th, g, *state, th, *state, *scratch)
+            h = static.scalars(t, lr=lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
+            scratch = {f"s{i + 1}": torch.empty_like(th) for i in range(n_scratch)}
+            rule(torch, h, Buffers(**static.named(th, g, state, [th, *state]), **scratch))
 
         # a private code object per configuration: dynamo caches compiled graphs per code object, so the
         # configurations do not share (and exhaust) one recompilation budget
@@ -150,7 +151,7 @@ class _Base(torch.optim.Optimizer):
 
     def _step_group(self, group):
         core = self._core_for(group)
-        keys = core.state_keys()
+        keys = core.buffers
         maximize = group.get("maximize", False)
         # buckets: (device, compute dtype, step) -> parameters, their float views, grads, states
         buckets: dict = {}
@@ -181,7 +182,7 @@ class _Base(torch.optim.Optimizer):
         compiled = group.get("compiled", False)
         for (device, _dtype, t), (params, thetas, grads, states, lows) in buckets.items():
             lr = core.lr_at(t)
-            h = core._scalars(t, lr)
+            h = core.scalars(t)
             # compiled: flat views need contiguous tensors; a non-contiguous one (rare) takes the eager rule
             fused = [
                 compiled and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
@@ -195,13 +196,12 @@ class _Base(torch.optim.Optimizer):
                 _compiled_rule(core)(lr, t, items)
             if not compiled and (foreach if foreach is not None else device.type == "cuda"):
                 state_lists = [list(col) for col in zip(*states)] if keys else []
-                apply_foreach(
-                    core._rule, h, [thetas, grads, *state_lists, thetas, *state_lists], 2 + len(keys), core.n_scratch
-                )
+                apply_foreach(type(core).rule, h, core.named(thetas, grads, state_lists, [thetas, *state_lists]),
+                              core.n_scratch)
             else:
                 for th, g, st, f in zip(thetas, grads, states, fused):
                     if not f:
-                        _engine.apply(core._rule, torch, h, [th, g, *st, th, *st], core.n_scratch)
+                        _engine.run(core, h, core.named(th, g, st, [th, *st]))
             for p, th, low in zip(params, thetas, lows):
                 if low:
                     p.copy_(th)

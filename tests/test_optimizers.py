@@ -218,7 +218,7 @@ def test_donate_and_thread_split_give_identical_bits(opt, rng, monkeypatch):
     monkeypatch.setenv("LPTHEORY_THREADS", "3")
     b, sb = _traj(opt, theta0.copy(), grads, donate=True)
     np.testing.assert_array_equal(a[-1], b[-1])
-    for k in opt.state_keys():
+    for k in opt.buffers:
         np.testing.assert_array_equal(sa[k], sb[k])
 
 
@@ -227,11 +227,11 @@ def test_inputs_untouched_and_batch_shapes(opt, rng):
     theta = rng.standard_normal((2, 3, 5))
     g = rng.standard_normal((2, 3, 5))
     state = opt.init(theta)
-    copies = (theta.copy(), g.copy(), {k: state[k].copy() for k in opt.state_keys()})
+    copies = (theta.copy(), g.copy(), {k: state[k].copy() for k in opt.buffers})
     new, new_state = opt.step(theta, g, state)
     np.testing.assert_array_equal(theta, copies[0])
     np.testing.assert_array_equal(g, copies[1])
-    for k in opt.state_keys():
+    for k in opt.buffers:
         np.testing.assert_array_equal(state[k], copies[2][k])
     assert new.shape == theta.shape
     # each replicate is independent: stepping one slice alone gives the same slice

@@ -41,7 +41,7 @@ def test_torch_matches_numpy(opt, rng):
         tt, st = opt.step(tt, torch.from_numpy(g), st)
         assert isinstance(tt, torch.Tensor)
     np.testing.assert_allclose(tt.numpy(), tn, rtol=1e-12, atol=1e-14)
-    for k in opt.state_keys():
+    for k in opt.buffers:
         np.testing.assert_allclose(st[k].numpy(), sn[k], rtol=1e-12, atol=1e-14)
 
 
