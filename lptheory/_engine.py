@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+
 class Hyper(dict):
     """The named scalars of one step: ``h.lr``, ``h.beta1``, ... (a dict with attribute access)."""
 
@@ -42,7 +43,6 @@ class Buffers:
 
     def __repr__(self):
         return f"Buffers({', '.join(self.__dict__)})"
-
 
 
 CHUNK = 16384

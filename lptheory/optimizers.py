@@ -84,10 +84,21 @@ def _is_schedule(v) -> bool:
 
 def _check_value(name: str, value, spec: dict):
     if spec.get("exponent"):
-        return _validate.exponent(name, value, lo=spec.get("lo", 1.0), lo_open=spec.get("lo_open", True),
-                                  allow_inf=spec.get("allow_inf", True))
-    return _validate.real(name, value, lo=spec.get("lo"), hi=spec.get("hi"), lo_open=spec.get("lo_open", False),
-                          hi_open=spec.get("hi_open", False))
+        return _validate.exponent(
+            name,
+            value,
+            lo=spec.get("lo", 1.0),
+            lo_open=spec.get("lo_open", True),
+            allow_inf=spec.get("allow_inf", True),
+        )
+    return _validate.real(
+        name,
+        value,
+        lo=spec.get("lo"),
+        hi=spec.get("hi"),
+        lo_open=spec.get("lo_open", False),
+        hi_open=spec.get("hi_open", False),
+    )
 
 
 class Optimizer(ABC):
@@ -610,4 +621,3 @@ def make(name: str, **hyper) -> ElementwiseOptimizer:
 def hyper_names(cls: type) -> tuple[str, ...]:
     """The hyper-parameter names of an optimizer class (its dataclass fields)."""
     return tuple(f.name for f in dataclasses.fields(cls))
-

@@ -42,13 +42,11 @@ Example
 
 from __future__ import annotations
 
-import dataclasses
-
 import torch
 
 from . import _engine
-from ._engine import Buffers
 from . import optimizers as _core
+from ._engine import Buffers
 from ._foreach import apply_foreach
 
 __all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
@@ -80,7 +78,7 @@ def _compiled_rule(core: _core.Optimizer):
     static = core.static()
     fn = _COMPILED.get(static)
     if fn is None:
-        rule, n_scratch, keys = type(static).rule, static.n_scratch, static.buffers
+        rule, n_scratch = type(static).rule, static.n_scratch
 
         def fused(lr, t, th, g, *state):
             h = static.scalars(t, lr=lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
@@ -196,8 +194,9 @@ class _Base(torch.optim.Optimizer):
                 _compiled_rule(core)(lr, t, items)
             if not compiled and (foreach if foreach is not None else device.type == "cuda"):
                 state_lists = [list(col) for col in zip(*states)] if keys else []
-                apply_foreach(type(core).rule, h, core.named(thetas, grads, state_lists, [thetas, *state_lists]),
-                              core.n_scratch)
+                apply_foreach(
+                    type(core).rule, h, core.named(thetas, grads, state_lists, [thetas, *state_lists]), core.n_scratch
+                )
             else:
                 for th, g, st, f in zip(thetas, grads, states, fused):
                     if not f:
