@@ -1,9 +1,19 @@
 """Vectorized simulator: R replicates of an optimizer on a problem with a stochastic gradient oracle.
 
-The simulator only needs duck-typed objects (it never imports the higher ``synthetic`` layer):
-``problem.f(x)``, ``problem.grad(x)``, ``problem.x0(R)``, ``problem.f_star``, ``problem.d`` and
-``oracle(theta, t, rngs)``. One loop over steps, none over replicates (except the per-replicate
-random streams the oracle draws from). Memory O(R d) plus the recorded metrics.
+The one run loop of the toolkit: every check that follows an optimizer along a trajectory uses it,
+with *observers* for what it measures. The simulator only needs objects of the protocols
+(it never imports the higher ``synthetic`` layer): a problem (:mod:`lptheory.problem`:
+``f(x, t)``, ``grad(x, t)``, ``x0(R)``, ``d``, optionally the certificate ``f_star``), an optimizer
+(:mod:`lptheory.optimizers`: ``init``, ``step``, ``output``) and an oracle ``oracle(theta, t, rngs)``.
+One loop over steps, none over replicates (except the per-replicate random streams the oracle draws
+from). Memory O(R d) plus the recorded metrics.
+
+Observers (:class:`Observer`) see every step (``on_step``: the point before and after the update,
+the stochastic gradient, the state) and/or the recorded steps (``on_record``: named (R,) arrays that
+land in ``Trace.metrics``). Ready-made: :class:`Metric` (any function of the current point),
+:class:`Series` (a per-step quantity kept for every step), :class:`Regret` (online regret against a
+fixed comparator) and :class:`StateNorm` (a norm of a named state array). Time-varying problems get
+the step ``t`` in ``f`` and ``grad``.
 
 Backends. ``backend="numpy"`` (default): float64 arrays, one ``numpy.random.Generator`` per replicate.
 ``backend="torch"``: the parameters, the optimizer state, the gradients, the noise (drawn on the device
@@ -20,13 +30,140 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from . import _validate
 from .geometry import dual_exponent, lp_norm
 
-__all__ = ["simulate", "Trace", "replicate_generators"]
+__all__ = [
+    "simulate",
+    "Trace",
+    "replicate_generators",
+    "Observer",
+    "StepView",
+    "Metric",
+    "Series",
+    "Regret",
+    "StateNorm",
+    "mean_interval",
+]
+
+
+def mean_interval(v, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lo, hi): the two-sided Student-t interval of the mean of the finite values of ``v``
+    (t quantile with n - 1 degrees of freedom, so small replicate counts get wide intervals); NaN
+    bounds for fewer than two values."""
+    from scipy.stats import t as student_t
+
+    v = np.asarray(v, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    n = v.size
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    m = float(v.mean())
+    if n < 2:
+        return m, math.nan, math.nan
+    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * float(v.std(ddof=1)) / math.sqrt(n)
+    return m, m - half, m + half
+
+
+@dataclass
+class StepView:
+    """What an observer sees. ``theta``: the point before the update (only when an observer sets
+    ``needs_previous``; else None), ``new_theta``: after it, ``point``: the optimizer's output point,
+    ``grad_tilde``: the stochastic gradient of the step, ``state``: the optimizer state after it."""
+
+    t: int
+    new_theta: Any
+    point: Any
+    state: dict
+    problem: Any
+    optimizer: Any
+    xp: Any
+    theta: Any = None
+    grad_tilde: Any = None
+
+
+class Observer:
+    """Per-step hook of :func:`simulate` (subclass and override what you need).
+
+    ``on_step(view)`` runs after every step; ``on_record(view)`` at every recorded step (t = 0, the
+    record grid and T) and returns ``{name: (R,) array}``, stored in ``Trace.metrics[name]``;
+    ``finish()`` returns a dict stored in ``Trace.extras[observer.name]``. Set ``needs_previous`` to
+    receive the point before the update in ``view.theta`` (it costs a copy per step)."""
+
+    name = "observer"
+    needs_previous = False
+
+    def on_step(self, view: StepView) -> None:
+        return None
+
+    def on_record(self, view: StepView) -> dict:
+        return {}
+
+    def finish(self) -> dict:
+        return {}
+
+
+class Metric(Observer):
+    """``fn(view) -> (R,)`` evaluated at the recorded steps, stored as ``Trace.metrics[name]``."""
+
+    def __init__(self, name: str, fn):
+        self.name, self.fn = name, fn
+
+    def on_record(self, view):
+        return {self.name: _host(self.fn(view))}
+
+
+class Series(Observer):
+    """``fn(view) -> (R,)`` evaluated after every step; ``Trace.extras[name]["values"]`` is (T, R)."""
+
+    needs_previous = True
+
+    def __init__(self, name: str, fn):
+        self.name, self.fn, self.rows = name, fn, []
+
+    def on_step(self, view):
+        self.rows.append(_host(self.fn(view)))
+
+    def finish(self):
+        return {"values": np.asarray(self.rows)}
+
+
+class Regret(Observer):
+    """Regret_t = sum_{s < t} [f_s(x_s) - f_s(u)] against a fixed comparator ``u`` (shape (d,); default
+    ``problem.best_fixed_point(T)``), recorded as ``Trace.metrics[name]``."""
+
+    needs_previous = True
+
+    def __init__(self, comparator=None, name: str = "regret"):
+        self.name, self.u, self.total = name, comparator, None
+
+    def on_step(self, view):
+        if self.u is None:
+            raise ValueError("Regret needs a comparator (or a problem with best_fixed_point(T))")
+        loss = _host(view.problem.f(view.theta, view.t))
+        ref = float(np.asarray(_host(view.problem.f(np.asarray(self.u, dtype=np.float64), view.t))))
+        self.total = (0.0 if self.total is None else self.total) + (loss - ref)
+
+    def on_record(self, view):
+        R = np.shape(_host(view.problem.f(view.point, view.t)))
+        return {self.name: np.zeros(R) if self.total is None else np.array(self.total, dtype=np.float64)}
+
+
+class StateNorm(Observer):
+    """||state[key]||_p at the recorded steps, as ``Trace.metrics["|key|_p"]`` (or ``name``)."""
+
+    def __init__(self, key: str, p: float = 2.0, name: str | None = None):
+        self.key, self.p = key, _validate.exponent("p", p, lo=1.0, lo_open=False)
+        self.name = name or f"|{key}|_{p:g}"
+
+    def on_record(self, view):
+        if self.key not in view.state:
+            raise ValueError(f"StateNorm: the optimizer's state has no {self.key!r} (it has {sorted(view.state)})")
+        return {self.name: _host(lp_norm(view.state[self.key], self.p))}
 
 
 def replicate_generators(seed: int, replicates: int, offset: int = 0) -> list[np.random.Generator]:
@@ -43,8 +180,10 @@ def replicate_generators(seed: int, replicates: int, offset: int = 0) -> list[np
 @dataclass
 class Trace:
     """Recorded metrics: ``steps`` (K,), and (K, R) arrays ``f``, ``gap`` (f - f*), ``grad_pstar``
-    (||grad f||_{p*}^{p*} for the measuring p), ``grad_2`` (||grad f||_2); optional ``snapshots``
-    (K, R, d); ``diverged`` (R,) bool; ``config``."""
+    (||grad f||_{p*}^{p*} for the measuring p), ``grad_2`` (||grad f||_2); ``metrics`` (name -> (K, R))
+    from the observers; ``extras`` (observer name -> dict); optional ``snapshots`` (K, R, d);
+    ``diverged`` (R,) bool and ``diverged_at`` (R,) int (the first step with a non-finite parameter or
+    objective value, -1 if none); ``config``."""
 
     steps: np.ndarray
     f: np.ndarray
@@ -54,25 +193,29 @@ class Trace:
     diverged: np.ndarray
     config: dict = field(default_factory=dict)
     snapshots: np.ndarray | None = None
+    metrics: dict = field(default_factory=dict)
+    extras: dict = field(default_factory=dict)
+    diverged_at: np.ndarray | None = None
 
-    def summary(self) -> dict:
-        """Final-step mean and 95% normal interval of each metric over replicates (diverged ones excluded)."""
+    def summary(self, level: float = 0.95) -> dict:
+        """Final-step mean and Student-t interval of each metric over the replicates that did not
+        diverge (:func:`mean_interval`), and the number of diverged replicates."""
         ok = ~self.diverged
         out = {}
-        for name in ("gap", "grad_pstar", "grad_2"):
-            v = getattr(self, name)[-1, ok]
-            n = v.size
-            m = float(v.mean()) if n else math.nan
-            half = float(1.96 * v.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
-            out[name] = {"mean": m, "lo": m - half, "hi": m + half, "n": int(n)}
+        names = {"gap": self.gap, "grad_pstar": self.grad_pstar, "grad_2": self.grad_2, **self.metrics}
+        for name, arr in names.items():
+            v = np.asarray(arr)[-1, ok]
+            m, lo, hi = mean_interval(v, level)
+            out[name] = {"mean": m, "lo": lo, "hi": hi, "n": int(np.isfinite(v).sum())}
         out["diverged"] = int(self.diverged.sum())
         return out
 
     def rows(self):
         """One row per (recorded step, replicate)."""
+        extra = list(self.metrics)
         for k, t in enumerate(self.steps):
             for r in range(self.f.shape[1]):
-                yield {
+                row = {
                     "step": int(t),
                     "replicate": r,
                     "f": self.f[k, r],
@@ -80,12 +223,16 @@ class Trace:
                     "grad_pstar": self.grad_pstar[k, r],
                     "grad_2": self.grad_2[k, r],
                 }
+                row.update((m, self.metrics[m][k, r]) for m in extra)
+                yield row
 
-    def to_csv(self, path, extra: dict | None = None) -> None:
+    def to_csv(self, path, extra: dict | None = None, header: bool = True, mode: str = "w") -> None:
         extra = extra or {}
-        with open(path, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=[*extra, "step", "replicate", "f", "gap", "grad_pstar", "grad_2"])
-            w.writeheader()
+        cols = [*extra, "step", "replicate", "f", "gap", "grad_pstar", "grad_2", *self.metrics]
+        with open(path, mode, newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols)
+            if header:
+                w.writeheader()
             for row in self.rows():
                 w.writerow(
                     {
@@ -93,15 +240,6 @@ class Trace:
                         **{k: (repr(float(v)) if isinstance(v, float | np.floating) else v) for k, v in row.items()},
                     }
                 )
-
-
-def _progress(t, steps, t0, stream):
-    frac = t / steps
-    bar = "#" * int(30 * frac)
-    el = time.perf_counter() - t0
-    eta = el / frac * (1 - frac) if frac > 0 else float("nan")
-    stream.write(f"\r[{bar:<30}] {t}/{steps} steps  {el:6.1f}s elapsed  ~{eta:5.1f}s left")
-    stream.flush()
 
 
 def _host(a) -> np.ndarray:
@@ -142,32 +280,38 @@ def simulate(
     on_nonfinite: str = "raise",
     replicate_offset: int = 0,
     theta0=None,
-    progress: bool = False,
+    progress: bool | Any = False,
     backend: str = "numpy",
     device=None,
     dtype=None,
+    observers=(),
+    default_metrics: bool = True,
 ) -> Trace:
     """Run ``optimizer`` for ``steps`` steps on ``replicates`` independent replicates.
 
     Parameters
     ----------
-    optimizer : an :mod:`lptheory.optimizers` optimizer
-    problem, oracle : a problem (``f``, ``grad``, ``x0``, ``f_star``, ``d``) and a gradient oracle
+    optimizer : an optimizer of the :mod:`lptheory.optimizers` protocol
+    problem, oracle : a problem of the :mod:`lptheory.problem` protocol and a gradient oracle
         ``oracle(theta, t, rngs)``
     steps : T >= 1;  replicates : R >= 1;  seed : int >= 0 (same seed, same bits)
     record_every : metrics are recorded at t = 0, record_every, 2 record_every, ... and at t = T
     p_measure : the p of ||grad f||_{p*}^{p*} (default: the optimizer's p, else 2)
     snapshots : also record the parameters at recorded steps (memory K R d)
     on_nonfinite : ``"raise"`` (default: FloatingPointError naming step and replicate) or ``"record"``
-        (mark the replicate diverged, keep going; its metrics become NaN)
+        (mark the replicate diverged, keep going; its metrics become NaN). A replicate diverges when a
+        parameter or its objective value is not finite.
     replicate_offset : index of the first replicate's random stream (to split R across workers; on
         the numpy backend the split runs give the same numbers as one run, on the torch backend the
         offset seeds the device generator, so split runs are independent but not identical)
     theta0 : starting point, shape (d,) or (R, d) (default ``problem.x0(R)``)
-    progress : draw a progress bar on stderr
+    progress : True draws a progress bar on stderr; a callable ``progress(t, steps)`` is called instead
     backend : ``"numpy"`` (default) or ``"torch"`` (needs torch; see the module docstring)
     device : torch device for ``backend="torch"`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...; default cpu)
     dtype : float64 (default) or float32 (torch backend only)
+    observers : :class:`Observer` instances (user metrics, per-step hooks)
+    default_metrics : record f, f - f*, ||grad f||_{p*}^{p*} and ||grad f||_2 (the gradient metrics are
+        skipped for stateful problems, whose answers depend on the queries)
     """
     steps = _validate.integer("steps", steps, lo=1)
     replicates = _validate.integer("replicates", replicates, lo=1)
@@ -175,9 +319,16 @@ def simulate(
     _validate.choice("on_nonfinite", on_nonfinite, {"raise", "record"})
     if p_measure is None:
         p_measure = getattr(optimizer, "p", 2.0)
+        p_measure = 2.0 if not isinstance(p_measure, (int, float)) else p_measure
     p_measure = _validate.exponent("p_measure", p_measure)
     q = dual_exponent(p_measure)
     _validate.choice("backend", backend, {"numpy", "torch"})
+    observers = list(observers)
+    for ob in observers:
+        if not isinstance(ob, Observer):
+            raise TypeError(f"observers must be lptheory.simulate.Observer instances, got {type(ob).__name__}")
+    if getattr(problem, "stateful", False) and replicates != 1:
+        raise ValueError(f"problem {getattr(problem, 'name', problem)!r} is a stateful oracle: replicates must be 1")
     if theta0 is None:
         theta = np.array(problem.x0(replicates), dtype=np.float64)
     else:
@@ -207,22 +358,33 @@ def simulate(
     state = optimizer.init(theta)
     rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
     K = len(rec)
-    out = {k: np.empty((K, replicates)) for k in ("f", "grad_pstar", "grad_2")}
+    out = {k: np.full((K, replicates), np.nan) for k in ("f", "grad_pstar", "grad_2")}
+    metrics: dict[str, np.ndarray] = {}
     snaps = np.empty((K, replicates, problem.d)) if snapshots else None
     diverged = np.zeros(replicates, dtype=bool)
-    f_star = float(problem.f_star)
-    t0 = time.perf_counter()
+    diverged_at = np.full(replicates, -1, dtype=np.int64)
+    f_star = _f_star(problem)
+    stateful = bool(getattr(problem, "stateful", False))
+    keep_prev = any(ob.needs_previous for ob in observers)
     k = 0
     if xp is not np:
         # divergence on the device: the first step at which each replicate became non-finite (0: never)
         first_bad = xp.zeros(replicates, dtype=xp.int64, device=theta.device)
         zeros_buf = xp.empty_like(theta)  # reused: a fresh (R, d) temporary per step costs page faults on CPU
 
-    def nonfinite_error(step, r):
+    def nonfinite_error(step, r, what="parameters"):
         return FloatingPointError(
-            f"non-finite parameters at step {step} in replicate {r + replicate_offset} "
+            f"non-finite {what} at step {step} in replicate {r + replicate_offset} "
             f"(optimizer {optimizer!r}); pass on_nonfinite='record' to record divergence instead"
         )
+
+    def mark(bad_rows, step, what="parameters"):
+        new = np.flatnonzero(bad_rows & ~diverged)
+        if new.size:
+            if on_nonfinite == "raise":
+                raise nonfinite_error(step, int(new[0]), what)
+            diverged[new] = True
+            diverged_at[new] = step
 
     def sync_divergence():
         """torch backend, at a recorded step: bring the device-side divergence flags to the host."""
@@ -233,26 +395,51 @@ def simulate(
             if on_nonfinite == "raise":
                 raise nonfinite_error(int(fb[r]), r)
             diverged[new] = True
+            diverged_at[new] = fb[new]
+
+    def view(t, prev=None, gt=None):
+        return StepView(
+            t=t,
+            new_theta=theta,
+            point=optimizer.output(theta, state),
+            state=state,
+            problem=problem,
+            optimizer=optimizer,
+            xp=xp,
+            theta=prev,
+            grad_tilde=gt,
+        )
 
     def record(t):
         nonlocal k
         if xp is not np:
             sync_divergence()
-        with np.errstate(all="ignore"):
-            g = problem.grad(theta)
-            out["f"][k] = _host(problem.f(theta))
-            out["grad_pstar"][k] = _host(lp_norm(g, q) ** q)
-            out["grad_2"][k] = _host(lp_norm(g, 2.0))
-        for name in out:
-            out[name][k, diverged] = np.nan
+        v = view(t)
+        if default_metrics:
+            with np.errstate(all="ignore"):
+                fv = _host(problem.f(v.point, t))
+                out["f"][k] = fv
+                mark(~np.isfinite(fv), t, "objective value")
+                if not stateful:
+                    g = problem.grad(v.point, t)
+                    out["grad_pstar"][k] = _host(lp_norm(g, q) ** q)
+                    out["grad_2"][k] = _host(lp_norm(g, 2.0))
+        for ob in observers:
+            for name, val in ob.on_record(v).items():
+                arr = metrics.setdefault(name, np.full((K, replicates), np.nan))
+                arr[k] = val
+        for arr in (*out.values(), *metrics.values()):
+            arr[k, diverged] = np.nan
         if snaps is not None:
             snaps[k] = _host(theta)
         k += 1
 
+    tick = progress if callable(progress) else (_progress_bar(steps) if progress else None)
     for t in range(steps):
         if rec[k] == t:
             record(t)
         g = oracle(theta, t, rngs)
+        prev = (theta.copy() if xp is np else theta.clone()) if keep_prev else None
         theta, state = optimizer.step(theta, g, state, donate=True)
         if xp is not np:
             # sum(0 * theta) over a row is NaN exactly when the row holds a NaN/inf (finite * 0 = 0 cannot
@@ -264,20 +451,24 @@ def simulate(
             # finite row whose sum overflows is not flagged)
             with np.errstate(over="ignore", invalid="ignore"):
                 cand = ~np.isfinite(np.add.reduce(theta, axis=-1)) & ~diverged
-            bad = cand
             if cand.any():
                 bad = cand.copy()
                 bad[cand] = ~np.isfinite(theta[cand]).all(axis=-1)
-            if bad.any():
-                r = int(np.flatnonzero(bad)[0])
-                if on_nonfinite == "raise":
-                    raise nonfinite_error(t + 1, r)
-                diverged |= bad
-        if progress and (t % max(1, steps // 100) == 0 or t == steps - 1):
-            _progress(t + 1, steps, t0, sys.stderr)
-    if progress:
-        sys.stderr.write("\n")
+                mark(bad, t + 1)
+        if observers:
+            v = view(t, prev, g)
+            for ob in observers:
+                ob.on_step(v)
+        if tick is not None:
+            tick(t + 1, steps)
+    if tick is not None and not callable(progress):
+        tick.close()
     record(steps)
+    extras = {}
+    for ob in observers:
+        extra = ob.finish()
+        if extra:
+            extras[ob.name] = extra
     config = {
         "optimizer": repr(optimizer),
         "problem": getattr(problem, "describe", lambda: {})(),
@@ -301,4 +492,46 @@ def simulate(
         diverged=diverged,
         config=config,
         snapshots=snaps,
+        metrics=metrics,
+        extras=extras,
+        diverged_at=diverged_at,
     )
+
+
+def _f_star(problem) -> float:
+    """f* from the problem's certificate (or its ``f_star`` attribute); NaN when it has none."""
+    certs = getattr(problem, "certificates", None)
+    if certs is not None:
+        c = certs().get("f_star")
+        if c is not None:
+            return float(c())
+    v = getattr(problem, "f_star", None)
+    return math.nan if v is None else float(v)
+
+
+class _progress_bar:
+    """A progress bar on stderr: tqdm on a terminal, a plain line every 10% otherwise."""
+
+    def __init__(self, total: int, desc: str = "steps"):
+        self.total, self.bar, self.next, self.t0 = total, None, 0.1, time.perf_counter()
+        if sys.stderr.isatty():
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, desc=desc, unit="step", leave=False, mininterval=0.2)
+            except ImportError:  # pragma: no cover
+                self.bar = None
+
+    def __call__(self, t: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(t - self.bar.n)
+        elif t / total >= self.next or t == total:
+            el = time.perf_counter() - self.t0
+            sys.stderr.write(f"  {t}/{total} steps ({100 * t / total:.0f}%), {el:.1f}s\n")
+            sys.stderr.flush()
+            while self.next <= t / total:
+                self.next += 0.1
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

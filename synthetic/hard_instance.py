@@ -24,16 +24,22 @@ import math
 import numpy as np
 
 from lptheory import _validate
+from lptheory.problem import Certificate, Problem
 
 __all__ = ["GuzmanNemirovski"]
 
 
-class GuzmanNemirovski:
+class GuzmanNemirovski(Problem):
     """Resisting oracle for horizon T in dimension d >= T + 1, ball radius R, exponent p >= 2.
 
     ``query(x) -> (f, grad)`` reveals one more piece (up to N = T + 1) and answers with the pieces
     revealed so far; ``evaluate(x, K)`` answers with the first K pieces without revealing any.
+    As a problem of the protocol (:class:`lptheory.problem.Problem`, ``stateful``): ``grad(x, t)``
+    is a query (it reveals), ``f(x, t)`` evaluates with the pieces revealed so far; one replicate.
     """
+
+    name = "guzman-nemirovski"
+    stateful = True
 
     def __init__(self, d: int, T: int, p: float, R: float = 1.0, bisection_iters: int = 200):
         self.T = _validate.integer("T", T, lo=1)
@@ -50,6 +56,42 @@ class GuzmanNemirovski:
         self.alpha: list[int] = []
         self.xi: list[float] = []
         self.iters = bisection_iters
+
+    def f(self, x, t=None):
+        return self._rows(x, lambda r: self.evaluate(r)[0])
+
+    def grad(self, x, t=None):
+        return self._rows(x, lambda r: self.query(r)[1])
+
+    def _rows(self, x, fn):
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim == 1:
+            return fn(x)
+        if x.shape[0] != 1:
+            raise ValueError("the resisting oracle answers one sequence of queries: one replicate only")
+        out = fn(x[0])
+        return np.asarray(out)[None, ...] if np.ndim(out) else np.array([out])
+
+    def _x0(self):
+        return np.zeros(self.d)
+
+    def certificates(self):
+        return {
+            "L": Certificate(
+                "L",
+                self.L,
+                "upper",
+                "f is the l_p Moreau envelope of the 1-Lipschitz max of pieces with (M/2)||h||_p^2: its "
+                "gradient is (p-1) M Lipschitz in l_p (Guzman & Nemirovski 2015)",
+            ),
+            "lower_bound": Certificate(
+                "lower_bound",
+                self.lower_bound,
+                "lower",
+                "f(x_N) - min_{||x||_p <= R} f >= R N^{-1/p} - N delta for every deterministic first-order "
+                "method (Guzman & Nemirovski 2015)",
+            ),
+        }
 
     def lower_bound(self) -> float:
         """R N^{-1/p} - N delta (the first form of the lower bound)."""

@@ -15,13 +15,15 @@ A common tool below (Hoelder): for a diagonal D with |D_ii| <= ell_i and p > 2,
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import numpy as np
 
 from lptheory import _validate
 from lptheory._xp import namespace
 from lptheory.geometry import dual_exponent, lp_norm
+from lptheory.problem import Certificate
+from lptheory.problem import Problem as _Problem
 
 __all__ = [
     "Problem",
@@ -72,65 +74,65 @@ def curvature_profile(
     raise ValueError(f"profile must be one of ['flat', 'power', 'spiked'], got {kind!r}")
 
 
-class Problem(ABC):
-    """Base class. Subclasses set ``d``, ``name``, ``f_star``, ``f_star_exact`` and implement
-    ``f``, ``grad``, ``smoothness`` and ``grad_sup``."""
+class Problem(_Problem):
+    """Base of the synthetic families: the protocol of :class:`lptheory.problem.Problem` plus the
+    constants the theorems need, each exposed as a :class:`lptheory.problem.Certificate`:
 
-    name = "problem"
-    d: int
+    * ``L`` (argument p): ``smoothness(p)``, an upper bound on the l_p smoothness constant, audited by
+      :func:`synthetic.smoothness.estimate_smoothness` (ratios actually evaluated);
+    * ``f_star``: exact (audited by f at the known minimizer) or a lower bound (audited by the smallest
+      f found at random points);
+    * ``grad_sup`` (argument p): an upper bound on sup_x ||grad f(x)||_{p*} (``inf`` when unbounded),
+      audited by the largest dual norm found at random points.
+
+    The derivations are in each class's docstring."""
+
     f_star: float
     f_star_exact: bool = True
-    hessian_constant = None  # a (d, d) or (d,) array when the Hessian does not depend on x
-
-    @abstractmethod
-    def f(self, x):
-        """See the class docstring."""
-
-    @abstractmethod
-    def grad(self, x):
-        """See the class docstring."""
 
     @abstractmethod
     def smoothness(self, p: float) -> float:
         """See the class docstring."""
 
     def grad_sup(self, p: float) -> float:
-        """sup_x ||grad f(x)||_{p*}; ``inf`` when unbounded."""
+        """sup_x ||grad f||_{p*}; ``inf`` when unbounded."""
         return math.inf
 
-    def x0(self, replicates: int | None = None, seed: int = 0) -> np.ndarray:
-        """Default start: a fixed point 2 units (per coordinate) away from the reference point."""
-        x = self._x0()
-        if replicates is None:
-            return x
-        return np.broadcast_to(x, (replicates, self.d)).copy()
+    def argmin(self) -> np.ndarray | None:
+        """A minimizer when known in closed form (audits an exact f*), else None."""
+        return None
 
-    def _x0(self) -> np.ndarray:
-        return np.full(self.d, 2.0)
+    def certificates(self) -> dict[str, Certificate]:
+        doc = type(self).__doc__ or ""
+        return {
+            "L": Certificate("L", self.smoothness, "upper", doc, audit=self._audit_L, args=("p",)),
+            "f_star": Certificate(
+                "f_star", self.f_star, "exact" if self.f_star_exact else "lower", doc, audit=self._audit_f_star
+            ),
+            "grad_sup": Certificate("grad_sup", self.grad_sup, "upper", doc, audit=self._audit_grad_sup, args=("p",)),
+        }
+
+    def _sample(self, seed, n=2048):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 909]))
+        x0 = np.asarray(self.x0(), dtype=np.float64)
+        return x0 + rng.standard_normal((n, self.d)) * rng.choice([0.1, 1.0, 3.0, 10.0], size=(n, 1))
+
+    def _audit_L(self, p, seed=0):
+        from .smoothness import estimate_smoothness
+
+        return estimate_smoothness(self, p, seed=seed)
+
+    def _audit_f_star(self, seed=0):
+        xm = self.argmin()
+        if self.f_star_exact and xm is not None:
+            return float(self.f(np.asarray(xm, dtype=np.float64)))
+        return float(np.min(self.f(self._sample(seed))))
+
+    def _audit_grad_sup(self, p, seed=0):
+        return float(np.max(lp_norm(self.grad(self._sample(seed)), dual_exponent(_check_p(p)))))
 
     def describe(self) -> dict:
-        return {"name": self.name, "d": self.d, "f_star": self.f_star, "f_star_exact": self.f_star_exact}
-
-    def _check(self, x):
-        x = np.asarray(x, dtype=np.float64) if not hasattr(x, "shape") else x
-        if x.shape[-1] != self.d:
-            raise ValueError(f"x must have last axis of length d={self.d}, got shape {tuple(x.shape)}")
-        return x
-
-    def _k(self, x, name):
-        """The constant array attribute ``name`` in ``x``'s kind: itself for numpy, a tensor on ``x``'s
-        device in ``x``'s dtype for torch (converted once per device and dtype, then cached)."""
-        a = getattr(self, name)
-        if isinstance(x, np.ndarray):
-            return a
-        cache = self.__dict__.setdefault("_device_constants", {})
-        key = (name, str(x.device), x.dtype)
-        hit = cache.get(key)
-        if hit is None or hit[0] is not a:
-            import torch
-
-            hit = cache[key] = (a, torch.as_tensor(np.asarray(a), dtype=x.dtype, device=x.device))
-        return hit[1]
+        return {**super().describe(), "f_star": self.f_star, "f_star_exact": self.f_star_exact}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,12 +179,12 @@ class SeparableNonconvex(Problem):
         self.f_star = 0.0
         self.ell = 2.0 * self.a
 
-    def f(self, x):
+    def f(self, x, t=None):
         x = self._check(x)
         xp = namespace(x)
         return xp.sum(self._k(x, "a") * _phi_log(xp, x - self._k(x, "b")), axis=-1)
 
-    def grad(self, x):
+    def grad(self, x, t=None):
         x = self._check(x)
         return self._k(x, "a") * _dphi_log(None, x - self._k(x, "b"))
 
@@ -196,6 +198,9 @@ class SeparableNonconvex(Problem):
 
     def _x0(self):
         return self.b + 2.0
+
+    def argmin(self):
+        return self.b
 
     def describe(self):
         return {**super().describe(), "profile": self.profile, "seed": self.seed}
@@ -250,12 +255,12 @@ class RidgeSum(Problem):
         self.f_star = 0.0
         self.f_star_exact = False
 
-    def f(self, x):
+    def f(self, x, t=None):
         x = self._check(x)
         A, b, w = self._k(x, "A"), self._k(x, "bvec"), self._k(x, "w")
         return self._phi(namespace(x), x @ A.T - b) @ w
 
-    def grad(self, x):
+    def grad(self, x, t=None):
         x = self._check(x)
         A, b, w = self._k(x, "A"), self._k(x, "bvec"), self._k(x, "w")
         return (self._dphi(namespace(x), x @ A.T - b) * w) @ A
@@ -308,11 +313,11 @@ class QuadraticDiagonal(Problem):
         self.hessian_constant = self.h
         self.profile, self.seed = profile, seed
 
-    def f(self, x):
+    def f(self, x, t=None):
         x = self._check(x)
         return 0.5 * namespace(x).sum(self._k(x, "h") * (x - self._k(x, "c")) ** 2, axis=-1)
 
-    def grad(self, x):
+    def grad(self, x, t=None):
         x = self._check(x)
         return self._k(x, "h") * (x - self._k(x, "c"))
 
@@ -321,6 +326,9 @@ class QuadraticDiagonal(Problem):
 
     def _x0(self):
         return self.c + 2.0
+
+    def argmin(self):
+        return self.c
 
     def describe(self):
         return {**super().describe(), "profile": self.profile, "seed": self.seed}
@@ -350,12 +358,12 @@ class QuadraticDense(Problem):
         self.hessian_constant = self.H
         self.cond, self.seed = cond, seed
 
-    def f(self, x):
+    def f(self, x, t=None):
         x = self._check(x)
         y = x - self._k(x, "c")
         return 0.5 * namespace(x).sum(y * (y @ self._k(x, "H")), axis=-1)
 
-    def grad(self, x):
+    def grad(self, x, t=None):
         x = self._check(x)
         return (x - self._k(x, "c")) @ self._k(x, "H")
 
@@ -368,6 +376,9 @@ class QuadraticDense(Problem):
 
     def _x0(self):
         return self.c + 2.0
+
+    def argmin(self):
+        return self.c
 
     def describe(self):
         return {**super().describe(), "cond": self.cond, "seed": self.seed}
@@ -401,14 +412,14 @@ class LogSumExp(Problem):
         self.f_star_exact = False
         self.seed = seed
 
-    def f(self, x):
+    def f(self, x, t=None):
         x = self._check(x)
         xp = namespace(x)
         z = (x @ self._k(x, "A").T - self._k(x, "bvec")) / self.mu
         zmax = xp.amax(z, axis=-1, keepdims=True)
         return self.mu * (xp.log(xp.exp(z - zmax).sum(axis=-1)) + zmax[..., 0])
 
-    def grad(self, x):
+    def grad(self, x, t=None):
         x = self._check(x)
         xp = namespace(x)
         A = self._k(x, "A")
