@@ -54,7 +54,9 @@ class Certificate:
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:
-            raise ValueError(f"certificate {self.name!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
+            raise ValueError(
+                f"certificate {self.name!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}"
+            )
         if not self.derivation or not isinstance(self.derivation, str):
             raise ValueError(f"certificate {self.name!r}: a derivation (text) is required")
 
