@@ -1,300 +1,327 @@
-"""``lptheory report``: run every available check, then write one report (HTML and Markdown), all
-figures, ``claims.json`` and ``results.csv``.
+"""The report: one HTML page and one Markdown file with the same content, every figure, ``claims.json``
+and ``results.csv`` (and ``results.parquet`` when pyarrow is installed), written from claim records.
 
-The report runs whatever checks exist (``proofs_checks.CHECKS``); a check named in the configuration
-but not available is listed as "not yet available", never faked. Configuration: the TOML file shipped
-with the package (``figures/report_defaults.toml``), overridden value by value by ``--config FILE``.
-Checks are independent: ``jobs > 1`` runs them in separate processes with identical results.
+This module never runs a check: :func:`write_report` takes the records (``lptheory report`` runs the
+checks with :mod:`proofs_checks.runner` first). Pages are rendered with Jinja2 templates
+(``figures/templates``); the pack supplies the title, the description, the section titles, the
+figures and the reproduce commands.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import csv
-import datetime as _dt
-import hashlib
-import html
 import json
 import os
-import sys
-import time
 from importlib import resources
 
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover
-    import tomli as tomllib
+from proofs_checks.records import STATUSES, _clean, setting_text
 
-__all__ = ["load_config", "run_report"]
+from . import figures_for
 
-TITLES = {
-    "lemmas": "Theorem 1: the per-step terms and their lemmas (Appendix A.1)",
-    "theorem1": "Theorem 1 along runs of Algorithm 3: bound, N^{-1/4} rate, one-step inequality",
-    "symbolic": "Symbolic audit of the proofs (Appendix A.1, Appendix B)",
-    "majorization": "Appendix B: l2 majorization implies l_p smoothness",
-    "smoothness": "Assumption 1: the two forms of l_p smoothness",
-    "claims": "Smaller claims (Sections 1, 4.1, 4.2; Corollaries 2 and 3)",
-    "acceleration": "Acceleration exponents (eq. (1)) and where Stacey stands",
-}
+__all__ = ["write_report", "load_config", "RESULT_COLUMNS", "finding_sentence"]
+
+RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
+# the tidy columns of results.csv (one row per record and recorded quantity); documented in the README
+SETTING_COLUMNS = ("p", "d", "n", "noise", "problem", "instance", "method_name", "T")
+RESULT_COLUMNS = (
+    "check",
+    "id",
+    "record",
+    "status",
+    "method",
+    "relation",
+    *SETTING_COLUMNS,
+    "setting",
+    "quantity",
+    "value",
+    "seed",
+    "quick",
+    "config_hash",
+    "git_commit",
+    "date",
+    "lptheory",
+    "numpy",
+    "scipy",
+    "sympy",
+    "mpmath",
+    "matplotlib",
+    "torch",
+)
 
 
-def _merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
+def load_config(path: str | None, pack) -> dict:
+    """The report configuration: ``seed`` and per-check options (``[checks.NAME] p = [...]``), from the
+    pack's defaults with ``path`` (a TOML file) merged over them. Unknown keys, unknown checks and wrong
+    types raise ValueError naming the key."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib
 
-
-def load_config(path: str | None = None) -> dict:
-    """The embedded defaults, with ``path`` (a TOML file) merged over them value by value."""
-    text = resources.files("figures").joinpath("report_defaults.toml").read_text()
-    cfg = tomllib.loads(text)
-    if path:
+    cfg = {"seed": 0, "checks": {n: dict(c.defaults) for n, c in pack.checks.items()}}
+    if not path:
+        return cfg
+    if not os.path.exists(path):
+        raise ValueError(f"--config {path}: no such file")
+    if os.path.isdir(path):
+        raise ValueError(f"--config {path}: is a directory, not a TOML file")
+    try:
         with open(path, "rb") as fh:
-            cfg = _merge(cfg, tomllib.load(fh))
+            user = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--config {path}: not valid TOML: {exc}") from exc
+    unknown = sorted(set(user) - {"seed", "checks"})
+    if unknown:
+        raise ValueError(f"--config {path}: unknown key {unknown[0]!r} (allowed: seed, checks)")
+    if "seed" in user:
+        s = user["seed"]
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ValueError(f"--config {path}: seed must be an integer >= 0, got {s!r}")
+        cfg["seed"] = s
+    checks = user.get("checks", {})
+    if not isinstance(checks, dict):
+        raise ValueError(f"--config {path}: [checks] must be a table")
+    for name, opts in checks.items():
+        if name not in pack.checks:
+            raise ValueError(f"--config {path}: unknown check 'checks.{name}' (checks: {', '.join(pack.checks)})")
+        if not isinstance(opts, dict):
+            raise ValueError(f"--config {path}: checks.{name} must be a table")
+        for k, v in opts.items():
+            if k not in pack.checks[name].options:
+                takes = ", ".join(pack.checks[name].options) or "no options"
+                raise ValueError(f"--config {path}: unknown key 'checks.{name}.{k}' (check {name} takes {takes})")
+            vals = v if isinstance(v, list) else [v]
+            if k == "p" and not all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in vals):
+                raise ValueError(f"--config {path}: checks.{name}.p must be a number or a list of numbers, got {v!r}")
+            cfg["checks"][name][k] = [float(u) for u in vals] if k == "p" else v
     return cfg
 
 
-def _run_one(name: str, p, seed: int, quick: bool):
-    """Run one check in this process; returns (name, records as dicts, elapsed seconds)."""
-    from proofs_checks import get_check
-
-    t0 = time.perf_counter()
-    recs = get_check(name)(p, seed=seed, quick=quick)
-    return name, [r.to_dict() for r in recs], time.perf_counter() - t0
-
-
-def _say(msg: str) -> None:
-    print(f"[lptheory report] {msg}", file=sys.stderr, flush=True)
-
-
-def run_report(
-    out_dir: str, *, config: str | None = None, quick: bool = False, jobs: int = 1, quiet: bool = False
-) -> dict:
-    """Run the checks and write the report; returns ``{"counts", "violated", "paths", "claims"}``."""
-    from proofs_checks import CHECKS
-    from proofs_checks.records import STATUSES, meta
-
-    cfg = load_config(config)
-    seed = int(cfg.get("seed", 0))
-    wanted = list(cfg.get("checks", {}).keys())
-    available = [c for c in wanted if c in CHECKS]
-    missing = [c for c in wanted if c not in CHECKS]
-    say = (lambda m: None) if quiet else _say
-    os.makedirs(out_dir, exist_ok=True)
-    t_all = time.perf_counter()
-    results: dict[str, list] = {}
-    elapsed: dict[str, float] = {}
-    args = {c: (cfg["checks"][c].get("p"), seed, quick) for c in available}
-    if jobs > 1 and len(available) > 1:
-        with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = {ex.submit(_run_one, c, *args[c]): c for c in available}
-            for c in available:
-                say(f"{c}: running")
-            for fut in cf.as_completed(futs):
-                name, recs, dt = fut.result()
-                results[name], elapsed[name] = recs, dt
-                say(
-                    f"{name}: done in {dt:.1f}s ({len(results)}/{len(available)}, total {time.perf_counter() - t_all:.1f}s)"
-                )
-    else:
-        for i, c in enumerate(available):
-            say(f"{c}: running ({i + 1}/{len(available)})")
-            name, recs, dt = _run_one(c, *args[c])
-            results[name], elapsed[name] = recs, dt
-            say(f"{name}: done in {dt:.1f}s (total {time.perf_counter() - t_all:.1f}s)")
-    claims = []
-    for c in available:  # fixed order, whatever the completion order
-        for r in results[c]:
-            claims.append({"check": c, **r})
-    cfg_hash = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
-    info = meta("report", seed, {"config": cfg, "quick": quick, "config_hash": cfg_hash, "missing_checks": missing})
-    date = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    with open(os.path.join(out_dir, "claims.json"), "w") as fh:
-        json.dump({"claims": claims, "meta": {**info, "date": date}}, fh, indent=1, sort_keys=True)
-    _write_csv(os.path.join(out_dir, "results.csv"), claims, info, cfg_hash, date)
-    from .theorem1 import figures_for
-
-    figs: dict[str, list[str]] = {}
-    for c in available:
-        figs[c] = [os.path.basename(p) for p in figures_for(c, results[c], out_dir)]
-    counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}
-    violated = [r for r in claims if r["status"] == "violated"]
-    md, page = _render(claims, available, missing, figs, counts, seed, elapsed, quick, cfg)
-    with open(os.path.join(out_dir, "report.md"), "w") as fh:
-        fh.write(md)
-    with open(os.path.join(out_dir, "index.html"), "w") as fh:
-        fh.write(page)
-    say(f"report written to {out_dir} in {time.perf_counter() - t_all:.1f}s")
-    return {"counts": counts, "violated": violated, "claims": claims, "missing": missing}
-
-
-def _write_csv(path, claims, info, cfg_hash, date):
-    cols = [
-        "check",
-        "id",
-        "setting",
-        "status",
-        "method",
-        "quantity",
-        "value",
-        "seed",
-        "config_hash",
-        "lptheory",
-        "numpy",
-        "scipy",
-        "python",
-        "date",
-    ]
-    v = info["versions"]
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        for r in claims:
-            setting = json.dumps(
-                {k: r["params"][k] for k in sorted(r["params"]) if k not in ("search",)}, sort_keys=True
-            )
-            q = {"empirical": r["empirical"], "bound": r["bound"], "ratio": r["ratio"]}
-            if r.get("ci"):
-                q["ci_lo"], q["ci_hi"] = r["ci"]
-            for name, val in q.items():
-                if val is None:
-                    continue
-                w.writerow(
-                    [
-                        r["check"],
-                        r["id"],
-                        setting,
-                        r["status"],
-                        r["method"],
-                        name,
-                        val,
-                        info["seed"],
-                        cfg_hash,
-                        v["lptheory"],
-                        v["numpy"],
-                        v["scipy"],
-                        v["python"],
-                        date,
-                    ]
-                )
-
-
 def _fmt(x):
-    if x is None:
-        return "-"
+    if x is None or x == "":
+        return ""
+    if isinstance(x, str):
+        return x
     if isinstance(x, float):
         return f"{x:.4g}"
     return str(x)
 
 
-def _setting(params):
-    keys = ("p", "d", "n", "noise", "problem", "instance", "method", "T", "direction", "setting", "step")
-    return ", ".join(f"{k}={_fmt(params[k])}" for k in keys if k in params)
+def finding_sentence(recs: list[dict]) -> str:
+    """One sentence for a violated claim (its records in every setting where it fails)."""
+    r0 = recs[0]
+    stmt = r0["statement"] if len(r0["statement"]) <= 170 else r0["statement"][:167] + "..."
+    where = "; ".join(setting_text(r["params"], r.get("show")) or "as stated" for r in recs)
+    ratios = [r["ratio"] for r in recs if isinstance(r.get("ratio"), (int, float))]
+    rtxt = f" (ratio {', '.join(f'{v:.3g}' for v in ratios)}; > 1 means the relation fails)" if ratios else ""
+    return f"{r0['id']} ({r0['source']}) is violated at {where}{rtxt}: \u201c{stmt}\u201d."
 
 
-def _reproduce(r, seed):
-    p = r["params"].get("p")
-    return f"lptheory check {r['check']}" + (f" --p {p:g}" if isinstance(p, float) else "") + f" --seed {seed} --json"
+def _anchor(check, i):
+    return f"r-{check}-{i}"
 
 
-def _render(claims, available, missing, figs, counts, seed, elapsed, quick, cfg):
-    md = ["# lptheory report: Stacey (ICML 2025)", ""]
-    md.append(f"Seed {seed}; {'quick smoke run; ' if quick else ''}checks: {', '.join(available)}.")
-    if missing:
-        md.append(f"Not yet available (listed, not run): {', '.join(missing)}.")
-    md.append("")
-    md.append("Verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".")
-    md.append("")
-    md.append("## Verdict table")
-    md.append("")
-    md.append("| check | claim id | setting | status | empirical | bound | ratio | method | source |")
-    md.append("|---|---|---|---|---|---|---|---|---|")
-    for r in claims:
-        st = f"**{r['status'].upper()}**" if r["status"] == "violated" else r["status"]
-        cells = [
-            r["check"],
-            f"`{r['id']}`",
-            _setting(r["params"]),
-            st,
-            _fmt(r["empirical"]),
-            _fmt(r["bound"]),
-            _fmt(r["ratio"]),
-            r["method"],
-            r["source"],
-        ]
-        md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-    for c in available:
-        md.append("")
-        md.append(f"## {TITLES.get(c, c)}")
-        md.append(f"`lptheory check {c}` ({elapsed.get(c, 0):.1f}s)")
-        md.append("")
-        for f in figs.get(c, []):
-            if f.endswith(".png"):
-                md.append(f"![{f}]({f})")
-        seen = set()
-        for r in (r for r in claims if r["check"] == c):
-            if r["id"] not in seen:
-                seen.add(r["id"])
-                md.append("")
-                md.append(f"**`{r['id']}`** ({r['source']}): {r['statement']}")
-            if r["status"] == "violated":
-                wit = json.dumps(r["witness"], indent=1, sort_keys=True)
-                if len(wit) > 3000:
-                    wit = wit[:3000] + "\n... (truncated; the whole witness is in claims.json)"
-                md.append("")
-                md.append(f"- VIOLATED ({_setting(r['params'])}): {r.get('reason') or ''}")
-                md.append(f"  Reproduce: `{_reproduce(r, seed)}`")
-                md.append("")
-                md.append("```json")
-                md.append(wit)
-                md.append("```")
-            elif r["status"] in ("inconclusive", "not-applicable"):
-                md.append(f"- {r['status']} ({_setting(r['params'])}): {r.get('reason')}")
-    text = "\n".join(md) + "\n"
-    return text, _html(claims, available, missing, figs, counts, seed)
-
-
-def _html(claims, available, missing, figs, counts, seed):
-    h = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>lptheory report</title>",
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;font-size:12px}"
-        "td,th{border:1px solid #ccc;padding:3px}.violated{background:#fdd}.holds{background:#efe}"
-        ".inconclusive{background:#ffe6c0}.not-applicable{background:#eee}pre{background:#f6f6f6;overflow:auto;"
-        "font-size:11px}img{max-width:100%}</style></head><body>",
-        "<h1>lptheory report: Stacey (ICML 2025)</h1>",
-        "<p>Verdicts: " + ", ".join(f"{n} {html.escape(s)}" for s, n in counts.items()) + "</p>",
-    ]
-    if missing:
-        h.append("<p>Not yet available (listed, not run): " + html.escape(", ".join(missing)) + "</p>")
-    h.append(
-        "<h2>Verdict table</h2><table><tr><th>check</th><th>claim id</th><th>claim (as the paper states it)</th>"
-        "<th>source</th><th>setting</th><th>status</th><th>empirical</th><th>bound</th><th>ratio</th><th>method</th></tr>"
-    )
-    for r in claims:
-        h.append(
-            f"<tr class='{r['status']}'><td>{r['check']}</td><td>{html.escape(r['id'])}</td><td>{html.escape(r['statement'])}</td>"
-            f"<td>{html.escape(r['source'])}</td><td>{html.escape(_setting(r['params']))}</td><td>{r['status']}</td>"
-            f"<td>{_fmt(r['empirical'])}</td><td>{_fmt(r['bound'])}</td><td>{_fmt(r['ratio'])}</td><td>{r['method']}</td></tr>"
-        )
-    h.append("</table>")
-    for c in available:
-        h.append(f"<h2>{html.escape(TITLES.get(c, c))}</h2>")
-        for f in figs.get(c, []):
-            if f.endswith(".png"):
-                h.append(
-                    f"<p><img src='{html.escape(f)}' alt='{html.escape(f)}'> <a href='{html.escape(f[:-4])}.svg'>SVG</a></p>"
-                )
-        for r in (r for r in claims if r["check"] == c and r["status"] != "holds"):
-            h.append(
-                f"<div class='{r['status']}'><b>{html.escape(r['id'])}</b> ({html.escape(_setting(r['params']))}): "
-                f"{r['status']} &mdash; {html.escape(r.get('reason') or '')}"
+def _write_csv_and_parquet(out_dir, claims, meta):
+    v = meta.get("versions", {})
+    rows = []
+    for k, r in enumerate(claims):
+        pr = r["params"]
+        base = {
+            "check": r.get("check", ""),
+            "id": r["id"],
+            "record": k,
+            "status": r["status"],
+            "method": r["method"],
+            "relation": r.get("relation", ""),
+            "p": pr.get("p"),
+            "d": pr.get("d"),
+            "n": pr.get("n"),
+            "noise": pr.get("noise"),
+            "problem": pr.get("problem"),
+            "instance": pr.get("instance"),
+            "method_name": pr.get("method") if isinstance(pr.get("method"), str) else None,
+            "T": pr.get("T") if not isinstance(pr.get("T"), list) else f"{pr['T'][0]}..{pr['T'][-1]}",
+            "setting": setting_text(pr, r.get("show")),
+            "seed": meta.get("seed"),
+            "quick": meta.get("quick"),
+            "config_hash": meta.get("config_hash"),
+            "git_commit": meta.get("git_commit"),
+            "date": meta.get("date"),
+            **{name: v.get(name) for name in ("lptheory", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "torch")},
+        }
+        qs = [(name, r.get(name)) for name in ("empirical", "bound", "ratio") if isinstance(r.get(name), (int, float))]
+        if r.get("ci"):
+            qs += [("ci_lo", r["ci"][0]), ("ci_hi", r["ci"][1])]
+        for name, val in qs or [("", None)]:
+            rows.append({**base, "quantity": name, "value": val})
+    path = os.path.join(out_dir, "results.csv")
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS))
+        w.writeheader()
+        for row in rows:
+            w.writerow(
+                {
+                    k: ("" if row[k] is None else (repr(row[k]) if isinstance(row[k], float) else row[k]))
+                    for k in RESULT_COLUMNS
+                }
             )
+    paths = [path]
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return paths
+    cols = {}
+    for c in RESULT_COLUMNS:
+        vals = [row[c] for row in rows]
+        numeric = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in vals)
+        if c in ("p", "d", "n", "value") and not numeric:
+            vals = [None if v is None else str(v) for v in vals]
+            cols[c] = pa.array(vals, type=pa.string())
+        elif numeric and c in ("p", "value"):
+            cols[c] = pa.array([None if v is None else float(v) for v in vals], type=pa.float64())
+        elif numeric and c in ("d", "record", "seed"):
+            cols[c] = pa.array([None if v is None else int(v) for v in vals], type=pa.int64())
+        elif c == "quick":
+            cols[c] = pa.array(vals, type=pa.bool_())
+        else:
+            cols[c] = pa.array([None if v is None else str(v) for v in vals], type=pa.string())
+    tmp = os.path.join(out_dir, ".results.parquet.part")
+    pq.write_table(pa.table(cols), tmp)
+    os.replace(tmp, os.path.join(out_dir, "results.parquet"))
+    return paths + [os.path.join(out_dir, "results.parquet")]
+
+
+def write_report(
+    out_dir: str,
+    *,
+    pack,
+    records: dict[str, list[dict]],
+    meta: dict,
+    elapsed: dict | None = None,
+    options: dict | None = None,
+) -> dict:
+    """Write the report of ``records`` (``{check: [record dicts]}``, the pack's order) to ``out_dir``.
+    Returns ``{"counts", "violated", "claims", "paths"}``."""
+    import jinja2
+
+    elapsed = elapsed or {}
+    options = options or {}
+    os.makedirs(out_dir, exist_ok=True)
+    claims = [{"check": c, **r} for c, recs in records.items() for r in recs]
+    doc = {"claims": _clean(claims), "meta": _clean(meta)}
+    tmp = os.path.join(out_dir, ".claims.json.part")
+    with open(tmp, "w") as fh:
+        json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)
+    os.replace(tmp, os.path.join(out_dir, "claims.json"))
+    paths = [os.path.join(out_dir, "claims.json"), *_write_csv_and_parquet(out_dir, claims, meta)]
+    seed, quick = meta.get("seed", 0), bool(meta.get("quick"))
+    counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}
+    sections, findings_by, open_q = [], {}, []
+    for check, recs in records.items():
+        figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
+        paths += [os.path.join(out_dir, f) for f in figs]
+        rows, details, seen = [], [], set()
+        for i, r in enumerate(recs):
+            anchor = _anchor(check, i)
+            p = r["params"].get("p")
+            row = {
+                "check": check,
+                "id": r["id"],
+                "statement": r["statement"],
+                "source": r["source"],
+                "setting": setting_text(r["params"], r.get("show")),
+                "status": r["status"],
+                "empirical": _fmt(r.get("empirical")),
+                "bound": _fmt(r.get("bound")),
+                "ratio": _fmt(r.get("ratio")),
+                "relation": r.get("relation", ""),
+                "method": r["method"],
+                "anchor": anchor,
+                "reason": r.get("reason") or "",
+                "reproduce": pack.reproduce(
+                    check,
+                    seed=seed,
+                    quick=quick,
+                    p=p if isinstance(p, float) else None,
+                    options={k: v for k, v in options.get(check, {}).items() if k != "p"},
+                ),
+                "witness": "",
+            }
             if r["status"] == "violated":
-                wit = json.dumps(r["witness"], indent=1, sort_keys=True)
-                h.append(
-                    f"<br>Reproduce: <code>{html.escape(_reproduce(r, seed))}</code><pre>{html.escape(wit[:3000])}</pre>"
+                wit = json.dumps(r["witness"], indent=1, sort_keys=True, allow_nan=False)
+                row["witness"] = (
+                    wit if len(wit) <= 4000 else wit[:4000] + "\n... (truncated; the whole witness is in claims.json)"
                 )
-            h.append("</div>")
-    h.append("</body></html>")
-    return "\n".join(h)
+                findings_by.setdefault((check, r["id"]), []).append((r, anchor, row["setting"]))
+                details.append(row)
+            elif r["status"] in ("inconclusive", "not-applicable"):
+                details.append(row)
+                if r["status"] == "inconclusive":
+                    open_q.append({"anchor": "d-" + anchor, "label": f"{r['id']} ({row['setting'] or check})"})
+            row["first"] = r["id"] not in seen  # the statement is printed once per claim in the table
+            seen.add(r["id"])
+            rows.append(row)
+        sections.append(
+            {
+                "check": check,
+                "title": pack.section(check),
+                "rows": rows,
+                "details": details,
+                "figures": [f for f in figs if f.endswith(".png")],
+                "seconds": f"{elapsed.get(check, 0.0):.1f}",
+                "counts": {s: n for s in STATUSES if (n := sum(r["status"] == s for r in recs))},
+                "command": pack.reproduce(check, seed=seed, quick=quick, options=options.get(check, {})).replace(
+                    " --json", ""
+                ),
+            }
+        )
+    findings = [
+        {
+            "sentence": finding_sentence([x[0] for x in items]),
+            "anchors": [{"anchor": "d-" + a, "label": s or k[1]} for _, a, s in items],
+        }
+        for k, items in findings_by.items()
+    ]
+    v = meta.get("versions", {})
+    provenance = [
+        ("date (UTC)", meta.get("date")),
+        ("seed", seed),
+        ("quick", "yes (smoke run)" if quick else "no"),
+        ("config hash", meta.get("config_hash")),
+        ("git commit", meta.get("git_commit") or "not a git checkout"),
+        ("versions", ", ".join(f"{k} {val}" for k, val in v.items())),
+        ("pack", f"{pack.name} ({pack.target})"),
+        ("checks", ", ".join(records)),
+    ]
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resources.files("figures").joinpath("templates"))),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
+        trim_blocks=False,
+        lstrip_blocks=False,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["mdcell"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    ctx = dict(
+        title=pack.title,
+        description=pack.description,
+        provenance=provenance,
+        counts=counts,
+        findings=findings,
+        open_questions=open_q,
+        sections=sections,
+        recheck_cmd=RECHECK_CMD,
+    )
+    for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):
+        text = env.get_template(tpl).render(**ctx)
+        tmp = os.path.join(out_dir, f".{name}.part")
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, os.path.join(out_dir, name))
+        paths.append(os.path.join(out_dir, name))
+    return {
+        "counts": counts,
+        "violated": [r for r in claims if r["status"] == "violated"],
+        "claims": claims,
+        "paths": paths,
+    }

@@ -1,9 +1,75 @@
-"""The ``lptheory`` command line. The one place that may reach every layer; it imports lazily."""
+"""The ``lptheory`` command line. The one place that may reach every layer; it imports lazily.
+
+Exit status: 0 when everything ran (a violated claim is a finding, not a failure); 1 when a finding
+fails the run on request (``--fail-on``); 2 for bad input (checked before any work starts, the
+message names the flag or configuration key); 3 when a check or a run crashed; 130 when interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class UsageError(ValueError):
+    """Bad input from the command line (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line naming the flag, exit 2 (argparse's own convention)
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"lptheory: error: {message}\n")
+
+
+def _say_factory(quiet: bool, prefix: str):
+    if quiet:
+        return lambda msg: None
+
+    def say(msg):
+        try:
+            from tqdm import tqdm
+
+            tqdm.write(f"[{prefix}] {msg}", file=sys.stderr)
+        except ImportError:  # pragma: no cover
+            print(f"[{prefix}] {msg}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def _prepare_out(path: str, flag: str = "--out") -> bool:
+    """Check (before any work) that ``path`` can be a writable output directory; creates it. Returns
+    whether it was created (so that an interrupted run can remove it)."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: exists and is not a directory")
+    created = not os.path.exists(path)
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".lptheory-write-test")
+        with open(probe, "w") as fh:
+            fh.write("")
+        os.remove(probe)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from exc
+    return created
+
+
+def _cleanup(path: str | None, created: bool) -> None:
+    """After an interruption: remove temporary files, and the directory if this run created it."""
+    if not path or not os.path.isdir(path):
+        return
+    for name in os.listdir(path):
+        if name.startswith(".") and name.endswith(".part"):
+            os.remove(os.path.join(path, name))
+    if created:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# info, demo
 
 
 def _cmd_info(args) -> int:
@@ -19,14 +85,16 @@ def _cmd_info(args) -> int:
     try:
         import torch
 
-        cuda = torch.cuda.is_available()
-        print(f"torch    {torch.__version__} (cuda available: {cuda})")
+        print(f"torch    {torch.__version__} (cuda available: {torch.cuda.is_available()})")
     except ImportError:
-        print("torch    not installed (pip install 'lptheory[torch]')")
+        print("torch    not installed (CPU wheel: pip install torch==2.13.0; CUDA: see pytorch.org)")
     from lptheory.optimizers import OPTIMIZERS
 
     print("optimizers: " + ", ".join(OPTIMIZERS))
-    return 0
+    from proofs_checks.packs import installed_packs
+
+    print("claim packs: " + ", ".join(installed_packs()))
+    return EXIT_OK
 
 
 def _cmd_demo(args) -> int:
@@ -34,16 +102,18 @@ def _cmd_demo(args) -> int:
     import numpy as np
 
     from lptheory import lp_norm
-    from lptheory.optimizers import make
+    from lptheory.optimizers import OPTIMIZERS, hyper_names
 
+    cls = OPTIMIZERS[args.optimizer]
     hyper = {"lr": args.lr}
-    if args.optimizer in {"lp-descent", "stacey-p2", "stacey-pp"}:
+    if "p" in hyper_names(cls):
         hyper["p"] = args.p
-    opt = make(args.optimizer, **hyper)
+    elif args.p is not None and args.p != 3.0:
+        raise UsageError(f"--p: optimizer {args.optimizer} has no exponent p")
+    opt = cls(**hyper)
     rng = np.random.default_rng(np.random.SeedSequence(args.seed))
-    d = args.d
-    h = np.logspace(0, -3, d)  # diagonal curvatures
-    theta = rng.standard_normal((args.replicates, d))
+    h = np.logspace(0, -3, args.d)
+    theta = rng.standard_normal((args.replicates, args.d))
     state = opt.init(theta)
     print(f"{opt!r}")
     print(f"{'step':>6} {'mean f':>14} {'mean ||grad||_2':>16}")
@@ -54,38 +124,88 @@ def _cmd_demo(args) -> int:
             print(f"{t:>6} {f.mean():>14.6e} {lp_norm(g, 2).mean():>16.6e}")
         if t < args.steps:
             theta, state = opt.step(theta, g, state, donate=True)
-    return 0
+    return EXIT_OK
 
 
-_HYPER = ("p", "lr", "alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "eps_mode", "momentum")
+# ---------------------------------------------------------------------------------------------------
+# run
+
+_HYPER_FLAGS = ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum", "eps_mode")
+
+
+def _run_plan(args):
+    """Validate every flag of ``lptheory run`` before any work; returns the optimizers to run."""
+    from lptheory.optimizers import OPTIMIZERS, hyper_names
+
+    names = args.optimizer or ["stacey-pp"]
+    for flag in _HYPER_FLAGS + ("p",):
+        val = getattr(args, flag)
+        if val is None:
+            continue
+        takers = [n for n in names if flag in hyper_names(OPTIMIZERS[n])]
+        if not takers and flag != "p":
+            having = sorted(n for n in OPTIMIZERS if flag in hyper_names(OPTIMIZERS[n]))
+            raise UsageError(
+                f"--{flag.replace('_', '-')}: none of the selected optimizers ({', '.join(names)}) has it "
+                f"(optimizers with it: {', '.join(having)})"
+            )
+    if args.backend == "numpy":
+        if args.device not in (None, "cpu"):
+            raise UsageError(f"--device {args.device}: only for --backend torch (the numpy backend runs on the cpu)")
+        if args.dtype not in (None, "float64"):
+            raise UsageError(f"--dtype {args.dtype}: only for --backend torch (numpy runs in float64)")
+    else:
+        try:
+            import torch
+        except ImportError:
+            raise UsageError("--backend torch: torch is not installed (pip install torch==2.13.0)") from None
+        if args.device and args.device.startswith("cuda") and not torch.cuda.is_available():
+            raise UsageError(f"--device {args.device}: CUDA is not available on this machine")
+    for flag in ("steps", "replicates", "d", "batch", "record_every"):
+        if getattr(args, flag) < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    if args.seed < 0 or args.problem_seed < 0:
+        raise UsageError("--seed and --problem-seed must be >= 0")
+    opts = {}
+    for name in names:
+        cls = OPTIMIZERS[name]
+        fields = set(hyper_names(cls))
+        hyper = {
+            k: getattr(args, k) for k in (*_HYPER_FLAGS, "p", "lr") if k in fields and getattr(args, k) is not None
+        }
+        try:
+            opts[name] = cls(**hyper)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"--optimizer {name}: {exc}") from exc
+    return opts
 
 
 def _cmd_run(args) -> int:
-    import dataclasses
     import json
-    import os
 
     from figures.runs import plot_runs
-    from lptheory.optimizers import OPTIMIZERS
     from lptheory.simulate import simulate
+    from proofs_checks.records import _clean, config_hash, versions
     from synthetic.noise import make_noise, sigma_profile
     from synthetic.oracle import GradientOracle
     from synthetic.problems import make_problem
 
-    problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
-    sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
-    noise = make_noise(args.noise, sigma)
+    opts = _run_plan(args)
+    try:
+        problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
+        sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
+        noise = make_noise(args.noise, sigma)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from exc
+    created = _prepare_out(args.out)
+    args._created_out = created
     batch = args.batch
     if args.batch_schedule == "T":
         batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
     oracle = GradientOracle(problem, noise, batch)
-    names = args.optimizer or ["stacey-pp"]
+    pm = args.p_measure or args.p or 3.0
     traces = {}
-    for name in names:
-        cls = OPTIMIZERS[name]
-        fields = {f.name for f in dataclasses.fields(cls)}
-        hyper = {k: getattr(args, k) for k in _HYPER if k in fields and getattr(args, k) is not None}
-        opt = cls(**hyper)
+    for name, opt in opts.items():
         if not args.quiet:
             print(f"running {opt!r}", file=sys.stderr)
         traces[name] = simulate(
@@ -96,42 +216,33 @@ def _cmd_run(args) -> int:
             args.replicates,
             args.seed,
             record_every=args.record_every,
-            p_measure=args.p_measure or args.p,
+            p_measure=pm,
             on_nonfinite="record",
             progress=not args.quiet,
             backend=args.backend,
             device=args.device,
             dtype=args.dtype,
         )
-    pm = args.p_measure or args.p
     print(
         f"problem {args.problem} (d={problem.d}), noise {args.noise} (||sigma||_1={sigma.sum():.4g}), "
         f"batch {args.batch_schedule if args.batch_schedule == 'T' else args.batch}, T={args.steps}, "
         f"R={args.replicates}, seed={args.seed}; assumptions: {oracle.assumptions()}"
     )
     print("common random numbers: every optimizer saw the same noise streams")
-    print(
-        f"{'optimizer':<12} {'final f - f*':>28} {'final ||grad||_p*^p* (p=' + format(pm, 'g') + ')':>36}"
-        f" {'diverged':>9}"
-    )
+    head_g = "final ||grad||_p*^p* (p=" + format(pm, "g") + ")"
+    print(f"{'optimizer':<12} {'final f - f* (95% CI)':>34} {head_g:>38} {'diverged':>9}")
     for name, tr in traces.items():
         s = tr.summary()
         g, c = s["gap"], s["grad_pstar"]
         print(
-            f"{name:<12} {g['mean']:>12.5g} [{g['lo']:.4g}, {g['hi']:.4g}] {c['mean']:>16.5g} "
-            f"[{c['lo']:.4g}, {c['hi']:.4g}] {s['diverged']:>9}"
+            f"{name:<12} {g['mean']:>12.5g} [{g['lo']:.4g}, {g['hi']:.4g}] {c['mean']:>16.5g} [{c['lo']:.4g}, "
+            f"{c['hi']:.4g}] {s['diverged']:>6}/{args.replicates}"
         )
-    os.makedirs(args.out, exist_ok=True)
     csv_path = os.path.join(args.out, "trace.csv")
-    first = True
-    for name, tr in traces.items():
-        tmp = csv_path + ".part"
-        tr.to_csv(tmp, extra={"optimizer": name})
-        with open(tmp) as src, open(csv_path, "w" if first else "a") as dst:
-            lines = src.readlines()
-            dst.writelines(lines if first else lines[1:])
-        os.remove(tmp)
-        first = False
+    tmp = csv_path + ".part"
+    for i, (name, tr) in enumerate(traces.items()):
+        tr.to_csv(tmp, extra={"optimizer": name}, header=i == 0, mode="w" if i == 0 else "a")
+    os.replace(tmp, csv_path)
     png = os.path.join(args.out, "run.png")
     plot_runs(
         traces,
@@ -139,188 +250,440 @@ def _cmd_run(args) -> int:
         p_measure=pm,
         title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {args.batch}, R={args.replicates}",
     )
+    argv = {k: v for k, v in vars(args).items() if k not in ("func", "_created_out")}
     meta = {
-        "argv": vars(args) | {"func": None},
+        "argv": argv,
+        "seed": args.seed,
+        "config_hash": config_hash(argv),
+        "versions": versions(),
         "configs": {n: t.config for n, t in traces.items()},
         "summary": {n: t.summary() for n, t in traces.items()},
+        "diverged_at": {n: [int(v) for v in t.diverged_at] for n, t in traces.items()},
     }
-    with open(os.path.join(args.out, "run.json"), "w") as fh:
-        json.dump(meta, fh, indent=2, default=lambda o: None if callable(o) else str(o))
-    print(f"wrote {csv_path}, {png}, {os.path.join(args.out, 'run.json')}")
+    from proofs_checks.records import git_commit
+
+    meta["git_commit"] = git_commit()
+    import datetime as _dt
+
+    meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    tmp = os.path.join(args.out, ".run.json.part")
+    with open(tmp, "w") as fh:
+        json.dump(_clean(meta), fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
+    os.replace(tmp, os.path.join(args.out, "run.json"))
+    print(f"wrote {csv_path}, {png}, {png[:-4]}.svg, {os.path.join(args.out, 'run.json')}")
     bad = [n for n, t in traces.items() if t.diverged.any()]
     if bad:
-        print(f"note: replicates diverged for {', '.join(bad)} (recorded as NaN; try a smaller --lr)")
-    return 0
+        print(
+            f"note: replicates diverged for {', '.join(bad)} (a result: recorded as NaN from the divergence step on, "
+            "marked in the plot; try a smaller --lr)"
+        )
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------------
+# check and report
+
+
+def _parse_sets(items) -> dict:
+    """``--set KEY=V[,V...]`` -> {KEY: [values]} (numbers where they parse)."""
+    out = {}
+    for it in items or ():
+        if "=" not in it:
+            raise UsageError(f"--set {it}: expected KEY=VALUE[,VALUE...]")
+        k, v = it.split("=", 1)
+        vals = []
+        for u in v.split(","):
+            try:
+                vals.append(int(u) if u.strip().lstrip("-").isdigit() else float(u))
+            except ValueError:
+                vals.append(u)
+        out[k.strip()] = vals
+    return out
+
+
+def _resolve_target(target: str, names):
+    """(pack, check names) for ``lptheory check TARGET [NAME ...]``."""
+    from proofs_checks.packs import DEFAULT_PACK, PackError, load
+
+    default = load(DEFAULT_PACK)
+    if target in default.checks:
+        return default, [target, *names]
+    try:
+        pack = load(target)
+    except PackError as exc:
+        raise UsageError(f"{exc} (built-in checks: {', '.join(default.checks)})") from exc
+    return pack, list(names) or list(pack.checks)
+
+
+def _plan_checks(pack, names, p, sets, skip=()):
+    from proofs_checks.runner import plan
+
+    options = {}
+    for n in names:
+        c = pack.checks.get(n)
+        if c is None:
+            continue
+        o = {}
+        if p is not None:
+            if "p" not in c.options:
+                if len(names) == 1:
+                    raise UsageError(f"check {n!r} does not take --p (it takes {', '.join(c.options) or 'no options'})")
+            else:
+                o["p"] = [float(v) for v in p]
+        for k, v in sets.items():
+            if k in c.options or len(names) == 1:
+                o[k] = v
+        options[n] = o
+    if p is not None and not any("p" in pack.checks[n].options for n in names if n in pack.checks):
+        raise UsageError(f"--p: none of the selected checks ({', '.join(names)}) takes it")
+    try:
+        return plan(pack, names, options, skip)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _cmd_check(args) -> int:
-    import json
-    import os
-    import time
+    from proofs_checks.records import dumps, format_table, meta
+    from proofs_checks.runner import run_checks
 
-    from proofs_checks import get_check
-    from proofs_checks.records import format_table, meta
-
-    fn = get_check(args.name)
-    progress = None
-    t_start = time.perf_counter()
-    if not args.quiet:
-
-        def progress(msg, t0=t_start):
-            print(f"[lptheory check {args.name} {time.perf_counter() - t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
-
+    pack, names = _resolve_target(args.target, args.names)
+    planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
+    baseline = _load_baseline(args.baseline) if args.baseline else None
+    fail_on = _parse_fail_on(args.fail_on)
+    created = _prepare_out(args.out) if args.out else False
+    args._created_out = created
+    say = _say_factory(args.quiet, "lptheory check")
     try:
-        claims = fn(args.p, seed=args.seed, quick=args.quick, progress=progress)
-    except (ValueError, TypeError):
+        results, elapsed = run_checks(
+            pack,
+            planned,
+            seed=args.seed,
+            quick=args.quick,
+            say=say,
+            on_done=lambda n, k, dt: say(f"{n}: {k} records in {dt:.1f}s"),
+        )
+    except KeyboardInterrupt:
         raise
     except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
-        print(f"lptheory: check {args.name!r} failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    info = meta(args.name, args.seed, {"p": args.p, "quick": args.quick})
-    doc = {"claims": [c.to_dict() for c in claims], "meta": info}
+        print(f"lptheory: check failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_CRASH
+    claims = [{"check": n, **r} for n, recs in results.items() for r in recs]
+    info = meta(
+        ",".join(planned), args.seed, {"pack": pack.target, "options": planned, "quick": args.quick}, quick=args.quick
+    )
     if args.json:
-        print(json.dumps(doc))
-    elif args.name == "symbolic":
-        from proofs_checks.symbolic import format_proof
-
-        print(format_proof(claims))
-        print("\n" + format_table(claims).rsplit("\n\n", 1)[-1])
+        print(dumps(claims, info))
     else:
-        print(format_table(claims))
-    if args.out:
-        from figures.theorem1 import figures_for
+        for n, recs in results.items():
+            if len(results) > 1:
+                print(f"\n== {n}: {pack.section(n)} ==")
+            if pack.target == "stacey" and n == "symbolic":
+                from proofs_checks.stacey.symbolic import format_proof
 
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, f"{args.name}.json"), "w") as fh:
-            json.dump(doc, fh, indent=1)
-        paths = figures_for(args.name, doc["claims"], args.out)
-        if not args.json:
-            print(f"wrote {os.path.join(args.out, args.name + '.json')}" + "".join(f", {p}" for p in paths))
-    return 0
+                print(format_proof(recs))
+                print("\n" + format_table(recs).rsplit("\n\n", 1)[-1])
+            else:
+                print(format_table(recs))
+    if args.out:
+        from figures import figures_for
+
+        for n, recs in results.items():
+            path = os.path.join(args.out, f"check_{n}.json")
+            tmp = path + ".part"
+            with open(tmp, "w") as fh:
+                fh.write(dumps([{"check": n, **r} for r in recs], info, indent=1))
+            os.replace(tmp, path)
+            paths = figures_for(pack, n, recs, args.out)
+            if not args.json:
+                print(f"wrote {path}" + "".join(f", {p}" for p in paths))
+    if fail_on or baseline is not None:
+        from proofs_checks.regression import compare, format_regressions
+
+        problems = compare(claims, baseline, fail_on=fail_on, ratio_tolerance=args.ratio_tolerance)
+        if problems:
+            print(format_regressions(problems), file=sys.stderr)
+            return EXIT_FINDING
+    return EXIT_OK
+
+
+def _load_baseline(path):
+    import json
+
+    if not os.path.exists(path):
+        raise UsageError(f"--baseline {path}: no such file")
+    if os.path.isdir(path):
+        path = os.path.join(path, "claims.json")
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--baseline {path}: not a claims JSON file ({exc})") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise UsageError(f'--baseline {path}: expected {{"claims": [...], "meta": {{...}}}}')
+    return doc["claims"]
+
+
+_FAIL_ON = ("violated", "inconclusive", "regressed")
+
+
+def _parse_fail_on(text):
+    if not text:
+        return ()
+    items = tuple(s.strip() for s in text.split(",") if s.strip())
+    bad = [s for s in items if s not in _FAIL_ON]
+    if bad:
+        raise UsageError(f"--fail-on {bad[0]!r}: allowed values are {', '.join(_FAIL_ON)}")
+    return items
 
 
 def _cmd_report(args) -> int:
-    from figures.report import run_report
+    from figures.report import load_config, write_report
+    from proofs_checks.packs import PackError, load
+    from proofs_checks.records import meta
+    from proofs_checks.runner import run_checks
 
-    res = run_report(args.out, config=args.config, quick=args.quick, jobs=args.jobs, quiet=args.quiet)
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    try:
+        pack = load(args.claims)
+    except PackError as exc:
+        raise UsageError(str(exc)) from exc
+    cfg = load_config(args.config, pack)
+    only = [s for s in (args.only or "").split(",") if s]
+    skip = [s for s in (args.skip or "").split(",") if s]
+    for flag, lst in (("--only", only), ("--skip", skip)):
+        for n in lst:
+            if n not in pack.checks:
+                raise UsageError(f"{flag} {n}: no such check in pack {pack.name!r} (checks: {', '.join(pack.checks)})")
+    names = only or list(pack.checks)
+    from proofs_checks.runner import plan
+
+    try:
+        planned = plan(pack, names, {n: cfg["checks"].get(n, {}) for n in names}, skip)
+    except ValueError as exc:
+        raise UsageError(f"configuration: {exc}") from exc
+    seed = cfg["seed"] if args.seed is None else args.seed
+    created = _prepare_out(args.out)
+    args._created_out = created
+    say = _say_factory(args.quiet, "lptheory report")
+    bar = _CheckBar(len(planned), args.quiet)
+    try:
+        results, elapsed = run_checks(
+            pack, planned, seed=seed, quick=args.quick, jobs=args.jobs, say=say, on_done=bar.done
+        )
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        bar.close()
+        print(f"lptheory: a check failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_CRASH
+    bar.close()
+    info = meta(
+        "report",
+        seed,
+        {"pack": pack.target, "checks": planned, "quick": args.quick, "config": args.config},
+        quick=args.quick,
+    )
+    res = write_report(args.out, pack=pack, records=results, meta=info, elapsed=elapsed, options=planned)
     counts = res["counts"]
     print("verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    if res["missing"]:
-        print("not yet available: " + ", ".join(res["missing"]))
     if res["violated"]:
-        print("violated claims (findings about the paper; witnesses in the report):")
+        print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
         for r in res["violated"]:
             p = r["params"].get("p")
             extra = f" p={p:g}" if isinstance(p, float) else ""
-            print(f"  {r['id']}{extra}  [{r['check']}]  ratio {r['ratio'] if r['ratio'] is not None else '-'}")
+            rt = r["ratio"]
+            print(f"  {r['id']}{extra}  [{r['check']}]  ratio {f'{rt:.4g}' if isinstance(rt, float) else '-'}")
     print(f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/claims.json, {args.out}/results.csv")
-    return 0
+    return EXIT_OK
+
+
+class _CheckBar:
+    """A progress bar over the checks on a terminal; plain lines otherwise."""
+
+    def __init__(self, total, quiet):
+        self.bar = None
+        self.quiet = quiet
+        self.total = total
+        self.n = 0
+        if not quiet and sys.stderr.isatty():
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, desc="checks", unit="check", file=sys.stderr)
+            except ImportError:  # pragma: no cover
+                self.bar = None
+
+    def done(self, name, k, dt):
+        self.n += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{name} ({k} records, {dt:.0f}s)")
+            self.bar.update(1)
+        elif not self.quiet:
+            print(
+                f"[lptheory report] {name}: {k} records in {dt:.1f}s ({self.n}/{self.total})",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# the parser
 
 
 def build_parser() -> argparse.ArgumentParser:
     from lptheory.optimizers import OPTIMIZERS
-
-    parser = argparse.ArgumentParser(
-        prog="lptheory",
-        description="Numerical theory verification for l_p stochastic optimization (Stacey, ICML 2025).",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p_info = sub.add_parser("info", help="versions, backends and the available optimizers")
-    p_info.set_defaults(func=_cmd_info)
-    p_demo = sub.add_parser("demo", help="step an optimizer on a small quadratic (a smoke test)")
-    p_demo.add_argument("--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS))
-    p_demo.add_argument("--p", type=float, default=3.0, help="l_p exponent (l_p optimizers only)")
-    p_demo.add_argument("--lr", type=float, default=1e-2)
-    p_demo.add_argument("--d", type=int, default=1000)
-    p_demo.add_argument("--replicates", type=int, default=4)
-    p_demo.add_argument("--steps", type=int, default=200)
-    p_demo.add_argument("--seed", type=int, default=0)
-    p_demo.set_defaults(func=_cmd_demo)
-
     from synthetic.noise import NOISES
     from synthetic.problems import PROBLEMS
 
+    parser = _Parser(
+        prog="lptheory",
+        description="Numerical theory verification for l_p stochastic optimization. Exit status: 0 ran (a violated "
+        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check crashed.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    p_info = sub.add_parser("info", help="versions, backends, optimizers and claim packs")
+    p_info.set_defaults(func=_cmd_info)
+
+    p_demo = sub.add_parser(
+        "demo",
+        help="step an optimizer on a small quadratic (a smoke test)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p_demo.add_argument("--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS), help="optimizer name")
+    p_demo.add_argument("--p", type=float, default=3.0, help="l_p exponent (optimizers with p only)")
+    p_demo.add_argument("--lr", type=float, default=1e-2, help="step size")
+    p_demo.add_argument("--d", type=int, default=1000, help="dimension")
+    p_demo.add_argument("--replicates", type=int, default=4, help="independent replicates")
+    p_demo.add_argument("--steps", type=int, default=200, help="steps")
+    p_demo.add_argument("--seed", type=int, default=0, help="random seed")
+    p_demo.set_defaults(func=_cmd_demo)
+
     p_run = sub.add_parser(
         "run",
-        help="simulate optimizers on a synthetic problem; writes a CSV trace and a plot",
-        description="Run one or more optimizers (common random numbers) on a synthetic problem with "
-        "per-coordinate noise and a batch size, over R replicates; print final f - f* and "
-        "||grad f||_{p*}^{p*} with 95% intervals; write trace.csv, run.png and run.json to --out.",
+        help="simulate optimizers on a synthetic problem; writes a CSV trace, a plot and run.json",
+        description="Run one or more optimizers (common random numbers) on a synthetic problem with per-coordinate "
+        "noise and a batch size, over R replicates; print final f - f* and ||grad f||_{p*}^{p*} with 95% Student-t "
+        "intervals; write trace.csv, run.png/.svg and run.json to --out. Divergence is recorded, not an error.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p_run.add_argument(
         "--optimizer",
         action="append",
         choices=sorted(OPTIMIZERS),
-        help="optimizer name; repeat to compare (default stacey-pp)",
+        help="optimizer name; repeat to compare (stacey-pp when none is given)",
     )
-    p_run.add_argument("--p", type=float, default=3.0, help="l_p exponent of the l_p optimizers")
-    p_run.add_argument("--p-measure", type=float, default=None, help="p of the gradient metric (default --p)")
-    p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS))
+    p_run.add_argument("--p", type=float, default=None, help="l_p exponent of the l_p optimizers (their default: 3)")
+    p_run.add_argument(
+        "--p-measure", type=float, default=None, help="p of the gradient metric ||grad f||_{p*}^{p*} (--p, else 3)"
+    )
+    p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS), help="synthetic problem")
     p_run.add_argument("--problem-seed", type=int, default=0, help="seed of the problem instance")
     p_run.add_argument("--d", type=int, default=100, help="dimension")
-    p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES))
+    p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES), help="noise family")
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
-    p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"])
+    p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
     p_run.add_argument("--batch", type=int, default=1, help="batch size n_t (constant)")
     p_run.add_argument(
         "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
     )
     p_run.add_argument("--steps", type=int, default=1000, help="T")
     p_run.add_argument("--replicates", type=int, default=16, help="R")
-    p_run.add_argument("--seed", type=int, default=0)
-    p_run.add_argument("--record-every", type=int, default=10)
-    p_run.add_argument("--lr", type=float, default=None, help="step size (default: the optimizer's default)")
+    p_run.add_argument("--seed", type=int, default=0, help="random seed (same seed, same bits)")
+    p_run.add_argument("--record-every", type=int, default=10, help="record the metrics every N steps")
+    p_run.add_argument("--lr", type=float, default=None, help="step size (the optimizer's default when omitted)")
     for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
         p_run.add_argument(
             "--" + name.replace("_", "-"),
             dest=name,
             type=float,
             default=None,
-            help=f"{name} (optimizers that have it; default: the optimizer's)",
+            help=f"{name} (optimizers that have it; their default when omitted)",
         )
-    p_run.add_argument("--eps-mode", dest="eps_mode", default=None, choices=["paper", "official"])
+    p_run.add_argument(
+        "--eps-mode",
+        dest="eps_mode",
+        default=None,
+        choices=["paper", "official"],
+        help="Stacey's eps form (its default: paper)",
+    )
     p_run.add_argument("--backend", default="numpy", choices=["numpy", "torch"], help="array backend")
-    p_run.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (backend torch)")
-    p_run.add_argument("--dtype", default=None, choices=["float64", "float32"], help="float32: backend torch only")
+    p_run.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (--backend torch only)")
+    p_run.add_argument(
+        "--dtype",
+        default=None,
+        choices=["float64", "float32"],
+        help="float32 needs --backend torch (float64 when omitted)",
+    )
     p_run.add_argument("--out", default="out", help="output directory")
-    p_run.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_run.add_argument("--quiet", action="store_true", help="no progress output")
     p_run.set_defaults(func=_cmd_run)
-
-    from proofs_checks import CHECKS
 
     p_check = sub.add_parser(
         "check",
-        help="check a claim family of the paper; prints verdicts (holds / violated / inconclusive / not-applicable)",
-        description="Run the checks of one claim family. Checks: "
-        + "; ".join(f"{k}: {v[2]}" for k, v in CHECKS.items())
-        + ". Exit status 0 whenever the checks ran, whatever the verdicts.",
+        help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
+        description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
+        "is a check of the built-in Stacey pack (lemmas, theorem1, symbolic, majorization, smoothness, claims, "
+        "acceleration), a claim file (path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed "
+        "pack's name; NAMES select checks of it (all by default).",
     )
-    p_check.add_argument("name", choices=sorted(CHECKS), help="claim family")
+    p_check.add_argument("target", metavar="TARGET", help="a check name, a claim file, a module or a pack")
+    p_check.add_argument("names", metavar="NAME", nargs="*", help="checks of TARGET to run (default: all)")
     p_check.add_argument(
-        "--p", type=float, action="extend", nargs="+", default=None, help="p values (default: per check)"
+        "--p",
+        type=float,
+        action="extend",
+        nargs="+",
+        default=None,
+        help="p values (checks that take p; their defaults otherwise)",
     )
-    p_check.add_argument(
-        "--quick", action="store_true", help="smaller budgets (about 20 s per check; used by the tests)"
-    )
+    p_check.add_argument("--set", action="append", metavar="KEY=V[,V...]", help="another option of the check")
+    p_check.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run; used by the tests)")
     p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
-    p_check.add_argument("--out", default=None, help="directory for NAME.json and the figures (PNG and SVG)")
-    p_check.add_argument("--seed", type=int, default=0)
+    p_check.add_argument("--out", default=None, help="directory for check_NAME.json and the figures (PNG and SVG)")
+    p_check.add_argument("--seed", type=int, default=0, help="random seed")
     p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p_check.add_argument(
+        "--fail-on",
+        default=None,
+        metavar="KINDS",
+        help="exit 1 on findings: comma-separated among violated, inconclusive, regressed",
+    )
+    p_check.add_argument("--baseline", default=None, help="claims.json (or a report directory) to compare against")
+    p_check.add_argument(
+        "--ratio-tolerance",
+        type=float,
+        default=0.05,
+        help="with --baseline: a ratio moving towards its bound by more than this (relative) regresses",
+    )
     p_check.set_defaults(func=_cmd_check)
 
     p_rep = sub.add_parser(
         "report",
-        help="run every check and write the full report (HTML, Markdown, figures, claims.json, results.csv)",
-        description="Run every available check at the embedded defaults (figures/report_defaults.toml; "
-        "--config FILE overrides any value) and write index.html, report.md, all figures (PNG and SVG), "
-        "claims.json and results.csv to --out. Exit status 0 whenever the checks ran.",
+        help="run a pack's checks and write the report (HTML, Markdown, figures, claims.json, results.csv/.parquet)",
+        description="Run the checks of a pack (the Stacey paper by default) and write index.html, report.md, every "
+        "figure (PNG and SVG), claims.json and results.csv (and results.parquet with pyarrow) to --out.",
     )
-    p_rep.add_argument("--out", default="report", help="output directory")
-    p_rep.add_argument("--config", default=None, help="TOML file merged over the defaults")
+    p_rep.add_argument(
+        "--claims",
+        default=None,
+        metavar="TARGET",
+        help="claim file, module or installed pack (default: the built-in Stacey pack)",
+    )
+    p_rep.add_argument("--only", default=None, metavar="NAMES", help="comma-separated checks to run (default: all)")
+    p_rep.add_argument("--skip", default=None, metavar="NAMES", help="comma-separated checks to leave out")
+    p_rep.add_argument("--out", default="report", help="output directory (default: report)")
+    p_rep.add_argument(
+        "--config", default=None, help="TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"
+    )
+    p_rep.add_argument("--seed", type=int, default=None, help="random seed (overrides the configuration; default 0)")
     p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
-    p_rep.add_argument("--jobs", type=int, default=1, help="checks run in N local processes (same results)")
-    p_rep.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p_rep.add_argument("--jobs", type=int, default=1, help="checks run in N local processes (same results; default 1)")
+    p_rep.add_argument("--quiet", action="store_true", help="no progress output")
     p_rep.set_defaults(func=_cmd_report)
     return parser
 
@@ -329,13 +692,22 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         return args.func(args)
-    except (ValueError, TypeError) as exc:
-        print(f"lptheory: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+        print("lptheory: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (UsageError, ValueError, TypeError) as exc:
+        from proofs_checks.packs import PackError
+
+        kind = "error"
+        if isinstance(exc, PackError):
+            kind = "error in claims"
+        print(f"lptheory: {kind}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

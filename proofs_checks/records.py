@@ -11,10 +11,13 @@ setting it was checked in, and the verdict:
 ``status``     ``holds`` | ``violated`` | ``inconclusive`` | ``not-applicable``
 ``empirical``  the measured value (an expectation, a worst ratio's numerator, ...)
 ``bound``      the paper's bound in this setting
-``ratio``      empirical / bound
-``ci``         ``[lo, hi]`` for Monte Carlo estimates (95%), else None
-``method``     ``exact`` | ``monte-carlo`` | ``adversarial-search`` | ``symbolic``
-``witness``    for ``violated``: everything needed to re-check the violation without the toolkit
+``relation``   ``<=`` (empirical <= bound), ``>=``, ``==``, or ``rate`` (a decay exponent against a claimed one)
+``ratio``      one meaning in every record: > 1 means the relation fails (``<=``: empirical / bound;
+               ``>=``: bound / empirical); empty where no ratio is meaningful (equalities, signed values)
+``ci``         ``[lo, hi]`` for Monte Carlo estimates (Student-t, 95% unless said), else None
+``method``     ``exact`` | ``monte-carlo`` | ``adversarial-search`` | ``symbolic`` | ``simulation``
+``witness``    for ``violated``: a JSON object with a ``kind`` that :func:`proofs_checks.recheck.recheck`
+               re-checks without the toolkit
 ``reason``     for ``inconclusive`` and ``not-applicable`` (and a short note otherwise)
 ``data``       optional series the figures draw (never recomputed by ``figures``)
 
@@ -31,10 +34,11 @@ import math
 import platform
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Claim", "STATUSES", "METHODS", "validate_record", "meta", "format_table", "dumps"]
+__all__ = ["Claim", "STATUSES", "METHODS", "RELATIONS", "ratio", "validate_record", "meta", "format_table", "dumps"]
 
 STATUSES = ("holds", "violated", "inconclusive", "not-applicable")
-METHODS = ("exact", "monte-carlo", "adversarial-search", "symbolic")
+METHODS = ("exact", "monte-carlo", "adversarial-search", "symbolic", "simulation")
+RELATIONS = ("<=", ">=", "==", "rate")
 _REQUIRED = (
     "id",
     "statement",
@@ -89,6 +93,9 @@ class Claim:
     witness: dict | None = None
     reason: str | None = None
     data: dict | None = None
+    relation: str = "<="
+    show: list | None = None  # the parameters to display (the claim spec's choice)
+    check: str | None = None  # the check that produced the record (set by the runner)
     proof: str | None = None  # symbolic audit: which proof (thm1, lemma-B1, lemma-B2, appendix-B)
     step: str | None = None  # symbolic audit: the step's label
     rule: str | None = None  # symbolic audit: the rule the paper invokes
@@ -98,26 +105,41 @@ class Claim:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.status == "violated" and not self.witness:
-            raise ValueError(f"claim {self.id}: a 'violated' record needs a witness")
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {RELATIONS}, got {self.relation!r}")
+        if self.status == "violated" and not (isinstance(self.witness, dict) and self.witness.get("kind")):
+            raise ValueError(f"claim {self.id}: a 'violated' record needs a witness with a 'kind' (re-checkable)")
         if self.status in ("inconclusive", "not-applicable") and not self.reason:
             raise ValueError(f"claim {self.id}: an {self.status!r} record needs a reason")
-        if self.ratio is None and self.empirical is not None and self.bound not in (None, 0):
-            self.ratio = ratio(self.empirical, self.bound)
+        for name in ("empirical", "bound"):
+            v = getattr(self, name)
+            if isinstance(v, float) and math.isnan(v):
+                raise ValueError(f"claim {self.id} ({_setting(self.params)}): {name} is NaN")
+        if self.ratio is None and self.empirical is not None and self.bound is not None:
+            self.ratio = ratio(self.relation, self.empirical, self.bound)
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for k in ("proof", "step", "rule"):  # only symbolic records carry these
+        for k in ("proof", "step", "rule", "check", "show"):  # only some records carry these
             if d[k] is None:
                 del d[k]
         return _clean(d)
 
 
-def ratio(empirical: float, bound: float) -> float:
-    """empirical / bound, with 0/0 = 0 (a zero term against a zero bound) and x/0 = inf for x > 0."""
-    if bound == 0:
-        return 0.0 if empirical == 0 else math.inf
-    return float(empirical) / float(bound)
+def ratio(relation: str, empirical: float, bound: float) -> float | None:
+    """The ratio with one meaning in every record, > 1 when the relation fails: empirical / bound for
+    ``<=`` (bound > 0), bound / empirical for ``>=`` (empirical > 0); None otherwise."""
+    try:
+        e, b = float(empirical), float(bound)
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(e) and math.isfinite(b)):
+        return None
+    if relation == "<=" and b > 0:
+        return e / b
+    if relation == ">=" and e > 0:
+        return b / e
+    return None
 
 
 def validate_record(rec: dict) -> None:
@@ -137,36 +159,78 @@ def validate_record(rec: dict) -> None:
         raise ValueError(f"record {rec['id']!r}: params must be an object")
 
 
-def meta(check: str, seed: int, config: dict) -> dict:
-    """Provenance for a set of records: versions, seed, configuration."""
-    import numpy
-    import scipy
+_VERSIONED = ("lptheory", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "torch", "numba", "dask", "pyarrow")
 
-    import lptheory
+
+def versions() -> dict:
+    """Installed versions of the toolkit and its numerical dependencies (torch etc. when present)."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def git_commit() -> str | None:
+    """The git commit of the toolkit's source tree (``LPTHEORY_GIT_COMMIT`` overrides), with
+    ``-dirty`` when the tree has uncommitted changes; None outside a git checkout."""
+    import os
+    import subprocess
+
+    env = os.environ.get("LPTHEORY_GIT_COMMIT")
+    if env:
+        return env
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.exists(os.path.join(root, ".git")):
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("-dirty" if dirty else "")
+
+
+def config_hash(config) -> str:
+    """A short, stable hash of a configuration (canonical JSON)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(_clean(config), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def meta(check: str, seed: int, config: dict, *, quick: bool | None = None) -> dict:
+    """Provenance for a set of records: what ran, seed, configuration and its hash, quick flag,
+    package versions, git commit and date (UTC)."""
+    import datetime as _dt
 
     out = {
         "check": check,
         "seed": seed,
         "config": config,
-        "versions": {
-            "lptheory": lptheory.__version__,
-            "python": platform.python_version(),
-            "numpy": numpy.__version__,
-            "scipy": scipy.__version__,
-        },
+        "config_hash": config_hash(config),
+        "quick": quick if quick is not None else bool(config.get("quick", False)) if isinstance(config, dict) else None,
+        "versions": versions(),
+        "git_commit": git_commit(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
-    try:
-        import mpmath
-
-        out["versions"]["mpmath"] = mpmath.__version__
-    except ImportError:  # pragma: no cover
-        pass
     return _clean(out)
 
 
-def dumps(claims: list, meta_: dict) -> str:
-    """The ``--json`` document: ``{"claims": [...], "meta": {...}}``."""
-    return json.dumps({"claims": [c.to_dict() if isinstance(c, Claim) else c for c in claims], "meta": meta_})
+def dumps(claims: list, meta_: dict, **kw) -> str:
+    """The ``--json`` document: ``{"claims": [...], "meta": {...}}`` (strict JSON: no NaN tokens)."""
+    doc = {"claims": [c.to_dict() if isinstance(c, Claim) else _clean(c) for c in claims], "meta": _clean(meta_)}
+    return json.dumps(doc, allow_nan=False, **kw)
 
 
 def _fmt(x) -> str:
@@ -177,13 +241,30 @@ def _fmt(x) -> str:
     if isinstance(x, float):
         if not math.isfinite(x):
             return str(x)
-        return f"{x:.3g}"
+        return f"{x:.4g}"
     return str(x)
 
 
-def _setting(params: dict) -> str:
-    keys = ("p", "d", "n", "noise", "problem", "T", "setting", "direction")
-    return " ".join(f"{k}={_fmt(params[k])}" for k in keys if k in params)
+SETTING_KEYS = ("p", "d", "n", "noise", "problem", "instance", "method", "T", "direction", "variant", "setting", "step")
+
+
+def setting_text(params: dict, show=None, sep: str = ", ") -> str:
+    """The setting of a record in one line: ``show`` (the claim's parameters to display) or the
+    common keys, in a fixed order. The one formatter of the toolkit (tables, report, CLI)."""
+    keys = list(show) if show else [k for k in SETTING_KEYS if k in params]
+    parts = []
+    for k in keys:
+        if k not in params:
+            continue
+        v = params[k]
+        if isinstance(v, list) and len(v) > 4 and all(isinstance(u, (int, float)) for u in v):
+            v = f"{_fmt(v[0])}..{_fmt(v[-1])}"
+        parts.append(f"{k}={_fmt(v)}")
+    return sep.join(parts)
+
+
+def _setting(params: dict, show=None) -> str:
+    return setting_text(params, show, sep=" ")
 
 
 def format_table(claims: list) -> str:
@@ -193,7 +274,7 @@ def format_table(claims: list) -> str:
     body = [
         (
             r["id"],
-            _setting(r["params"]),
+            _setting(r["params"], r.get("show")),
             r["method"],
             _fmt(r["empirical"]),
             _fmt(r["bound"]),

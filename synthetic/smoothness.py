@@ -21,7 +21,7 @@ import numpy as np
 from lptheory import _validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "duality_map", "bilinear_power_iteration"]
+__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration"]
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:
@@ -53,6 +53,17 @@ def bilinear_power_iteration(H, p: float, v, iters: int):
     return u, v
 
 
+def constant_hessian_pair(H, p: float, *, rng, starts: int = 16, iters: int = 60):
+    """(value, v): the best ratio ||H v||_{p*} / ||v||_p found by the power iteration from ``starts``
+    random rows, and the explicit v attaining it (a lower bound on ||H||_{p->p*} with its witness)."""
+    q = dual_exponent(p)
+    d = H.shape[0]
+    _, v = bilinear_power_iteration(H, p, duality_map(rng.standard_normal((starts, d)), p), iters)
+    r = lp_norm(_apply_H(H, v), q) / lp_norm(v, p)
+    i = int(np.argmax(r))
+    return float(r[i]), v[i]
+
+
 def estimate_smoothness(
     problem, p: float, *, starts: int = 16, iters: int = 60, pairs: int = 256, seed: int = 0, h: float = 1e-4
 ) -> float:
@@ -66,11 +77,7 @@ def estimate_smoothness(
     H = getattr(problem, "hessian_constant", None)
     best = 0.0
     if H is not None:
-        H = np.asarray(H)
-        _, v = bilinear_power_iteration(H, p, duality_map(rng.standard_normal((starts, d)), p), iters)
-        Hv = _apply_H(H, v)
-        best = float(np.max(lp_norm(Hv, q) / lp_norm(v, p)))
-        return best
+        return constant_hessian_pair(np.asarray(H), p, rng=rng, starts=starts, iters=iters)[0]
     x0 = np.asarray(problem.x0(), dtype=np.float64)
     scales = np.array([0.1, 0.5, 1.0, 2.0, 3.0])
     base = x0 + rng.standard_normal((starts, d)) * scales[np.arange(starts) % scales.size, None]

@@ -8,8 +8,9 @@ from scipy.optimize import minimize
 
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
 from lptheory.geometry import lp_norm, steepest_map
-from proofs_checks.acceleration import fit_exponent, run_acceleration
+from proofs_checks.api import Context, fit_exponent, recheck
 from proofs_checks.records import validate_record
+from proofs_checks.stacey import acceleration as ACC
 from synthetic.hard_instance import GuzmanNemirovski
 from synthetic.problems import QuadraticDiagonal
 
@@ -104,22 +105,48 @@ def test_resisting_oracle_bad_input():
 
 
 def test_fit_exponent_recovers_a_power_law():
-    T = [8, 16, 32, 64]
-    e, lo, hi = fit_exponent(T, [3.0 * (t + 1) ** -1.7 for t in T])
+    N = [9, 17, 33, 65]
+    e, lo, hi = fit_exponent(N, [3.0 * n ** -1.7 for n in N])
     assert e == pytest.approx(1.7, abs=1e-12) and lo <= 1.7 <= hi
 
 
 def test_acceleration_check_records_and_planted_mislabel():
-    recs = run_acceleration([3.0], quick=True)
+    recs = ACC.run_acceleration(Context(quick=True, options={"p": [3.0]}))
     for r in recs:
         validate_record(r.to_dict())
     by = {(r.id, r.params.get("method"), r.params.get("instance")): r for r in recs}
     assert by[("acc.exponent", "accelerated-lp", "guzman-nemirovski")].status == "holds"
     assert all(r.status == "holds" for r in recs if r.id in ("acc.upper", "acc.lower"))
-    planted = run_acceleration([3.0], quick=True, relabel={"steepest-lp": "accelerated-lp"})
+    planted = ACC.run_acceleration(Context(quick=True, options={"p": [3.0]}), relabel={"steepest-lp": "accelerated-lp"})
     caught = [
         r
         for r in planted
         if r.id == "acc.exponent" and r.params["method"] == "accelerated-lp" and r.status == "violated"
     ]
     assert caught, "steepest descent labeled accelerated must be caught by the exponent check"
+    for r in caught:
+        assert recheck({k: v for k, v in r.witness.items() if k != "recheck"})["violated"]
+
+
+# the methods whose gaps the rule is swept over (Stacey's tuning is not needed to test the rule)
+_SWEEP = ("accelerated-lp", "steepest-lp", "agd-euclidean")
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_same_data_same_verdict_for_seeds_0_to_20(quick):
+    """The exponent rule (proofs_checks.verdict.decide_rate, the one implementation) gives the same data
+    the same verdict whatever the method is called: at p = 2 Euclidean AGD+ and the accelerated l_p
+    method are the same method and must agree on every instance for seeds 0-20 (quick and full grids);
+    relabeling a method never changes the verdict on its own data unless another method of the claimed
+    class is faster on the same instance."""
+    grid = [8, 16, 32, 64] if quick else [8, 16, 32, 64, 128]
+    for seed in range(21):
+        for instance in ("quadratic-diagonal", "quadratic-dense", "logsumexp"):
+            gaps = {m: [ACC.run_method(m, 2.0, instance, T, seed) for T in grid] for m in _SWEEP}
+            np.testing.assert_allclose(gaps["agd-euclidean"], gaps["accelerated-lp"], rtol=1e-10)
+            recs = {r.params["method"]: r for r in ACC.exponent_records(2.0, instance, grid, gaps, {})}
+            assert recs["agd-euclidean"].status == recs["accelerated-lp"].status, (seed, instance)
+            swapped = {r.params["method"]: r for r in ACC.exponent_records(
+                2.0, instance, grid, gaps, {"agd-euclidean": "accelerated-lp", "accelerated-lp": "agd-euclidean"})}
+            assert swapped["accelerated-lp"].status == recs["agd-euclidean"].status
+            assert swapped["agd-euclidean"].status == recs["accelerated-lp"].status

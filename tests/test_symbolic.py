@@ -8,8 +8,9 @@ import json
 import sympy as sp
 
 from lptheory.cli import main
-from proofs_checks import symbolic as S
+from proofs_checks.api import Context, recheck
 from proofs_checks.records import validate_record
+from proofs_checks.stacey import symbolic as S
 
 
 def _by_id(claims):
@@ -17,13 +18,15 @@ def _by_id(claims):
 
 
 def test_symbolic_verdicts():
-    recs = _by_id(S.run_symbolic(quick=True))
+    recs = _by_id(S.run_symbolic(Context(quick=True)))
     for r in recs.values():
         validate_record(r.to_dict())
         assert r.method == "symbolic" and r.proof and r.step and r.rule
+        if r.status == "violated":  # every violation re-checks from its witness alone
+            assert recheck({k: v for k, v in r.witness.items() if k != "recheck"})["violated"], r.id
     # the misapplied Jensen step of Lemma B2, case (2): a convex function, inequality written for concave
     j = recs["sym.lemma-B2.case2.step5"]
-    assert j.status == "violated" and "convex" in j.reason and j.witness["lhs"] > j.witness["rhs"]
+    assert j.status == "violated" and "convex" in j.reason and j.empirical > j.bound
     # combining the two cases by bounding each with the whole bound
     assert recs["sym.lemma-B2.combine"].status == "violated"
     # typos: missing eta^2, g_t for g~_t, and E_{|=}[Y]P[=] = E[Y] written as an equality
@@ -49,14 +52,14 @@ def _step(label):
 
 def test_planted_flipped_inequality_is_caught():
     st = _step("lemma-B1.step5")  # E|X| <= sqrt(E X^2): flip it
-    flipped = dataclasses.replace(st, lhs=st.rhs, rhs=st.lhs, label="planted-flip")
+    flipped = dataclasses.replace(st, sides=st.sides[::-1], label="planted-flip")
     assert S.check_step(st, samples=300).status == "holds"
     assert S.check_step(flipped, samples=300).status == "violated"
 
 
 def test_planted_wrong_convexity_is_caught_even_without_a_counterexample():
     st = _step("lemma-B1.step5")
-    wrong = dataclasses.replace(st, label="planted-jensen", pre=lambda: S._jensen(S.t**2, S.t, "E phi <= phi(E)"))
+    wrong = dataclasses.replace(st, label="planted-jensen", pre=lambda: S._jensen(S.ts**2, S.ts, "E phi <= phi(E)"))
     r = S.check_step(wrong, samples=200)
     assert r.status == "inconclusive" and "convex" in r.reason  # the numbers agree, the rule does not
 
@@ -65,18 +68,19 @@ def test_planted_wrong_exponent_is_caught():
     st = _step("lemma-B2.case1.step2")  # |z| |z|^{(2-p)/(p-1)} = |z|^{1/(p-1)}
     P = 2 + S.q
     wrong = dataclasses.replace(
-        st, label="planted-exponent", sym=(S.z * S.z ** ((2 - P) / (P - 1)), S.z ** (2 / (P - 1)))
+        st, label="planted-exponent", sym=(S.zs * S.zs ** ((2 - P) / (P - 1)), S.zs ** (2 / (P - 1)))
     )
     assert S.check_step(st).status == "holds"
-    assert S.check_step(wrong).status == "violated"
+    r = S.check_step(wrong)
+    assert r.status == "violated" and recheck({k: v for k, v in r.witness.items() if k != "recheck"})["violated"]
 
 
 def test_true_identities_never_violated():
     P = 2 + S.q
     for lhs, rhs in [
-        (S.x ** (P / (P - 1)) * S.x ** (-1 / (P - 1)), S.x),
-        (sp.sqrt(S.x**2 * S.s**2), S.x * S.s),
-        ((S.x ** (1 / (P - 1))) ** (P - 1), S.x),
+        (S.xs ** (P / (P - 1)) * S.xs ** (-1 / (P - 1)), S.xs),
+        (sp.sqrt(S.xs**2 * S.ss**2), S.xs * S.ss),
+        ((S.xs ** (1 / (P - 1))) ** (P - 1), S.xs),
     ]:
         st = S.Step("test", "identity", "identity", "=", "algebra", "", sym=(lhs, rhs), kind="sym")
         assert S.check_step(st).status in ("holds", "inconclusive")
@@ -92,9 +96,9 @@ def test_cli_symbolic_reads_like_a_proof(capsys):
 
 
 def test_majorization_records():
-    from proofs_checks.majorization import run_majorization
+    from proofs_checks.stacey.majorization import run_majorization
 
-    recs = run_majorization([3.0, 6.0], quick=True)
+    recs = run_majorization(Context(quick=True, options={"p": [3.0, 6.0]}))
     for r in recs:
         validate_record(r.to_dict())
         assert r.status == "holds", (r.id, r.reason)
@@ -104,23 +108,34 @@ def test_majorization_records():
         if r.id == "maj.lp-smoothness":
             assert r.ratio <= 1 + 1e-9
         if r.id == "maj.tight":
-            assert abs(r.ratio - 1) < 1e-12
+            assert abs(r.empirical / r.bound - 1) < 1e-12
 
 
-def test_majorization_catches_a_planted_non_majorized_family():
-    """Quadratics scaled by 1.5 are not majorized by L: the search must report the constant violated."""
-    from proofs_checks.majorization import run_majorization
+def test_majorization_catches_a_planted_false_constant():
+    """A claimed constant 1.5 times too small must be reported violated, and the witness re-checks."""
+    from proofs_checks.stacey.majorization import run_majorization
 
-    recs = run_majorization([4.0], quick=True, h_scale=1.5)
+    recs = run_majorization(Context(quick=True, options={"p": [4.0]}), bound_scale=1 / 1.5)
     quad = [r for r in recs if r.id == "maj.lp-smoothness" and "quadratics" in r.params.get("setting", "")]
     assert quad[0].status == "violated" and quad[0].ratio > 1.2
+    assert recheck({k: v for k, v in quad[0].witness.items() if k != "recheck"})["violated"]
+
+
+def test_majorization_broken_assumption_is_not_a_violation():
+    """Quadratics scaled by 1.5 are not majorized by L: the claim does not apply to them, so the large
+    ratio the search finds must not be reported violated (the witness re-check finds the assumption broken)."""
+    from proofs_checks.stacey.majorization import run_majorization
+
+    recs = run_majorization(Context(quick=True, options={"p": [4.0]}), h_scale=1.5)
+    quad = [r for r in recs if r.id == "maj.lp-smoothness" and "quadratics" in r.params.get("setting", "")]
+    assert quad[0].ratio > 1.2 and quad[0].status == "inconclusive" and "assumption" in quad[0].reason
 
 
 def test_smoothness_definitions_differ_for_indefinite_quadratics():
     """Hand witness: H = diag(1, -1) has two-sided constant 1 but ||H||_{p->p*} = 2^{1-2/p}."""
     import numpy as np
 
-    from proofs_checks.smoothness_def import lipschitz_constant, two_sided_constant
+    from proofs_checks.stacey.smoothness import lipschitz_constant, two_sided_constant
 
     H = np.diag([1.0, -1.0])
     for p in (3.0, 4.0, 8.0):
@@ -137,11 +152,12 @@ def test_smoothness_definitions_differ_for_indefinite_quadratics():
 
 
 def test_smoothness_check_records():
-    from proofs_checks.smoothness_def import run_smoothness
+    from proofs_checks.stacey.smoothness import run_smoothness
 
-    recs = run_smoothness([4.0], quick=True)
+    recs = run_smoothness(Context(quick=True, options={"p": [4.0]}))
     v = [r for r in recs if r.params["direction"] == "lip/2s"][0]
     assert v.status == "violated" and v.ratio > 1.3 and "matrix" in v.witness  # sup for diag(1, -1): sqrt(2)
+    assert recheck({k: w for k, w in v.witness.items() if k != "recheck"})["violated"]
     h = [r for r in recs if r.params["direction"] == "2s/lip"][0]
     assert h.status == "holds" and h.ratio <= 1 + 1e-6
 
@@ -149,17 +165,18 @@ def test_smoothness_check_records():
 def test_small_claims():
     import numpy as np
 
-    from proofs_checks.small_claims import run_claims
+    from proofs_checks.stacey.claims import run_claims
 
-    recs = run_claims(quick=True)
+    recs = run_claims(Context(quick=True))
     st = {(r.id, r.params.get("setting")): r for r in recs}
     for r in recs:
         validate_record(r.to_dict())
     assert st[("steepest.closed-form", None)].status == "holds"
-    assert st[("lionk.first-step", None)].status == "holds"  # Algorithm 1's first step is the paper's formula
+    assert st[("lionk.first-step", "Alg. 1 vs formula")].status == "holds"  # Algorithm 1's first step is the formula
     w = st[("lionk.first-step", "tau = 0")].witness
     # at tau = 0 the two first iterates are parallel, differing by the factor ||(1-beta1) g0||_{p*}^{1/(p-1)}
     s, lk = np.array(w["theta1_stacey"]), np.array(w["theta1_lionK"])
     assert np.allclose(s, w["ratio_of_steps"] * lk, rtol=1e-12) and abs(w["ratio_of_steps"] - 1) > 0.1
+    assert recheck({k: v for k, v in w.items() if k != "recheck"})["violated"]
     for cid in ("intro.norm-ratio", "cor.batch-variance", "cor.bounded-gradient"):
         assert st[(cid, None)].status == "holds"

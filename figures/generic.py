@@ -1,0 +1,36 @@
+"""Figures any check gets when its pack registers none: the ratio of every record with a ratio
+(> 1 means the relation fails), one marker per record, coloured by verdict, grouped by claim id."""
+
+from __future__ import annotations
+
+from proofs_checks.records import setting_text
+
+from .style import STATUS_COLOR, d, plt, save, status_handles
+
+__all__ = ["plot_ratios"]
+
+
+def plot_ratios(records, stem) -> list[str]:
+    recs = [r for r in map(d, records) if isinstance(r.get("ratio"), (int, float))]
+    if not recs:
+        return []
+    fig, ax = plt.subplots(figsize=(7.6, 0.32 * len(recs) + 1.5))
+    labels = [f"{r['id']}  {setting_text(r['params'], r.get('show'))}"[:70] for r in recs]
+    for i, r in enumerate(recs):
+        ax.plot(max(float(r["ratio"]), 1e-300), i, "o", color=STATUS_COLOR[r["status"]], ms=7)
+    ax.axvline(1.0, color="k", ls="--", lw=1)
+    ax.set_yticks(range(len(recs)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("ratio (> 1: the claimed relation fails)")
+    ax.set_title("Claims: measured against claimed")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ratio_one = plt.Line2D([], [], color="k", ls="--", label="ratio 1")
+    ax.legend(
+        handles=status_handles({r["status"] for r in recs}) + [ratio_one],
+        fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+    )
+    return save(fig, stem)

@@ -1,0 +1,315 @@
+"""Figures of the Stacey paper pack, drawn from claim records (dicts or ``Claim`` objects); nothing is
+recomputed here. Each function writes ``<stem>.png`` and ``<stem>.svg`` and returns the paths.
+``FIGURES`` maps the pack's check names to their figure functions (the pack names it as
+``figures.stacey:FIGURES``)."""
+
+from __future__ import annotations
+
+from .style import STATUS_COLOR, d, plt, save, status_handles
+
+__all__ = [
+    "plot_rate",
+    "plot_terms",
+    "plot_search",
+    "plot_bound_terms",
+    "plot_acceleration",
+    "plot_majorization",
+    "FIGURES",
+]
+
+_NOISE_COLOR = {"rademacher": "C0", "two-point": "C1", "uniform": "C2", "gaussian": "C3", "student-t": "C4"}
+_METHOD_STYLE = {
+    "accelerated-lp": dict(color="C0", marker="o", ls="-", lw=2.6, alpha=0.75),
+    "steepest-lp": dict(color="C1", marker="s", ls="-", lw=1.4),
+    "agd-euclidean": dict(color="C2", marker="^", ls="--", lw=1.4),
+    "stacey-p2": dict(color="C3", marker="v", ls=":", lw=1.6),
+    "stacey-pp": dict(color="C4", marker="D", ls="-.", lw=1.4),
+}
+
+
+def plot_rate(records, stem) -> list[str]:
+    """thm1.rate: the left side E[(1/T) sum ||g_t||_{p*}^{p*}] with its 95% band against the theorem's
+    N^{-1/4} bound, log-log, with the tail-fitted slope."""
+    recs = [d(r) for r in records if d(r)["id"] == "thm1.rate" and d(r).get("data")]
+    if not recs:
+        return []
+    fig, ax = plt.subplots(figsize=(7.6, 4.6))
+    for i, r in enumerate(recs):
+        dd = r["data"]
+        c = f"C{i}"
+        p = r["params"]["p"]
+        ax.fill_between(dd["N"], [x[0] for x in dd["ci"]], [x[1] for x in dd["ci"]], color=c, alpha=0.25)
+        ax.plot(dd["N"], dd["lhs"], "o-", color=c, label=f"p = {p:g}: measured (tail slope {dd['slope']:.3f})")
+        ax.plot(dd["N"], dd["bound"], "--", color=c, label=f"p = {p:g}: Theorem 1 bound [{r['status']}]")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(r"gradient calls $N = T^2$ (batch $n_t = T$)")
+    ax.set_ylabel(r"$E[\frac{1}{T}\sum_t \|g_t\|_{p^*}^{p^*}]$ (mean, 95% band)")
+    ax.set_title(r"Theorem 1: measured left side against the $N^{-1/4}$ bound")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return save(fig, stem)
+
+
+def plot_terms(records, stem) -> list[str]:
+    """E[term] / bound for B1, B2, B, C at a fixed theta, for every noise family (colour) and p (panel);
+    hollow markers: settings that break an assumption (not-applicable), measured anyway."""
+    rows = [
+        r
+        for r in map(d, records)
+        if r["id"] in ("thm1.B1", "thm1.B2", "thm1.B", "thm1.C")
+        and "noise" in r["params"]
+        and r.get("ratio") is not None
+    ]
+    if not rows:
+        return []
+    ps = sorted({r["params"]["p"] for r in rows})
+    terms = ["thm1.B1", "thm1.B2", "thm1.B", "thm1.C"]
+    noises = list(dict.fromkeys(r["params"]["noise"] for r in rows))
+    fig, axes = plt.subplots(1, len(ps), figsize=(3.3 * len(ps) + 1.6, 3.8), squeeze=False, sharey=True)
+    for ax, p in zip(axes[0], ps):
+        for k, nz in enumerate(noises):
+            pts = [(terms.index(r["id"]), r) for r in rows if r["params"]["p"] == p and r["params"]["noise"] == nz]
+            for i, r in pts:
+                x = i + (k - (len(noises) - 1) / 2) * 0.12
+                na = r["status"] == "not-applicable"
+                ax.plot(
+                    x,
+                    r["ratio"],
+                    "o",
+                    ms=6,
+                    mec=_NOISE_COLOR.get(nz, "k"),
+                    mfc="none" if na else _NOISE_COLOR.get(nz, "k"),
+                    mew=1.5,
+                )
+                if r["status"] == "violated":
+                    ax.plot(x, r["ratio"], "x", color="red", ms=10, mew=2)
+        ax.axhline(1.0, color="k", ls="--", lw=1)
+        ax.set_xticks(range(len(terms)), ["B1", "B2", "B", "C"])
+        ax.set_yscale("log")
+        ax.set_title(f"p = {p:g}", fontsize=10)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    axes[0][0].set_ylabel("E[term] / paper's bound")
+    handles = [plt.Line2D([], [], marker="o", ls="", color=_NOISE_COLOR.get(nz, "k"), label=nz) for nz in noises]
+    handles += [
+        plt.Line2D([], [], marker="o", ls="", mfc="none", mec="k", label="assumption broken (not-applicable)"),
+        plt.Line2D([], [], ls="--", color="k", label="bound (ratio 1)"),
+    ]
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False, title="noise")
+    fig.suptitle(
+        r"Theorem 1's terms at a fixed $\theta$: measured expectation / bound (exact or Monte Carlo)", fontsize=10
+    )
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def plot_search(records, stem) -> list[str]:
+    """The worst adversarial ratio E[term] / bound found for each lemma against p (1 = the bound)."""
+    by: dict = {}
+    for r in map(d, records):
+        if r["method"] == "adversarial-search" and r["ratio"] is not None and r["id"].startswith("thm1."):
+            by.setdefault(r["id"], []).append((r["params"]["p"], float(r["ratio"]), r["status"]))
+    if not by:
+        return []
+    fig, ax = plt.subplots(figsize=(7.4, 4.3))
+    names = {"thm1.B1": "Lemma 1 (B1)", "thm1.B2": "Lemma 2 (B2)", "thm1.B": "combined (B)", "thm1.C": "term C"}
+    for i, (lemma, pts) in enumerate(sorted(by.items())):
+        pts.sort()
+        ax.plot([q[0] for q in pts], [q[1] for q in pts], "o-", color=f"C{i}", label=names.get(lemma, lemma))
+        for q in pts:
+            if q[2] == "violated":
+                ax.plot(q[0], q[1], "x", color="red", ms=11, mew=2.2)
+    ax.axhline(1.0, color="k", lw=1, ls="--")
+    handles, _ = ax.get_legend_handles_labels()
+    handles += [
+        plt.Line2D([], [], ls="--", color="k", label="bound (ratio 1)"),
+        plt.Line2D([], [], marker="x", ls="", color="red", mew=2, label="violated (witness re-checked)"),
+    ]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_xlabel("p")
+    ax.set_ylabel("worst E[term] / bound found")
+    ax.set_yscale("log")
+    ax.set_title("Adversarial search over finite-support noise meeting Assumptions 2-4")
+    ax.grid(True, which="both", alpha=0.3)
+    return save(fig, stem)
+
+
+def plot_bound_terms(records, stem) -> list[str]:
+    """thm1.bound: (left) the measured left side with its interval and the bound, per setting; (right)
+    the share of each of the bound's three terms."""
+    recs = [r for r in map(d, records) if r["id"] == "thm1.bound" and r.get("data")]
+    if not recs:
+        return []
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12.5, 4.4), gridspec_kw={"width_ratios": [1.1, 1]})
+    labels = [f"p={r['params']['p']:g}\n{r['params']['noise']}\nn={r['params']['n']}" for r in recs]
+    xs = range(len(recs))
+    for i, r in enumerate(recs):
+        m, lo, hi = r["data"]["lhs"]
+        col = STATUS_COLOR[r["status"]]
+        ax.errorbar(i, m, yerr=[[m - lo], [hi - m]], fmt="o", color=col, capsize=3)
+        ax.plot(i, r["data"]["terms"]["total"], "_", color="k", ms=18, mew=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(xs), labels, fontsize=7)
+    ax.set_ylabel(r"$E[\frac{1}{T}\sum_t \|g_t\|_{p^*}^{p^*}]$")
+    ax.set_title("left side (colour = verdict) and Theorem 1's bound (black bar)", fontsize=9)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(
+        handles=status_handles({r["status"] for r in recs})
+        + [plt.Line2D([], [], marker="_", ls="", color="k", ms=14, mew=2, label="bound")],
+        fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(0.0, -0.22),
+        ncol=5,
+        frameon=False,
+    )
+    keys = list(recs[0]["data"]["terms"].keys())[:3]
+    short = ["(f0-f*)/(eta T)", "L eta G^(2/(p-1))/2", "noise term"]
+    bottoms = [0.0] * len(recs)
+    for j, k in enumerate(keys):
+        fr = [r["data"]["terms"][k] / r["data"]["terms"]["total"] for r in recs]
+        bx.bar(list(xs), fr, bottom=bottoms, color=("tab:cyan", "tab:olive", "tab:purple")[j], label=short[j])
+        bottoms = [b + f for b, f in zip(bottoms, fr)]
+    bx.set_xticks(list(xs), labels, fontsize=7)
+    bx.set_ylim(0, 1)
+    bx.set_ylabel("share of the bound")
+    bx.set_title("what the bound is made of", fontsize=9)
+    bx.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.22), ncol=3, frameon=False)
+    fig.suptitle(f"Theorem 1 at fixed T = {recs[0]['params']['T']}, eta as in the theorem", fontsize=10)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def plot_acceleration(records, stem) -> list[str]:
+    """Normalized gap against N = T + 1 for every method on each instance (one row per p, one column
+    per instance) with the slope -(p+2)/p drawn; and the fitted exponents against p with (p+2)/p."""
+    recs = [r for r in map(d, records) if r["id"] == "acc.exponent" and r.get("data")]
+    if not recs:
+        return []
+    ps = sorted({r["params"]["p"] for r in recs})
+    insts = list(dict.fromkeys(r["params"]["instance"] for r in recs))
+    methods = list(dict.fromkeys(r["params"]["method"] for r in recs))
+    fig, axes = plt.subplots(len(ps), len(insts), figsize=(3.5 * len(insts) + 1.8, 2.7 * len(ps) + 0.6), squeeze=False)
+    for r in recs:
+        i, j = ps.index(r["params"]["p"]), insts.index(r["params"]["instance"])
+        N = [t + 1 for t in r["data"]["T"]]
+        st = _METHOD_STYLE.get(r["params"]["method"], {})
+        axes[i][j].loglog(N, r["data"]["gap"], ms=4, **st)
+    for i, p in enumerate(ps):
+        for j, inst in enumerate(insts):
+            ax = axes[i][j]
+            here = [r for r in recs if r["params"]["p"] == p and r["params"]["instance"] == inst]
+            lines = ax.get_lines()
+            if lines:
+                x0 = lines[0].get_xdata()[0]
+                y0 = max(max(ln.get_ydata()) for ln in lines)
+                xs = [x0, x0 * 16]
+                ax.loglog(xs, [y0 * (x / x0) ** (-(p + 2) / p) for x in xs], "k--", lw=1)
+            txt = "\n".join(f"{r['params']['method']}: {r['empirical']:.2f}" for r in here)
+            ax.text(
+                0.02,
+                0.02,
+                txt,
+                transform=ax.transAxes,
+                fontsize=5.5,
+                va="bottom",
+                family="monospace",
+                bbox=dict(facecolor="white", alpha=0.7, lw=0),
+            )
+            ax.set_title(f"p = {p:g}, {inst}", fontsize=8)
+            ax.tick_params(labelsize=7)
+            if j == 0:
+                ax.set_ylabel(r"$(f - f^*)/(L R^2)$", fontsize=8)
+            if i == len(ps) - 1:
+                ax.set_xlabel(r"$N = T + 1$", fontsize=8)
+    handles = [plt.Line2D([], [], **_METHOD_STYLE.get(m, {}), label=m) for m in methods]
+    handles.append(plt.Line2D([], [], color="k", ls="--", label="slope -(p+2)/p"))
+    fig.legend(
+        handles=handles,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        fontsize=8,
+        frameon=False,
+        title="method (fitted exponents in each panel)",
+    )
+    fig.tight_layout()
+    paths = save(fig, stem)
+    fig, ax = plt.subplots(figsize=(7.4, 4.4))
+    grid = [2 + k * 0.05 for k in range(121)]
+    ax.plot(grid, [(p + 2) / p for p in grid], "k-", lw=1.2)
+    ax.axhline(1.0, color="gray", ls=":")
+    marks = dict(zip(insts, "osD^v"))
+    for m in methods:
+        st = _METHOD_STYLE.get(m, {})
+        for inst in insts:
+            pts = sorted(
+                (r["params"]["p"], r["empirical"])
+                for r in recs
+                if r["params"]["method"] == m and r["params"]["instance"] == inst
+            )
+            if pts:
+                ax.plot(
+                    [q[0] for q in pts], [q[1] for q in pts], marks[inst], color=st.get("color", "k"), ms=5, alpha=0.8
+                )
+    ax.set_xlabel("p")
+    ax.set_ylabel("fitted decay exponent of the gap")
+    ax.set_yscale("log")
+    ax.set_title("Fitted exponents against the claimed (p+2)/p")
+    h1 = [
+        plt.Line2D([], [], color=_METHOD_STYLE.get(m, {}).get("color", "k"), marker="o", ls="", label=m)
+        for m in methods
+    ]
+    h1 += [
+        plt.Line2D([], [], color="k", label="(p+2)/p"),
+        plt.Line2D([], [], color="gray", ls=":", label="1 (steepest)"),
+    ]
+    h2 = [plt.Line2D([], [], color="k", marker=marks[i], ls="", label=i) for i in insts]
+    leg = ax.legend(handles=h1, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title="method")
+    ax.add_artist(leg)
+    ax.legend(handles=h2, fontsize=7, loc="lower left", bbox_to_anchor=(1.01, 0.0), frameon=False, title="instance")
+    ax.grid(True, which="both", alpha=0.3)
+    return paths + save(fig, stem + "_exponents")
+
+
+def plot_majorization(records, stem) -> list[str]:
+    """Appendix B: lower bound on L_p / ||L||_{p/(p-2)} for each setting and p (1 = the claimed constant)."""
+    recs = [r for r in map(d, records) if r["id"] in ("maj.lp-smoothness", "maj.tight") and r["ratio"] is not None]
+    if not recs:
+        return []
+    fig, ax = plt.subplots(figsize=(7.2, 0.42 * len(recs) + 1.4))
+    labels, vals, cols = [], [], []
+    kinds = {"quadratics": "tab:blue", "separable": "tab:orange", "tight diag(L)": "tab:purple"}
+    for r in recs:
+        what = (
+            "tight diag(L)"
+            if r["id"] == "maj.tight"
+            else ("quadratics" if "quadratics" in r["params"].get("setting", "") else "separable")
+        )
+        labels.append(f"p = {r['params']['p']:g}, {what}")
+        vals.append(float(r["ratio"]) if r["id"] != "maj.tight" else float(r["empirical"]) / float(r["bound"]))
+        cols.append(kinds[what])
+    y = range(len(vals))
+    ax.barh(list(y), vals, color=cols)
+    for yi, r in zip(y, recs):
+        ax.text(0.01, yi, r["status"], va="center", fontsize=7, color="white")
+    ax.axvline(1.0, color="k", ls="--", lw=1)
+    ax.set_yticks(list(y), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(r"estimated $L_p / \|L\|_{p/(p-2)}$ (1 = the claimed constant)")
+    ax.set_title("Appendix B: l2 majorization implies l_p smoothness")
+    ax.legend(
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c, label=k) for k, c in kinds.items()]
+        + [plt.Line2D([], [], color="k", ls="--", label="claimed constant")],
+        fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+    )
+    return save(fig, stem)
+
+
+FIGURES = {
+    "lemmas": [("lemma_terms", plot_terms), ("lemma_search", plot_search)],
+    "theorem1": [("theorem1_rate", plot_rate), ("theorem1_bound", plot_bound_terms)],
+    "majorization": [("majorization", plot_majorization)],
+    "acceleration": [("acceleration", plot_acceleration)],
+}

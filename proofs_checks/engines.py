@@ -1,0 +1,687 @@
+"""The engines, callable on any claim (:class:`proofs_checks.spec.ClaimSpec`): each takes a spec and a
+setting and returns a claim record with its verdict from :mod:`proofs_checks.verdict`.
+
+* :func:`exact_expectation`: E[term] against the bound for a finite distribution, exactly;
+* :func:`monte_carlo`: the same from samples, with a Student-t interval (Bonferroni over ``tests``);
+* :func:`interval_claim`: any per-replicate measurement (e.g. along simulator runs) against a bound;
+* :func:`adversarial_search`: the worst ratio term / bound over a declared space of finite
+  distributions (:class:`DistributionSpace`) that meet the assumptions exactly;
+* :func:`value_claim`: a computed value against a bound, with a witness (exact methods);
+* :func:`rate_claim` and :func:`fit_exponent`, :func:`fit_slope`: decay exponents with intervals.
+
+Witnesses are built here (:func:`expression_witness`) and re-checked by :mod:`proofs_checks.recheck`,
+which imports nothing from the toolkit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from . import expressions as X
+from .records import Claim
+from .search import maximize
+from .spec import ClaimError, ClaimSpec
+from .verdict import decide, decide_rate
+
+__all__ = [
+    "DistributionSpace",
+    "SearchBudget",
+    "constants",
+    "evaluate_sides",
+    "pointwise",
+    "expression_witness",
+    "exact_expectation",
+    "monte_carlo",
+    "interval_claim",
+    "value_claim",
+    "adversarial_search",
+    "search_worst",
+    "fit_exponent",
+    "fit_slope",
+    "rate_claim",
+    "sample_witness",
+]
+
+
+def _srepr(e) -> str:
+    return sp.srepr(sp.sympify(e))
+
+
+def _names(expr) -> set[str]:
+    return {s.name for s in sp.sympify(expr).free_symbols}
+
+
+def _finite(spec, name, values, params):
+    v = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(v)):
+        raise ClaimError(
+            f"claim {spec.id}: the {name} is not finite ({v.ravel()[:4].tolist()}) at the setting {params}; "
+            "a claim must evaluate to finite numbers where it is checked"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# constants from the assumptions
+
+
+def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict | None = None):
+    """The constants defined by the spec's assumptions (distribution form), evaluated on ``dist``:
+    returns ``(scalars, coords, checks)``. A constant in ``given`` (a stated value) is kept and its
+    assumption checked (``checks``: list of (name, ok) per assumption); otherwise the tightest
+    admissible value is used."""
+    given = dict(given or {})
+    sc = dict(scalars)
+    coords = {}
+    checks = []
+    for a in spec.defining():
+        env = X.Env(scalars=sc, coords=coords, dist=dist)
+        val = _per(a.value, env, a.per_coordinate)
+        name = a.symbol.name
+        if name in given:
+            stated = np.asarray(given[name], dtype=np.float64)
+            stated_b = np.broadcast_to(stated, val.shape)
+            tol = 1e-9 * (np.abs(val) + np.abs(stated_b) + 1e-300)
+            if a.relation == "==":
+                ok = np.abs(stated_b - val) <= tol
+            elif a.relation == ">=":
+                ok = stated_b >= val - tol
+            else:
+                ok = stated_b <= val + tol
+            checks.append((a.name, bool(np.all(ok))))
+            val = stated_b
+        if a.per_coordinate:
+            coords[name] = val
+        else:
+            sc[name] = val
+    return sc, coords, checks
+
+
+def _per(expr, env, per_coordinate):
+    """An expression evaluated per coordinate ((S, d)) or as a scalar ((S,))."""
+    c = X.compile_expr(sp.sympify(expr), env.dist.coupling if env.dist is not None else "independent")
+    out = np.asarray(c.fn(X._Ctx(env)), dtype=np.float64)
+    if per_coordinate:
+        d = env.dist.d
+        return np.array(np.broadcast_to(out.reshape(out.shape[0], -1), (env.S, d)))
+    return np.array(np.broadcast_to(out.reshape(-1), (env.S,)))
+
+
+def pointwise(expr, x, *, scalars: dict | None = None, coords: dict | None = None) -> np.ndarray:
+    """``expr`` (an expression in the random vector's coordinate ``x``, e.g. a pathwise term) at the
+    points ``x`` (R, d), one value per row; ``coords`` per row (R, d) or shared (d,)."""
+    xv = np.asarray(x, dtype=np.float64)
+    R, d = xv.shape
+    dist = X.Distribution(xv[:, :, None], np.ones((R, d, 1)), 1)
+    return X.evaluate(X.Expect(expr), X.Env(scalars=scalars or {}, coords=coords or {}, dist=dist, S=R))
+
+
+def evaluate_sides(spec: ClaimSpec, env: X.Env) -> tuple[np.ndarray, np.ndarray]:
+    """(term, bound) of ``spec`` on ``env``, (S,) arrays."""
+    return X.evaluate(spec.term, env), X.evaluate(spec.bound, env)
+
+
+# ---------------------------------------------------------------------------------------------------
+# witnesses
+
+
+def _up(v: float) -> float:
+    return float(np.nextafter(np.nextafter(float(v) * (1 + 1e-15), np.inf), np.inf))
+
+
+def expression_witness(
+    spec: ClaimSpec,
+    *,
+    scalars: dict,
+    coords: dict | None = None,
+    dist=None,
+    row: int = 0,
+    relation: str | None = None,
+    lhs=None,
+    rhs=None,
+    extra: dict | None = None,
+) -> dict:
+    """A re-checkable witness (kind ``expression``) for row ``row`` of a population: both sides as
+    sympy expressions, the scalars and coordinate constants, the raw distribution and the assumptions
+    in distribution form (re-derived by the re-check)."""
+    lhs = spec.term if lhs is None else lhs
+    rhs = spec.bound if rhs is None else rhs
+
+    def pick(v, per):
+        a = np.asarray(v, dtype=np.float64)
+        if per:
+            a = a[row] if a.ndim == 2 else a
+            return [float(u) for u in a]
+        a = a.reshape(-1)
+        return float(a[row] if a.size > 1 else a[0])
+
+    need = _names(lhs) | _names(rhs)
+    for a in spec.defining():
+        need |= _names(a.value) | {a.symbol.name}
+    w = {
+        "kind": "expression",
+        "claim": spec.id,
+        "relation": relation or spec.relation,
+        "lhs": _srepr(lhs),
+        "rhs": _srepr(rhs),
+        "scalars": {k: pick(v, False) for k, v in scalars.items() if k in need},
+        "coords": {k: pick(v, True) for k, v in (coords or {}).items() if k in need},
+    }
+    if dist is not None:
+        if dist.coupling == "independent":
+            vals, wts = dist.values[row], dist.weights[row]
+        else:
+            vals, wts = dist.values[row], dist.weights[row]
+        w["distribution"] = {
+            "coupling": dist.coupling,
+            "n": dist.n,
+            "values": np.asarray(vals).tolist(),
+            "weights": np.asarray(wts).tolist(),
+        }
+        w["assumptions"] = [
+            {
+                "name": a.name,
+                "lhs": _srepr(a.symbol),
+                "relation": a.relation,
+                "rhs": _srepr(a.value),
+                "per_coordinate": a.per_coordinate,
+            }
+            for a in spec.defining()
+        ]
+    if extra:
+        w.update(extra)
+    return w
+
+
+def _round_up_constants(spec, scalars, coords):
+    """Stated constants for a witness: those bounded from above by an assumption (``c >= value``) are
+    rounded up, so the re-computed bound is never smaller than the one the search used."""
+    sc, co = dict(scalars), dict(coords)
+    for a in spec.defining():
+        if a.relation != ">=":
+            continue
+        tgt = co if a.per_coordinate else sc
+        v = np.asarray(tgt[a.symbol.name], dtype=np.float64)
+        tgt[a.symbol.name] = np.vectorize(_up)(v) if v.size else v
+    return sc, co
+
+
+def sample_witness(
+    spec: ClaimSpec, values, bound: float, *, tests: int = 1, level: float = 0.95, extra: dict | None = None
+) -> dict:
+    """A re-checkable witness (kind ``sample-mean``) for an interval verdict: the per-replicate
+    measurements (or, beyond 4096 of them, their count, mean and standard deviation)."""
+    v = np.asarray(values, dtype=np.float64)
+    w = {
+        "kind": "sample-mean",
+        "claim": spec.id,
+        "relation": spec.relation,
+        "bound": float(bound),
+        "level": level,
+        "tests": int(tests),
+    }
+    if v.size <= 4096:
+        w["values"] = v.tolist()
+    else:
+        w.update(n=int(v.size), mean=float(v.mean()), std=float(v.std(ddof=1)))
+    if extra:
+        w.update(extra)
+    return w
+
+
+# ---------------------------------------------------------------------------------------------------
+# record builders
+
+
+def _record(
+    spec: ClaimSpec, verdict, *, params, method, empirical, bound, ci=None, data=None, extra_reason="", relation=None
+):
+    return Claim(
+        id=spec.id,
+        statement=spec.statement,
+        source=spec.source,
+        assumptions=spec.assumption_names,
+        params=params,
+        status=verdict.status,
+        method=method,
+        empirical=float(empirical),
+        bound=float(bound),
+        ci=None if ci is None else [float(ci[0]), float(ci[1])],
+        witness=verdict.witness,
+        reason=verdict.reason + extra_reason,
+        data=data,
+        relation=relation or spec.relation,
+        show=list(spec.show) or None,
+    )
+
+
+def _applicability(spec: ClaimSpec, setting: dict | None, checks=()):
+    """(applicable, why): the spec's setting-form assumptions checked against ``setting`` plus the
+    distribution-form ``checks`` [(name, ok)]."""
+    broken = [name for name, ok in checks if not ok]
+    for a in spec.assumptions:
+        if a.check is not None and setting is not None:
+            ok, why = a.check(setting)
+            if not ok:
+                broken.append(f"{a.name} fails: {why}" if why else a.name)
+    if broken:
+        return False, "; ".join(broken)
+    return True, None
+
+
+def exact_expectation(
+    spec: ClaimSpec,
+    dist: X.Distribution,
+    params: dict,
+    *,
+    scalars: dict | None = None,
+    given: dict | None = None,
+    setting: dict | None = None,
+    data=None,
+) -> Claim:
+    """E[term] against the bound for one finite distribution (``dist``, S = 1), exactly.
+
+    ``scalars``: the setting's parameters (p, eta, n, ...); ``given``: stated constants (checked
+    against their assumptions: a broken one gives ``not-applicable``); other constants take their
+    tightest admissible values. A violation is reported only after the witness re-checks."""
+    sc = {"n": dist.n, **(scalars or {})}
+    sc, coords, checks = constants(spec, dist, sc, given)
+    env = X.Env(scalars=sc, coords=coords, dist=dist)
+    term, bound = evaluate_sides(spec, env)
+    _finite(spec, "term", term, params)
+    _finite(spec, "bound", bound, params)
+    applicable, why = _applicability(spec, setting, checks)
+    wsc, wco = (sc, coords)
+    witness = expression_witness(spec, scalars=wsc, coords=wco, dist=dist)
+    v = decide(
+        spec.relation, float(term[0]), float(bound[0]), method="exact", witness=witness, applicable=applicable, why=why
+    )
+    return _record(spec, v, params=params, method="exact", empirical=term[0], bound=bound[0], data=data)
+
+
+def monte_carlo(
+    spec: ClaimSpec,
+    samples,
+    params: dict,
+    *,
+    scalars: dict | None = None,
+    coords: dict | None = None,
+    setting: dict | None = None,
+    tests: int = 1,
+    level: float = 0.95,
+    data=None,
+) -> Claim:
+    """E[term] against the bound from samples (N, d) of the random vector: the spec's term must be
+    ``Expect(inner)`` (times constants); the interval is Student-t at ``level``, Bonferroni over
+    ``tests`` simultaneous claims."""
+    from scipy.stats import t as student_t
+
+    samples = np.asarray(samples, dtype=np.float64)
+    N, d = samples.shape
+    term = sp.sympify(spec.term)
+    coef, inner = _split_expect(spec, term)
+    pop = X.Distribution(samples[:, :, None], np.ones((N, d, 1)), 1)  # one point mass per sample
+    sc = dict(scalars or {})
+    env = X.Env(scalars=sc, coords=coords or {}, dist=pop, S=N)
+    per = X.evaluate(coef * X.Expect(inner), env)
+    env1 = X.Env(scalars=sc, coords=coords or {}, S=1)
+    bound = float(X.evaluate(spec.bound, env1)[0])
+    _finite(spec, "term", per, params)
+    _finite(spec, "bound", bound, params)
+    m = float(per.mean())
+    q = float(student_t.ppf(1 - (1 - level) / (2 * tests), N - 1))
+    half = q * float(per.std(ddof=1)) / math.sqrt(N)
+    ci = (m - half, m + half)
+    applicable, why = _applicability(spec, setting)
+    w = sample_witness(spec, per, bound, tests=tests, level=level)
+    v = decide(spec.relation, m, bound, method="monte-carlo", ci=ci, witness=w, applicable=applicable, why=why)
+    return _record(
+        spec, v, params={**params, "samples": N}, method="monte-carlo", empirical=m, bound=bound, ci=ci, data=data
+    )
+
+
+def _split_expect(spec, term):
+    coef, inner = sp.Integer(1), None
+    for f in sp.Mul.make_args(term):
+        if X._op(f) == "Expect":
+            if inner is not None:
+                break
+            inner = f.args[0]
+        else:
+            coef = coef * f
+    if inner is None or coef.has(X.x):
+        raise ClaimError(f"claim {spec.id}: Monte Carlo needs the term in the form c * Expect(...)")
+    return coef, inner
+
+
+def interval_claim(
+    spec: ClaimSpec,
+    values,
+    bound: float,
+    params: dict,
+    *,
+    method: str = "simulation",
+    tests: int = 1,
+    level: float = 0.95,
+    applicable: bool = True,
+    why: str | None = None,
+    data=None,
+    note: str = "",
+) -> Claim:
+    """The mean of per-replicate ``values`` against ``bound`` (Student-t interval, Bonferroni over
+    ``tests``), e.g. a quantity measured along simulator runs."""
+    from scipy.stats import t as student_t
+
+    v = np.asarray(values, dtype=np.float64).ravel()
+    _finite(spec, "measured value", v, params)
+    _finite(spec, "bound", bound, params)
+    m = float(v.mean())
+    if v.size > 1:
+        half = (
+            float(student_t.ppf(1 - (1 - level) / (2 * tests), v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
+        )
+    else:
+        half = math.inf
+    ci = (m - half, m + half)
+    w = sample_witness(spec, v, bound, tests=tests, level=level)
+    verdict = decide(
+        spec.relation, m, float(bound), method=method, ci=ci, witness=w, applicable=applicable, why=why, note=note
+    )
+    return _record(spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data)
+
+
+def value_claim(
+    spec: ClaimSpec,
+    empirical: float,
+    bound: float,
+    params: dict,
+    *,
+    method: str = "exact",
+    witness: dict | None = None,
+    tolerance: float = 0.0,
+    applicable: bool = True,
+    why: str | None = None,
+    data=None,
+    note: str = "",
+    relation: str | None = None,
+    budget: str | None = None,
+) -> Claim:
+    """A computed value against a bound (exact methods); a failure needs ``witness`` to be violated."""
+    _finite(spec, "value", empirical, params)
+    _finite(spec, "bound", bound, params)
+    rel = relation or spec.relation
+    v = decide(
+        rel,
+        float(empirical),
+        float(bound),
+        method=method,
+        witness=witness,
+        tolerance=tolerance,
+        applicable=applicable,
+        why=why,
+        note=note,
+        budget=budget,
+    )
+    return _record(spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the adversarial search
+
+
+@dataclass(frozen=True)
+class DistributionSpace:
+    """Finite distributions of a d-dimensional random vector: ``k`` support points per coordinate
+    (``coupling="independent"``) or ``k`` support points in R^d (``"joint"``), and the mean of ``n``
+    samples. Support values are ``u**power`` with u in [-1, 1] (the claims searched here are
+    scale-invariant; ``power`` > 1 also explores magnitudes down to ~1e-6), weights free."""
+
+    d: int = 1
+    k: int = 2
+    n: int = 1
+    coupling: str = "independent"
+    power: int = 3
+
+    def __post_init__(self):
+        for name in ("d", "k", "n"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ClaimError(f"DistributionSpace.{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if self.coupling not in ("independent", "joint"):
+            raise ClaimError(f"DistributionSpace.coupling must be 'independent' or 'joint', got {self.coupling!r}")
+
+    @property
+    def dim(self) -> int:
+        return 2 * self.d * self.k if self.coupling == "independent" else self.d * self.k + self.k
+
+    def bounds(self):
+        nv = self.d * self.k
+        return [(-1.0, 1.0)] * nv + [(0.0, 1.0)] * (self.dim - nv)
+
+    def decode(self, xs) -> X.Distribution:
+        xs = np.atleast_2d(xs)
+        d, k = self.d, self.k
+        nv = d * k
+        if self.coupling == "independent":
+            u = xs[:, :nv].reshape(-1, d, k)
+            om = np.abs(xs[:, nv:]).reshape(-1, d, k)
+        else:
+            u = xs[:, :nv].reshape(-1, k, d)
+            om = np.abs(xs[:, nv:]).reshape(-1, k)
+        tot = om.sum(axis=-1, keepdims=True)
+        w = np.where(tot > 0, om / np.where(tot > 0, tot, 1.0), 1.0 / k)
+        return X.Distribution(u**self.power, w, self.n, self.coupling)
+
+    def describe(self) -> list:
+        return [self.d, self.k, self.n] if self.coupling == "independent" else [self.d, self.k, self.n, "joint"]
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    maxiter: int = 120
+    popsize: int = 12
+
+
+def _ratios(spec, space, xs, scalars, scale, require):
+    dist = space.decode(xs)
+    sc = {"n": space.n, **scalars}
+    sc, coords, _ = constants(spec, dist, sc)
+    env = X.Env(scalars=sc, coords=coords, dist=dist)
+    with np.errstate(all="ignore"):
+        term, bound = evaluate_sides(spec, env)
+        ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
+        if require is not None:
+            ok &= np.asarray(X.evaluate(require, env), dtype=bool)
+        r = np.where(ok, term / np.where(ok, scale * bound, 1.0), 0.0)
+    if spec.relation == ">=":
+        r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
+    return r, dist, sc, coords
+
+
+def search_worst(
+    spec: ClaimSpec,
+    spaces,
+    scalars: dict,
+    *,
+    seed,
+    budget: SearchBudget = SearchBudget(),
+    scale: float = 1.0,
+    require=None,
+) -> dict:
+    """Maximize term / (scale * bound) over each space (one differential evolution + Nelder-Mead polish
+    per space); returns the worst case found: ``{"ratio", "space", "x", "nfev"}``."""
+    if spec.relation not in ("<=", ">="):
+        raise ClaimError(f"claim {spec.id}: the search needs a <= or >= relation, got {spec.relation!r}")
+    seq = np.random.SeedSequence(seed) if not isinstance(seed, np.random.SeedSequence) else seed
+    best = {"ratio": -np.inf}
+    nfev = 0
+    for space, child in zip(spaces, seq.spawn(len(spaces))):
+
+        def obj(xs, space=space):
+            return _ratios(spec, space, xs, scalars, scale, require)[0]
+
+        x, r, n = maximize(
+            obj, space.bounds(), seed=np.random.default_rng(child), maxiter=budget.maxiter, popsize=budget.popsize
+        )
+        nfev += n
+        if r > best["ratio"]:
+            best = {"ratio": r, "space": space, "x": x}
+    best["nfev"] = nfev
+    return best
+
+
+def adversarial_search(
+    spec: ClaimSpec,
+    spaces,
+    params: dict,
+    *,
+    scalars: dict | None = None,
+    seed,
+    budget: SearchBudget = SearchBudget(),
+    scale: float = 1.0,
+    require=None,
+    progress=None,
+) -> Claim:
+    """The worst ratio over the distributions of ``spaces`` that meet the spec's assumptions exactly
+    (every constant defined by an assumption takes its tightest admissible value). The worst point is
+    always re-checked at high precision (its re-checked values are reported); ``violated`` needs the
+    re-check to confirm. ``scale`` multiplies the bound (planted false bounds in tests); ``require``:
+    a condition on the constants that candidates must meet (e.g. non-negligible noise)."""
+    from .recheck import recheck
+
+    t0 = time.perf_counter()
+    sc_in = dict(scalars or {})
+    best = search_worst(spec, spaces, sc_in, seed=seed, budget=budget, scale=scale, require=require)
+    space = best["space"]
+    r, dist, sc, coords = _ratios(spec, space, best["x"][None], sc_in, scale, require)
+    wsc, wco = _round_up_constants(spec, sc, coords)
+    bound_expr = spec.bound if scale == 1.0 else sp.Float(scale) * spec.bound
+    w = expression_witness(spec, scalars=wsc, coords=wco, dist=dist, rhs=bound_expr)
+    chk = recheck(w)
+    budget_txt = (
+        f"{len(spaces)} restarts, {best['nfev']} exact evaluations, (d, k, n) in {[s.describe() for s in spaces]}"
+    )
+    params = {
+        **params,
+        "d": space.d,
+        "k": space.k,
+        "n": space.n,
+        "search": {
+            "optimizer": "differential evolution (vectorized) + Nelder-Mead polish, one run per configuration",
+            "configurations (d, k, n)": [s.describe() for s in spaces],
+            "restarts": len(spaces),
+            "evaluations": int(best["nfev"]),
+            "maxiter": budget.maxiter,
+            "popsize": budget.popsize,
+            "support": f"per coordinate k points u^{space.power}, u in [-1, 1] (scale-invariant ratio); "
+            f"{space.coupling} coordinates",
+        },
+        "bound_scale": scale,
+    }
+    emp, bnd = chk["empirical"], chk["bound"]
+    note = f"float64 worst ratio {float(r[0]):.6g}"
+    v = decide(spec.relation, emp, bnd, method="adversarial-search", witness=w, budget=budget_txt, note=note)
+    rec = _record(
+        spec,
+        v,
+        params=params,
+        method="adversarial-search",
+        empirical=emp,
+        bound=bnd,
+        data=None if v.status == "violated" else {"worst_case": {**w, "recheck": chk}},
+    )
+    if progress:
+        progress(
+            f"search {spec.id} {params.get('p', '')}: worst ratio {float(r[0]):.4g} ({time.perf_counter() - t0:.1f}s)"
+        )
+    return rec
+
+
+# ---------------------------------------------------------------------------------------------------
+# rates
+
+
+def fit_exponent(x, y) -> tuple[float, float, float]:
+    """Decay exponent e of y ~ x^-e by log-log least squares, with a jackknife interval (two standard
+    errors): ``(e, lo, hi)``."""
+    lx = np.log(np.asarray(x, dtype=float))
+    ly = np.log(np.maximum(np.asarray(y, dtype=float), 1e-300))
+    e = -float(np.polyfit(lx, ly, 1)[0])
+    n = lx.size
+    if n < 3:
+        return e, -math.inf, math.inf
+    loo = np.array([-np.polyfit(np.delete(lx, i), np.delete(ly, i), 1)[0] for i in range(n)])
+    se = math.sqrt((n - 1) / n * float(np.sum((loo - loo.mean()) ** 2)))
+    return e, e - 2.0 * se, e + 2.0 * se
+
+
+def fit_slope(x, samples, *, seed, n_boot: int = 1000) -> tuple[float, float, float]:
+    """Slope of log(mean of samples) on log x, with a bootstrap 95% interval (replicates resampled
+    within each x): ``(slope, lo, hi)``."""
+    lx = np.log(np.asarray(x, dtype=float))
+    means = [float(np.mean(s)) for s in samples]
+    slope = float(np.polyfit(lx, np.log(means), 1)[0])
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    boots = []
+    for _ in range(n_boot):
+        ys = [np.log(s[rng.integers(0, s.size, s.size)].mean()) for s in samples]
+        boots.append(np.polyfit(lx, ys, 1)[0])
+    lo, hi = (float(v) for v in np.quantile(boots, [0.025, 0.975]))
+    return slope, lo, hi
+
+
+def rate_claim(
+    spec: ClaimSpec,
+    x,
+    y,
+    params: dict,
+    *,
+    theory: float,
+    pinned: bool,
+    reference=None,
+    reference_label: str | None = None,
+    data=None,
+    applicable: bool = True,
+    why: str | None = None,
+) -> Claim:
+    """A fitted decay exponent against the claimed one (:func:`proofs_checks.verdict.decide_rate`).
+    ``reference``: ``(x, y)`` of another method of the same claimed class on the same instance."""
+    e, lo, hi = fit_exponent(x, y)
+    ref_e = None
+    w = {
+        "kind": "rate-fit",
+        "claim": spec.id,
+        "x": [float(v) for v in x],
+        "y": [float(v) for v in y],
+        "theory": float(theory),
+        "margin": 0.05,
+        "pinned": bool(pinned),
+    }
+    if reference is not None:
+        ref_e = fit_exponent(*reference)[0]
+        w["reference"] = {
+            "x": [float(v) for v in reference[0]],
+            "y": [float(v) for v in reference[1]],
+            "label": reference_label,
+        }
+    v = decide_rate(e, (lo, hi), theory, pinned=pinned, reference=ref_e, witness=w, applicable=applicable, why=why)
+    return Claim(
+        id=spec.id,
+        statement=spec.statement,
+        source=spec.source,
+        assumptions=spec.assumption_names,
+        params=params,
+        status=v.status,
+        method="exact",
+        empirical=e,
+        bound=float(theory),
+        ci=[lo, hi],
+        witness=v.witness,
+        reason=v.reason,
+        data=data,
+        relation="rate",
+        show=list(spec.show) or None,
+    )

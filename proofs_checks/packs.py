@@ -1,0 +1,296 @@
+"""Checks, packs and their discovery.
+
+A *check* is a function ``fn(ctx) -> list[Claim]`` registered with a name, a title and the options it
+takes (e.g. ``p``). A *pack* groups the checks of one paper: its title, its checks, the default
+options of its report and its registered figures. Packs are found
+
+* by name: the built-in pack (``stacey``, the default) and packs installed under the entry-point
+  group ``lptheory.checks`` (``[project.entry-points."lptheory.checks"] mypaper = "mypkg.checks:PACK"``);
+* by file path: ``path/to/claims.py`` (its ``Pack`` objects, or its module-level checks);
+* by module path: ``mypkg.claims`` or ``mypkg.claims:PACK``.
+
+:func:`load` turns such a target into a :class:`Pack`; errors (a missing file, a syntax error, a
+check without a title, ...) raise :class:`PackError` naming the target.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["Check", "Context", "Pack", "PackError", "check", "load", "installed_packs", "DEFAULT_PACK"]
+
+DEFAULT_PACK = "stacey"
+_BUILTIN = {"stacey": "proofs_checks.stacey:PACK"}
+
+
+class PackError(ValueError):
+    """A pack or claim file that cannot be loaded or is malformed (the message names it)."""
+
+
+@dataclass
+class Context:
+    """What a check receives: ``seed``, ``quick``, its ``options`` (e.g. ``ctx.p``), and ``say(msg)``
+    for progress lines."""
+
+    seed: int = 0
+    quick: bool = False
+    options: dict = field(default_factory=dict)
+    say: Callable = lambda msg: None
+
+    def __getattr__(self, name):
+        opts = self.__dict__.get("options", {})
+        if name in opts:
+            return opts[name]
+        raise AttributeError(f"this check has no option {name!r}")
+
+    def get(self, name, default=None):
+        return self.options.get(name, default)
+
+
+@dataclass
+class Check:
+    """A registered check. ``options``: names of the options it takes (``p`` is a list of exponents;
+    others are lists or scalars given with ``--set NAME=...``); ``defaults``: their default values."""
+
+    name: str
+    fn: Callable
+    title: str
+    description: str = ""
+    options: tuple = ()
+    defaults: dict = field(default_factory=dict)
+    validate: Callable | None = None  # validate(options) raises ValueError naming the flag, before any work
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or " " in self.name:
+            raise PackError(f"check name must be a non-empty word, got {self.name!r}")
+        if not callable(self.fn):
+            raise PackError(f"check {self.name!r}: its function is not callable")
+        if not isinstance(self.title, str) or not self.title:
+            raise PackError(f"check {self.name!r}: a title is required")
+        unknown = set(self.defaults) - set(self.options)
+        if unknown:
+            raise PackError(f"check {self.name!r}: defaults for undeclared options {sorted(unknown)}")
+
+    def resolve(self, given: dict | None) -> dict:
+        """The options of a run: the defaults overridden by ``given``; unknown options raise ValueError
+        naming them; ``validate`` runs here, before any work."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            takes = ", ".join("--" + o if o == "p" else o for o in self.options) or "no options"
+            flag = ", ".join("--p" if u == "p" else f"--set {u}" for u in unknown)
+            raise ValueError(f"check {self.name!r} does not take {flag} (it takes {takes})")
+        opts = {**self.defaults, **{k: v for k, v in given.items() if v is not None}}
+        if self.validate is not None:
+            self.validate(opts)
+        return opts
+
+    def run(self, ctx: Context):
+        from .records import Claim
+
+        out = self.fn(ctx)
+        if not isinstance(out, (list, tuple)) or not all(isinstance(r, Claim) for r in out):
+            raise PackError(f"check {self.name!r} must return a list of Claim records, got {type(out).__name__}")
+        for r in out:
+            r.check = self.name
+        return list(out)
+
+
+class Pack:
+    """The checks of one paper (or any set of claims).
+
+    Parameters
+    ----------
+    name : short name (used on the command line)
+    title : the report's title
+    description : one paragraph shown under the title
+    figures : ``"module"`` or ``"module:NAME"`` naming a dict ``{check name: [plot functions]}``
+        (each ``fn(records, stem) -> [paths]``), resolved by the report (so a pack never imports the
+        figures layer); checks without registered figures get the generic ones
+    sections : optional ``{check name: section title}`` (default: the check's title)
+    """
+
+    def __init__(
+        self, name: str, title: str, description: str = "", *, figures: str | None = None, sections: dict | None = None
+    ):
+        if not isinstance(name, str) or not name:
+            raise PackError(f"pack name must be a non-empty string, got {name!r}")
+        self.name, self.title, self.description = name, title, description
+        self.figures = figures
+        self.sections = dict(sections or {})
+        self.checks: dict[str, Check] = {}
+        self.target = name  # how the CLI reaches this pack (set by load)
+
+    def check(
+        self, name: str | None = None, *, title: str, description: str = "", options=(), defaults=None, validate=None
+    ):
+        """Decorator registering ``fn(ctx) -> list[Claim]`` as check ``name`` (default: the function's name)."""
+
+        def deco(fn):
+            nm = name or fn.__name__.replace("_", "-")
+            if nm in self.checks:
+                raise PackError(f"pack {self.name!r}: check {nm!r} registered twice")
+            self.checks[nm] = Check(
+                nm,
+                fn,
+                title,
+                description or (fn.__doc__ or "").strip().split("\n")[0],
+                tuple(options),
+                dict(defaults or {}),
+                validate,
+            )
+            return fn
+
+        return deco
+
+    def add(self, c: Check) -> None:
+        if c.name in self.checks:
+            raise PackError(f"pack {self.name!r}: check {c.name!r} registered twice")
+        self.checks[c.name] = c
+
+    def section(self, name: str) -> str:
+        return self.sections.get(name) or self.checks[name].title
+
+    def reproduce(self, check: str, *, seed: int, quick: bool, p=None, options=None) -> str:
+        """The command that reproduces ``check`` (the records of one p when ``p`` is given)."""
+        head = "lptheory check " + (check if self.target == DEFAULT_PACK else f"{self.target} {check}")
+        parts = [head]
+        if p is not None and "p" in self.checks[check].options:
+            parts.append(f"--p {p:g}")
+        for k, v in (options or {}).items():
+            if k == "p":
+                continue
+            vs = v if isinstance(v, (list, tuple)) else [v]
+            parts.append(f"--set {k}={','.join(str(u) for u in vs)}")
+        parts.append(f"--seed {seed}")
+        if quick:
+            parts.append("--quick")
+        parts.append("--json")
+        return " ".join(parts)
+
+    def __repr__(self):
+        return f"Pack({self.name!r}, checks={list(self.checks)})"
+
+
+def check(name: str | None = None, *, title: str, description: str = "", options=(), defaults=None, validate=None):
+    """Module-level decorator: the check joins the pack built for its file or module by :func:`load`."""
+
+    def deco(fn):
+        fn.__lptheory_check__ = Check(
+            name or fn.__name__.replace("_", "-"),
+            fn,
+            title,
+            description or (fn.__doc__ or "").strip().split("\n")[0],
+            tuple(options),
+            dict(defaults or {}),
+            validate,
+        )
+        return fn
+
+    return deco
+
+
+def installed_packs() -> dict[str, str]:
+    """Pack names -> import references: the built-in pack and the ``lptheory.checks`` entry points."""
+    out = dict(_BUILTIN)
+    try:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="lptheory.checks"):
+            out.setdefault(ep.name, ep.value)
+    except Exception:  # pragma: no cover - broken metadata must not break the CLI
+        pass
+    return out
+
+
+def _from_namespace(ns: dict, default_name: str, where: str) -> Pack:
+    packs = [v for v in ns.values() if isinstance(v, Pack)]
+    loose = [v.__lptheory_check__ for v in ns.values() if callable(v) and hasattr(v, "__lptheory_check__")]
+    if len(packs) > 1:
+        names = [p.name for p in packs]
+        raise PackError(f"{where}: defines {len(packs)} packs {names}; name one as MODULE:NAME")
+    if packs:
+        pack = packs[0]
+        for c in loose:
+            if c.name not in pack.checks:
+                pack.add(c)
+    else:
+        if not loose:
+            raise PackError(f"{where}: no checks found (decorate functions with @check(...) or define a Pack)")
+        pack = Pack(
+            default_name,
+            title=ns.get("TITLE", f"lptheory report: {default_name}"),
+            description=(ns.get("__doc__") or "").strip(),
+        )
+        for c in loose:
+            pack.add(c)
+    if not pack.checks:
+        raise PackError(f"{where}: pack {pack.name!r} has no checks")
+    return pack
+
+
+def _import_file(path: str):
+    name = "lptheory_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise PackError(f"{path}: not a Python file")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except SyntaxError as exc:
+        raise PackError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
+    except PackError as exc:
+        raise PackError(f"{path}: {exc}") from exc
+    except Exception as exc:
+        tb = traceback.extract_tb(exc.__traceback__)
+        line = next((f.lineno for f in reversed(tb) if os.path.abspath(f.filename) == os.path.abspath(path)), "?")
+        raise PackError(f"{path}:{line}: {type(exc).__name__}: {exc}") from exc
+    return mod
+
+
+def load(target: str | None = None) -> Pack:
+    """The pack behind ``target``: a pack name (default: the built-in Stacey pack), a ``.py`` file,
+    or a module path (``pkg.mod`` or ``pkg.mod:NAME``)."""
+    target = target or DEFAULT_PACK
+    packs = installed_packs()
+    if target in packs:
+        pack = load_ref(packs[target])
+        pack.target = target
+        return pack
+    if target.endswith(".py") or os.path.sep in target or os.path.exists(target):
+        if not os.path.isfile(target):
+            raise PackError(f"{target}: no such claim file")
+        mod = _import_file(target)
+        pack = _from_namespace(vars(mod), os.path.splitext(os.path.basename(target))[0], target)
+        pack.target = target
+        return pack
+    pack = load_ref(target)
+    pack.target = target
+    return pack
+
+
+def load_ref(ref: str) -> Pack:
+    """``module`` or ``module:NAME`` -> Pack."""
+    mod_name, _, attr = ref.partition(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as exc:
+        known = ", ".join(sorted(installed_packs()))
+        raise PackError(
+            f"{ref!r} is neither a pack name ({known}), a claim file (.py) nor an importable module: {exc}"
+        ) from exc
+    except SyntaxError as exc:
+        raise PackError(f"{ref}: syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
+    if attr:
+        obj = getattr(mod, attr, None)
+        if not isinstance(obj, Pack):
+            raise PackError(f"{ref}: {attr!r} is not a Pack")
+        return obj
+    return _from_namespace(vars(mod), mod_name.rsplit(".", 1)[-1], ref)

@@ -1,0 +1,124 @@
+"""Claims as regression tests: compare records with a baseline and with failure rules
+(``lptheory check --fail-on ... --baseline ...``, ``lptheory diff``)."""
+
+from __future__ import annotations
+
+__all__ = ["key", "compare", "format_regressions", "diff"]
+
+_RANK = {"holds": 0, "not-applicable": 1, "inconclusive": 2, "violated": 3}
+_SETTING = (
+    "p",
+    "d",
+    "n",
+    "noise",
+    "problem",
+    "instance",
+    "method",
+    "direction",
+    "variant",
+    "setting",
+    "proof",
+    "step",
+    "lemma",
+)
+
+
+def key(rec: dict) -> tuple:
+    """The identity of a record across runs: check, claim id and its setting (not the numbers)."""
+    pr = rec.get("params", {})
+    return (
+        rec.get("check"),
+        rec["id"],
+        rec.get("method"),
+        tuple((k, repr(pr[k])) for k in _SETTING if k in pr and not isinstance(pr[k], (dict, list))),
+    )
+
+
+def _label(rec):
+    pr = rec.get("params", {})
+    s = ", ".join(f"{k}={pr[k]}" for k in _SETTING if k in pr and not isinstance(pr[k], (dict, list)))
+    return f"{rec.get('check')}:{rec['id']}" + (f" ({s})" if s else "")
+
+
+def compare(
+    claims: list[dict], baseline: list[dict] | None, *, fail_on=(), ratio_tolerance: float = 0.05
+) -> list[dict]:
+    """The problems that fail a run: records whose status is in ``fail_on`` (``violated``,
+    ``inconclusive``), and with ``regressed`` (or a baseline): a status worse than the baseline's, a
+    violated claim whose witness no longer re-checks, a ratio that moved towards its bound by more than
+    ``ratio_tolerance`` (relative), a baseline record that disappeared."""
+    from .recheck import recheck
+
+    out = []
+    for r in claims:
+        if r["status"] in fail_on and r["status"] in ("violated", "inconclusive"):
+            out.append({"kind": r["status"], "record": _label(r), "detail": (r.get("reason") or "")[:160]})
+    if baseline is None or ("regressed" not in fail_on and fail_on):
+        return out
+    base = {key(b): b for b in baseline}
+    now = {key(r): r for r in claims}
+    for k, b in base.items():
+        r = now.get(k)
+        if r is None:
+            out.append({"kind": "missing", "record": _label(b), "detail": "in the baseline, not in this run"})
+            continue
+        if _RANK[r["status"]] > _RANK[b["status"]]:
+            out.append({"kind": "status", "record": _label(r), "detail": f"{b['status']} -> {r['status']}"})
+        if r["status"] == "violated" and r.get("witness"):
+            chk = recheck({kk: v for kk, v in r["witness"].items() if kk != "recheck"})
+            if not chk["violated"]:
+                out.append({"kind": "witness", "record": _label(r), "detail": "the witness no longer re-checks"})
+        rb, rn = b.get("ratio"), r.get("ratio")
+        if isinstance(rb, (int, float)) and isinstance(rn, (int, float)) and rb > 0 and r["status"] == b["status"]:
+            if (
+                rn > rb * (1 + ratio_tolerance)
+                and rn <= 1.0 + 1e-12
+                or (rn > rb * (1 + ratio_tolerance) and rb <= 1.0 < rn)
+            ):
+                out.append(
+                    {
+                        "kind": "ratio",
+                        "record": _label(r),
+                        "detail": f"ratio {rb:.4g} -> {rn:.4g} (towards the bound by more than {ratio_tolerance:.0%})",
+                    }
+                )
+    return out
+
+
+def format_regressions(problems: list[dict]) -> str:
+    w = max(len(p["record"]) for p in problems)
+    lines = [f"{len(problems)} finding(s) fail this run:", f"{'kind':<13} {'record':<{w}}  detail"]
+    lines += [f"{p['kind']:<13} {p['record']:<{w}}  {p['detail']}" for p in problems]
+    return "\n".join(lines)
+
+
+def diff(old: list[dict], new: list[dict]) -> list[dict]:
+    """What changed, claim by claim: status, ratio, witness (and records added or removed)."""
+    a = {key(r): r for r in old}
+    b = {key(r): r for r in new}
+    rows = []
+    for k in list(a) + [k for k in b if k not in a]:
+        ra, rb = a.get(k), b.get(k)
+        rec = rb or ra
+        row = {"record": _label(rec), "id": rec["id"], "check": rec.get("check")}
+        if ra is None:
+            row.update(change="added", status=f"- -> {rb['status']}")
+        elif rb is None:
+            row.update(change="removed", status=f"{ra['status']} -> -")
+        else:
+            changes = []
+            if ra["status"] != rb["status"]:
+                changes.append("status")
+            if ra.get("ratio") != rb.get("ratio"):
+                changes.append("ratio")
+            if (ra.get("witness") or {}) != (rb.get("witness") or {}):
+                changes.append("witness")
+            if not changes:
+                continue
+            row.update(
+                change=",".join(changes),
+                status=f"{ra['status']} -> {rb['status']}",
+                ratio=f"{ra.get('ratio')} -> {rb.get('ratio')}",
+            )
+        rows.append(row)
+    return rows

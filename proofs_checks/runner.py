@@ -1,0 +1,64 @@
+"""Running the checks of a pack: options resolved and validated before any work, then the checks in
+this process or in ``jobs`` worker processes (same records either way: every check seeds itself)."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+
+from .packs import Context, Pack, load
+
+__all__ = ["plan", "run_checks"]
+
+
+def plan(pack: Pack, names=None, options: dict | None = None, skip=()) -> dict[str, dict]:
+    """``{check name: resolved options}`` for the selected checks (all by default), in the pack's
+    order. Unknown names and options and invalid values raise ValueError naming them."""
+    options = dict(options or {})
+    names = list(names or pack.checks)
+    unknown = [n for n in [*names, *skip, *options] if n not in pack.checks]
+    if unknown:
+        raise ValueError(f"unknown check {unknown[0]!r} for pack {pack.name!r} (checks: {', '.join(pack.checks)})")
+    chosen = [n for n in pack.checks if n in names and n not in set(skip)]
+    if not chosen:
+        raise ValueError("no check selected")
+    return {n: pack.checks[n].resolve(options.get(n)) for n in chosen}
+
+
+def _run_one(target: str, name: str, opts: dict, seed: int, quick: bool):
+    pack = load(target)
+    t0 = time.perf_counter()
+    recs = pack.checks[name].run(Context(seed=seed, quick=quick, options=opts))
+    return name, [r.to_dict() for r in recs], time.perf_counter() - t0
+
+
+def run_checks(
+    pack: Pack, planned: dict[str, dict], *, seed: int, quick: bool, jobs: int = 1, say=None, on_done=None
+) -> tuple[dict[str, list[dict]], dict[str, float]]:
+    """Run the planned checks; returns (records as dicts by check, seconds by check). ``say(msg)``
+    receives progress lines from inside the checks; ``on_done(name, n_records, seconds)`` is called as
+    each check finishes."""
+    results, elapsed = {}, {}
+    if jobs > 1 and len(planned) > 1:
+        with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
+            futs = {ex.submit(_run_one, pack.target, n, o, seed, quick): n for n, o in planned.items()}
+            for fut in cf.as_completed(futs):
+                name, recs, dt = fut.result()
+                results[name], elapsed[name] = recs, dt
+                if on_done:
+                    on_done(name, len(recs), dt)
+    else:
+        for name, opts in planned.items():
+            t0 = time.perf_counter()
+            ctx = Context(
+                seed=seed,
+                quick=quick,
+                options=opts,
+                say=(lambda m, name=name: say(f"{name}: {m}")) if say else (lambda m: None),
+            )
+            recs = pack.checks[name].run(ctx)
+            results[name], elapsed[name] = [r.to_dict() for r in recs], time.perf_counter() - t0
+            if on_done:
+                on_done(name, len(recs), elapsed[name])
+    ordered = {n: results[n] for n in planned}
+    return ordered, {n: elapsed[n] for n in planned}

@@ -1,0 +1,346 @@
+"""The paper's smaller claims, one record each (``lptheory check claims``).
+
+* ``steepest.closed-form`` (Section 4.1): argmin_theta <eta g, theta - theta_t> + 1/2 ||theta - theta_t||_p^2
+  has theta_{t+1}^(i) = theta_t^(i) - eta ||g||_{p*}^{(p-2)/(p-1)} g^(i) / |g^(i)|^{(p-2)/(p-1)}.
+* ``lionk.first-step`` (Section 4.2): from theta_0 = z_0 = m_0 = 0, Lion-K (K = ||.||_{p*}) gives
+  theta_1 = -eta grad K((1-beta1) g~_0) and Stacey(p,2) gives
+  theta_1 = -(1-tau) eta s^eps((1-beta1) g~_0) - tau alpha (1-beta1) g~_0; "they coincide only when tau = 0".
+* ``intro.norm-ratio`` (Section 1): ||x_0 - x*||_p^2 can be as small as d^{2/p - 1} ||x_0 - x*||_2^2.
+* ``cor.batch-variance`` (Corollary 2): an n-sample mini-batch has E|g~_i - g_i|^2 <= sigma_i^2 / n.
+* ``cor.bounded-gradient`` (Corollary 3): ||g||_{p*} <= E||g~||_{p*} <= G, and |g~_i|, |g_i| <= G.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+from scipy.optimize import minimize
+
+from lptheory.geometry import dual_exponent, lp_norm
+from lptheory.optimizers import StaceyP2
+
+from ..engines import value_claim
+from ..expressions import CoordSum, Expect, Expect1, batch_outcomes, g, sigma, x
+from ..spec import ClaimSpec
+from . import formulas as F
+
+u_ = sp.Symbol("u", real=True)
+
+
+def _steepest(rng, n_cases):
+    worst, arg = 0.0, None
+    for _ in range(n_cases):
+        p = float(rng.uniform(2.05, 8.0))
+        d = int(rng.integers(1, 5))
+        gv = rng.standard_normal(d)
+        eta = float(10 ** rng.uniform(-2, 0))
+        paper = -eta * lp_norm(gv, dual_exponent(p)) ** ((p - 2) / (p - 1)) * gv / np.abs(gv) ** ((p - 2) / (p - 1))
+        obj = lambda u, gv=gv, eta=eta, p=p: float(eta * gv @ u + 0.5 * lp_norm(u, p) ** 2)  # noqa: E731
+        best = min(
+            (minimize(obj, x0, method="BFGS", options={"gtol": 1e-12}) for x0 in (paper * 0.5, -gv, paper * 2)),
+            key=lambda r: r.fun,
+        )
+        gap = (obj(paper) - best.fun) / (abs(best.fun) + 1e-300)
+        if gap >= worst:
+            worst, arg = gap, (p, gv, eta, paper, best.x)
+    return worst, arg
+
+
+def _objective(uname):
+    """eta <g, u> + (1/2) ||u||_p^2 with u a per-coordinate constant named ``uname``."""
+    uu = sp.Symbol(uname, real=True)
+    return F.eta * CoordSum(g * uu) + CoordSum(sp.Abs(uu) ** F.p) ** (2 / F.p) / 2
+
+
+SPECS = {
+    "steepest.closed-form": ClaimSpec(
+        id="steepest.closed-form",
+        source="Section 4.1",
+        statement="argmin_theta <eta g, theta - theta_t> + 1/2 ||theta - theta_t||_p^2 = theta_t - eta ||g||_{p*}^{(p-2)/(p-1)} "
+        "g/|g|^{(p-2)/(p-1)} (coordinate-wise)",
+        assumptions=("p > 2", "g with nonzero coordinates"),
+        show=("cases",),
+    ),
+    "lionk.formula": ClaimSpec(
+        id="lionk.first-step",
+        source="Section 4.2",
+        statement="Stacey(p,2): theta_1 = -(1-tau) eta s^eps((1-beta1) g~_0) - tau alpha (1-beta1) g~_0 from theta_0 = z_0 = m_0 = 0",
+        assumptions=("theta_0 = z_0 = m_0 = 0", "no weight decay"),
+        relation="==",
+        show=("p", "setting"),
+    ),
+    "lionk.coincide": ClaimSpec(
+        id="lionk.first-step",
+        source="Section 4.2",
+        statement="Lion-K (K = ||.||_{p*}) and Stacey(p,2) coincide (first iterate) only when tau = 0 (read: at tau = 0 they "
+        "coincide, and only then)",
+        assumptions=("theta_0 = z_0 = m_0 = 0", "eps = 0"),
+        relation="==",
+        show=("p", "setting"),
+    ),
+    "intro.norm-ratio": ClaimSpec(
+        id="intro.norm-ratio",
+        source="Section 1",
+        relation=">=",
+        statement="||x_0 - x*||_p^2 can be as small as d^{2/p - 1} ||x_0 - x*||_2^2 (p >= 2)",
+        assumptions=("p >= 2",),
+        show=("cases",),
+    ),
+    "cor.batch-variance": ClaimSpec(
+        id="cor.batch-variance",
+        source="Corollary 2 (Section 4.1)",
+        statement="If the stochastic gradient is an n-sample mini-batch estimate, then E|g~_i - g_i|^2 <= sigma_i^2 / n",
+        assumptions=("i.i.d. samples", "Assumption 3 per sample"),
+        show=("cases",),
+    ),
+    "cor.bounded-gradient": ClaimSpec(
+        id="cor.bounded-gradient",
+        source="Corollary 3 (Section 4.1)",
+        statement="(a) ||g||_{p*} = ||E g~||_{p*} <= E||g~||_{p*} <= G (Jensen); (b) |g~_i| <= G and |g_i| <= G",
+        assumptions=("Assumption 4", "Assumption 2"),
+        show=("cases",),
+    ),
+}
+
+
+def run_claims(ctx):
+    """``lptheory check claims``: the smaller claims of Sections 1, 4.1, 4.2 and Corollaries 2 and 3."""
+    seed, quick = ctx.seed, ctx.quick
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 606]))
+    n_cases = 100 if quick else 400
+    out = []
+    # steepest.closed-form: the closed form's objective against BFGS's minimum
+    cases = 40 if quick else 150
+    worst, (p, gv, eta, paper, xb) = _steepest(rng, cases)
+    w = {
+        "kind": "expression",
+        "claim": "steepest.closed-form",
+        "relation": "<=",
+        "lhs": sp.srepr(_objective("uc")),
+        "rhs": sp.srepr(_objective("ub")),
+        "scalars": {"p": p, "eta": eta},
+        "coords": {"g": gv.tolist(), "uc": paper.tolist(), "ub": xb.tolist()},
+        "note": "the closed form's objective (uc) against a numerical minimizer's (ub)",
+    }
+    out.append(
+        value_claim(
+            SPECS["steepest.closed-form"],
+            worst,
+            1e-9,
+            {"cases": cases},
+            witness=w,
+            note="largest relative excess of the closed form's objective over BFGS's minimum",
+        )
+    )
+    # lionk.first-step: Algorithm 1's first iterate against the paper's formula
+    p, eta, alpha, tau, b1, eps = 3.0, 0.1, 0.05, 0.3, 0.9, 1e-8
+    g0 = np.array([0.3, -2.0, 0.7])
+    zero = np.zeros_like(g0)
+    opt = StaceyP2(p=p, lr=eta, alpha=alpha, tau=tau, beta1=b1, beta2=0.99, eps=eps, weight_decay=0.0, z_init="zero")
+    th1, _ = opt.step(zero, g0, opt.init(zero))
+    sc = {"p": p, "eta": eta, "alpha": alpha, "tau": tau, "beta1": b1, "epsilon": eps}
+    formula = F.stacey_p2_first_step(g)
+    subs = {F.p: p, F.eta: eta, F.alpha: alpha, F.tau: tau, F.beta1: b1, F.eps: eps}
+    paper = np.array([float(formula.subs({**subs, g: gi})) for gi in g0])
+    err = float(np.max(np.abs(th1 - paper)))
+    th = sp.Symbol("theta1", real=True)
+    w = {
+        "kind": "expression",
+        "claim": "lionk.first-step",
+        "relation": "==",
+        "lhs": sp.srepr(CoordSum(sp.Abs(th - formula))),
+        "rhs": sp.srepr(sp.Integer(0)),
+        "scalars": sc,
+        "coords": {"g": g0.tolist(), "theta1": th1.tolist()},
+        "tolerance": 1e-12,
+    }
+    out.append(
+        value_claim(
+            SPECS["lionk.formula"],
+            err,
+            1e-15,
+            {
+                "p": p,
+                "eta": eta,
+                "alpha": alpha,
+                "tau": tau,
+                "beta1": b1,
+                "eps": eps,
+                "g0": g0.tolist(),
+                "setting": "Alg. 1 vs formula",
+            },
+            witness=w,
+            relation="<=",
+            note="max |Algorithm 1 (lptheory.optimizers.StaceyP2) - the paper's formula| against rounding",
+        )
+    )
+    # "coincide only when tau = 0": at tau = 0 Stacey's first step is -eta s(c); Lion-K's is -eta grad K(c)
+    opt0 = StaceyP2(p=p, lr=eta, alpha=alpha, tau=0.0, beta1=b1, beta2=0.99, eps=0.0, weight_decay=0.0, z_init="zero")
+    st1, _ = opt0.step(zero, g0, opt0.init(zero))
+    ps = dual_exponent(p)
+    c = (1 - b1) * g0
+    lion1 = -eta * np.sign(c) * np.abs(c) ** (ps - 1) / lp_norm(c, ps) ** (ps - 1)
+    gap = float(np.max(np.abs(st1 - lion1)))
+    scale = float(lp_norm(c, ps) ** (1 / (p - 1)))
+    sc0 = {**sc, "tau": 0.0, "epsilon": 0.0}
+    diff = CoordSum(sp.Abs(F.stacey_p2_first_step(g) - F.lionk_first_step(g)))
+    w = {
+        "kind": "expression",
+        "claim": "lionk.first-step",
+        "relation": "==",
+        "lhs": sp.srepr(diff),
+        "rhs": sp.srepr(sp.Integer(0)),
+        "scalars": sc0,
+        "coords": {"g": g0.tolist()},
+        "theta1_stacey": st1.tolist(),
+        "theta1_lionK": lion1.tolist(),
+        "ratio_of_steps": scale,
+    }
+    out.append(
+        value_claim(
+            SPECS["lionk.coincide"],
+            gap,
+            0.0,
+            {"p": p, "eta": eta, "tau": 0.0, "beta1": b1, "g0": g0.tolist(), "setting": "tau = 0"},
+            witness=w,
+            relation="==",
+            note=f"at tau = 0 the first iterates differ (max gap {gap:.3g}): Stacey's steepest step s(c) is "
+            f"||c||_{{p*}}^(1/(p-1)) = {scale:.4g} times Lion-K's grad K(c) = s(c)/||c||_{{p*}}^(1/(p-1)) (same direction). They "
+            "coincide only up to a g-dependent rescaling of eta (or when ||(1-beta1) g~_0||_{p*} = 1); for tau > 0 the "
+            "directions differ too, as the paper says",
+        )
+    )
+    # intro.norm-ratio
+    worst_min, arg = math.inf, None
+    for _ in range(n_cases):
+        p = float(rng.uniform(2.05, 10.0))
+        d = int(rng.integers(1, 50))
+        xv = rng.standard_normal(d) * rng.uniform(0, 1, d) ** 3
+        r = (lp_norm(xv, p) ** 2 / lp_norm(xv, 2) ** 2) / d ** (2 / p - 1)
+        if r < worst_min:
+            worst_min, arg = float(r), (p, xv)
+    attained = max(
+        abs((lp_norm(np.ones(d), p) ** 2 / d) / d ** (2 / p - 1) - 1) for d in (1, 7, 100) for p in (2.5, 4.0, 9.0)
+    )
+    dd = sp.Symbol("d", positive=True)
+    lhs = CoordSum(sp.Abs(x) ** F.p) ** (2 / F.p) / CoordSum(x**2) / dd ** (2 / F.p - 1)
+    xs = sp.Symbol("xv", real=True)
+    w = {
+        "kind": "expression",
+        "claim": "intro.norm-ratio",
+        "relation": ">=",
+        "lhs": sp.srepr(lhs.xreplace({x: xs})),
+        "rhs": sp.srepr(sp.Integer(1)),
+        "scalars": {"p": arg[0], "d": arg[1].size},
+        "coords": {"xv": arg[1].tolist()},
+    }
+    out.append(
+        value_claim(
+            SPECS["intro.norm-ratio"],
+            worst_min,
+            1.0 - 1e-12,
+            {"cases": n_cases},
+            witness=w,
+            note=f"min over random x of (||x||_p^2/||x||_2^2) / d^(2/p-1) (power-mean inequality: >= 1), and "
+            f"constant vectors attain d^(2/p-1) (error {attained:.1e}): 'as small as' is exact",
+        )
+    )
+    # corollaries, on exact finite distributions
+    worst_var, worst_a, worst_b, arg_v, arg_a = 0.0, 0.0, 0.0, None, None
+    for _ in range(n_cases):
+        k, n, d = int(rng.integers(2, 5)), int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        p = float(rng.uniform(2.05, 8.0))
+        v = rng.uniform(-1, 1, (d, k))
+        wts = rng.dirichlet(np.ones(k), size=d)
+        gm = np.sum(v * wts, axis=1)
+        sig2 = np.sum(wts * (v - gm[:, None]) ** 2, axis=1)
+        vals, probs = batch_outcomes(v, wts, n)
+        var_b = np.sum(probs * (vals - gm[:, None]) ** 2, axis=1)
+        ratios = var_b / np.maximum(sig2 / n, 1e-300)
+        i = int(np.argmax(ratios))
+        if ratios[i] >= worst_var:
+            worst_var, arg_v = float(ratios[i]), (v[i], wts[i], n)
+        ps = dual_exponent(p)
+        grids = np.meshgrid(*[vals[i] for i in range(d)], indexing="ij")
+        pgrid = np.prod(np.meshgrid(*[probs[i] for i in range(d)], indexing="ij"), axis=0)
+        norms = lp_norm(np.stack([z.ravel() for z in grids], axis=1), ps)
+        e_norm = float(np.sum(pgrid.ravel() * norms))
+        G = float(norms.max())
+        a_r = max(float(lp_norm(gm, ps)) / e_norm, e_norm / G)
+        if a_r >= worst_a:
+            worst_a, arg_a = a_r, (v, wts, n, p)
+        worst_b = max(worst_b, float(np.max(np.abs(vals))) / G, float(np.max(np.abs(gm))) / G)
+    v1, w1, n1 = arg_v
+    wv = {
+        "kind": "expression",
+        "claim": "cor.batch-variance",
+        "relation": "<=",
+        "lhs": sp.srepr(Expect((x - g) ** 2)),
+        "rhs": sp.srepr(sigma**2 / F.n),
+        "scalars": {"n": n1},
+        "coords": {"g": [float(np.dot(v1, w1))], "sigma": [float(np.sqrt(np.dot(w1, (v1 - np.dot(v1, w1)) ** 2)))]},
+        "distribution": {"coupling": "independent", "n": n1, "values": [v1.tolist()], "weights": [w1.tolist()]},
+        "assumptions": [
+            {
+                "name": "g = E g~",
+                "lhs": sp.srepr(g),
+                "relation": "==",
+                "rhs": sp.srepr(Expect1(x)),
+                "per_coordinate": True,
+            },
+            {
+                "name": "sigma^2 = Var (per sample)",
+                "lhs": sp.srepr(sigma),
+                "relation": ">=",
+                "rhs": sp.srepr(sp.sqrt(Expect1((x - g) ** 2))),
+                "per_coordinate": True,
+            },
+        ],
+    }
+    out.append(
+        value_claim(
+            SPECS["cor.batch-variance"],
+            worst_var,
+            1.0,
+            {"cases": n_cases},
+            witness=wv,
+            tolerance=5e-10,
+            note="exact batch-mean variances / (sigma^2/n), worst (equality for i.i.d. samples)",
+        )
+    )
+    va, wa, na, pa = arg_a
+    norm_x = CoordSum(sp.Abs(x) ** F.pstar) ** (1 / F.pstar)
+    wa_ = {
+        "kind": "expression",
+        "claim": "cor.bounded-gradient",
+        "relation": "<=",
+        "lhs": sp.srepr(CoordSum(sp.Abs(g) ** F.pstar) ** (1 / F.pstar)),
+        "rhs": sp.srepr(Expect(norm_x)),
+        "scalars": {"p": pa},
+        "coords": {"g": np.sum(va * wa, axis=1).tolist()},
+        "distribution": {"coupling": "independent", "n": na, "values": va.tolist(), "weights": wa.tolist()},
+        "assumptions": [
+            {
+                "name": "g = E g~",
+                "lhs": sp.srepr(g),
+                "relation": "==",
+                "rhs": sp.srepr(Expect1(x)),
+                "per_coordinate": True,
+            }
+        ],
+    }
+    out.append(
+        value_claim(
+            SPECS["cor.bounded-gradient"],
+            max(worst_a, worst_b),
+            1.0,
+            {"cases": n_cases},
+            witness=wa_,
+            tolerance=5e-13,
+            note=f"worst ratios over exact finite distributions: (a) {worst_a:.6f}, (b) {worst_b:.6f} (both <= 1)",
+        )
+    )
+    ctx.say(f"{len(out)} claims checked")
+    return out

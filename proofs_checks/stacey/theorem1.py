@@ -1,0 +1,427 @@
+"""Theorem 1 along trajectories of stochastic l_p descent (Alg. 3): the bound, its N^{-1/4} rate, and
+the one-step descent inequality.
+
+Claim (Theorem 1, Section 4.1; proof in Appendix A.1): running Algorithm 3 on f satisfying Assumptions
+1-4 gives E[(1/T) sum_t ||g_t||_{p*}^{p*}] <= (f_0 - f*)/(eta T) + L eta G^{2/(p-1)}/2
++ (1/T) sum_t (2p-1)/(p-1) G^{1/(p-1)} ||sigma||_1 / sqrt(n_t), and with n_t = T (N = T^2 gradient
+calls) and eta = 1/(L^{1/2} G^{1/(p-1)} T^{1/2}) the N^{-1/4} rate. The proof's one-step inequality:
+f(theta_{t+1}) <= f(theta_t) - A + B + C pathwise (Assumption 1), and its expectation with the lemma
+bounds. Every formula is in :mod:`proofs_checks.stacey.formulas`; the runs are :func:`lptheory.simulate`
+with an observer of the proof's terms; L, G and f* come from the problems' certificates.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import sympy as sp
+
+from lptheory.geometry import dual_exponent, lp_norm
+from lptheory.optimizers import LpDescent
+from lptheory.simulate import Observer, simulate
+
+from ..engines import fit_slope, interval_claim, pointwise
+from ..expressions import CoordSum, x
+from ..records import Claim
+from ..spec import Assumption, ClaimSpec
+from ..verdict import combine, decide, decide_rate
+from . import formulas as F
+
+DEFAULT_P = (3.0, 4.0)
+BOUND_SETTINGS = [("rademacher", 1), ("uniform", 4), ("two-point", 2), ("gaussian", 1), ("student-t", 1)]
+
+
+def _bounded(setting):
+    return (setting["G"] is not None, "the noise is unbounded")
+
+
+A4_SETTING = Assumption(F.THEOREM_ASSUMPTIONS[3], check=_bounded)
+BOUND_SPEC = ClaimSpec(
+    id="thm1.bound",
+    statement=F.THEOREM_STATEMENT,
+    source=F.THEOREM_SOURCE,
+    assumptions=F.THEOREM_ASSUMPTIONS[:3] + (A4_SETTING,),
+    term=sp.Symbol("lhs"),
+    bound=F.THEOREM_RHS,
+    show=("p", "d", "n", "noise", "problem", "T"),
+)
+STEP_SPEC = ClaimSpec(
+    id="thm1.step",
+    statement=F.STEP_STATEMENT,
+    source="Appendix A.1 (first display and the 'Therefore' line)",
+    assumptions=F.THEOREM_ASSUMPTIONS[:3] + (A4_SETTING,),
+    show=("p", "n", "noise", "variant"),
+)
+RATE_SPEC = ClaimSpec(
+    id="thm1.rate",
+    statement=F.RATE_STATEMENT,
+    source=F.THEOREM_SOURCE + " (second display)",
+    assumptions=F.THEOREM_ASSUMPTIONS,
+    bound=F.RATE_BOUND,
+    show=("p", "d", "noise", "n"),
+)
+
+
+def theorem_eta(L: float, G: float, T: int, p: float) -> float:
+    """Theorem 1's step size eta = 1 / (L^{1/2} G^{1/(p-1)} T^{1/2})."""
+    return F.numeric(F.ETA_THEOREM, L=L, G=G, T=T, p=p)
+
+
+def theorem_rhs(*, f_gap: float, eta: float, T: int, L: float, G: float, p: float, sigma_l1: float, batches) -> dict:
+    """The three terms of Theorem 1's right-hand side and their sum (``"total"``)."""
+    m_inv = float(np.mean(1.0 / np.sqrt(np.asarray(batches, dtype=float))))
+    vals = dict(gap=f_gap, eta=eta, T=T, L=L, G=G, p=p, S1=sigma_l1, m_inv=m_inv)
+    terms = {k: F.numeric(e, **vals) for k, e in F.THEOREM_TERMS.items()}
+    terms["total"] = F.numeric(F.THEOREM_RHS, **vals)
+    for k, v in terms.items():
+        if not math.isfinite(v):
+            raise ValueError(f"claim thm1.bound: the term {k!r} of the bound is {v} at p={p:g}, L={L:g}, G={G:g}")
+    return terms
+
+
+class ProofTerms(Observer):
+    """Per step of Alg. 3: ||g_t||_{p*}^{p*}, f(theta_t), f(theta_{t+1}), the proof's pathwise A, B, C
+    (:mod:`formulas`) and ||g~_t||_{p*}; ``finish()`` returns (T, R) arrays and the worst step of the
+    pathwise inequality."""
+
+    name = "proof-terms"
+    needs_previous = True
+
+    def __init__(self, p, eta, L):
+        self.p, self.eta, self.L = p, eta, L
+        self.rows = {k: [] for k in ("gp", "f", "f_next", "A", "B", "C", "gt_norm")}
+        self.worst = {"slack": -np.inf}
+        self.ps = dual_exponent(p)
+
+    def on_step(self, v):
+        pr, th, new, gt = v.problem, v.theta, v.new_theta, v.grad_tilde
+        g = pr.grad(th)
+        f, f_next = pr.f(th), pr.f(new)
+        sc = {"p": self.p, "eta": self.eta, "L": self.L}
+        A = pointwise(F.A_term, gt, scalars=sc, coords={"g": g})
+        B = pointwise(F.B_path, gt, scalars=sc, coords={"g": g})
+        C = pointwise(F.C_path, gt, scalars=sc, coords={"g": g})
+        gp = np.sum(np.abs(g) ** self.ps, axis=-1)
+        for k, val in zip(self.rows, (gp, f, f_next, A, B, C, lp_norm(gt, self.ps))):
+            self.rows[k].append(np.asarray(val))
+        slack = f_next - (f - A + B + C)
+        r = int(np.argmax(slack))
+        if slack[r] > self.worst["slack"]:
+            self.worst = {
+                "slack": float(slack[r]),
+                "t": v.t,
+                "replicate": r,
+                "theta": th[r].tolist(),
+                "g_tilde": gt[r].tolist(),
+                "f_t": float(f[r]),
+                "f_next": float(f_next[r]),
+                "A": float(A[r]),
+                "B": float(B[r]),
+                "C": float(C[r]),
+            }
+
+    def finish(self):
+        return {**{k: np.asarray(v) for k, v in self.rows.items()}, "worst_step": self.worst}
+
+
+def trajectory(problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float) -> dict:
+    """Run Alg. 3 (``LpDescent``) for T steps on R replicates through :func:`lptheory.simulate`; per step
+    the proof's terms (:class:`ProofTerms`), arrays of shape (T, R)."""
+    obs = ProofTerms(p, eta, L)
+    simulate(
+        LpDescent(p=p, lr=eta),
+        problem,
+        oracle,
+        T,
+        replicates,
+        seed,
+        record_every=T,
+        observers=[obs],
+        default_metrics=False,
+    )
+    return obs.finish()
+
+
+def _setting(noise_kind: str, sigma: float, d: int, problem_seed: int, profile: str = "power"):
+    from synthetic.noise import make_noise
+    from synthetic.problems import SeparableNonconvex
+
+    return SeparableNonconvex(d=d, profile=profile, seed=problem_seed), make_noise(noise_kind, np.full(d, sigma))
+
+
+def _step_witness(problem, w, p, eta, L):
+    """The pathwise inequality at one step, re-checkable: f(theta - eta s(g~)) <= f(theta) - A + B + C for
+    f(x) = sum_i a_i log(1 + (x_i - b_i)^2), with theta, g~, a, b the step's numbers."""
+    th, gt, ac, bc = sp.symbols("theta gt a b", real=True)
+    fx = lambda v: CoordSum(ac * sp.log(1 + (v - bc) ** 2))  # noqa: E731
+    gtrue = ac * 2 * (th - bc) / (1 + (th - bc) ** 2)
+    sub = {x: gt, sp.Symbol("g", real=True): gtrue}
+    lhs = fx(th - F.eta * F.s(gt))
+    rhs = fx(th) - F.A_term.xreplace(sub) + F.B_path.xreplace(sub) + F.C_path.xreplace(sub)
+    return {
+        "kind": "expression",
+        "claim": "thm1.step",
+        "relation": "<=",
+        "lhs": sp.srepr(lhs),
+        "rhs": sp.srepr(rhs),
+        "scalars": {"p": p, "eta": eta, "L": L},
+        "coords": {"theta": w["theta"], "gt": w["g_tilde"], "a": problem.a.tolist(), "b": problem.b.tolist()},
+        "problem": "separable: f(x) = sum_i a_i log(1 + (x_i - b_i)^2)",
+        "t": w["t"],
+        "replicate": w["replicate"],
+    }
+
+
+def bound_records(
+    p: float, *, seed: int, quick: bool, d: int = 20, sigma: float = 0.5, problem_seed: int = 0, L_scale: float = 1.0
+) -> list[Claim]:
+    """thm1.bound and thm1.step for each noise setting at fixed T, eta as in the theorem."""
+    from synthetic.oracle import GradientOracle
+
+    T = 64 if quick else 256
+    R = 32 if quick else 64
+    out = []
+    for kind, n in BOUND_SETTINGS:
+        problem, noise = _setting(kind, sigma, d, problem_seed)
+        oracle = GradientOracle(problem, noise, batch=n)
+        L = problem.certificate("L")(p) * L_scale
+        G = oracle.certified_G(p)
+        G = G if math.isfinite(G) else None
+        G_run = G
+        if G is None:  # size eta from the noiseless sup plus 3 sigma per coordinate
+            G_run = problem.grad_sup(p) + float(lp_norm(np.full(d, 3 * sigma / math.sqrt(n)), dual_exponent(p)))
+        eta = theorem_eta(L, G_run, T, p)
+        tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)
+        applicable = G is not None
+        why = None
+        if not applicable:
+            G = float(tr["gt_norm"].max())
+            why = (
+                f"{F.THEOREM_ASSUMPTIONS[3]} fails: the noise is unbounded; measured against G = the largest "
+                f"||g~||_{{p*}} seen along the run = {G:.4g}"
+            )
+        f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
+        s1 = float(noise.sigma.sum())
+        rhs = theorem_rhs(f_gap=f_gap, eta=eta, T=T, L=L, G=G, p=p, sigma_l1=s1, batches=[n] * T)
+        lhs_r = tr["gp"].mean(axis=0)
+        params = {
+            "p": p,
+            "d": d,
+            "n": n,
+            "noise": kind,
+            "T": T,
+            "R": R,
+            "problem": f"separable (power, seed {problem_seed})",
+            "eta": eta,
+            "L": L,
+            "G": G,
+            "f0-f*": f_gap,
+            "sigma_l1": s1,
+        }
+        terms_txt = ", ".join(f"{k.split(' ')[0]} {v:.3g}" for k, v in rhs.items() if k != "total")
+        rec = interval_claim(
+            BOUND_SPEC, lhs_r, rhs["total"], params, applicable=applicable, why=why, note=f"terms: {terms_txt}"
+        )
+        rec.data = {"terms": rhs, "lhs": [rec.empirical, *rec.ci]}
+        out.append(rec)
+        out += step_records(
+            tr,
+            p=p,
+            eta=eta,
+            L=L,
+            G=G,
+            n=n,
+            sigma_l1=s1,
+            params=params,
+            applicable=applicable,
+            why=why,
+            problem=problem,
+            d=d,
+        )
+    return out
+
+
+def step_records(tr, *, p, eta, L, G, n, sigma_l1, params, applicable, why, problem, d) -> list[Claim]:
+    """thm1.step: the pathwise inequality (exact up to rounding; audits the certified L) and the
+    in-expectation inequality with the lemma bounds (Student-t intervals, Bonferroni over the steps)."""
+    out = []
+    T, R = tr["f"].shape
+    slack = tr["f_next"] - (tr["f"] - tr["A"] + tr["B"] + tr["C"])
+    tol = 1e-12 * (1.0 + np.abs(tr["f"]).max()) * d
+    lhs_path = tr["f_next"] - tr["f"] + tr["A"] - tr["B"]  # <= C pathwise
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rat = np.where(tr["C"] > 0, lhs_path / np.where(tr["C"] > 0, tr["C"], 1.0), -np.inf)
+    del rat
+    i = np.unravel_index(int(np.argmax(slack)), slack.shape)  # the step with the largest excess
+    emp, bnd = float(lhs_path[i]), float(tr["C"][i])
+    worst_slack = float(slack.max())
+    witness = _step_witness(problem, tr["worst_step"], p, eta, L)
+    v = decide(
+        "<=",
+        emp,
+        bnd,
+        method="exact",
+        witness=witness,
+        tolerance=tol / (abs(emp) + abs(bnd) + 1e-300),
+        note=f"f(theta_t+1) - f(theta_t) + A - B against C at the step with the largest excess "
+        f"({worst_slack:.3g}) over {T} steps x {R} replicates, rounding tolerance {tol:.2g}; the certified "
+        f"L = {L:.4g} is audited along the run",
+    )
+    rec = Claim(
+        id=STEP_SPEC.id,
+        statement=STEP_SPEC.statement,
+        source=STEP_SPEC.source,
+        assumptions=STEP_SPEC.assumption_names[:1],
+        params={**params, "variant": "pathwise"},
+        status=v.status,
+        method="exact",
+        empirical=emp,
+        bound=bnd,
+        witness=v.witness,
+        reason=v.reason,
+        show=list(STEP_SPEC.show),
+    )
+    out.append(rec)
+    # in expectation, per step: E[f_t+1 - f_t + eta ||g_t||^p*] <= rhs
+    rhs = F.numeric(F.STEP_RHS, eta=eta, p=p, G=G, S1=sigma_l1, n=n, L=L)
+    lhs = tr["f_next"] - tr["f"] + eta * tr["gp"]
+    from scipy.stats import t as student_t
+
+    q = float(student_t.ppf(1 - 0.025 / T, R - 1))
+    mean, half = lhs.mean(axis=1), q * lhs.std(axis=1, ddof=1) / math.sqrt(R)
+    bad, straddle = np.flatnonzero(mean - half > rhs), np.flatnonzero(mean + half > rhs)
+    t_star = int(bad[0] if bad.size else (straddle[0] if straddle.size else int(np.argmax(mean + half - rhs))))
+    rec = interval_claim(
+        STEP_SPEC,
+        lhs[t_star],
+        rhs,
+        {**params, "variant": "expectation", "worst_t": t_star},
+        tests=T,
+        applicable=applicable,
+        why=why,
+        data={"per_step_mean": mean.tolist(), "rhs": float(rhs)},
+        note=f"step t = {t_star}, the step whose simultaneous (Bonferroni over the {T} steps) interval is worst",
+    )
+    out.append(rec)
+    return out
+
+
+def rate_record(
+    p: float,
+    *,
+    seed: int,
+    quick: bool,
+    d: int = 4,
+    sigma: float = 0.2,
+    problem_seed: int = 0,
+    n_boot: int = 1000,
+    tail: int = 4,
+) -> Claim:
+    """thm1.rate: T on a geometric grid, n_t = T, eta as in the theorem; the left side with Student-t
+    intervals against the theorem's N^{-1/4} bound at every T, and the slope of log(left side) on log N
+    fitted on the ``tail`` largest T with a bootstrap interval (replicates resampled within each T). A
+    small flat problem (d = 4) so that eta T = O(sqrt(T)) reaches the stationary regime on the grid."""
+    from synthetic.oracle import GradientOracle
+
+    from ..engines import sample_witness
+
+    grid = [2**k for k in range(3, 10)] if quick else [2**k for k in range(3, 12)]
+    R = 32 if quick else 64
+    problem, noise = _setting("rademacher", sigma, d, problem_seed, profile="flat")
+    L = problem.certificate("L")(p)
+    f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
+    s1 = float(noise.sigma.sum())
+    per_T, lhs, bounds, cis, parts = [], [], [], [], []
+    from scipy.stats import t as student_t
+
+    for T in grid:
+        oracle = GradientOracle(problem, noise, batch=T)
+        G = oracle.certified_G(p)
+        eta = theorem_eta(L, G, T, p)
+        tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L)
+        xs = tr["gp"].mean(axis=0)
+        per_T.append(xs)
+        m = float(xs.mean())
+        half = float(student_t.ppf(0.975, R - 1)) * float(xs.std(ddof=1)) / math.sqrt(R)
+        lhs.append(m)
+        cis.append([m - half, m + half])
+        b = F.numeric(F.RATE_BOUND, T=T, L=L, G=G, gap=f_gap, S1=s1, p=p)
+        bounds.append(b)
+        parts.append(
+            decide(
+                "<=",
+                m,
+                b,
+                method="simulation",
+                ci=(m - half, m + half),
+                witness=sample_witness(RATE_SPEC, xs, b, extra={"T": T}),
+            )
+        )
+    Ns = [T * T for T in grid]
+    slope, s_lo, s_hi = fit_slope(Ns[-tail:], per_T[-tail:], seed=[seed, 404], n_boot=n_boot)
+    slope_txt = f"tail-fitted slope of log E[...] on log N: {slope:.3f} (95% bootstrap [{s_lo:.3f}, {s_hi:.3f}]) vs theory -0.25"
+    rate_v = decide_rate(-slope, (-s_hi, -s_lo), 0.25, pinned=False, margin=0.0)
+    ratios = [mm / bb for mm, bb in zip(lhs, bounds)]
+    worst = int(np.argmax(ratios))
+    failing = [pt for pt in parts if pt.status != "holds"]
+    v = combine([*(failing or [parts[worst]]), rate_v])
+    v.reason += f"; the bound's worst ratio {ratios[worst]:.3g} (T = {grid[worst]}); {slope_txt}"
+    params = {
+        "p": p,
+        "d": d,
+        "noise": "rademacher",
+        "n": "n_t = T",
+        "T": grid,
+        "R": R,
+        "sigma": sigma,
+        "slope_fit": f"least squares on the {tail} largest T",
+        "problem": f"separable (flat, seed {problem_seed})",
+        "L": L,
+        "sigma_l1": s1,
+        "f0-f*": f_gap,
+    }
+    data = {
+        "T": grid,
+        "N": Ns,
+        "lhs": lhs,
+        "ci": cis,
+        "bound": bounds,
+        "slope": slope,
+        "slope_ci": [s_lo, s_hi],
+        "theory_slope": -0.25,
+    }
+    return Claim(
+        id=RATE_SPEC.id,
+        statement=RATE_SPEC.statement,
+        source=RATE_SPEC.source,
+        assumptions=RATE_SPEC.assumption_names,
+        params=params,
+        status=v.status,
+        method="simulation",
+        empirical=lhs[worst],
+        bound=bounds[worst],
+        ci=cis[worst],
+        witness=v.witness,
+        reason=v.reason,
+        data=data,
+        show=list(RATE_SPEC.show),
+    )
+
+
+def run_theorem1(ctx):
+    """``lptheory check theorem1``: thm1.bound and thm1.step for bounded and unbounded noise, and
+    thm1.rate, for each p."""
+    p_list = [float(p) for p in ctx.get("p") or DEFAULT_P]
+    for p in p_list:
+        if not (2.0 < p < math.inf):
+            raise ValueError(f"--p must be in (2, inf) for Theorem 1 (the paper's setting p > 2), got {p:g}")
+    t0 = time.perf_counter()
+    out = []
+    for p in p_list:
+        out += bound_records(p, seed=ctx.seed, quick=ctx.quick)
+        ctx.say(f"theorem1 p={p:g}: bound and one-step checks done ({time.perf_counter() - t0:.1f}s)")
+        out.append(rate_record(p, seed=ctx.seed, quick=ctx.quick))
+        ctx.say(f"theorem1 p={p:g}: rate done ({time.perf_counter() - t0:.1f}s)")
+    return out

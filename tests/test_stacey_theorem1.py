@@ -1,0 +1,91 @@
+"""Theorem 1 along runs of Algorithm 3 (the Stacey pack on the simulator with observers)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from proofs_checks.api import Context, recheck
+from proofs_checks.records import validate_record
+from proofs_checks.stacey import theorem1 as T1
+
+
+def test_theorem_rhs_simplifies_to_the_rate_bound():
+    """With eta = 1/(L^{1/2} G^{1/(p-1)} T^{1/2}) and n_t = T, the three terms sum to the paper's
+    N^{-1/4}[L^{1/2} G^{1/(p-1)} (f0 - f* + 1/2) + (2p-1)/(p-1) G^{1/(p-1)} ||sigma||_1] (a transcription)."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p, L, G, s1, gap = rng.uniform(2.1, 9), *rng.uniform(0.1, 10, 4)
+        T = int(rng.integers(1, 5000))
+        eta = T1.theorem_eta(L, G, T, p)
+        assert eta == pytest.approx(1 / (math.sqrt(L) * G ** (1 / (p - 1)) * math.sqrt(T)), rel=1e-14)
+        rhs = T1.theorem_rhs(f_gap=gap, eta=eta, T=T, L=L, G=G, p=p, sigma_l1=s1, batches=[T] * 3)["total"]
+        a = 1 / (p - 1)
+        paper = (T * T) ** -0.25 * (math.sqrt(L) * G**a * (gap + 0.5) + (2 * p - 1) / (p - 1) * G**a * s1)
+        assert rhs == pytest.approx(paper, rel=1e-12)
+
+
+def test_non_finite_bound_is_an_error_naming_the_claim_and_setting():
+    with pytest.raises(ValueError, match=r"thm1\.bound.*p=inf"):
+        T1.theorem_rhs(f_gap=1.0, eta=0.1, T=10, L=1.0, G=2.0, p=math.inf, sigma_l1=1.0, batches=[1])
+
+
+@pytest.fixture(scope="module")
+def theorem1_quick():
+    return T1.run_theorem1(Context(seed=0, quick=True, options={"p": [3.0]}))
+
+
+def test_theorem1_quick_records(theorem1_quick):
+    ids = {r.id for r in theorem1_quick}
+    assert ids == {"thm1.bound", "thm1.step", "thm1.rate"}
+    for r in theorem1_quick:
+        validate_record(r.to_dict())
+        if r.params.get("noise") in ("gaussian", "student-t") and r.id == "thm1.bound":
+            assert r.status == "not-applicable" and "Assumption 4" in r.reason
+        if r.params.get("noise") in ("rademacher", "uniform", "two-point") and r.id == "thm1.bound":
+            assert r.status == "holds" and r.ci[1] <= r.bound
+        if r.params.get("variant") == "pathwise":
+            assert r.status == "holds" and r.method == "exact"
+    rate = next(r for r in theorem1_quick if r.id == "thm1.rate")
+    assert rate.status in ("holds", "inconclusive")
+    assert all(m <= b for m, b in zip(rate.data["lhs"], rate.data["bound"]))
+
+
+def test_theorem1_seed_reproducible(theorem1_quick):
+    again = T1.run_theorem1(Context(seed=0, quick=True, options={"p": [3.0]}))
+    assert [r.empirical for r in again] == [r.empirical for r in theorem1_quick]
+
+
+def test_trajectory_is_the_simulator_run():
+    """The proof's terms observed along simulate() see the same iterates as a plain simulate() run."""
+    from lptheory.optimizers import LpDescent
+    from lptheory.simulate import simulate
+    from synthetic.oracle import GradientOracle
+
+    problem, noise = T1._setting("rademacher", 0.5, 8, 0)
+    oracle = GradientOracle(problem, noise, batch=2)
+    tr = T1.trajectory(problem, oracle, p=3.0, eta=0.05, T=20, replicates=4, seed=5, L=1.0)
+    ref = simulate(LpDescent(p=3.0, lr=0.05), problem, oracle, 20, 4, 5, record_every=1)
+    np.testing.assert_allclose(tr["f"][:, :], ref.f[:-1], rtol=0, atol=0)
+    np.testing.assert_allclose(tr["f_next"][-1], ref.f[-1], rtol=0, atol=0)
+
+
+def test_planted_invalid_smoothness_constant_is_caught():
+    """With L scaled down 100x (not a valid l_p smoothness constant), the pathwise one-step inequality
+    f(theta_{t+1}) <= f(theta_t) - A + B + C must fail along the run, with a witness that re-checks."""
+    recs = T1.bound_records(3.0, seed=0, quick=True, L_scale=0.01)
+    path = [r for r in recs if r.params.get("variant") == "pathwise" and r.params["noise"] == "rademacher"]
+    assert path and path[0].status == "violated"
+    assert recheck({k: v for k, v in path[0].witness.items() if k != "recheck"})["violated"]
+
+
+def test_theorem1_rejects_bad_p():
+    from proofs_checks.packs import load
+
+    pack = load("stacey")
+    with pytest.raises(ValueError, match=r"--p must be in \(2, inf\)"):
+        pack.checks["theorem1"].resolve({"p": [2.0]})
+    with pytest.raises(ValueError, match=r"--p must be in \[2, inf\)"):
+        pack.checks["lemmas"].resolve({"p": [1.5]})
