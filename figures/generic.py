@@ -21,7 +21,9 @@ def plot_ratios(records, stem) -> list[str]:
     ax.axvline(1.0, color="k", ls="--", lw=1)
     ax.set_yticks(range(len(recs)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xscale("log")
+    vals = [float(r["ratio"]) for r in recs]
+    if min(vals) > 0 and max(vals) / min(vals) > 20:
+        ax.set_xscale("log")
     ax.set_xlabel("ratio (> 1: the claimed relation fails)")
     ax.set_title("Claims: measured against claimed")
     ax.grid(True, axis="x", which="both", alpha=0.3)

@@ -23,6 +23,7 @@ def plot_runs(traces: dict, path, *, title: str = "", p_measure: float = 2.0) ->
     bands and the step where they diverged is marked (x, with the count in the legend). Writes
     ``path`` (``.png``) and the SVG beside it."""
     fig, axes = plt.subplots(1, 2, figsize=(12.0, 4.4))
+    has_data = [False, False]
     for i, (name, tr) in enumerate(traces.items()):
         c = f"C{i}"
         x = np.maximum(tr.steps, 1)
@@ -31,12 +32,13 @@ def plot_runs(traces: dict, path, *, title: str = "", p_measure: float = 2.0) ->
         if tr.diverged.any():
             at = tr.diverged_at[tr.diverged] if tr.diverged_at is not None else np.array([int(tr.steps[-1])])
             label = f"{name} ({int(tr.diverged.sum())}/{tr.diverged.size} diverged, first at step {int(at.min())})"
-        for ax, metric in zip(axes, ("gap", "grad_pstar")):
+        for j, (ax, metric) in enumerate(zip(axes, ("gap", "grad_pstar"))):
             v = getattr(tr, metric)[:, ok]
             if v.size and np.isfinite(v).any():
                 m, lo, hi = _band(v)
                 good = np.isfinite(m) & (m > 0)
                 ax.plot(x[good], m[good], color=c, label=label)
+                has_data[j] |= bool(good.any())
                 band = good & np.isfinite(lo) & np.isfinite(hi)
                 ax.fill_between(x[band], np.maximum(lo[band], m[band] * 1e-3), hi[band], color=c, alpha=0.2)
             else:
@@ -47,11 +49,13 @@ def plot_runs(traces: dict, path, *, title: str = "", p_measure: float = 2.0) ->
                     ax.plot([max(int(step), 1)], [1.0], "x", color=c, ms=9, mew=2, transform=ax.get_xaxis_transform())
     axes[0].set_ylabel(r"$f(\theta_t) - f^*$  (mean, 95% band)")
     axes[1].set_ylabel(r"$\|\nabla f(\theta_t)\|_{p^*}^{p^*}$" + f"  (p = {p_measure:g})")
-    for ax in axes:
+    for ax, data in zip(axes, has_data):
         ax.set_xlabel("step t")
         ax.set_xscale("log")
-        if any(ln.get_xydata().size for ln in ax.get_lines()):
+        if data:
             ax.set_yscale("log")
+        else:
+            ax.text(0.5, 0.5, "no finite values: every replicate diverged", transform=ax.transAxes, ha="center")
         ax.grid(True, which="both", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     if any(tr.diverged.any() for tr in traces.values()):

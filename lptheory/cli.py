@@ -365,8 +365,7 @@ def _cmd_check(args) -> int:
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
-        print(f"lptheory: check failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_CRASH
+        return _run_failure(exc, pack, args)
     claims = [{"check": n, **r} for n, recs in results.items() for r in recs]
     info = meta(
         ",".join(planned), args.seed, {"pack": pack.target, "options": planned, "quick": args.quick}, quick=args.quick
@@ -404,6 +403,19 @@ def _cmd_check(args) -> int:
             print(format_regressions(problems), file=sys.stderr)
             return EXIT_FINDING
     return EXIT_OK
+
+
+def _run_failure(exc, pack, args) -> int:
+    """A check raised: a claim that cannot be evaluated as written (ClaimError) is bad input in the claim
+    file (exit 2, naming it); anything else is a crash (exit 3). Nothing half-written is left behind."""
+    from proofs_checks.spec import ClaimError
+
+    _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+    if isinstance(exc, ClaimError):
+        print(f"lptheory: error in claims {pack.target}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"lptheory: a check failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return EXIT_CRASH
 
 
 def _load_baseline(path):
@@ -475,8 +487,7 @@ def _cmd_report(args) -> int:
         raise
     except Exception as exc:
         bar.close()
-        print(f"lptheory: a check failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_CRASH
+        return _run_failure(exc, pack, args)
     bar.close()
     info = meta(
         "report",
@@ -690,7 +701,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2), already printed
+        return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -48,7 +48,17 @@ __all__ = [
     "Regret",
     "StateNorm",
     "mean_interval",
+    "exact_oracle",
 ]
+
+
+def exact_oracle(problem):
+    """The deterministic oracle: the problem's own gradient, ``oracle(theta, t, rngs) = grad f_t(theta)``."""
+
+    def oracle(theta, t, rngs):
+        return problem.grad(theta, t)
+
+    return oracle
 
 
 def mean_interval(v, level: float = 0.95) -> tuple[float, float, float]:
@@ -244,8 +254,8 @@ class Trace:
 
 def _host(a) -> np.ndarray:
     """A metric as a float64 numpy array (a device-to-host copy for torch tensors)."""
-    if isinstance(a, np.ndarray):
-        return a
+    if not hasattr(a, "detach"):
+        return np.asarray(a, dtype=np.float64)
     return a.detach().to("cpu", dtype=_torch().float64).numpy()
 
 
@@ -309,7 +319,8 @@ def simulate(
     backend : ``"numpy"`` (default) or ``"torch"`` (needs torch; see the module docstring)
     device : torch device for ``backend="torch"`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...; default cpu)
     dtype : float64 (default) or float32 (torch backend only)
-    observers : :class:`Observer` instances (user metrics, per-step hooks)
+    observers : :class:`Observer` instances (user metrics, per-step hooks). The recorded steps include
+        t = T, so a time-varying problem must define f_t for t = 0, ..., T
     default_metrics : record f, f - f*, ||grad f||_{p*}^{p*} and ||grad f||_2 (the gradient metrics are
         skipped for stateful problems, whose answers depend on the queries)
     """

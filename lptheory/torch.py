@@ -124,8 +124,42 @@ class _Base(torch.optim.Optimizer):
             group.setdefault("foreach", None)
             group.setdefault("compiled", False)
 
+    def load_state_dict(self, state_dict):
+        """As ``torch.optim.Optimizer.load_state_dict``, after checking that ``state_dict`` belongs to an
+        optimizer of this kind: its param groups carry this optimizer's hyper-parameters and its
+        per-parameter state has this rule's buffers (a clear error now, instead of a KeyError at the
+        next step). State dicts saved before the ``foreach``/``compiled`` options existed load as is."""
+        name = type(self).__name__
+        groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
+        if not isinstance(groups, list):
+            raise ValueError(f"{name}.load_state_dict: expected a dict with 'state' and 'param_groups'")
+        need = set(self._core_fields) | ({"betas"} if "betas" in self.defaults else set())
+        for i, g in enumerate(groups):
+            missing = sorted(need - set(g))
+            if missing:
+                raise ValueError(
+                    f"{name}.load_state_dict: param group {i} lacks {missing}: this state dict was saved by another "
+                    f"optimizer (its group keys: {sorted(k for k in g if k != 'params')})"
+                )
+        buffers = set(self._core_cls.buffers) | {"step"}
+        for pid, st in state_dict.get("state", {}).items():
+            if st and set(st) != buffers:
+                raise ValueError(
+                    f"{name}.load_state_dict: the state of parameter {pid} has {sorted(st)}, expected "
+                    f"{sorted(buffers)} (a state dict of another optimizer)"
+                )
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("compiled", False)
+        for st in self.state.values():  # torch.optim stores a tensor step in some versions: ours is an int
+            if "step" in st and torch.is_tensor(st["step"]):
+                st["step"] = int(st["step"].item())
+
     def _core_for(self, group) -> _core.Optimizer:
         kw = {k: group[k] for k in self._core_fields}
+        if torch.is_tensor(kw.get("lr")):  # torch.optim accepts a tensor lr (a host read, once per step)
+            kw["lr"] = float(kw["lr"].item())
         if "betas" in group:
             kw["beta1"], kw["beta2"] = _check_betas(group["betas"])
         key = tuple(sorted(kw.items()))

@@ -37,7 +37,7 @@ What is here
 
 from __future__ import annotations
 
-from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, simulate
+from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
 
 from .engines import (
     DistributionSpace,
@@ -95,6 +95,7 @@ __all__ = [
     "decide_rate",
     "evaluate",
     "exact_expectation",
+    "exact_oracle",
     "expression_witness",
     "fit_exponent",
     "fit_slope",

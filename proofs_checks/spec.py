@@ -92,8 +92,8 @@ class ClaimSpec:
     """
 
     id: str
-    statement: str
-    source: str
+    statement: str = ""
+    source: str = ""
     assumptions: tuple = ()
     term: sp.Basic | Callable | None = None
     bound: sp.Basic | Callable | None = None

@@ -30,3 +30,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def stacey_quick_report(tmp_path_factory):
+    """`lptheory report --quick` of the Stacey pack at seed 0, once per test session: (out_dir, result)."""
+    from lptheory.cli import main
+
+    out = tmp_path_factory.mktemp("stacey-quick-report")
+    rc = main(["report", "--quick", "--quiet", "--out", str(out)])
+    assert rc == 0
+    import json
+
+    return out, json.loads((out / "claims.json").read_text())

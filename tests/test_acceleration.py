@@ -106,7 +106,7 @@ def test_resisting_oracle_bad_input():
 
 def test_fit_exponent_recovers_a_power_law():
     N = [9, 17, 33, 65]
-    e, lo, hi = fit_exponent(N, [3.0 * n ** -1.7 for n in N])
+    e, lo, hi = fit_exponent(N, [3.0 * n**-1.7 for n in N])
     assert e == pytest.approx(1.7, abs=1e-12) and lo <= 1.7 <= hi
 
 
@@ -146,7 +146,11 @@ def test_same_data_same_verdict_for_seeds_0_to_20(quick):
             np.testing.assert_allclose(gaps["agd-euclidean"], gaps["accelerated-lp"], rtol=1e-10)
             recs = {r.params["method"]: r for r in ACC.exponent_records(2.0, instance, grid, gaps, {})}
             assert recs["agd-euclidean"].status == recs["accelerated-lp"].status, (seed, instance)
-            swapped = {r.params["method"]: r for r in ACC.exponent_records(
-                2.0, instance, grid, gaps, {"agd-euclidean": "accelerated-lp", "accelerated-lp": "agd-euclidean"})}
+            swapped = {
+                r.params["method"]: r
+                for r in ACC.exponent_records(
+                    2.0, instance, grid, gaps, {"agd-euclidean": "accelerated-lp", "accelerated-lp": "agd-euclidean"}
+                )
+            }
             assert swapped["accelerated-lp"].status == recs["agd-euclidean"].status
             assert swapped["agd-euclidean"].status == recs["accelerated-lp"].status

@@ -1,117 +1,197 @@
-"""``lptheory report``: files, schema, catalog coverage, image links, reproducibility, parallel = serial."""
+"""``lptheory report``: files, provenance, findings first, anchors, tidy results, verdict snapshot,
+every witness re-checks, parallel = serial."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+from pathlib import Path
 
 import pytest
 
-from figures.report import load_config, run_report
+from lptheory.cli import main
+from proofs_checks.recheck import recheck
 from proofs_checks.records import validate_record
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "stacey_quick_seed0.json"
+
+
+def test_report_files_schema_and_strict_json(stacey_quick_report):
+    out, doc = stacey_quick_report
+    for name in ("index.html", "report.md", "claims.json", "results.csv"):
+        assert (out / name).stat().st_size > 0
+    text = (out / "claims.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text  # strict JSON
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
+    meta = doc["meta"]
+    assert meta["seed"] == 0 and meta["quick"] is True and meta["date"] and meta["config_hash"]
+    assert {"numpy", "scipy", "sympy", "mpmath", "matplotlib"} <= set(meta["versions"])
+    assert "git_commit" in meta
+    for rec in doc["claims"]:
+        validate_record(rec)
+    assert not list(out.glob(".*.part"))  # nothing half-written
+
+
+def test_verdicts_match_the_snapshot_of_before_the_claim_api(stacey_quick_report):
+    """The Stacey pack on the claim API gives the same verdicts as the checks it replaced (seed 0, quick)."""
+    _, doc = stacey_quick_report
+    snap = json.loads(SNAPSHOT.read_text())["checks"]
+    got: dict = {}
+    for r in doc["claims"]:
+        got.setdefault(r["check"], []).append([r["id"], r["status"]])
+    assert set(got) == set(snap)
+    for check in snap:
+        assert got[check] == snap[check], check
+
+
+def test_every_violated_record_rechecks_without_the_toolkit(stacey_quick_report):
+    _, doc = stacey_quick_report
+    violated = [r for r in doc["claims"] if r["status"] == "violated"]
+    assert len(violated) >= 12 and {r["witness"]["kind"] for r in violated} == {"expression"}
+    for r in violated:
+        chk = recheck({k: v for k, v in r["witness"].items() if k != "recheck"})
+        assert chk["violated"] and chk["assumptions_ok"], (r["id"], chk)
+
+
+def test_ratio_has_one_meaning(stacey_quick_report):
+    """ratio > 1 exactly when the relation fails: violated <=-records have ratio > 1; equalities have none."""
+    _, doc = stacey_quick_report
+    for r in doc["claims"]:
+        if r.get("relation") == "==":
+            assert r["ratio"] is None, r["id"]
+        if r["status"] == "violated" and r.get("relation") in ("<=", ">=") and r["ratio"] is not None:
+            assert r["ratio"] > 1, (r["id"], r["ratio"])
+        if r["status"] == "holds" and isinstance(r.get("ratio"), float) and r["method"] == "adversarial-search":
+            assert r["ratio"] <= 1 + 1e-6, (r["id"], r["ratio"])
+
+
+def test_html_puts_findings_first_with_links_and_provenance(stacey_quick_report):
+    out, doc = stacey_quick_report
+    page = (out / "index.html").read_text()
+    for key in ("date (UTC)", "seed", "config hash", "git commit", "versions", "quick"):
+        assert key in page
+    assert page.index('id="findings"') < page.index('id="verdicts"') < page.index('id="sec-lemmas"')
+    findings = page[page.index('id="findings"') : page.index('id="contents"')]
+    for rid in ("thm1.B2", "asm1.equivalence", "lionk.first-step", "sym.lemma-B2.combine"):
+        assert rid in findings
+    anchors = set(re.findall(r'id="([^"]+)"', page))
+    for link in re.findall(r'href="#([^"]+)"', page):
+        assert link in anchors, link
+    srcs = re.findall(r'<img src="([^"]+)"', page)
+    assert len(srcs) >= 7
+    for s in srcs:
+        assert (out / s).exists() and (out / (s[:-4] + ".svg")).exists()
+    assert "reference/acceleration.md" not in (out / "claims.json").read_text()
+
+
+def test_markdown_has_the_same_content(stacey_quick_report):
+    out, doc = stacey_quick_report
+    md = (out / "report.md").read_text()
+    assert md.index("## Findings") < md.index("## Verdict table")
+    lines = md.splitlines()
+    i = lines.index("## Verdict table") + 2
+    head = lines[i]
+    assert "claim (as the paper states it)" in head
+    ncol = len(re.findall(r"(?<!\\)\|", head))
+    rows = [ln for ln in lines[i + 2 :] if ln.startswith("| ")]
+    assert len(rows) == len(doc["claims"]) and all(len(re.findall(r"(?<!\\)\|", ln)) == ncol for ln in rows)
+    for s in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
+        assert (out / s).exists(), s
+    # each B2 witness sits under its own id, not under the combined bound's statement
+    b2 = [ln for ln in lines if ln.startswith("- **`thm1.B2`**") and "**violated**" in ln]
+    assert len(b2) == 3 and all("Lemma 2 (lem:B2)" in ln for ln in b2)
+
+
+def test_reproduce_commands_run(stacey_quick_report, capsys):
+    out, doc = stacey_quick_report
+    md = (out / "report.md").read_text()
+    cmds = sorted(set(re.findall(r"Reproduce: `lptheory (check [^`]+)`", md)))
+    assert "check lemmas --p 4 --seed 0 --quick --json" in cmds
+    one_per_check = {c.split()[1]: c for c in cmds}  # the commands of one check differ only in --p
+    for cmd in one_per_check.values():
+        assert main(cmd.split() + ["--quiet"]) == 0, cmd
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["claims"] and doc["meta"]["seed"] == 0
+        capsys.readouterr()
+
+
+def test_results_csv_is_tidy_and_complete(stacey_quick_report):
+    out, doc = stacey_quick_report
+    with open(out / "results.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    for col in (
+        "check",
+        "id",
+        "status",
+        "p",
+        "d",
+        "n",
+        "noise",
+        "problem",
+        "method_name",
+        "quantity",
+        "value",
+        "seed",
+        "config_hash",
+        "git_commit",
+        "date",
+        "numpy",
+    ):
+        assert col in rows[0]
+    assert {int(r["record"]) for r in rows} == set(range(len(doc["claims"])))  # every record present
+    assert not any(r["setting"].startswith("{") for r in rows)  # no JSON blobs
+    b2 = [r for r in rows if r["id"] == "thm1.B2" and r["status"] == "violated" and r["quantity"] == "ratio"]
+    assert {float(r["p"]) for r in b2} == {3.0, 4.0, 8.0}
+
+
+def test_results_parquet_equals_csv(stacey_quick_report):
+    pq = pytest.importorskip("pyarrow.parquet")
+    out, _ = stacey_quick_report
+    table = pq.read_table(out / "results.parquet")
+    with open(out / "results.csv") as fh:
+        n = sum(1 for _ in fh) - 1
+    assert table.num_rows == n and "value" in table.column_names
+
 
 CONFIG = """
 seed = 3
-[checks.lemmas]
-p = [4.0]
-[checks.theorem1]
-p = [3.0]
-[checks.symbolic]
 [checks.majorization]
 p = [4.0]
-[checks.smoothness]
-p = [4.0]
-[checks.claims]
-[checks.acceleration]
-p = [3.0]
-[checks.not-a-check]
 """
 
-CATALOG = {
-    "lemmas": {"thm1.A", "thm1.B1", "thm1.B2", "thm1.B", "thm1.C"},
-    "theorem1": {"thm1.bound", "thm1.step", "thm1.rate"},
-    "majorization": {"maj.lp-smoothness", "maj.tight", "maj.chain"},
-    "smoothness": {"asm1.equivalence"},
-    "claims": {
-        "steepest.closed-form",
-        "lionk.first-step",
-        "intro.norm-ratio",
-        "cor.batch-variance",
-        "cor.bounded-gradient",
-    },
-    "acceleration": {"acc.upper", "acc.exponent", "acc.lower"},
-}
 
-
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    base = tmp_path_factory.mktemp("rep")
-    cfg = base / "cfg.toml"
+def test_parallel_equals_serial_and_config(tmp_path):
+    cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG)
-    a = run_report(str(base / "a"), config=str(cfg), quick=True, jobs=1, quiet=True)
-    b = run_report(str(base / "b"), config=str(cfg), quick=True, jobs=2, quiet=True)
-    return base, a, b
+    base = ["report", "--quick", "--quiet", "--config", str(cfg), "--only", "claims,symbolic,majorization"]
+    assert main(base + ["--out", str(tmp_path / "a")]) == 0
+    assert main(base + ["--out", str(tmp_path / "b"), "--jobs", "2"]) == 0
+    da = json.loads((tmp_path / "a" / "claims.json").read_text())
+    db = json.loads((tmp_path / "b" / "claims.json").read_text())
+    for d in (da, db):
+        d["meta"].pop("date")
+        d["meta"].pop("config")  # holds the jobs-independent plan; compared through the claims
+    assert da["claims"] == db["claims"] and da["meta"]["seed"] == 3
+    assert {r["check"] for r in da["claims"]} == {"claims", "symbolic", "majorization"}
+    assert {r["params"]["p"] for r in da["claims"] if r["check"] == "majorization"} == {4.0}
 
 
-def test_report_files_and_schema(reports):
-    base, a, _ = reports
-    out = base / "a"
-    for name in ("index.html", "report.md", "claims.json", "results.csv"):
-        assert (out / name).stat().st_size > 0
-    doc = json.loads((out / "claims.json").read_text())
-    assert doc["meta"]["seed"] == 3 and "date" in doc["meta"]
-    for rec in doc["claims"]:
-        validate_record(rec)
-    ids = {}
-    for rec in doc["claims"]:
-        ids.setdefault(rec["check"], set()).add(rec["id"])
-    for check, expected in CATALOG.items():
-        assert expected <= ids[check], (check, expected - ids[check])
-    assert any(i.startswith("sym.lemma-B2.") for i in ids["symbolic"])
-    assert a["missing"] == ["not-a-check"]
-    assert "not-a-check" in (out / "report.md").read_text()  # listed as not yet available, never faked
-
-
-def test_report_html_has_no_broken_images(reports):
-    base, _, _ = reports
-    out = base / "a"
-    page = (out / "index.html").read_text()
-    srcs = re.findall(r"<img src='([^']+)'", page)
-    assert len(srcs) >= 6
-    for s in srcs:
-        assert (out / s).exists(), s
-        assert (out / (s[:-4] + ".svg")).exists()
-    for s in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (out / "report.md").read_text()):
-        assert (out / s).exists(), s
-
-
-def test_report_reproducible_and_parallel_equals_serial(reports):
-    base, _, _ = reports
-    da = json.loads((base / "a" / "claims.json").read_text())
-    db = json.loads((base / "b" / "claims.json").read_text())
-    da["meta"].pop("date"), db["meta"].pop("date")
-    assert da == db
-
-
-def test_violated_claims_carry_witness_and_reproduce_command(reports):
-    base, a, _ = reports
-    md = (base / "a" / "report.md").read_text()
-    assert a["violated"] and all(r["witness"] for r in a["violated"])
-    assert "Reproduce: `lptheory check lemmas --p 4 --seed 3 --json`" in md
-
-
-def test_config_override_merges_value_by_value(tmp_path):
-    f = tmp_path / "c.toml"
-    f.write_text("[checks.lemmas]\np = [3.0]\n")
-    cfg = load_config(str(f))
-    assert cfg["checks"]["lemmas"]["p"] == [3.0]
-    assert cfg["checks"]["theorem1"]["p"] == [3.0, 4.0]  # untouched defaults stay
-
-
-def test_markdown_table_rows_have_the_header_column_count(reports):
-    base, _, _ = reports
-    lines = (base / "a" / "report.md").read_text().splitlines()
-    i = lines.index("## Verdict table") + 2
-    ncol = len(re.findall(r"(?<!\\)\|", lines[i]))
-    rows = [ln for ln in lines[i + 2 :] if ln.startswith("| ")]
-    assert rows and all(len(re.findall(r"(?<!\\)\|", ln)) == ncol for ln in rows)
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("seedd = 1", "unknown key 'seedd'"),
+        ("seed = 1.5", "seed must be an integer"),
+        ('[checks.lemmas]\np = "three"', "checks.lemmas.p must be a number"),
+        ("[checks.nope]", "unknown check 'checks.nope'"),
+        ("[checks.symbolic]\np = [3.0]", "unknown key 'checks.symbolic.p'"),
+        ("[checks.theorem1]\np = [2.0]", "--p must be in (2, inf)"),
+    ],
+)
+def test_bad_config_fails_before_any_work(tmp_path, capsys, text, msg):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(text)
+    out = tmp_path / "rep"
+    assert main(["report", "--quick", "--quiet", "--config", str(cfg), "--out", str(out)]) == 2
+    assert msg in capsys.readouterr().err
+    assert not out.exists()  # nothing was started, nothing left behind

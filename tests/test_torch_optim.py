@@ -366,3 +366,89 @@ def test_compiled_path_handles_non_contiguous_parameters():
         res.append((w.detach().clone(), v.detach().clone()))
     for a, b in zip(*res):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_loading_another_optimizers_state_dict_fails_at_load_time():
+    m = _model()
+    adam = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    _train(m, adam, 2)
+    opt = StaceyPP(m.parameters(), **HYPER)
+    with pytest.raises(ValueError, match="param group 0 lacks .*another optimizer"):
+        opt.load_state_dict(adam.state_dict())
+
+
+def test_loading_an_older_state_dict_and_one_with_tensor_steps():
+    m1 = _model()
+    o1 = StaceyPP(m1.parameters(), **HYPER)
+    _train(m1, o1, 3)
+    sd = copy.deepcopy(o1.state_dict())
+    for g in sd["param_groups"]:  # saved before the execution-path options existed
+        g.pop("foreach")
+        g.pop("compiled")
+    for st in sd["state"].values():
+        st["step"] = torch.tensor(float(st["step"]))
+    m2 = copy.deepcopy(m1)
+    o2 = StaceyPP(m2.parameters(), **HYPER)
+    o2.load_state_dict(sd)
+    assert all(isinstance(s["step"], int) for s in o2.state.values())
+    a, b = _train(m1, o1, 2, seed=9), _train(m2, o2, 2, seed=9)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_tensor_lr_is_accepted():
+    w1 = torch.nn.Parameter(torch.ones(5, dtype=torch.float64))
+    w2 = torch.nn.Parameter(torch.ones(5, dtype=torch.float64))
+    a = StaceyPP([w1], **{**HYPER, "lr": torch.tensor(0.05, dtype=torch.float64)})
+    b = StaceyPP([w2], **HYPER)
+    for _ in range(3):
+        w1.grad = torch.full((5,), 0.3, dtype=torch.float64)
+        w2.grad = w1.grad.clone()
+        a.step()
+        b.step()
+    assert torch.equal(w1.detach(), w2.detach())
+
+
+def test_step_hooks_run_around_each_step():
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = StaceyP2([w], **HYPER)
+    seen = []
+    opt.register_step_pre_hook(lambda o, args, kwargs: seen.append("pre"))
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append("post"))
+    w.grad = torch.ones(3)
+    opt.step()
+    assert seen == ["pre", "post"]
+
+
+@pytest.mark.parametrize("cls", [StaceyP2, StaceyPP, LpDescent])
+def test_zero_gradient_step_is_finite_and_matches_the_core(cls):
+    w = torch.nn.Parameter(torch.tensor([0.0, 1.0, -2.0], dtype=torch.float64))
+    kw = {"lr": 0.1, "p": 3.0} if cls is LpDescent else HYPER
+    opt = cls([w], **kw)
+    w.grad = torch.zeros(3, dtype=torch.float64)
+    opt.step()
+    assert torch.isfinite(w).all()
+    if cls is LpDescent:
+        assert torch.equal(w.detach(), torch.tensor([0.0, 1.0, -2.0], dtype=torch.float64))
+
+
+def test_param_groups_behave_as_separate_optimizers():
+    torch.manual_seed(0)
+    a, b = (
+        torch.nn.Parameter(torch.randn(4, dtype=torch.float64)),
+        torch.nn.Parameter(torch.randn(6, dtype=torch.float64)),
+    )
+    a2, b2 = torch.nn.Parameter(a.detach().clone()), torch.nn.Parameter(b.detach().clone())
+    joint = StaceyPP(
+        [{"params": [a], "lr": 0.05, "p": 3.0}, {"params": [b], "lr": 0.01, "p": 4.0}],
+        **{k: v for k, v in HYPER.items() if k not in ("lr", "p")},
+    )
+    sa = StaceyPP([a2], **{**HYPER, "lr": 0.05, "p": 3.0})
+    sb = StaceyPP([b2], **{**HYPER, "lr": 0.01, "p": 4.0})
+    g = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        ga, gb = torch.randn(4, generator=g, dtype=torch.float64), torch.randn(6, generator=g, dtype=torch.float64)
+        a.grad, b.grad, a2.grad, b2.grad = ga, gb, ga.clone(), gb.clone()
+        joint.step()
+        sa.step()
+        sb.step()
+    assert torch.equal(a.detach(), a2.detach()) and torch.equal(b.detach(), b2.detach())

@@ -30,7 +30,7 @@ import sympy as sp
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
 from lptheory.geometry import lp_norm
 from lptheory.optimizers import StaceyP2, StaceyPP
-from lptheory.simulate import Observer, simulate
+from lptheory.simulate import Observer, exact_oracle, simulate
 
 from ..engines import fit_exponent, rate_claim, value_claim
 from ..spec import ClaimSpec
@@ -196,7 +196,7 @@ def run_method(method, p, instance, T, seed=0, hyper=None) -> float:
     simulate(
         opt,
         pr,
-        lambda th, t, rngs: pr.grad(th, t),
+        exact_oracle(pr),
         T,
         1,
         seed,
