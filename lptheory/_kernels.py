@@ -34,7 +34,7 @@ def steepest_eps(xp, x, p: float, eps: float, mode: str, out, tmp):
     """The eps-regularized steepest map s^eps of Alg. 1/2 line 4, in the paper's or the authors' form.
 
     ``mode="paper"`` (Algorithms 1 and 2, line 4): ``x / (|x|^{(p-2)/(p-1)} + eps)``.
-    ``mode="official"`` (the authors' code, ``shared/reference/official-code.md`` item 2):
+    ``mode="official"`` (the authors' code, the authors' public implementation, github.com/xinyuluo8561/Stacey):
     ``x (|x| + eps)^{(2-p)/(p-1)}``, computed as ``x / (|x| + eps)^{(p-2)/(p-1)}``.
 
     When eps is 0 (or rounds to 0 in the dtype) both reduce to :func:`steepest`, their continuous

@@ -1,10 +1,11 @@
 """Deterministic l_p methods for the acceleration checks (paper eq. (1) and its references).
 
 * :class:`AcceleratedLp`: linear coupling (AGD+) with the mirror map psi(x) = (1/p)||x - x_0||_p^p,
-  fixed horizon T (``shared/reference/acceleration.md`` section 1; Nemirovskii & Nesterov 1985,
+  fixed horizon T (Nemirovskii & Nesterov 1985; Allen-Zhu & Orecchia's linear coupling;
   Diakonikolas & Guzman 2024). At p = 2 it is Euclidean AGD+ (``agd-euclidean``).
 * :class:`SteepestLp`: plain l_p steepest descent x - (1/L) g#, g#_i = ||g||_q^{2-q} sgn(g_i)|g_i|^{q-1}
-  (section 3 there; the deterministic Alg. 3 with eta = 1/L, i.e. Section 4.1's closed-form step).
+  (Kelner, Lee, Orecchia & Sidford, SODA 2014; the deterministic Alg. 3 with eta = 1/L, i.e. Section 4.1's
+  closed-form step).
 
 Both follow the optimizer protocol of :mod:`lptheory.optimizers` (``init``, ``step``, ``output``),
 where ``theta`` is the point where the gradient is queried. For :class:`AcceleratedLp` the output of the
@@ -27,14 +28,15 @@ __all__ = ["AcceleratedLp", "SteepestLp", "accelerated_bound"]
 
 
 def accelerated_bound(L: float, R_hat: float, T: int, p: float) -> float:
-    """The derived guarantee of section 1: f(y_T) - f* <= 2^{(3p-4)/p} L R_hat^2 T^{(p-2)/p} / (T (T+1))
+    """The guarantee of linear coupling with the l_p^p mirror map (constants derived for this toolkit from
+    the uniform convexity of psi, Nesterov 2018, Lemma 4.2.3): f(y_T) - f* <= 2^{(3p-4)/p} L R_hat^2 T^{(p-2)/p} / (T (T+1))
     (<= 8 L R_hat^2 / T^{(p+2)/p}; at p = 2 the classical 2 L R^2 / (T (T+1)))."""
     return 2.0 ** ((3 * p - 4) / p) * L * R_hat**2 * T ** ((p - 2) / p) / (T * (T + 1))
 
 
 @dataclass(frozen=True)
 class AcceleratedLp(Optimizer):
-    """Linear coupling with the l_p^p mirror map (reference section 1).
+    """Linear coupling with the l_p^p mirror map (Nemirovskii & Nesterov 1985; Diakonikolas & Guzman 2024).
 
     Parameters
     ----------
@@ -97,7 +99,7 @@ class AcceleratedLp(Optimizer):
 
 @dataclass(frozen=True)
 class SteepestLp(Optimizer):
-    """x_{k+1} = x_k - (1/L) g#, g# = ||g||_q^{2-q} sgn(g)|g|^{q-1} (reference section 3; Section 4.1's
+    """x_{k+1} = x_k - (1/L) g#, g# = ||g||_q^{2-q} sgn(g)|g|^{q-1} (Kelner et al. 2014; Section 4.1's
     closed-form step of Alg. 3 with eta = 1/L). Guarantee: f(x_k) - f* <= 2 L R_0^2 / (k + 4)."""
 
     name: ClassVar[str] = "steepest-lp"

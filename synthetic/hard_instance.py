@@ -1,5 +1,6 @@
 """The Guzman-Nemirovski resisting oracle: a hard convex l_p-smooth instance built from the method's
-own queries (``shared/reference/acceleration.md`` section 2; Guzman & Nemirovski, J. Complexity 2015).
+own queries (Guzman & Nemirovski, "On lower complexity bounds for large-scale smooth convex optimization",
+J. Complexity 31 (2015); constants as derived for this toolkit).
 
 N = T + 1 pieces, delta = R N^{-1/p} / (2N), M = 8/delta, q = p/(p-1). At the t-th query x_t the oracle
 reveals the piece alpha(t) = the unused coordinate with the largest |x_{t,i}|, xi_t = sign(x_{t,alpha(t)})
