@@ -29,7 +29,8 @@ __all__ = ["AcceleratedLp", "SteepestLp", "accelerated_bound"]
 
 def accelerated_bound(L: float, R_hat: float, T: int, p: float) -> float:
     """The guarantee of linear coupling with the l_p^p mirror map (constants derived for this toolkit from
-    the uniform convexity of psi, Nesterov 2018, Lemma 4.2.3): f(y_T) - f* <= 2^{(3p-4)/p} L R_hat^2 T^{(p-2)/p} / (T (T+1))
+    the uniform convexity of psi, Nesterov 2018, Lemma 4.2.3):
+    f(y_T) - f* <= 2^{(3p-4)/p} L R_hat^2 T^{(p-2)/p} / (T (T+1))
     (<= 8 L R_hat^2 / T^{(p+2)/p}; at p = 2 the classical 2 L R^2 / (T (T+1)))."""
     return 2.0 ** ((3 * p - 4) / p) * L * R_hat**2 * T ** ((p - 2) / p) / (T * (T + 1))
 

@@ -92,8 +92,8 @@ def regularized_steepest_map(x, p: float, eps: float, mode: str = "paper"):
     """The eps-regularized steepest map s^eps of Algorithms 1 and 2, line 4.
 
     ``mode="paper"``: ``x / (|x|^{(p-2)/(p-1)} + eps)`` (Alg. 1/2 line 4).
-    ``mode="official"``: ``x (|x| + eps)^{(2-p)/(p-1)}`` (the authors' code; see
-    the authors' public implementation, github.com/xinyuluo8561/Stacey, item 2 of its differences). For eps = 0 both equal :func:`steepest_map`.
+    ``mode="official"``: ``x (|x| + eps)^{(2-p)/(p-1)}`` (the authors' code, the public implementation at
+    github.com/xinyuluo8561/Stacey). For eps = 0 both equal :func:`steepest_map`.
     Defined for p in [2, inf] and eps >= 0.
     """
     p = _validate.exponent("p", p, lo=2.0, lo_open=False)
