@@ -52,12 +52,10 @@ _pool_lock = threading.Lock()
 _tls = threading.local()
 
 
-def threads() -> int:
-    """Worker threads for large numpy arrays: ``LPTHEORY_THREADS``, default 1.
-
-    Measured on the project's 2-core reference machine, two threads were slower than one (the step is
-    bound by memory bandwidth and the interpreter), so threading is opt-in.
-    """
+def threads(fused: bool = False) -> int:
+    """Worker threads for large numpy arrays: ``LPTHEORY_THREADS`` (set it to 1 to pin one core);
+    by default every core for the fused engine (measured faster on 2 cores) and 1 for the reference
+    engine (two threads were slower there: its many passes are bound by the interpreter)."""
     env = os.environ.get("LPTHEORY_THREADS")
     if env:
         try:
@@ -67,7 +65,22 @@ def threads() -> int:
         if n < 1:
             raise ValueError(f"LPTHEORY_THREADS must be a positive integer, got {env!r}")
         return n
-    return 1
+    return _CPUS if fused else 1
+
+
+_CPUS = max(1, min(os.cpu_count() or 1, 16))
+
+
+def _forget_pool_in_child() -> None:
+    """A forked child (multiprocessing's "fork": the parallel checks) inherits the pool object but not
+    its threads: work submitted to it would wait forever. The child starts its own pool instead."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:
@@ -104,7 +117,7 @@ def _run_range(rule, h, names, flats, n_scratch, lo, hi):
             rule(np, h, b)
 
 
-def apply(rule, xp, h, arrays: dict, n_scratch: int) -> None:
+def apply(rule, xp, h, arrays: dict, n_scratch: int, scratch=None) -> None:
     """Run ``rule(xp, h, Buffers(**arrays, s1=..., ...))`` over all elements of ``arrays`` (a dict of
     same-shape arrays: inputs and outputs by name).
 
@@ -114,9 +127,12 @@ def apply(rule, xp, h, arrays: dict, n_scratch: int) -> None:
     """
     names = list(arrays)
     if xp is not np:
-        first = arrays[names[0]]
-        scratch = {n: xp.empty_like(first) for n in _scratch_names(n_scratch)}
-        rule(xp, h, Buffers(**arrays, **scratch))
+        # torch: ``scratch`` (n_scratch tensors shaped like the arrays, reused by the caller across
+        # steps) or fresh ones
+        if scratch is None:
+            first = arrays[names[0]]
+            scratch = [xp.empty_like(first) for _ in range(n_scratch)]
+        rule(xp, h, Buffers(**arrays, **dict(zip(_scratch_names(n_scratch), scratch))))
         return
     flats = [arrays[n].reshape(-1) for n in names]
     n = flats[0].size
@@ -133,11 +149,26 @@ def apply(rule, xp, h, arrays: dict, n_scratch: int) -> None:
         f.result()
 
 
-def run(opt, h, arrays: dict) -> None:
-    """Run optimizer ``opt``'s rule on the named ``arrays`` (see :meth:`ElementwiseOptimizer.named`)."""
-    xp = np if isinstance(next(iter(arrays.values())), np.ndarray) else None
-    if xp is None:
-        from ._xp import namespace
+def engine() -> str:
+    """The numpy engine in use: ``fused`` (numba installed, the default) or ``numpy`` (the reference,
+    ``LPTHEORY_ENGINE=numpy``)."""
+    from . import _fused
 
-        xp = namespace(next(iter(arrays.values())))
-    apply(type(opt).rule, xp, h, arrays, opt.n_scratch)
+    return "fused" if _fused.available() else "numpy"
+
+
+def run(opt, h, arrays: dict, scratch=None) -> None:
+    """Run optimizer ``opt``'s rule on the named ``arrays`` (see :meth:`ElementwiseOptimizer.named`):
+    numpy arrays through the fused engine when available (same bits as the reference), else the
+    reference engine; torch tensors directly (with the caller's reusable ``scratch`` tensors if given)."""
+    first = next(iter(arrays.values()))
+    if isinstance(first, np.ndarray):
+        from . import _fused
+
+        if _fused.available() and _fused.run(opt, h, arrays, threads(fused=True)):
+            return
+        apply(type(opt).rule, np, h, arrays, opt.n_scratch)
+        return
+    from ._xp import namespace
+
+    apply(type(opt).rule, namespace(first), h, arrays, opt.n_scratch, scratch)

@@ -342,10 +342,16 @@ def _plan_checks(pack, names, p, sets, skip=()):
         raise UsageError(str(exc)) from exc
 
 
+def _default_jobs() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
 def _cmd_check(args) -> int:
     from proofs_checks.records import dumps, format_table, meta
     from proofs_checks.runner import run_checks
 
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     pack, names = _resolve_target(args.target, args.names)
     planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
     baseline = _load_baseline(args.baseline) if args.baseline else None
@@ -359,6 +365,7 @@ def _cmd_check(args) -> int:
             planned,
             seed=args.seed,
             quick=args.quick,
+            jobs=args.jobs,
             say=say,
             on_done=lambda n, k, dt: say(f"{n}: {k} records in {dt:.1f}s"),
         )
@@ -657,6 +664,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
     p_check.add_argument("--out", default=None, help="directory for check_NAME.json and the figures (PNG and SVG)")
     p_check.add_argument("--seed", type=int, default=0, help="random seed")
+    p_check.add_argument(
+        "--jobs",
+        type=int,
+        default=_default_jobs(),
+        help=f"local processes (same results; default {_default_jobs()}: the cores)",
+    )
     p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p_check.add_argument(
         "--fail-on",
@@ -693,7 +706,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_rep.add_argument("--seed", type=int, default=None, help="random seed (overrides the configuration; default 0)")
     p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
-    p_rep.add_argument("--jobs", type=int, default=1, help="checks run in N local processes (same results; default 1)")
+    p_rep.add_argument(
+        "--jobs",
+        type=int,
+        default=_default_jobs(),
+        help=f"local processes (same results; default {_default_jobs()}: the cores)",
+    )
     p_rep.add_argument("--quiet", action="store_true", help="no progress output")
     p_rep.set_defaults(func=_cmd_report)
     return parser

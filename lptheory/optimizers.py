@@ -152,15 +152,24 @@ class ElementwiseOptimizer(Optimizer):
     # -- public API -----------------------------------------------------------------------------------
     def hyper_at(self, t: int) -> Hyper:
         """Every hyper-parameter at 0-based step ``t`` (schedules evaluated and range-checked)."""
-        h = Hyper()
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if _is_schedule(v):
-                spec = self.limits.get(f.name)
-                v = v(t)
-                if spec is not None:
-                    v = _check_value(f"{f.name} (at step {t})", v, spec)
-            h[f.name] = v
+        split = self.__dict__.get("_split")
+        if split is None:  # (fixed values, scheduled field names): computed once per immutable optimizer
+            fixed, sched = {}, []
+            for f in dataclasses.fields(self):
+                v = getattr(self, f.name)
+                if _is_schedule(v):
+                    sched.append(f.name)
+                fixed[f.name] = v
+            split = (fixed, tuple(sched))
+            object.__setattr__(self, "_split", split)
+        fixed, sched = split
+        h = Hyper(fixed)
+        for name in sched:
+            spec = self.limits.get(name)
+            v = fixed[name](t)
+            if spec is not None:
+                v = _check_value(f"{name} (at step {t})", v, spec)
+            h[name] = v
         return h
 
     def scalars(self, t: int, **overrides) -> Hyper:
@@ -241,11 +250,21 @@ class ElementwiseOptimizer(Optimizer):
         """This optimizer with ``lr`` and every schedule replaced by 0.0: the configuration that fixes
         the rule's control flow (the cache key of compiled kernels; the replaced values are passed to
         the kernel at every step)."""
-        return dataclasses.replace(self, **{k: 0.0 for k in self.dynamic_fields()})
+        got = self.__dict__.get("_static")
+        if got is None:  # computed once per (immutable) optimizer: it is looked up at every step
+            got = dataclasses.replace(self, **{k: 0.0 for k in self.dynamic_fields()})
+            object.__setattr__(self, "_static", got)
+        return got
 
     def dynamic_fields(self) -> tuple[str, ...]:
         """Fields that may change between steps: ``lr`` and every field given as a schedule."""
-        return tuple(f.name for f in dataclasses.fields(self) if f.name == "lr" or _is_schedule(getattr(self, f.name)))
+        got = self.__dict__.get("_dynamic")
+        if got is None:
+            got = tuple(
+                f.name for f in dataclasses.fields(self) if f.name == "lr" or _is_schedule(getattr(self, f.name))
+            )
+            object.__setattr__(self, "_dynamic", got)
+        return got
 
     @staticmethod
     def _check_float(xp, a, name):

@@ -421,6 +421,8 @@ def simulate(
             grad_tilde=gt,
         )
 
+    mbuf = np.empty_like(theta) if (xp is np and default_metrics) else None
+
     def record(t):
         nonlocal k
         if xp is not np:
@@ -432,7 +434,10 @@ def simulate(
                 out["f"][k] = fv
                 mark(~np.isfinite(fv), t, "objective value")
                 if not stateful:
-                    g = problem.grad(v.point, t)
+                    if xp is np and hasattr(problem, "grad_into") and isinstance(v.point, np.ndarray):
+                        g = problem.grad_into(v.point, t, mbuf)  # a reused buffer, the in-place kernels
+                    else:
+                        g = problem.grad(v.point, t)
                     out["grad_pstar"][k] = _host(lp_norm(g, q) ** q)
                     out["grad_2"][k] = _host(lp_norm(g, 2.0))
         for ob in observers:
@@ -446,11 +451,18 @@ def simulate(
         k += 1
 
     tick = progress if callable(progress) else (_progress_bar(steps) if progress else None)
+    use_out = xp is np and getattr(oracle, "accepts_out", False)
+    gbuf = np.empty_like(theta) if use_out else None  # reused: no fresh (R, d) array (page faults) per step
+    prev = (np.empty_like(theta) if xp is np else xp.empty_like(theta)) if keep_prev else None
     for t in range(steps):
         if rec[k] == t:
             record(t)
-        g = oracle(theta, t, rngs)
-        prev = (theta.copy() if xp is np else theta.clone()) if keep_prev else None
+        g = oracle(theta, t, rngs, out=gbuf) if use_out else oracle(theta, t, rngs)
+        if keep_prev:
+            if xp is np:
+                np.copyto(prev, theta)
+            else:
+                prev.copy_(theta)
         theta, state = optimizer.step(theta, g, state, donate=True)
         if xp is not np:
             # sum(0 * theta) over a row is NaN exactly when the row holds a NaN/inf (finite * 0 = 0 cannot

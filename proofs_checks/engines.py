@@ -24,7 +24,7 @@ import sympy as sp
 
 from . import expressions as X
 from .records import Claim
-from .search import maximize
+from .search import maximize_many
 from .spec import ClaimError, ClaimSpec
 from .verdict import decide, decide_rate
 
@@ -41,6 +41,9 @@ __all__ = [
     "value_claim",
     "adversarial_search",
     "search_worst",
+    "search_worst_many",
+    "SearchJob",
+    "adversarial_search_many",
     "fit_exponent",
     "fit_slope",
     "rate_claim",
@@ -78,8 +81,8 @@ def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict 
     sc = dict(scalars)
     coords = {}
     checks = []
+    env = X.Env(scalars=sc, dist=dist)  # grows with each constant (the outcomes are shared)
     for a in spec.defining():
-        env = X.Env(scalars=sc, coords=coords, dist=dist)
         val = _per(a.value, env, a.per_coordinate)
         name = a.symbol.name
         if name in given:
@@ -96,19 +99,25 @@ def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict 
             val = stated_b
         if a.per_coordinate:
             coords[name] = val
+            env.coords[name] = env._coord(val)
         else:
             sc[name] = val
+            env.scalars[name] = env._scalar(val)
     return sc, coords, checks
 
 
 def _per(expr, env, per_coordinate):
     """An expression evaluated per coordinate ((S, d)) or as a scalar ((S,))."""
-    c = X.compile_expr(sp.sympify(expr), env.dist.coupling if env.dist is not None else "independent")
-    out = np.asarray(c.fn(X._Ctx(env)), dtype=np.float64)
+    c = X.compile_expr(
+        expr if isinstance(expr, sp.Basic) else sp.sympify(expr),
+        env.dist.coupling if env.dist is not None else "independent",
+    )
+    with np.errstate(all="ignore"):
+        out = np.asarray(c.fn(X._Ctx(env)), dtype=np.float64)
     if per_coordinate:
         d = env.dist.d
-        return np.array(np.broadcast_to(out.reshape(out.shape[0], -1), (env.S, d)))
-    return np.array(np.broadcast_to(out.reshape(-1), (env.S,)))
+        return np.array(X._bc(out.reshape(out.shape[0], -1), (env.S, d)))
+    return np.array(X._bc(out.reshape(-1), (env.S,)))
 
 
 def pointwise(expr, x, *, scalars: dict | None = None, coords: dict | None = None) -> np.ndarray:
@@ -486,10 +495,20 @@ class SearchBudget:
 
 
 def _ratios(spec, space, xs, scalars, scale, require):
+    dist, sc, coords, env = _search_env(spec, space, xs, scalars)
+    return _ratio_of(spec, env, scale, require), dist, sc, coords
+
+
+def _search_env(spec, space, xs, scalars):
+    """The population ``xs`` decoded, with the constants the assumptions define (shared by every spec
+    with the same defining assumptions)."""
     dist = space.decode(xs)
     sc = {"n": space.n, **scalars}
     sc, coords, _ = constants(spec, dist, sc)
-    env = X.Env(scalars=sc, coords=coords, dist=dist)
+    return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist)
+
+
+def _ratio_of(spec, env, scale, require):
     with np.errstate(all="ignore"):
         term, bound = evaluate_sides(spec, env)
         ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
@@ -498,7 +517,21 @@ def _ratios(spec, space, xs, scalars, scale, require):
         r = np.where(ok, term / np.where(ok, scale * bound, 1.0), 0.0)
     if spec.relation == ">=":
         r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
-    return r, dist, sc, coords
+    return r
+
+
+def _defining_key(spec):
+    return tuple((a.symbol, a.value, a.per_coordinate, a.relation) for a in spec.defining())
+
+
+@dataclass(frozen=True)
+class SearchJob:
+    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition."""
+
+    spec: ClaimSpec
+    seed: object
+    scale: float = 1.0
+    require: object = None
 
 
 def search_worst(
@@ -513,24 +546,96 @@ def search_worst(
 ) -> dict:
     """Maximize term / (scale * bound) over each space (one differential evolution + Nelder-Mead polish
     per space); returns the worst case found: ``{"ratio", "space", "x", "nfev"}``."""
-    if spec.relation not in ("<=", ">="):
-        raise ClaimError(f"claim {spec.id}: the search needs a <= or >= relation, got {spec.relation!r}")
-    seq = np.random.SeedSequence(seed) if not isinstance(seed, np.random.SeedSequence) else seed
-    best = {"ratio": -np.inf}
-    nfev = 0
-    for space, child in zip(spaces, seq.spawn(len(spaces))):
+    return search_worst_many([SearchJob(spec, seed, scale, require)], spaces, scalars, budget=budget)[0]
 
-        def obj(xs, space=space):
-            return _ratios(spec, space, xs, scalars, scale, require)[0]
 
-        x, r, n = maximize(
-            obj, space.bounds(), seed=np.random.default_rng(child), maxiter=budget.maxiter, popsize=budget.popsize
-        )
-        nfev += n
-        if r > best["ratio"]:
-            best = {"ratio": r, "space": space, "x": x}
-    best["nfev"] = nfev
+def search_worst_many(
+    jobs, spaces, scalars: dict, *, budget: SearchBudget = SearchBudget(), workers: int = 1
+) -> list[dict]:
+    """:func:`search_worst` for several jobs on the same spaces and scalars, each with the result it
+    gets alone. Jobs whose specs share their defining assumptions are polished in lockstep: one
+    evaluation of the constants serves every job's candidates. ``workers > 1``: the spaces are
+    searched in that many forked processes (same results)."""
+    jobs = list(jobs)
+    for jb in jobs:
+        if jb.spec.relation not in ("<=", ">="):
+            raise ClaimError(f"claim {jb.spec.id}: the search needs a <= or >= relation, got {jb.spec.relation!r}")
+    children = []
+    for jb in jobs:
+        seq = jb.seed if isinstance(jb.seed, np.random.SeedSequence) else np.random.SeedSequence(jb.seed)
+        children.append(seq.spawn(len(spaces)))
+    groups: dict = {}
+    for j, jb in enumerate(jobs):
+        groups.setdefault(_defining_key(jb.spec), []).append(j)
+    tasks = [(i, members) for i in range(len(spaces)) for members in groups.values()]
+    state = (jobs, spaces, scalars, budget, children)
+    cost = [spaces[i].dim * spaces[i].k ** (spaces[i].n - 1) * len(m) for i, m in tasks]  # biggest first
+    results = _map_tasks(_search_task, state, tasks, workers, cost=cost)
+    best = [{"ratio": -np.inf} for _ in jobs]
+    nfev = [0] * len(jobs)
+    for (i, members), res in zip(tasks, results):
+        for (x, r, n), j in zip(res, members):
+            nfev[j] += n
+            if r > best[j]["ratio"]:
+                best[j] = {"ratio": r, "space": spaces[i], "x": x}
+    for j in range(len(jobs)):
+        best[j]["nfev"] = nfev[j]
     return best
+
+
+def _search_task(state, task):
+    """One space's searches for a group of jobs sharing their constants (see search_worst_many)."""
+    jobs, spaces, scalars, budget, children = state
+    i, members = task
+    space = spaces[i]
+
+    def obj(xs, owner):
+        owner = np.asarray(owner)
+        _, _, _, env = _search_env(jobs[members[0]].spec, space, xs, scalars)
+        out = np.zeros(len(xs))
+        for m in np.unique(owner):
+            jb = jobs[members[m]]
+            rows = owner == m
+            out[rows] = _ratio_of(jb.spec, env, jb.scale, jb.require)[rows]
+        return out
+
+    return maximize_many(
+        obj,
+        space.bounds(),
+        seeds=[np.random.default_rng(children[j][i]) for j in members],
+        maxiter=budget.maxiter,
+        popsize=budget.popsize,
+    )
+
+
+_FORKED: dict = {}
+
+
+def _forked_call(key, fn, k):
+    state, tasks = _FORKED[key]
+    return fn(state, tasks[k])
+
+
+def _map_tasks(fn, state, tasks, workers: int, cost=None):
+    """``[fn(state, t) for t in tasks]``, in ``workers`` forked processes when there are several (the
+    state, which may hold closures, is inherited, not pickled; the costliest tasks, by ``cost``, are
+    started first); in order, same results."""
+    import multiprocessing as mp
+
+    workers = min(int(workers), len(tasks))
+    if workers <= 1 or "fork" not in mp.get_all_start_methods():
+        return [fn(state, t) for t in tasks]
+    import concurrent.futures as cf
+
+    key = id(state)
+    _FORKED[key] = (state, tasks)
+    try:
+        order = sorted(range(len(tasks)), key=lambda k: -(cost[k] if cost is not None else 0))
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as ex:
+            futs = {k: ex.submit(_forked_call, key, fn, k) for k in order}
+            return [futs[k].result() for k in range(len(tasks))]
+    finally:
+        _FORKED.pop(key, None)
 
 
 def adversarial_search(
@@ -550,54 +655,77 @@ def adversarial_search(
     always re-checked at high precision (its re-checked values are reported); ``violated`` needs the
     re-check to confirm. ``scale`` multiplies the bound (planted false bounds in tests); ``require``:
     a condition on the constants that candidates must meet (e.g. non-negligible noise)."""
+    return adversarial_search_many(
+        [SearchJob(spec, seed, scale, require)], spaces, [params], scalars=scalars, budget=budget, progress=progress
+    )[0]
+
+
+def adversarial_search_many(
+    jobs,
+    spaces,
+    params: list[dict],
+    *,
+    scalars: dict | None = None,
+    budget: SearchBudget = SearchBudget(),
+    progress=None,
+    workers: int = 1,
+) -> list[Claim]:
+    """:func:`adversarial_search` for several :class:`SearchJob` on the same spaces and scalars (one
+    record each, the record it gets alone); their searches share evaluations
+    (:func:`search_worst_many`), spread over ``workers`` processes."""
     from .recheck import recheck
 
     t0 = time.perf_counter()
     sc_in = dict(scalars or {})
-    best = search_worst(spec, spaces, sc_in, seed=seed, budget=budget, scale=scale, require=require)
-    space = best["space"]
-    r, dist, sc, coords = _ratios(spec, space, best["x"][None], sc_in, scale, require)
-    wsc, wco = _round_up_constants(spec, sc, coords)
-    bound_expr = spec.bound if scale == 1.0 else sp.Float(scale) * spec.bound
-    w = expression_witness(spec, scalars=wsc, coords=wco, dist=dist, rhs=bound_expr)
-    chk = recheck(w)
-    budget_txt = (
-        f"{len(spaces)} restarts, {best['nfev']} exact evaluations, (d, k, n) in {[s.describe() for s in spaces]}"
-    )
-    params = {
-        **params,
-        "d": space.d,
-        "k": space.k,
-        "n": space.n,
-        "search": {
-            "optimizer": "differential evolution (vectorized) + Nelder-Mead polish, one run per configuration",
-            "configurations (d, k, n)": [s.describe() for s in spaces],
-            "restarts": len(spaces),
-            "evaluations": int(best["nfev"]),
-            "maxiter": budget.maxiter,
-            "popsize": budget.popsize,
-            "support": f"per coordinate k points u^{space.power}, u in [-1, 1] (scale-invariant ratio); "
-            f"{space.coupling} coordinates",
-        },
-        "bound_scale": scale,
-    }
-    emp, bnd = chk["empirical"], chk["bound"]
-    note = f"float64 worst ratio {float(r[0]):.6g}"
-    v = decide(spec.relation, emp, bnd, method="adversarial-search", witness=w, budget=budget_txt, note=note)
-    rec = _record(
-        spec,
-        v,
-        params=params,
-        method="adversarial-search",
-        empirical=emp,
-        bound=bnd,
-        data=None if v.status == "violated" else {"worst_case": {**w, "recheck": chk}},
-    )
-    if progress:
-        progress(
-            f"search {spec.id} {params.get('p', '')}: worst ratio {float(r[0]):.4g} ({time.perf_counter() - t0:.1f}s)"
+    jobs = list(jobs)
+    bests = search_worst_many(jobs, spaces, sc_in, budget=budget, workers=workers)
+    out = []
+    for jb, best, prm in zip(jobs, bests, params):
+        spec, scale, require = jb.spec, jb.scale, jb.require
+        space = best["space"]
+        r, dist, sc, coords = _ratios(spec, space, best["x"][None], sc_in, scale, require)
+        wsc, wco = _round_up_constants(spec, sc, coords)
+        bound_expr = spec.bound if scale == 1.0 else sp.Float(scale) * spec.bound
+        w = expression_witness(spec, scalars=wsc, coords=wco, dist=dist, rhs=bound_expr)
+        chk = recheck(w)
+        budget_txt = (
+            f"{len(spaces)} restarts, {best['nfev']} exact evaluations, (d, k, n) in {[s.describe() for s in spaces]}"
         )
-    return rec
+        prm = {
+            **prm,
+            "d": space.d,
+            "k": space.k,
+            "n": space.n,
+            "search": {
+                "optimizer": "differential evolution (vectorized) + Nelder-Mead polish, one run per configuration",
+                "configurations (d, k, n)": [s.describe() for s in spaces],
+                "restarts": len(spaces),
+                "evaluations": int(best["nfev"]),
+                "maxiter": budget.maxiter,
+                "popsize": budget.popsize,
+                "support": f"per coordinate k points u^{space.power}, u in [-1, 1] (scale-invariant ratio); "
+                f"{space.coupling} coordinates",
+            },
+            "bound_scale": scale,
+        }
+        emp, bnd = chk["empirical"], chk["bound"]
+        note = f"float64 worst ratio {float(r[0]):.6g}"
+        v = decide(spec.relation, emp, bnd, method="adversarial-search", witness=w, budget=budget_txt, note=note)
+        rec = _record(
+            spec,
+            v,
+            params=prm,
+            method="adversarial-search",
+            empirical=emp,
+            bound=bnd,
+            data=None if v.status == "violated" else {"worst_case": {**w, "recheck": chk}},
+        )
+        if progress:
+            progress(
+                f"search {spec.id} {prm.get('p', '')}: worst ratio {float(r[0]):.4g} ({time.perf_counter() - t0:.1f}s)"
+            )
+        out.append(rec)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -89,6 +89,14 @@ def compositions(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return counts, np.asarray(logc, dtype=np.float64)
 
 
+@functools.lru_cache(maxsize=64)
+def _product_index(M: int, d: int) -> np.ndarray:
+    """Every index tuple of range(M)^d, (M^d, d), in lexicographic order (read-only, cached)."""
+    idx = np.array(list(itertools.product(range(M), repeat=d)), dtype=np.int64).reshape(-1, d)
+    idx.flags.writeable = False
+    return idx
+
+
 def batch_outcomes(values, weights, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact distribution of the mean of ``n`` i.i.d. samples, per coordinate (independent coupling).
 
@@ -168,7 +176,7 @@ class Distribution:
                 f"the joint distribution has {M}^{self.d} outcomes: too many to enumerate; write the term as a "
                 "sum of CoordSum terms (separable) or use Monte Carlo"
             )
-        idx = np.array(list(itertools.product(range(M), repeat=self.d)), dtype=np.int64)  # (M^d, d)
+        idx = _product_index(M, self.d)  # (M^d, d)
         cols = np.arange(self.d)
         jv = v[:, cols, idx]  # (S, M^d, d)
         jp = np.prod(p[:, cols, idx], axis=-1)[..., None]
@@ -239,7 +247,7 @@ class _Compiled:
         op = _op(e)
         if op == "CoordSum":
             inner = self._compile(e.args[0])
-            return lambda c: np.sum(np.broadcast_to(inner(c), _shape(c)), axis=-1, keepdims=True)
+            return lambda c: np.sum(_bc(inner(c), c.shape), axis=-1, keepdims=True)
         if op in ("Expect", "Expect1", "Sup1"):
             arg = e.args[0]
             which = "batch" if op == "Expect" else "single"
@@ -251,7 +259,7 @@ class _Compiled:
                     cm = c.with_outcomes(which, "marginal")
                     total = 0.0
                     for cf, phi in parts:
-                        e_phi = np.sum(cm["_p"] * np.broadcast_to(phi(cm), _shape(cm)), axis=1, keepdims=True)
+                        e_phi = np.sum(_bc(cm["_p"] * phi(cm), cm.shape), axis=1, keepdims=True)
                         total = total + cf(c) * np.sum(e_phi, axis=-1, keepdims=True)
                     return total
 
@@ -265,9 +273,9 @@ class _Compiled:
                 v = np.asarray(inner(cj), dtype=np.float64)
                 if v.ndim < 3:
                     v = v.reshape((1, 1, 1))
-                S, M = _shape(cj)[:2]
+                S, M = cj.shape[:2]
                 pr = cj["_p"]
-                v = np.broadcast_to(v, (S, M, max(v.shape[-1], pr.shape[-1] if layout == "marginal" else 1)))
+                v = _bc(v, (S, M, max(v.shape[-1], pr.shape[-1] if layout == "marginal" else 1)))
                 if op == "Sup1":
                     return np.max(np.where(pr > 0, v, -np.inf), axis=1, keepdims=True)
                 return np.sum(pr * v, axis=1, keepdims=True)
@@ -290,7 +298,7 @@ class _Compiled:
                 parts.append((d, self._compile(node)))
         body = e.xreplace(subs)
         syms = sorted(body.free_symbols, key=lambda s: s.name)
-        f = sp.lambdify(syms, body, modules=[{"Heaviside": _heaviside}, "numpy"])
+        f = sp.lambdify(syms, body, modules=[{"Heaviside": _heaviside}, "numpy"], printer=_printer())
         names = [s for s in syms]
         dmap = dict(parts)
 
@@ -301,18 +309,39 @@ class _Compiled:
                     args.append(dmap[s](c))
                 else:
                     args.append(c.value(s.name))
-            with np.errstate(all="ignore"):
-                return np.asarray(f(*args), dtype=np.float64)
+            return np.asarray(f(*args), dtype=np.float64)  # errors silenced once, in evaluate()
 
         return fn_leaf
+
+
+@functools.lru_cache(maxsize=1)
+def _printer():
+    """lambdify's numpy printer with ``Piecewise`` as nested ``where`` (``select`` gives the same values
+    but costs ~20 us per call on the small arrays of a search)."""
+    from sympy.printing.numpy import NumPyPrinter
+
+    class _Printer(NumPyPrinter):
+        def _print_Piecewise(self, expr):
+            where = self._module_format(self._module + ".where")
+            out = self._module_format(self._module + ".nan")
+            for e, c in reversed(expr.args):
+                if c == sp.true:
+                    out = self._print(e)
+                else:
+                    out = f"{where}({self._print(c)}, {self._print(e)}, {out})"
+            return out
+
+    return _Printer
 
 
 def _heaviside(v, h0=0.5):
     return np.heaviside(v, h0)
 
 
-def _shape(c):
-    return c["_zero"].shape
+def _bc(a, shape):
+    """``a`` broadcast to ``shape`` (a read-only view; ``a`` itself when it has that shape already)."""
+    a = np.asarray(a)
+    return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
 class _Ctx(dict):
@@ -332,7 +361,7 @@ class _Ctx(dict):
         else:
             d = 1
         M = 1 if outcomes is None else outcomes.shape[1]
-        self["_zero"] = np.zeros((S, M, d))
+        self.shape = (S, M, d)
         if outcomes is not None:
             self["x"] = outcomes
             self["_p"] = probs
@@ -358,8 +387,12 @@ class _Ctx(dict):
             return _Ctx(env, v, np.full(v.shape[:2] + (1,), 1.0 / v.shape[1]))
         if env.dist is None:
             raise ValueError("Expect/Expect1/Sup1 need a distribution (Env(dist=...)) or samples")
-        v, p = env.dist.batch(layout) if which == "batch" else env.dist.single(layout)
-        return _Ctx(env, v, p)
+        cache = env.__dict__.setdefault("_outcome_ctx", {})  # one per (which, layout) per Env
+        got = cache.get((which, layout))
+        if got is None:
+            v, p = env.dist.batch(layout) if which == "batch" else env.dist.single(layout)
+            got = cache[(which, layout)] = _Ctx(env, v, p)
+        return got
 
 
 @functools.lru_cache(maxsize=512)
@@ -371,10 +404,11 @@ def compile_expr(expr, coupling: str = "independent") -> _Compiled:
 def evaluate(expr, env: Env) -> np.ndarray:
     """``expr`` evaluated against ``env``: an (S,) array (scalar expressions broadcast)."""
     coupling = env.dist.coupling if env.dist is not None else "independent"
-    c = compile_expr(sp.sympify(expr), coupling)
-    out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
+    c = compile_expr(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), coupling)
+    with np.errstate(all="ignore"):  # non-finite values are the callers' to judge
+        out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
     if out.ndim == 3:
         if out.shape[1] != 1 or out.shape[2] != 1:
             raise ValueError("the expression is per-coordinate at the top level: wrap it in CoordSum")
         out = out[:, 0, 0]
-    return np.array(np.broadcast_to(out, (env.S,)), dtype=np.float64)
+    return np.array(_bc(out, (env.S,)), dtype=np.float64)

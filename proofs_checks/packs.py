@@ -35,13 +35,14 @@ class PackError(ValueError):
 
 @dataclass
 class Context:
-    """What a check receives: ``seed``, ``quick``, its ``options`` (e.g. ``ctx.p``), and ``say(msg)``
-    for progress lines."""
+    """What a check receives: ``seed``, ``quick``, its ``options`` (e.g. ``ctx.p``), ``say(msg)`` for
+    progress lines and ``jobs``, the local processes it may use (its records must not depend on it)."""
 
     seed: int = 0
     quick: bool = False
     options: dict = field(default_factory=dict)
     say: Callable = lambda msg: None
+    jobs: int = 1
 
     def __getattr__(self, name):
         opts = self.__dict__.get("options", {})
@@ -65,6 +66,7 @@ class Check:
     options: tuple = ()
     defaults: dict = field(default_factory=dict)
     validate: Callable | None = None  # validate(options) raises ValueError naming the flag, before any work
+    parallel: bool = False  # the check uses ctx.jobs processes itself
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or " " in self.name:
@@ -128,9 +130,18 @@ class Pack:
         self.target = name  # how the CLI reaches this pack (set by load)
 
     def check(
-        self, name: str | None = None, *, title: str, description: str = "", options=(), defaults=None, validate=None
+        self,
+        name: str | None = None,
+        *,
+        title: str,
+        description: str = "",
+        options=(),
+        defaults=None,
+        validate=None,
+        parallel: bool = False,
     ):
-        """Decorator registering ``fn(ctx) -> list[Claim]`` as check ``name`` (default: the function's name)."""
+        """Decorator registering ``fn(ctx) -> list[Claim]`` as check ``name`` (default: the function's name).
+        ``parallel=True``: the check spreads its own work over ``ctx.jobs`` processes."""
 
         def deco(fn):
             nm = name or fn.__name__.replace("_", "-")
@@ -144,6 +155,7 @@ class Pack:
                 tuple(options),
                 dict(defaults or {}),
                 validate,
+                parallel,
             )
             return fn
 
@@ -178,7 +190,16 @@ class Pack:
         return f"Pack({self.name!r}, checks={list(self.checks)})"
 
 
-def check(name: str | None = None, *, title: str, description: str = "", options=(), defaults=None, validate=None):
+def check(
+    name: str | None = None,
+    *,
+    title: str,
+    description: str = "",
+    options=(),
+    defaults=None,
+    validate=None,
+    parallel: bool = False,
+):
     """Module-level decorator: the check joins the pack built for its file or module by :func:`load`."""
 
     def deco(fn):
@@ -190,6 +211,7 @@ def check(name: str | None = None, *, title: str, description: str = "", options
             tuple(options),
             dict(defaults or {}),
             validate,
+            parallel,
         )
         return fn
 

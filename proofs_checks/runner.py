@@ -37,11 +37,34 @@ def run_checks(
 ) -> tuple[dict[str, list[dict]], dict[str, float]]:
     """Run the planned checks; returns (records as dicts by check, seconds by check). ``say(msg)``
     receives progress lines from inside the checks; ``on_done(name, n_records, seconds)`` is called as
-    each check finishes."""
+    each check finishes.
+
+    With ``jobs > 1``: the checks that parallelize themselves (``Check.parallel``) run here, one after
+    the other, each with ``jobs`` processes, while the others run in a pool of ``jobs`` processes.
+    Records do not depend on ``jobs`` (every check seeds itself)."""
     results, elapsed = {}, {}
-    if jobs > 1 and len(planned) > 1:
+
+    def local(name, opts, n_jobs):
+        t0 = time.perf_counter()
+        ctx = Context(
+            seed=seed,
+            quick=quick,
+            options=opts,
+            say=(lambda m, name=name: say(f"{name}: {m}")) if say else (lambda m: None),
+            jobs=n_jobs,
+        )
+        recs = pack.checks[name].run(ctx)
+        results[name], elapsed[name] = [r.to_dict() for r in recs], time.perf_counter() - t0
+        if on_done:
+            on_done(name, len(recs), elapsed[name])
+
+    pooled = {n: o for n, o in planned.items() if not (jobs > 1 and pack.checks[n].parallel)}
+    if jobs > 1 and len(pooled) > 1:
         with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = {ex.submit(_run_one, pack.target, n, o, seed, quick): n for n, o in planned.items()}
+            futs = {ex.submit(_run_one, pack.target, n, o, seed, quick): n for n, o in pooled.items()}
+            for name, opts in planned.items():
+                if name not in pooled:
+                    local(name, opts, jobs)
             for fut in cf.as_completed(futs):
                 name, recs, dt = fut.result()
                 results[name], elapsed[name] = recs, dt
@@ -49,16 +72,6 @@ def run_checks(
                     on_done(name, len(recs), dt)
     else:
         for name, opts in planned.items():
-            t0 = time.perf_counter()
-            ctx = Context(
-                seed=seed,
-                quick=quick,
-                options=opts,
-                say=(lambda m, name=name: say(f"{name}: {m}")) if say else (lambda m: None),
-            )
-            recs = pack.checks[name].run(ctx)
-            results[name], elapsed[name] = [r.to_dict() for r in recs], time.perf_counter() - t0
-            if on_done:
-                on_done(name, len(recs), elapsed[name])
+            local(name, opts, jobs if pack.checks[name].parallel else 1)
     ordered = {n: results[n] for n in planned}
     return ordered, {n: elapsed[n] for n in planned}

@@ -13,17 +13,25 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import differential_evolution
 
-__all__ = ["nelder_mead", "maximize"]
+__all__ = ["nelder_mead", "maximize", "maximize_many"]
 
 
-def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4):
+def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool = False):
     """Minimize ``fun`` from each row of ``x0s`` (B, N); ``fun`` maps (M, N) points to (M,) values.
+    With ``owners=True`` the B rows are B different problems: ``fun(points, owner)`` gets the problem
+    index of each point as well (one call serves every problem's candidates).
 
     Returns a list of ``(x, fval, nfev)`` per row, as scipy's Nelder-Mead with ``maxfev``,
     ``xatol``, ``fatol`` (``maxiter`` unlimited; default ``maxfev`` 200 N) would.
     """
     x0s = np.atleast_2d(np.asarray(x0s, dtype=np.float64))
     B, N = x0s.shape
+    if not owners:
+        plain = fun
+
+        def fun(pts, own):
+            return plain(pts)
+
     maxfev = 200 * N if maxfev is None else maxfev
     rho, chi, psi, sig = 1.0, 2.0, 0.5, 0.5
     sims = np.empty((B, N + 1, N))
@@ -36,7 +44,7 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4):
     # initial evaluations: N + 1 per problem (all within maxfev for maxfev >= N + 1)
     n0 = min(N + 1, maxfev)
     fs = np.full((B, N + 1), np.inf)
-    vals = np.asarray(fun(sims[:, :n0].reshape(-1, N)), dtype=np.float64).reshape(B, n0)
+    vals = np.asarray(fun(sims[:, :n0].reshape(-1, N), np.repeat(np.arange(B), n0)), dtype=np.float64).reshape(B, n0)
     fs[:, :n0] = vals
     ncalls = np.full(B, n0)
     for b in range(B):
@@ -63,7 +71,7 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4):
         xc = (1 + psi * rho) * xbar - psi * rho * worst
         xcc = (1 - psi) * xbar + psi * worst
         cand = np.stack([xr, xe, xc, xcc], axis=1)  # (b, 4, N)
-        fc = np.asarray(fun(cand.reshape(-1, N)), dtype=np.float64).reshape(-1, 4)
+        fc = np.asarray(fun(cand.reshape(-1, N), np.repeat(idx, 4)), dtype=np.float64).reshape(-1, 4)
         shrink = []
         for j, b in enumerate(idx):
             fxr, fxe, fxc, fxcc = fc[j]
@@ -95,7 +103,7 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4):
             else:
                 done = True  # the contraction's call would exceed maxfev: scipy stops here
         if shrink:
-            pts, owners = [], []
+            pts, owners_m = [], []
             for b in shrink:
                 avail = maxfev - ncalls[b]
                 m = min(N, avail)
@@ -104,11 +112,12 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4):
                 for jj in range(1, min(N, m + 1) + 1):
                     sims[b, jj] = sims[b, 0] + sig * (sims[b, jj] - sims[b, 0])
                 pts.append(sims[b, 1 : 1 + m])
-                owners.append((b, m))
+                owners_m.append((b, m))
             allpts = np.concatenate(pts, axis=0)
-            vals = np.asarray(fun(allpts), dtype=np.float64) if allpts.shape[0] else np.empty(0)
+            own = np.concatenate([np.full(m, b) for b, m in owners_m])
+            vals = np.asarray(fun(allpts, own), dtype=np.float64) if allpts.shape[0] else np.empty(0)
             pos = 0
-            for b, m in owners:
+            for b, m in owners_m:
                 fs[b, 1 : 1 + m] = vals[pos : pos + m]
                 pos += m
                 ncalls[b] += m
@@ -124,30 +133,54 @@ def maximize(objective, bounds, *, seed, maxiter: int, popsize: int, polish_maxf
     """Maximize a vectorized ``objective`` ((M, dim) -> (M,)) over the box ``bounds``: differential
     evolution, then a Nelder-Mead polish from its best point (the objective clips to the box).
     Returns ``(x, value, nfev)``."""
-    lo = np.array([b[0] for b in bounds], dtype=np.float64)
-    hi = np.array([b[1] for b in bounds], dtype=np.float64)
-
-    def neg(xT):
-        return -np.asarray(objective(np.asarray(xT).T), dtype=np.float64)
-
-    res = differential_evolution(
-        neg,
+    return maximize_many(
+        lambda X, owner: objective(X),
         bounds,
+        seeds=[seed],
         maxiter=maxiter,
         popsize=popsize,
-        seed=seed,
-        vectorized=True,
-        updating="deferred",
-        polish=False,
-        tol=1e-12,
-    )
+        polish_maxfev=polish_maxfev,
+    )[0]
+
+
+def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):
+    """:func:`maximize` for ``len(seeds)`` problems on one box at once: ``objective(X, owner)`` gives
+    the value of each row of ``X`` for problem ``owner[i]``. Differential evolution runs per problem
+    (scipy's, one generation per call); the Nelder-Mead polishes run in lockstep, every problem's
+    candidates in one call. Each problem's result is the one :func:`maximize` gives it alone (the
+    objective's value at a point must not depend on the other rows of the call).
+    Returns a list of ``(x, value, nfev)``."""
+    lo = np.array([b[0] for b in bounds], dtype=np.float64)
+    hi = np.array([b[1] for b in bounds], dtype=np.float64)
+    des = []
+    for j, seed in enumerate(seeds):
+
+        def neg(xT, j=j):
+            X = np.asarray(xT).T
+            return -np.asarray(objective(X, np.full(X.shape[0], j)), dtype=np.float64)
+
+        des.append(
+            differential_evolution(
+                neg,
+                bounds,
+                maxiter=maxiter,
+                popsize=popsize,
+                seed=seed,
+                vectorized=True,
+                updating="deferred",
+                polish=False,
+                tol=1e-12,
+            )
+        )
     dim = lo.size
-    (xl, fl, nl) = nelder_mead(
-        lambda X: -np.asarray(objective(np.clip(X, lo, hi)), dtype=np.float64),
-        res.x[None],
+    polished = nelder_mead(
+        lambda X, own: -np.asarray(objective(np.clip(X, lo, hi), own), dtype=np.float64),
+        np.stack([r.x for r in des]),
         maxfev=polish_maxfev or 200 * dim,
         xatol=1e-12,
         fatol=1e-14,
-    )[0]
-    x = np.clip(xl, lo, hi) if fl < res.fun else res.x
-    return x, float(objective(x[None])[0]), int(res.nfev + nl)
+        owners=True,
+    )
+    xs = np.stack([np.clip(xl, lo, hi) if fl < r.fun else r.x for (xl, fl, _), r in zip(polished, des)])
+    vals = np.asarray(objective(xs, np.arange(len(seeds))), dtype=np.float64)
+    return [(xs[j], float(vals[j]), int(r.nfev + nl)) for j, ((_, _, nl), r) in enumerate(zip(polished, des))]

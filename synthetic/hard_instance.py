@@ -127,12 +127,14 @@ class GuzmanNemirovski(Problem):
         c = xi * x[idx] - np.arange(K) * self.delta
         p, q, M = self.p, self.q, self.M
 
+        add, pm1, qq = np.add.reduce, p - 1, (q - 2) / q  # (ufunc reductions: the bits of .sum(), less overhead)
+
         def phi(nu):
-            w = np.maximum(c - nu, 0.0) ** (p - 1)
-            s = w.sum()
+            w = np.maximum(c - nu, 0.0) ** pm1
+            s = add(w)
             if s == 0:
                 return 0.0, w
-            return M * s * np.sum(w**q) ** ((q - 2) / q), w
+            return M * s * add(w**q) ** qq, w
 
         # phi(nu) = M sum(w) ||w||_q^{q-2}, decreasing in nu; 0 at nu = max c
         hi = float(c.max())

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+
 from lptheory import _validate
 from lptheory.geometry import dual_exponent, lp_norm
 
@@ -25,6 +27,8 @@ class GradientOracle:
     batch : int >= 1 or a callable ``t -> n_t`` (e.g. ``lambda t: T`` for Theorem 1's n_t = T)
     """
 
+    accepts_out = True  # the simulator may pass its reused gradient buffer
+
     def __init__(self, problem: Problem, noise: Noise | None = None, batch: int | Callable[[int], int] = 1):
         if noise is not None and noise.d != problem.d:
             raise ValueError(f"noise has d={noise.d} but the problem has d={problem.d}")
@@ -36,14 +40,18 @@ class GradientOracle:
         n = self.batch(t) if callable(self.batch) else self.batch
         return _validate.integer(f"batch size at step {t}", n, lo=1)
 
-    def __call__(self, theta, t: int, rngs):
-        """Stochastic gradients for theta of shape (R, d).
+    def __call__(self, theta, t: int, rngs, out=None):
+        """Stochastic gradients for theta of shape (R, d), written into ``out`` when given (the
+        simulator's reused buffer: no fresh (R, d) arrays per step).
 
         ``rngs``: a list of ``numpy.random.Generator``, replicate r drawing from ``rngs[r]`` (numpy
         arrays); or one batched device source (``lptheory._random.TorchRandom``, torch tensors), from
         which all replicates' noise is drawn at once, on the device.
         """
-        g = self.problem.grad(theta)
+        if out is not None and isinstance(theta, np.ndarray) and hasattr(self.problem, "grad_into"):
+            g = self.problem.grad_into(theta, t, out)
+        else:
+            g = self.problem.grad(theta, t)
         if self.noise is None:
             return g
         n = self.batch_at(t)
@@ -51,8 +59,7 @@ class GradientOracle:
             return g + self.noise.sample_mean(rngs, n, size=tuple(theta.shape[:-1]))
         if len(rngs) != theta.shape[0]:
             raise ValueError(f"need one generator per replicate: {theta.shape[0]} replicates, {len(rngs)} generators")
-        for r, rng in enumerate(rngs):
-            g[r] += self.noise.sample_mean(rng, n)
+        self.noise.add_means_into(rngs, n, g)
         return g
 
     def assumptions(self) -> dict:

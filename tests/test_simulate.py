@@ -110,3 +110,43 @@ def test_cli_run_defaults_and_errors(tmp_path, capsys):
     )
     assert cli.main(["run", "--p", "1.5", "--steps", "5", "--out", str(tmp_path), "--quiet"]) == 2
     assert "p must" in capsys.readouterr().err
+
+
+def _snapshot_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent / "snapshots" / "make_simulate_snapshot.py"
+    spec = importlib.util.spec_from_file_location("make_simulate_snapshot", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, path.with_name("simulate_bits.json")
+
+
+@pytest.mark.parametrize("engine", ["fused", "numpy"])
+def test_simulator_bits_snapshot(engine, monkeypatch):
+    """The simulator's bits are pinned: 180 cells (4 problems x 5 noise models x batch 1/3 x 4
+    optimizers, d = 32 and 30) against tests/snapshots/simulate_bits.json, on the fused engine and the
+    reference engine. The snapshot's note says which cells changed since cc74f3c and why. On a machine
+    whose numpy dispatches to other SIMD code (other CPU features), transcendental functions may round
+    differently: there the sums are compared to 1e-12 instead of the bits."""
+    import json
+
+    if engine == "numpy":
+        monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    mod, path = _snapshot_module()
+    stored = json.loads(path.read_text())
+    same_machine = stored["cpu_features"] == mod.cpu_features() and stored["numpy"] == np.__version__
+    cells = list(mod.cells())
+    assert len(cells) == len(stored["cells"]) == 180
+    bad = []
+    for key, *args in cells:
+        got, want = mod.run_cell(*args), stored["cells"][key]
+        if same_machine:
+            if got["sha256"] != want["sha256"]:
+                bad.append(key)
+        elif not (
+            np.isclose(got["sum"], want["sum"], rtol=1e-12) and np.isclose(got["sumsq"], want["sumsq"], rtol=1e-12)
+        ):
+            bad.append(key)
+    assert not bad, f"{len(bad)} simulator cells changed: {bad[:5]}"

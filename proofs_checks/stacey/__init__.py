@@ -117,5 +117,6 @@ for _name, _mod, _fn, _title, _desc, _p, _rng in _CHECKS:
             options=("p",) if _p else (),
             defaults={"p": list(_p)} if _p else {},
             validate=_p_range(*_rng) if _rng else None,
+            parallel=_name == "lemmas",
         )
     )

@@ -22,7 +22,15 @@ import time
 import numpy as np
 import sympy as sp
 
-from ..engines import DistributionSpace, SearchBudget, adversarial_search, exact_expectation, monte_carlo, value_claim
+from ..engines import (
+    DistributionSpace,
+    SearchBudget,
+    SearchJob,
+    adversarial_search_many,
+    exact_expectation,
+    monte_carlo,
+    value_claim,
+)
 from ..expressions import CoordSum, Distribution, g, sigma
 from ..spec import Assumption, ClaimSpec
 from . import formulas as F
@@ -250,27 +258,33 @@ def measured_records(p_list, *, seed: int = 0, quick: bool = False, d: int = 6, 
     return out
 
 
-def search_records(p_list, *, seed: int = 0, quick: bool = False, scale: float = 1.0, progress=None, lemmas=F.LEMMAS):
+def search_records(
+    p_list, *, seed: int = 0, quick: bool = False, scale: float = 1.0, progress=None, lemmas=F.LEMMAS, workers: int = 1
+):
     """One adversarial-search record per (lemma, p): the worst E[term] / bound over finite-support
     distributions meeting Assumptions 2-4 exactly; ``violated`` only after the mpmath re-check."""
     mode = "quick" if quick else "full"
     spaces = [DistributionSpace(d, k, n) for d, k, n in SEARCH_CONFIGS[mode]]
     out = []
-    for p in p_list:
-        for lemma in lemmas:
-            ss = np.random.SeedSequence([seed, int(round(p * 1000)), F.LEMMAS.index(lemma)])
-            rec = adversarial_search(
+    for p in p_list:  # the lemmas' searches at one p share their evaluations (same records as one by one)
+        jobs = [
+            SearchJob(
                 F.LEMMA_SPECS[lemma],
-                spaces,
-                {"p": p, "lemma": lemma},
-                scalars={"p": p, "eta": 1.0, "L": 1.0},
-                seed=ss,
-                budget=SEARCH_BUDGET[mode],
-                scale=scale,
-                require=None if lemma == "thm1.C" else NONDEGENERATE,
-                progress=progress,
+                np.random.SeedSequence([seed, int(round(p * 1000)), F.LEMMAS.index(lemma)]),
+                scale,
+                None if lemma == "thm1.C" else NONDEGENERATE,
             )
-            out.append(rec)
+            for lemma in lemmas
+        ]
+        out += adversarial_search_many(
+            jobs,
+            spaces,
+            [{"p": p, "lemma": lemma} for lemma in lemmas],
+            scalars={"p": p, "eta": 1.0, "L": 1.0},
+            budget=SEARCH_BUDGET[mode],
+            progress=progress,
+            workers=workers,
+        )
     return out
 
 
@@ -286,5 +300,5 @@ def run_lemmas(ctx):
     ctx.say(f"identities done ({time.perf_counter() - t0:.1f}s)")
     recs += measured_records(p_list, seed=ctx.seed, quick=ctx.quick)
     ctx.say(f"measured terms done ({time.perf_counter() - t0:.1f}s)")
-    recs += search_records(p_list, seed=ctx.seed, quick=ctx.quick, progress=ctx.say)
+    recs += search_records(p_list, seed=ctx.seed, quick=ctx.quick, progress=ctx.say, workers=ctx.jobs)
     return recs

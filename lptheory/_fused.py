@@ -1,0 +1,625 @@
+"""The fused CPU engine: each element-wise rule traced once and compiled with numba into kernels that
+make one pass over memory, bit-identical to the reference numpy engine (:mod:`lptheory._engine`).
+
+How. The rule (written once, ``rule(xp, h, b)``) is called with a recording namespace
+(:class:`TraceNS`): every ``xp.op(..., out=buf)`` becomes an operation on a per-element local
+variable. The operations numba reproduces bit for bit (``+ - * /``, ``abs``, ``sqrt``, ``sign``,
+``copysign``: IEEE operations, compiled without fast-math or contraction) are fused into loops;
+those whose numpy implementation numba cannot reproduce (``power``, ``cbrt``, ``exp``, ``log``:
+numpy's vectorized transcendental functions) stay numpy calls on cache-sized chunks between the
+fused loops, with the values that cross them kept in per-chunk scratch arrays. Hyper-parameters that
+fix the rule's control flow are constants of the kernel (one compilation per configuration and
+dtype); ``lr``, schedules and per-step scalars (bias corrections) are kernel arguments, so a new
+learning rate is not a new kernel. Comparisons the rule makes on such arguments are recorded as
+guards and re-checked at every step (a different branch means a new trace).
+
+Numbers: identical to the reference engine in float64 and float32 (tested for every optimizer, both
+eps modes, p in {2, 2.5, 2.7, 3, 4, inf}): the same operations in the same order on the same values,
+and the same numpy calls for powers (``numpy.power``: within 1 ulp of the correctly rounded result).
+
+Threads: large arrays are split into ranges processed by ``threads()`` worker threads (numba kernels
+and numpy release the GIL); every element is computed the same way whatever the split.
+
+Generated kernels are written as modules to ``LPTHEORY_CACHE_DIR`` (default
+``~/.cache/lptheory/fused``) and compiled with numba's cache, so a new process reuses them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+import threading
+
+import numpy as np
+
+from ._engine import Buffers, Hyper
+
+__all__ = ["available", "run", "TraceNS", "FusedUnsupported"]
+
+_LOCK = threading.Lock()
+_KERNELS: dict = {}
+_LAST: dict = {}
+_FIELDS: dict = {}
+_NUMPY_OPS = ("power", "cbrt", "exp", "log")
+CHUNK = 16384
+
+
+class FusedUnsupported(Exception):
+    """The rule does something the tracer does not reproduce: run the reference engine instead."""
+
+
+def available() -> bool:
+    """numba is installed and the fused engine is not switched off (``LPTHEORY_ENGINE=numpy``)."""
+    if os.environ.get("LPTHEORY_ENGINE", "").lower() == "numpy":
+        return False
+    return _numba_installed()
+
+
+@functools.lru_cache(maxsize=1)
+def _numba_installed() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------
+# tracing
+
+
+class Sym(float):
+    """A scalar argument of the kernel (or an expression of them): a float with its concrete value,
+    the Python source that computes it from the kernel's scalar arguments, and the tracer's guards."""
+
+    def __new__(cls, value, src, tracer):
+        obj = float.__new__(cls, value)
+        obj.src = src
+        obj.tracer = tracer
+        return obj
+
+    def _bin(self, other, op, rev=False):
+        if isinstance(other, TArr):
+            return NotImplemented
+        ov = float(other)
+        osrc = other.src if isinstance(other, Sym) else repr(ov)
+        a, b = (osrc, self.src) if rev else (self.src, osrc)
+        x, y = (ov, float(self)) if rev else (float(self), ov)
+        val = {"+": x + y, "-": x - y, "*": x * y, "/": x / y if y != 0 else math.copysign(math.inf, x), "**": x**y}[op]
+        return Sym(val, f"({a} {op} {b})", self.tracer)
+
+    def __add__(self, o):
+        return self._bin(o, "+")
+
+    def __radd__(self, o):
+        return self._bin(o, "+", True)
+
+    def __sub__(self, o):
+        return self._bin(o, "-")
+
+    def __rsub__(self, o):
+        return self._bin(o, "-", True)
+
+    def __mul__(self, o):
+        return self._bin(o, "*")
+
+    def __rmul__(self, o):
+        return self._bin(o, "*", True)
+
+    def __truediv__(self, o):
+        return self._bin(o, "/")
+
+    def __rtruediv__(self, o):
+        return self._bin(o, "/", True)
+
+    def __pow__(self, o):
+        return self._bin(o, "**")
+
+    def __rpow__(self, o):
+        return self._bin(o, "**", True)
+
+    def __neg__(self):
+        return Sym(-float(self), f"(-{self.src})", self.tracer)
+
+    def _cmp(self, other, op):
+        res = {
+            "==": float.__eq__,
+            "!=": float.__ne__,
+            "<": float.__lt__,
+            "<=": float.__le__,
+            ">": float.__gt__,
+            ">=": float.__ge__,
+        }[op](float(self), float(other))
+        self.tracer.guards.append((self.src, op, float(other), bool(res)))
+        return res
+
+    def __eq__(self, o):
+        return self._cmp(o, "==")
+
+    def __ne__(self, o):
+        return self._cmp(o, "!=")
+
+    def __lt__(self, o):
+        return self._cmp(o, "<")
+
+    def __le__(self, o):
+        return self._cmp(o, "<=")
+
+    def __gt__(self, o):
+        return self._cmp(o, ">")
+
+    def __ge__(self, o):
+        return self._cmp(o, ">=")
+
+    def __bool__(self):
+        return self._cmp(0.0, "!=")
+
+    __hash__ = float.__hash__
+
+
+class TArr:
+    """A traced buffer (a named array of the rule)."""
+
+    __slots__ = ("name", "dtype", "tracer")
+
+    def __init__(self, name, dtype, tracer):
+        self.name, self.dtype, self.tracer = name, dtype, tracer
+
+    def copy(self):
+        raise FusedUnsupported("copy of a traced buffer")
+
+    def __array__(self, *a, **k):
+        raise FusedUnsupported("a traced buffer used as a numpy array")
+
+
+class TraceNS:
+    """The numpy-like namespace that records a rule's operations (``numpy_semantics``: the helpers of
+    :mod:`lptheory._xp` take numpy's branches, so the trace computes numpy's bits)."""
+
+    numpy_semantics = True
+    __name__ = "lptheory._fused.TraceNS"
+
+    def __init__(self):
+        self.ops: list = []
+        self.guards: list = []
+
+    def _emit(self, op, out, args):
+        if not isinstance(out, TArr):
+            raise FusedUnsupported(f"{op}: out must be a buffer")
+        for a in args:
+            if not isinstance(a, (TArr, Sym, float, int)) or isinstance(a, bool):
+                raise FusedUnsupported(f"{op}: unsupported argument {a!r}")
+        self.ops.append((op, out.name, [a.name if isinstance(a, TArr) else a for a in args]))
+        return out
+
+    def multiply(self, a, b, out):
+        return self._emit("mul", out, [a, b])
+
+    def add(self, a, b, out):
+        return self._emit("add", out, [a, b])
+
+    def subtract(self, a, b, out):
+        return self._emit("sub", out, [a, b])
+
+    def divide(self, a, b, out):
+        return self._emit("div", out, [a, b])
+
+    def abs(self, a, out):
+        return self._emit("abs", out, [a])
+
+    def sqrt(self, a, out):
+        return self._emit("sqrt", out, [a])
+
+    def sign(self, a, out):
+        return self._emit("sign", out, [a])
+
+    def copysign(self, a, b, out):
+        return self._emit("copysign", out, [a, b])
+
+    def power(self, a, e, out):
+        return self._emit("power", out, [a, e])
+
+    def cbrt(self, a, out):
+        return self._emit("cbrt", out, [a])
+
+    def exp(self, a, out):
+        return self._emit("exp", out, [a])
+
+    def log(self, a, out):
+        return self._emit("log", out, [a])
+
+    def copyto(self, out, src):
+        return self._emit("copy", out, [src])
+
+    def fill(self, out, value):
+        return self._emit("fill", out, [value])
+
+
+# ---------------------------------------------------------------------------------------------------
+# code generation
+
+
+_NB_UNARY = {"abs": "abs({0})", "sqrt": "np.sqrt({0})", "sign": "np.sign({0})"}
+_NB_BINARY = {
+    "mul": "{0} * {1}",
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "div": "{0} / {1}",
+    "copysign": "np.copysign({0}, {1})",
+}
+
+
+def _arg(a, env, cast):
+    if isinstance(a, str):
+        return env[a]
+    if isinstance(a, Sym):
+        return f"{cast}({a.src})"
+    return f"{cast}({float(a)!r})"
+
+
+def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
+    """Python source of the kernels: fused loops (segments) separated by numpy operations.
+
+    Returns ``(source, plan, slots)``. ``plan`` lists ("kernel", name, input arrays read, slots read,
+    slots written, outputs written) and ("numpy", op, slot in, slot out, exponent source) steps;
+    ``slots`` names the per-chunk scratch arrays that carry values across the numpy operations.
+    Outputs are written in the last segment only, so that an output that aliases an input (an
+    in-place step) is never read after it is written."""
+    env = {n: f"in_{n}" for n in inputs}  # buffer -> current SSA value
+    count = [0]
+    segments: list[list] = [[]]  # per segment: (target, expression source, [SSA values read])
+    between: list = []  # numpy step after segment k: (op, x, target, exponent source)
+    where: dict = {}  # SSA -> ("in" | segment index | k + 0.5 for a numpy output)
+    for v in env.values():
+        where[v] = "in"
+
+    def new(buf):
+        count[0] += 1
+        return f"v{count[0]}_{buf}"
+
+    def src_of(a):
+        if isinstance(a, str):
+            if a not in env:
+                raise FusedUnsupported(f"reads {a} before it is written")
+            return env[a], [env[a]]
+        if isinstance(a, Sym):
+            return f"{cast}({a.src})", []
+        return f"{cast}({float(a)!r})", []
+
+    for op, out, args in ops:
+        if op in _NUMPY_OPS:
+            x = env[args[0]]
+            expo = None
+            if op == "power":
+                e = args[1]
+                expo = e.src if isinstance(e, Sym) else repr(float(e))
+            tgt = new(out)
+            between.append((op, x, tgt, expo))
+            where[tgt] = len(segments) - 0.5
+            segments.append([])
+            env[out] = tgt
+            continue
+        parts = [src_of(a) for a in args]
+        reads = [r for _, rs in parts for r in rs]
+        srcs = [p for p, _ in parts]
+        if op == "fill":
+            expr = srcs[0]
+        elif op == "copy":
+            expr = srcs[0]
+        elif op in _NB_UNARY:
+            expr = _NB_UNARY[op].format(*srcs)
+        elif op in _NB_BINARY:
+            expr = _NB_BINARY[op].format(*srcs)
+        else:
+            raise FusedUnsupported(f"operation {op}")
+        tgt = new(out)
+        segments[-1].append((tgt, expr, reads))
+        where[tgt] = len(segments) - 1
+        env[out] = tgt
+    finals = {n: env[n] for n in outputs}
+    last = len(segments) - 1
+    # who reads what: segment k reads its expressions' values, the numpy step after k reads its input
+    readers: dict = {}
+    for k, seg in enumerate(segments):
+        for _, _, rs in seg:
+            for r in rs:
+                readers.setdefault(r, set()).add(k)
+    for k, (_op, x, _tgt, _expo) in enumerate(between):
+        readers.setdefault(x, set()).add(k + 0.25)  # read right after segment k
+    for v in finals.values():
+        readers.setdefault(v, set()).add(last)
+    slot = {}
+    for v, ks in readers.items():
+        w = where[v]
+        if w == "in":
+            continue
+        if any(k > w for k in ks) and not all(k == w for k in ks):
+            slot[v] = f"slot_{v}"
+    lines = [
+        "import numpy as np",
+        "import numba",
+        "",
+        "float64, float32 = np.float64, np.float32",
+        "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
+        "",
+    ]
+    plan = []
+    for k, seg in enumerate(segments):
+        defined = {t for t, _, _ in seg}
+        reads = {r for _, _, rs in seg for r in rs}
+        if k == last:
+            reads |= set(finals.values())
+        if k < len(between):
+            reads.add(between[k][1])
+        loads_in = sorted(r for r in reads if where.get(r) == "in")
+        loads_slot = sorted(r for r in reads if r not in defined and where.get(r) != "in")
+        stores = sorted(v for v in defined if v in slot)
+        outs = finals if k == last else {}
+        alias = alias or {}
+        # an output that is the same memory as an input (an in-place step) is stored through the input's
+        # parameter: one base pointer, so LLVM vectorizes the loop without a runtime overlap check
+        target = {nm: (f"a_{alias[nm]}" if nm in alias else f"o_{nm}") for nm in outs}
+        extra_in = sorted({alias[nm] for nm in outs if nm in alias} - {v[3:] for v in loads_in})
+        name = f"seg{k}"
+        arrays = (
+            [f"a_{v[3:]}" for v in loads_in]
+            + [f"a_{x}" for x in extra_in]
+            + [slot[v] for v in loads_slot]
+            + [slot[v] for v in stores]
+            + [f"o_{nm}" for nm in outs if nm not in alias]
+        )
+        lines.append("@_jit")
+        lines.append(f"def {name}({', '.join(['n', *arrays, *dyn_names])}):")
+        lines.append("    for i in range(n):")  # every array is the chunk's slice: one index, vectorizable
+        lines += [f"        {v} = a_{v[3:]}[i]" for v in loads_in]
+        lines += [f"        {v} = {slot[v]}[i]" for v in loads_slot]
+        lines += [f"        {t} = {e}" for t, e, _ in seg]
+        lines += [f"        {slot[v]}[i] = {v}" for v in stores]
+        lines += [f"        {target[nm]}[i] = {v}" for nm, v in outs.items()]
+        lines.append("")
+        plan.append(
+            (
+                "kernel",
+                name,
+                [v[3:] for v in loads_in] + extra_in,
+                [slot[v] for v in loads_slot],
+                [slot[v] for v in stores],
+                [nm for nm in outs if nm not in alias],
+            )
+        )
+        if k < len(between):
+            op, x, tgt, expo = between[k]
+            plan.append(
+                ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
+            )
+    return "\n".join(lines), plan, sorted(set(slot.values()))
+
+
+def _names_in(expr: str):
+    import re
+
+    return re.findall(r"\b(?:v\d+_\w+|in_\w+)\b", expr)
+
+
+def _module(source: str):
+    """Import generated source from the cache directory (so that numba's cache can persist it)."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    root = os.environ.get("LPTHEORY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "fused")
+    name = f"lptheory_fused_{digest}"
+    try:
+        os.makedirs(root, exist_ok=True)
+        path = os.path.join(root, name + ".py")
+        if not os.path.exists(path):
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w") as fh:
+                fh.write(source)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+        return mod
+    except OSError:  # read-only home: compile in memory without numba's on-disk cache
+        src = source.replace("cache=True", "cache=False")
+        ns: dict = {}
+        exec(compile(src, f"<{name}>", "exec"), ns)  # noqa: S102  (our own generated code)
+
+        class _M:
+            pass
+
+        m = _M()
+        m.__dict__.update(ns)
+        return m
+
+
+@dataclasses.dataclass
+class _Kernel:
+    module: object
+    plan: list
+    slots: list
+    dyn_names: list
+    guards: list
+    inputs: list
+    outputs: list
+    exps: dict
+
+    def guards_hold(self, values: dict) -> bool:
+        for src, op, other, res in self.guards:
+            v = _eval(src, values)
+            ok = {
+                "==": v == other,
+                "!=": v != other,
+                "<": v < other,
+                "<=": v <= other,
+                ">": v > other,
+                ">=": v >= other,
+            }[op]
+            if ok != res:
+                return False
+        return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _code(src: str):
+    return compile(src, "<lptheory-fused-scalar>", "eval")
+
+
+def _eval(src: str, values: dict) -> float:
+    return float(eval(_code(src), {"__builtins__": {}}, values))  # noqa: S307  (our own generated expressions)
+
+
+def _aliases(arrays: dict) -> tuple:
+    """((output name, input name), ...) for outputs that are the same memory as an input (in-place steps)."""
+    ins = [(n, a) for n, a in arrays.items() if n[:4] != "new_"]
+    out = []
+    for n, a in arrays.items():
+        if n[:4] != "new_":
+            continue
+        for m, b in ins:
+            if a is b or (
+                np.may_share_memory(a, b)
+                and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+                and a.shape == b.shape
+                and a.strides == b.strides
+            ):
+                out.append((n, m))
+                break
+    return tuple(out)
+
+
+def _kernel(opt, h: Hyper, arrays: dict, dtype):
+    """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use)."""
+    alias = _aliases(arrays)
+    fast = (id(opt), np.dtype(dtype).str, tuple(arrays), tuple(h), alias)
+    cache = _LAST.get(fast)  # (optimizer, kernels): the per-step lookup without re-deriving the key
+    if cache is not None and cache[0] is opt:
+        _, cands, dyn_names = cache
+    else:
+        fields = _FIELDS.get(type(opt))
+        if fields is None:
+            fields = _FIELDS[type(opt)] = frozenset(f.name for f in dataclasses.fields(opt))
+        dyn = set(opt.dynamic_fields()) | (set(h) - fields)
+        dyn_names = sorted(k for k in dyn if isinstance(h[k], (int, float)) and not isinstance(h[k], bool))
+        key = (opt.static(), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias)
+        cands = _KERNELS.setdefault(key, [])
+        if len(_LAST) > 256:
+            _LAST.clear()
+        _LAST[fast] = (opt, cands, dyn_names)
+    values = {k: float(h[k]) for k in dyn_names}
+    for k in cands:
+        if k.guards_hold(values):
+            return k
+    with _LOCK:
+        tracer = TraceNS()
+        hh = Hyper({k: (Sym(float(v), k, tracer) if k in dyn_names else v) for k, v in h.items()})
+        names = list(arrays)
+        bufs = {n: TArr(n, dtype, tracer) for n in names}
+        scratch = {f"s{i + 1}": TArr(f"s{i + 1}", dtype, tracer) for i in range(opt.n_scratch)}
+        try:
+            type(opt).rule(tracer, hh, Buffers(**bufs, **scratch))
+        except FusedUnsupported:
+            raise
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise FusedUnsupported(str(exc)) from exc
+        inputs = [n for n in names if not n.startswith("new_")]
+        outputs = [n for n in names if n.startswith("new_")]
+        cast = "float32" if np.dtype(dtype) == np.float32 else "float64"
+        source, plan, slots = _generate(tracer.ops, inputs, outputs, dyn_names, cast, dict(alias))
+        mod = _module(source)
+        k = _Kernel(mod, plan, slots, dyn_names, tracer.guards, inputs, outputs, {})
+        cands.append(k)
+        return k
+
+
+# ---------------------------------------------------------------------------------------------------
+# execution
+
+_tls = threading.local()
+
+
+def _slots(names, n, dtype):
+    cache = getattr(_tls, "slots", None)
+    if cache is None:
+        cache = _tls.slots = {}
+    key = (tuple(names), n, np.dtype(dtype).str)
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = {s: np.empty(n, dtype=dtype) for s in names}
+    return got
+
+
+_NP = {"power": np.power, "cbrt": np.cbrt, "exp": np.exp, "log": np.log}
+
+
+def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: int):
+    mod = k.module
+    if len(k.plan) == 1:  # one fused loop: the whole range in one call
+        _, name, loads, _, _, outs = k.plan[0]
+        getattr(mod, name)(hi - lo, *[flats[x][lo:hi] for x in loads], *[flats[o][lo:hi] for o in outs], *scalars)
+        return
+    slot_arrays = _slots(k.slots, chunk, next(iter(flats.values())).dtype)
+    values = dict(zip(k.dyn_names, scalars))
+    steps = []  # resolved once per call: (kernel, arrays) or (numpy function, input, output, exponent)
+    for st in k.plan:
+        if st[0] == "kernel":
+            _, name, loads, lslots, sslots, outs = st
+            big = [flats[x] for x in loads]
+            small = [slot_arrays[x] for x in lslots] + [slot_arrays[x] for x in sslots]
+            steps.append((getattr(mod, name), big, small, [flats[o] for o in outs]))
+        else:
+            _, op, xin, xout, src, xarr = st
+            expo = _eval(src, values) if src is not None else None
+            steps.append((op, xin, xarr, slot_arrays[xout], expo))
+    with np.errstate(all="ignore"):
+        for s in range(lo, hi, chunk):
+            m = min(hi, s + chunk) - s
+            for st in steps:
+                if len(st) == 4:
+                    fn, big, small, outs = st
+                    if m != chunk:
+                        small = [a[:m] for a in small]
+                    fn(m, *[a[s : s + m] for a in big], *small, *[a[s : s + m] for a in outs], *scalars)
+                    continue
+                op, xin, xarr, out, expo = st
+                a = slot_arrays[xin] if xin is not None else flats[xarr][s : s + m]
+                if m != chunk:
+                    a, out = a[:m], out[:m]
+                if op == "power":
+                    np.power(a, expo, out=out)
+                else:
+                    _NP[op](a, out=out)
+
+
+def run(opt, h: Hyper, arrays: dict, threads: int) -> bool:
+    """Run ``opt``'s rule fused over the numpy ``arrays``; False when the rule cannot be fused (the
+    caller then runs the reference engine)."""
+    first = next(iter(arrays.values()))
+    dtype = first.dtype
+    if dtype not in (np.float64, np.float32):
+        return False
+    try:
+        k = _kernel(opt, h, arrays, dtype)
+    except FusedUnsupported:
+        return False
+    flats = {n: a.reshape(-1) for n, a in arrays.items()}
+    n = first.size
+    scalars = [float(h[nm]) for nm in k.dyn_names]
+    if n == 0:
+        return True
+    if threads <= 1 or n < (1 << 17):
+        _run_range(k, flats, scalars, 0, n, CHUNK)
+        return True
+    from ._engine import _get_pool
+
+    per = -(-n // (threads * CHUNK)) * CHUNK
+    bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
+    pool = _get_pool(threads)
+    futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
+    for f in futures:
+        f.result()
+    return True

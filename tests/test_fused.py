@@ -1,0 +1,224 @@
+"""The fused CPU engine (lptheory._fused) against the reference numpy engine (lptheory._engine.apply).
+
+The contract is bit equality: the same operations in the same order on the same values, with numpy
+itself computing powers, exp and log. Every optimizer, both eps modes, p in {2, 2.5, 2.7, 3, 4, inf},
+float64 and float32, odd shapes (1-D, (3, 7), empty, non-contiguous), zero and subnormal gradients,
+in place and out of place, one thread and several.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from lptheory import _engine, _fused
+from lptheory import optimizers as O
+from lptheory import schedules as S
+
+pytestmark = pytest.mark.skipif(not _fused.available(), reason="numba not installed (fused engine off)")
+
+PS = [2.0, 2.5, 2.7, 3.0, 4.0, math.inf]
+
+
+def _configs():
+    out = []
+    for p in PS:
+        out.append(O.LpDescent(p=p, lr=0.1))
+        for mode in ("paper", "official"):
+            out.append(O.StaceyP2(p=p, lr=0.1, alpha=0.05, tau=0.2, eps_mode=mode, weight_decay=0.01))
+            if p != math.inf:
+                out.append(O.StaceyPP(p=p, lr=0.1, alpha=0.05, tau=0.2, eps_mode=mode))
+    out += [
+        O.StaceyPP(p=2.7, lr=0.1, eps=0.0),
+        O.AdamW(lr=0.1),
+        O.AdamW(lr=0.1, bias_correction=False),
+        O.Adam(lr=0.1, weight_decay=0.1),
+        O.SGD(lr=0.1, nesterov=True, weight_decay=0.1),
+        O.SGD(lr=0.1, momentum=0.0),
+        O.SignSGD(lr=0.1, momentum=0.5),
+        O.SignSGD(lr=0.1),
+        O.Lion(lr=0.1, weight_decay=0.1),
+    ]
+    return out
+
+
+CONFIGS = _configs()
+
+
+def _ids(c):
+    return repr(c)[:80]
+
+
+def _inputs(rng, shape, dtype):
+    theta = rng.standard_normal(shape).astype(dtype)
+    grad = rng.standard_normal(shape).astype(dtype)
+    flat_g, flat_t = grad.reshape(-1), theta.reshape(-1)
+    tiny = np.finfo(dtype).smallest_subnormal
+    if flat_g.size >= 12:
+        flat_g[:4] = 0.0
+        flat_g[4:7] = tiny
+        flat_g[7:9] = -tiny * 3
+        flat_t[:3] = 0.0
+        flat_t[9:11] = tiny
+    return theta, grad
+
+
+def _reference_step(opt, theta, grad, state, step):
+    h = opt.scalars(step)
+    outs = [np.empty_like(theta) for _ in range(1 + len(opt.buffers))]
+    arrays = opt.named(theta, grad, [state[k] for k in opt.buffers], outs)
+    _engine.apply(type(opt).rule, np, h, arrays, opt.n_scratch)
+    return outs[0], {**dict(zip(opt.buffers, outs[1:])), "step": step + 1}
+
+
+def _fused_step(opt, theta, grad, state, step, threads):
+    h = opt.scalars(step)
+    outs = [np.empty_like(theta) for _ in range(1 + len(opt.buffers))]
+    arrays = opt.named(theta, grad, [state[k] for k in opt.buffers], outs)
+    assert _fused.run(opt, h, arrays, threads), f"{opt!r} was not fused"
+    return outs[0], {**dict(zip(opt.buffers, outs[1:])), "step": step + 1}
+
+
+def _assert_same(a, b, what):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if not np.array_equal(a, b, equal_nan=True):
+        i = np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))))[:3]
+        raise AssertionError(f"{what}: fused {a.ravel()[i]} != reference {b.ravel()[i]} at {i}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("opt", CONFIGS, ids=_ids)
+def test_fused_bits_equal_reference(opt, dtype, rng):
+    """Three steps (bias corrections and momenta change per step) on a 1-D array that spans several
+    chunks and a partial one; state from the reference run feeds both."""
+    theta, grad = _inputs(rng, (3 * _fused.CHUNK + 123,), dtype)
+    state = opt.init(theta)
+    for step in range(3):
+        ref_t, ref_s = _reference_step(opt, theta, grad, state, step)
+        got_t, got_s = _fused_step(opt, theta, grad, state, step, threads=1)
+        _assert_same(got_t, ref_t, f"theta step {step}")
+        for k in opt.buffers:
+            _assert_same(got_s[k], ref_s[k], f"{k} step {step}")
+        theta, state = ref_t, ref_s
+        grad = np.roll(grad, 5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(1,), (3, 7), (0,), (0, 4), (5, 1, 3)], ids=str)
+@pytest.mark.parametrize(
+    "opt",
+    [O.StaceyPP(p=2.7, lr=0.1), O.StaceyP2(p=math.inf, lr=0.1), O.AdamW(lr=0.1), O.LpDescent(p=3.0, lr=0.1)],
+    ids=_ids,
+)
+def test_fused_odd_shapes(opt, shape, dtype, rng):
+    theta, grad = _inputs(rng, shape, dtype)
+    state = opt.init(theta)
+    ref_t, ref_s = _reference_step(opt, theta, grad, state, 0)
+    got_t, got_s = _fused_step(opt, theta, grad, state, 0, threads=2)
+    _assert_same(got_t, ref_t, "theta")
+    for k in opt.buffers:
+        _assert_same(got_s[k], ref_s[k], k)
+
+
+@pytest.mark.parametrize("opt", [O.StaceyPP(p=2.7, lr=0.1), O.StaceyP2(p=3.0, lr=0.1), O.AdamW(lr=0.1)], ids=_ids)
+def test_fused_threads_and_split_do_not_change_bits(opt, rng):
+    """Arrays large enough to be split over worker threads: 1, 2 and 3 threads give the same bits."""
+    theta, grad = _inputs(rng, (4, 70001), np.float64)
+    state = opt.init(theta)
+    runs = [_fused_step(opt, theta, grad, state, 0, threads=n) for n in (1, 2, 3)]
+    ref_t, ref_s = _reference_step(opt, theta, grad, state, 0)
+    for got_t, got_s in runs:
+        _assert_same(got_t, ref_t, "theta")
+        for k in opt.buffers:
+            _assert_same(got_s[k], ref_s[k], k)
+
+
+@pytest.mark.parametrize(
+    "opt", [O.StaceyPP(p=2.7, lr=0.1), O.StaceyP2(p=4.0, lr=0.1), O.AdamW(lr=0.1), O.Lion(lr=0.1)], ids=_ids
+)
+def test_step_api_fused_equals_reference_engine(opt, rng, monkeypatch):
+    """Through the public ``step``: non-contiguous inputs, ``donate=True`` (outputs alias inputs: the
+    in-place kernel variants), and the reference engine forced with ``LPTHEORY_ENGINE=numpy``."""
+    base = rng.standard_normal((6, 2 * _fused.CHUNK + 3))
+    theta0 = base[::2, ::3]  # non-contiguous view
+    grads = [rng.standard_normal((6, base.shape[1]))[::2, ::3] for _ in range(3)]
+
+    def traj(donate):
+        th, st = theta0.copy() if donate else theta0, opt.init(theta0)
+        for g in grads:
+            th, st = opt.step(th, g, st, donate=donate)
+        return th, st
+
+    monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    assert _engine.engine() == "numpy"
+    ref = traj(False)
+    monkeypatch.delenv("LPTHEORY_ENGINE")
+    assert _engine.engine() == "fused"
+    for donate in (False, True):
+        th, st = traj(donate)
+        _assert_same(th, ref[0], f"theta donate={donate}")
+        for k in opt.buffers:
+            _assert_same(st[k], ref[1][k], f"{k} donate={donate}")
+
+
+def test_schedules_and_lr_changes_reuse_one_kernel(rng):
+    """lr is a kernel argument: a schedule over 20 steps traces and compiles once."""
+    opt = O.StaceyPP(p=2.7, lr=S.CosineWarmup(0.1, 20, warmup=3), alpha=0.05, tau=0.2)
+    theta = rng.standard_normal(1000)
+    state = opt.init(theta)
+    before = sum(len(v) for v in _fused._KERNELS.values())
+    for _ in range(20):
+        theta, state = opt.step(theta, rng.standard_normal(1000), state)
+    after = sum(len(v) for v in _fused._KERNELS.values())
+    assert after - before <= 1
+
+
+def test_planted_kernel_bug_is_caught(rng, monkeypatch):
+    """The comparison above can fail: a tracer that emits ``+`` for ``-`` gives different bits."""
+    opt = O.AdamW(lr=0.1, weight_decay=0.3)
+    theta, grad = _inputs(rng, (1000,), np.float64)
+    state = opt.init(theta)
+    ref_t, _ = _reference_step(opt, theta, grad, state, 0)
+    monkeypatch.setattr(_fused, "_KERNELS", {})
+    monkeypatch.setattr(_fused, "_LAST", {})
+    monkeypatch.setattr(_fused.TraceNS, "subtract", _fused.TraceNS.add)
+    got_t, _ = _fused_step(opt, theta, grad, state, 0, threads=1)
+    assert not np.array_equal(got_t, ref_t)
+
+
+def test_unsupported_dtype_falls_back(rng):
+    opt = O.AdamW(lr=0.1)
+    theta = rng.standard_normal(10).astype(np.float16)
+    h = opt.scalars(0)
+    st = opt.init(theta)
+    outs = [np.empty_like(theta) for _ in range(3)]
+    assert not _fused.run(opt, h, opt.named(theta, theta.copy(), [st["m"], st["v"]], outs), 1)
+
+
+def _child_step(q):
+    theta = np.ones(1 << 19)
+    opt = O.AdamW(lr=0.1)
+    th, _ = opt.step(theta, theta.copy(), opt.init(theta))
+    q.put(float(th[0]))
+
+
+def test_forked_child_gets_its_own_worker_threads():
+    """The parallel checks fork: a child must not submit to the parent's thread pool (whose threads it
+    does not have) or it waits forever."""
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    theta = np.ones(1 << 19)
+    opt = O.AdamW(lr=0.1)
+    opt.step(theta, theta.copy(), opt.init(theta))  # the parent's pool exists now
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    proc = ctx.Process(target=_child_step, args=(q,))
+    proc.start()
+    proc.join(60)
+    alive = proc.is_alive()
+    if alive:
+        proc.kill()
+    assert not alive, "the forked child hung on the parent's thread pool"
+    assert q.get(timeout=5) < 1.0

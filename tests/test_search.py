@@ -1,0 +1,85 @@
+"""The search engine: the lockstep Nelder-Mead is scipy's, bit for bit; batched and parallel searches give
+each job the result it gets alone."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from proofs_checks.engines import DistributionSpace, SearchBudget, SearchJob, search_worst, search_worst_many
+from proofs_checks.search import maximize, maximize_many, nelder_mead
+
+
+def _rosen(x):
+    x = np.atleast_2d(x)
+    return np.sum(100.0 * (x[:, 1:] - x[:, :-1] ** 2) ** 2 + (1 - x[:, :-1]) ** 2, axis=1)
+
+
+def _kink(x):
+    x = np.atleast_2d(x)
+    return np.sum(np.abs(x - 0.3), axis=1) + 0.1 * np.sum(x**2, axis=1)
+
+
+@pytest.mark.parametrize("fun", [_rosen, _kink])
+@pytest.mark.parametrize("maxfev", [7, 60, 400, None])
+def test_nelder_mead_is_scipys(fun, maxfev):
+    """Same iterates as scipy.optimize.minimize(method='Nelder-Mead'): x, f and the evaluation count,
+    bit for bit, for each start; budgets that stop inside an iteration included."""
+    starts = np.array([[-1.2, 1.0, 0.5], [0.0, 0.0, 0.0], [2.0, -1.0, 3.0]])
+    ours = nelder_mead(fun, starts, maxfev=maxfev, xatol=1e-10, fatol=1e-12)
+    for x0, (x, f, n) in zip(starts, ours):
+        opts = {"xatol": 1e-10, "fatol": 1e-12}
+        if maxfev is not None:
+            opts["maxfev"] = maxfev
+        ref = minimize(lambda v: float(fun(v)[0]), x0, method="Nelder-Mead", options=opts)
+        np.testing.assert_array_equal(x, ref.x)
+        assert f == ref.fun and n == ref.nfev
+
+
+def test_nelder_mead_owners_batches_problems():
+    """With owners=True one call carries every problem's candidates, tagged by problem."""
+    shifts = np.array([0.0, 1.0, -2.0])
+    calls = []
+
+    def fun(X, own):
+        calls.append(len(X))
+        return _kink(X - shifts[own][:, None])
+
+    together = nelder_mead(fun, np.zeros((3, 2)), maxfev=200, owners=True)
+    for b, s in enumerate(shifts):
+        alone = nelder_mead(lambda X, s=s: _kink(X - s), np.zeros((1, 2)), maxfev=200)[0]
+        np.testing.assert_array_equal(together[b][0], alone[0])
+        assert together[b][1:] == alone[1:]
+    assert max(calls) > 4  # candidates of several problems shared a call
+
+
+def test_maximize_many_equals_maximize():
+    bounds = [(-1.0, 1.0)] * 3
+
+    def obj(X, own):
+        return -_kink(X) + 0.01 * own
+
+    together = maximize_many(obj, bounds, seeds=[1, 2], maxiter=15, popsize=6)
+    for j, seed in enumerate([1, 2]):
+        x, v, n = maximize(lambda X, j=j: obj(X, np.full(len(X), j)), bounds, seed=seed, maxiter=15, popsize=6)
+        np.testing.assert_array_equal(together[j][0], x)
+        assert together[j][1:] == (v, n)
+
+
+def test_search_worst_many_equals_alone_and_parallel_equals_serial():
+    """Jobs sharing their constants (the Theorem 1 lemmas) batched, then spread over 2 processes: each job
+    gets the worst case it finds alone."""
+    from proofs_checks.stacey import formulas as F
+    from proofs_checks.stacey.lemmas import NONDEGENERATE
+
+    spaces = [DistributionSpace(1, 2, 1), DistributionSpace(1, 2, 2)]
+    budget = SearchBudget(maxiter=6, popsize=5)
+    scalars = {"p": 4.0, "eta": 1.0, "L": 1.0}
+    jobs = [SearchJob(F.LEMMA_SPECS[lem], [3, i], 1.0, NONDEGENERATE) for i, lem in enumerate(F.LEMMAS[:3])]
+    serial = search_worst_many(jobs, spaces, scalars, budget=budget)
+    forked = search_worst_many(jobs, spaces, scalars, budget=budget, workers=2)
+    for jb, a, b in zip(jobs, serial, forked):
+        alone = search_worst(jb.spec, spaces, scalars, seed=jb.seed, budget=budget, require=jb.require)
+        for got in (a, b):
+            assert got["ratio"] == alone["ratio"] and got["nfev"] == alone["nfev"]
+            np.testing.assert_array_equal(got["x"], alone["x"])
+            assert got["space"] == alone["space"]
