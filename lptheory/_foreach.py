@@ -63,10 +63,17 @@ class ForeachNamespace:
 
     @staticmethod
     def _binary(name, a, b, out, commutative):
+        inplace = getattr(torch, f"_foreach_{name}_")
         if out is a:
-            getattr(torch, f"_foreach_{name}_")(a.t, _val(b))
+            inplace(a.t, _val(b))
         elif commutative and out is b:
-            getattr(torch, f"_foreach_{name}_")(b.t, a.t)
+            inplace(b.t, a.t)
+        elif name == "sub" and out is b:  # a - b into b: -(b - a), exactly
+            inplace(b.t, a.t)
+            torch._foreach_neg_(b.t)
+        elif out.t is not None and out is not b:  # persistent output tensors: written in place
+            torch._foreach_copy_(out.t, a.t)
+            inplace(out.t, _val(b))
         else:
             out.t = getattr(torch, f"_foreach_{name}")(a.t, _val(b))
         return out
@@ -75,6 +82,9 @@ class ForeachNamespace:
     def _unary(name, a, out):
         if out is a:
             getattr(torch, f"_foreach_{name}_")(a.t)
+        elif out.t is not None:
+            torch._foreach_copy_(out.t, a.t)
+            getattr(torch, f"_foreach_{name}_")(out.t)
         else:
             out.t = getattr(torch, f"_foreach_{name}")(a.t)
         return out
@@ -109,6 +119,37 @@ class ForeachNamespace:
     def sign(self, a, out):
         return self._unary("sign", a, out)
 
+    def combine(self, x, a, y, b, out, sub):
+        """out = a x + b y (a x - b y with sub; a None means x itself): see lptheory._xp.combine."""
+        alpha = -b if sub else b
+        if a is None:
+            if out is x:
+                torch._foreach_add_(x.t, y.t, alpha=alpha)
+            elif out.t is not None:
+                torch._foreach_copy_(out.t, x.t)
+                torch._foreach_add_(out.t, y.t, alpha=alpha)
+            else:
+                out.t = torch._foreach_add(x.t, y.t, alpha=alpha)
+            return out
+        self.multiply(x, a, out)
+        torch._foreach_add_(out.t, y.t, alpha=alpha)
+        return out
+
+    def addcdiv_scaled(self, theta, k, x, den, value, out):
+        """out = k theta + value x / den (lptheory._kernels.steepest_eps_step on one tensor)."""
+        self.multiply(theta, k, out)
+        torch._foreach_addcdiv_(out.t, x.t, den.t, value)
+        return out
+
+    def ema(self, m, beta, g, out):
+        """out = beta m + (1 - beta) g by lerp, as lptheory._xp.ema does on one tensor."""
+        if out is m:
+            torch._foreach_lerp_(m.t, g.t, 1.0 - beta)
+            return out
+        self.multiply(m, beta, out)  # as the single-tensor helper: mul, then add with alpha
+        torch._foreach_add_(out.t, g.t, alpha=1.0 - beta)
+        return out
+
     def copysign(self, r, x, out):
         """copysign(r, x) for r >= 0 (the rules' only use): sign(x) r, equal to copysign except that a
         zero r gives +-0 by the sign of the product (both compare equal to 0)."""
@@ -124,10 +165,12 @@ class ForeachNamespace:
 FOREACH = ForeachNamespace()
 
 
-def apply_foreach(rule, h, arrays: dict, n_scratch: int) -> None:
+def apply_foreach(rule, h, arrays: dict, n_scratch: int, scratch=None) -> None:
     """Run ``rule(FOREACH, h, Buffers(**arrays, s1=..., ...))`` where ``arrays`` maps the rule's
     buffer names to lists of tensors (``new_*`` names are outputs; an output may be the same list
-    object as an input to update it in place). Outputs are written into the caller's tensors."""
+    object as an input to update it in place). Outputs are written into the caller's tensors.
+    ``scratch``: ``n_scratch`` lists of tensors shaped like the arrays, kept by the caller across steps
+    (every primitive then writes in place: no allocation); without it, primitives allocate."""
     holders: dict[int, TensorList] = {}
     named = {}
     for name, lst in arrays.items():
@@ -136,8 +179,11 @@ def apply_foreach(rule, h, arrays: dict, n_scratch: int) -> None:
             hl = holders[id(lst)] = TensorList(lst)
         named[name] = hl
     like = next(iter(arrays.values()))
-    scratch = {f"s{i + 1}": TensorList(None, like=like) for i in range(n_scratch)}
-    rule(FOREACH, h, Buffers(**named, **scratch))
+    if scratch is None:
+        sc = {f"s{i + 1}": TensorList(None, like=like) for i in range(n_scratch)}
+    else:
+        sc = {f"s{i + 1}": TensorList(lst) for i, lst in enumerate(scratch)}
+    rule(FOREACH, h, Buffers(**named, **sc))
     for name, lst in arrays.items():
         if not name.startswith("new_"):
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ._xp import copy_into, eps_vanishes, pow_abs
+from ._xp import _own, combine, copy_into, eps_vanishes, numpyish, pow_abs
 
 
 def steepest(xp, x, p: float, out, tmp):
@@ -53,6 +53,37 @@ def steepest_eps(xp, x, p: float, eps: float, mode: str, out, tmp):
         xp.add(ax, eps, out=tmp)
         den = pow_abs(xp, tmp, a, tmp)
     return xp.divide(x, den, out=out)
+
+
+def steepest_eps_step(xp, theta, k1: float, x, k2: float, p: float, eps: float, mode: str, out, tmp):
+    """``out = k1 theta - k2 s^eps(x)``: the primal part of Alg. 1/2 line 7 with the regularized steepest
+    map of line 4 (:func:`steepest_eps`), returned.
+
+    numpy (and the fused engine's tracer): :func:`steepest_eps` into ``tmp``, then
+    :func:`lptheory._xp.combine`, the operations the rules used before. torch: the denominator into
+    ``tmp``, then ``k1 theta`` and one ``addcdiv`` (the division fused into the update: one pass less);
+    the same number up to rounding. When eps vanishes in the dtype the exact map is used on every backend.
+    ``out`` may alias ``theta``; neither ``out`` nor ``tmp`` may alias ``x``; ``tmp`` must not alias ``out``.
+    """
+    if numpyish(xp) or eps_vanishes(xp, eps, x.dtype):
+        s = steepest_eps(xp, x, p, eps, mode, tmp, tmp)
+        return combine(xp, theta, k1, s, k2, out, tmp, sub=True)
+    a = 1.0 if math.isinf(p) else (p - 2.0) / (p - 1.0)
+    ax = xp.abs(x, out=tmp)
+    if mode == "paper":
+        den = pow_abs(xp, ax, a, tmp)
+        den = xp.add(den, eps, out=tmp)
+    else:
+        xp.add(ax, eps, out=tmp)
+        den = pow_abs(xp, tmp, a, tmp)
+    own = _own(xp, "addcdiv_scaled")
+    if own is not None:  # a multi-tensor namespace
+        return own(theta, k1, x, den, -k2, out)
+    if out is theta:
+        out.mul_(k1)
+    else:
+        xp.mul(theta, k1, out=out)
+    return out.addcdiv_(x, den, value=-k2)
 
 
 def mirror(xp, x, p: float, out, tmp):

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["namespace", "is_torch", "fill", "copy_into", "pow_abs", "eps_vanishes", "is_floating"]
+__all__ = ["namespace", "is_torch", "fill", "copy_into", "combine", "ema", "pow_abs", "eps_vanishes", "is_floating"]
 
 
 def is_torch(x: Any) -> bool:
@@ -50,6 +50,21 @@ def namespace(*arrays: Any):
     return torch
 
 
+def numpyish(xp) -> bool:
+    """numpy itself, or a namespace that promises numpy's results (the fused engine's tracer)."""
+    return xp is np or (not _is_torch_module(xp) and getattr(xp, "numpy_semantics", False))
+
+
+def _is_torch_module(xp) -> bool:
+    # the torch module answers unknown attributes through a slow module __getattr__: test its name first
+    return getattr(xp, "__name__", None) == "torch"
+
+
+def _own(xp, name):
+    """A namespace's own implementation of a composite helper (the multi-tensor namespace), or None."""
+    return None if (xp is np or _is_torch_module(xp)) else getattr(xp, name, None)
+
+
 def is_floating(xp, x) -> bool:
     """True when ``x`` has a real floating dtype."""
     if xp is np:
@@ -61,7 +76,7 @@ def fill(xp, out, value: float):
     """Fill ``out`` with ``value`` in place and return it."""
     if xp is np:
         out.fill(value)
-    elif getattr(xp, "numpy_semantics", False):  # a recording namespace (the fused engine's tracer)
+    elif numpyish(xp):  # a recording namespace (the fused engine's tracer)
         return xp.fill(out, value)
     else:
         out.fill_(value)
@@ -74,11 +89,58 @@ def copy_into(xp, out, src):
         return out
     if xp is np:
         np.copyto(out, src)
-    elif getattr(xp, "numpy_semantics", False):
+    elif numpyish(xp):
         return xp.copyto(out, src)
     else:
         out.copy_(src)
     return out
+
+
+def combine(xp, x, a, y, b: float, out, tmp, *, sub: bool = False):
+    """``out = a x + b y`` (``a x - b y`` with ``sub=True``; ``a=None`` means ``x`` itself), returned.
+
+    numpy (and the fused engine's tracer): ``a x`` into ``out``, ``b y`` into ``tmp``, then one add or
+    subtract: the operations, in this order, that the rules spelled out before this helper existed, so
+    the bits are those. torch: one ``mul`` and one ``add(alpha=)`` (``torch.add`` with ``alpha``: a
+    single pass instead of two); a multi-tensor namespace provides its own ``combine``.
+    ``out`` may alias ``x``; it must not alias ``y``; ``tmp`` must alias neither ``x`` nor ``out``.
+    """
+    if numpyish(xp):
+        if a is not None:
+            x = xp.multiply(x, a, out=out)
+        xp.multiply(y, b, out=tmp)
+        return (xp.subtract if sub else xp.add)(x, tmp, out=out)
+    own = _own(xp, "combine")
+    if own is not None:  # a multi-tensor namespace
+        return own(x, a, y, b, out, sub)
+    alpha = -b if sub else b
+    if a is None:
+        if out is x:
+            return out.add_(y, alpha=alpha)
+        return xp.add(x, y, alpha=alpha, out=out)
+    if out is x:
+        out.mul_(a)
+    else:
+        xp.mul(x, a, out=out)
+    return out.add_(y, alpha=alpha)
+
+
+def ema(xp, m, beta: float, g, out, tmp):
+    """``out = beta m + (1 - beta) g`` (an exponential moving average), returned.
+
+    numpy (and the tracer): ``combine(m, beta, g, 1 - beta)``, the rules' original operations. torch:
+    one ``lerp`` pass, ``g + beta (m - g)`` (in place on ``m``: ``m + (1 - beta)(g - m)``), as
+    ``torch.optim.AdamW`` updates its first moment; the same number up to rounding.
+    ``out`` may alias ``m``, not ``g``; ``tmp`` must alias neither ``m`` nor ``out``."""
+    if numpyish(xp):
+        return combine(xp, m, beta, g, 1.0 - beta, out, tmp)
+    own = _own(xp, "ema")
+    if own is not None:
+        return own(m, beta, g, out)
+    if out is m:
+        return out.lerp_(g, 1.0 - beta)
+    xp.mul(m, beta, out=out)  # (lerp with out= is slower than these two passes on CPU)
+    return out.add_(g, alpha=1.0 - beta)
 
 
 _THIRD = 1.0 / 3.0
@@ -113,7 +175,7 @@ def pow_abs(xp, ax, e: float, out):
     if e == 3.0 and out is not ax:
         xp.multiply(ax, ax, out=out)
         return xp.multiply(out, ax, out=out)
-    if xp is np or getattr(xp, "numpy_semantics", False):
+    if numpyish(xp):
         if e == _THIRD:
             return xp.cbrt(ax, out=out)
         if e == _TWO_THIRDS:

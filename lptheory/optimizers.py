@@ -55,7 +55,7 @@ import numpy as np
 
 from . import _engine, _kernels, _validate
 from ._engine import Buffers, Hyper
-from ._xp import is_floating, namespace
+from ._xp import combine, ema, is_floating, namespace
 
 __all__ = [
     "Optimizer",
@@ -349,19 +349,23 @@ class _Stacey(ElementwiseOptimizer):
     def moments_and_primal(xp, h, b):
         """Lines 3-5 and 8 of Alg. 1/2 and the primal half of line 7; returns c (in ``b.s2``)."""
         # line 3: c_{t+1} = beta1 m_t + (1 - beta1) g~_t
-        c = xp.multiply(b.m, h.beta1, out=b.s2)
-        xp.multiply(b.grad, 1.0 - h.beta1, out=b.s1)
-        xp.add(c, b.s1, out=c)
+        c = ema(xp, b.m, h.beta1, b.grad, b.s2, b.s1)
         # line 8: m_{t+1} = beta2 m_t + (1 - beta2) g~_t   (last read of m)
-        xp.multiply(b.grad, 1.0 - h.beta2, out=b.s1)
-        xp.multiply(b.m, h.beta2, out=b.new_m)
-        xp.add(b.new_m, b.s1, out=b.new_m)
+        ema(xp, b.m, h.beta2, b.grad, b.new_m, b.s1)
         # lines 4-5: y_{t+1} = theta_t - eta s^eps(c_{t+1});
-        # line 7 (primal part): (1 - tau) y_{t+1} - eta lambda theta_t
-        s = _kernels.steepest_eps(xp, c, h.p, h.eps, h.eps_mode, b.s3, b.s3)
-        xp.multiply(b.theta, 1.0 - h.tau - h.lr * h.weight_decay, out=b.new_theta)  # last read of theta
-        xp.multiply(s, h.lr * (1.0 - h.tau), out=b.s3)
-        xp.subtract(b.new_theta, b.s3, out=b.new_theta)
+        # line 7 (primal part): (1 - tau) y_{t+1} - eta lambda theta_t   (last read of theta)
+        _kernels.steepest_eps_step(
+            xp,
+            b.theta,
+            1.0 - h.tau - h.lr * h.weight_decay,
+            c,
+            h.lr * (1.0 - h.tau),
+            h.p,
+            h.eps,
+            h.eps_mode,
+            b.new_theta,
+            b.s3,
+        )
         return c
 
 
@@ -392,11 +396,9 @@ class StaceyP2(_Stacey):
     def rule(xp, h, b):
         c = _Stacey.moments_and_primal(xp, h, b)
         # line 6: z_{t+1} = z_t - alpha c_{t+1}
-        xp.multiply(c, h.alpha, out=b.s3)
-        xp.subtract(b.z, b.s3, out=b.new_z)
+        combine(xp, b.z, None, c, h.alpha, b.new_z, b.s3, sub=True)
         # line 7 (dual part): + tau z_{t+1}
-        xp.multiply(b.new_z, h.tau, out=b.s3)
-        xp.add(b.new_theta, b.s3, out=b.new_theta)
+        combine(xp, b.new_theta, None, b.new_z, h.tau, b.new_theta, b.s3)
 
 
 @dataclass(frozen=True)
@@ -420,15 +422,13 @@ class StaceyPP(_Stacey):
         c = _Stacey.moments_and_primal(xp, h, b)
         # line 6: w = grad psi(z_t) - alpha c_{t+1};  z_{t+1} = s^eps(w)   (last read of z)
         u = _kernels.mirror(xp, b.z, h.p, b.s1, b.s1)
-        xp.multiply(c, h.alpha, out=b.s3)
-        w = xp.subtract(u, b.s3, out=b.s1)
+        w = combine(xp, u, None, c, h.alpha, b.s1, b.s3, sub=True)
         if h.eps_mode == "paper":
             _kernels.steepest_eps(xp, w, h.p, h.eps, "paper", b.new_z, b.s3)
         else:
             _kernels.steepest(xp, w, h.p, b.new_z, b.s3)
         # line 7 (dual part): + tau z_{t+1}
-        xp.multiply(b.new_z, h.tau, out=b.s3)
-        xp.add(b.new_theta, b.s3, out=b.new_theta)
+        combine(xp, b.new_theta, None, b.new_z, h.tau, b.new_theta, b.s3)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ torch arrays and these ``torch.optim`` wrappers share one implementation of each
 
 torch conventions: ``params`` or param groups; defaults ``lr`` (the paper's eta), ``alpha``, ``tau``,
 ``betas=(beta1, beta2)``, ``eps``, ``weight_decay``, ``p``, ``eps_mode``, ``z_init``, ``maximize``,
-``foreach``, ``compiled``. State lives in ``self.state[param]`` (``z``, ``m``, ``step``), created lazily
+``foreach``, ``compiled``, ``fused``. State lives in ``self.state[param]`` (``z``, ``m``, ``step``), created lazily
 at the first step, so ``state_dict()``/``load_state_dict()`` round-trip (a resumed run continues
 bit-identically), and it survives ``copy.deepcopy`` and ``add_param_group``; LR schedulers work (they
 edit ``group["lr"]``). Parameters whose ``grad`` is None are skipped. ``step(closure)`` re-evaluates
@@ -15,13 +15,25 @@ the closure with grad enabled and returns the loss. No host synchronization insi
 counts are Python ints; no data-dependent branches on tensors). float16/bfloat16 parameters: the
 update is computed in float32 (state kept in float32) and rounded back to the parameter's dtype.
 
-Three execution paths, one rule (same results; the compiled one up to floating-point reassociation):
+Four execution paths, one rule (same results; the compiled ones up to floating-point reassociation):
 
-* single-tensor (``foreach=False``): the rule per parameter, with reused scratch tensors;
+* single-tensor (``foreach=False``; the default on CPU): the rule per parameter, with scratch tensors
+  kept across steps (views of one buffer sized for the largest parameter: nothing is allocated per step);
 * multi-tensor (``foreach=True``; the default when all of a group's parameters are on CUDA, as in
   ``torch.optim``): the rule runs once per (device, dtype) bucket through ``torch._foreach_*`` calls
   (:mod:`lptheory._foreach`), a few multi-tensor kernel launches per primitive instead of one per
-  parameter;
+  parameter. On CPU, where torch's ``_foreach_*`` ops are loops over the tensors, ``foreach=True``
+  runs the per-tensor primitives of the single-tensor path (the same bits, without the extra passes);
+* fused (``fused=True``, as torch names it): the parameters of each (param group, device, dtype) bucket
+  are moved into one flat buffer (each ``p.data`` becomes a view of it; likewise the state buffers),
+  gradients are gathered into a flat gradient (``p.grad`` is left a view of it, so a backward that
+  accumulates writes there directly), and one fused call per step updates the whole bucket: on CPU the
+  numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
+  disk; the numpy engine's bits), elsewhere (or without numba) one ``torch.compile`` call. The
+  layout is rebuilt when the memory moves (``model.to``, ``load_state_dict``, a deepcopy); a step in
+  which some parameters have no gradient, and float16/bfloat16 parameters, take the per-parameter
+  compiled call instead. Code that keeps references to a parameter's old storage (``p.data`` taken
+  before the first step) sees the old values: take them again after;
 * compiled (``compiled=True``): the rule is traced by ``torch.compile`` (inductor) into one fused
   kernel per parameter (one pass over memory), compiled once per optimizer configuration and dtype and
   reused for every parameter shape (parameters are passed as flat views with dynamic sizes). The
@@ -101,6 +113,85 @@ def _compiled_rule(core: _core.Optimizer):
     return fn
 
 
+def _numba_engine() -> bool:
+    from . import _fused
+
+    return _fused.available()
+
+
+_FOREACH_ON_CPU = False  # tests set it to run the multi-tensor namespace on CPU
+
+
+def _multi_tensor(device) -> bool:
+    """Whether foreach=True runs the multi-tensor namespace on ``device``: not on CPU, where torch's
+    ``_foreach_*`` ops are loops over the tensors (no multi-tensor kernels) and cost extra passes or
+    allocations; there foreach=True runs the same per-tensor primitives as foreach=False (same bits)."""
+    return device.type != "cpu" or _FOREACH_ON_CPU
+
+
+def _views(flat, like):
+    out, off = [], 0
+    for x in like:
+        n = x.numel()
+        out.append(flat[off : off + n].view(x.shape))
+        off += n
+    return out
+
+
+class _Flat:
+    """One (param group, device, dtype) bucket in flat buffers: each parameter's data and each state
+    buffer is a view of a flat tensor (``theta``, ``state[k]``), and gradients are gathered into
+    ``grad``, so that one compiled call updates the whole bucket (``fused=True``)."""
+
+    def __init__(self, params, states, keys):
+        self.params = list(params)
+        self.keys = tuple(keys)
+        ref = params[0]
+        n = sum(p.numel() for p in params)
+        kw = dict(device=ref.device, dtype=ref.dtype)
+        self.theta = torch.empty(n, **kw)
+        self.grad = torch.zeros(n, **kw)
+        self.state = {k: torch.empty(n, **kw) for k in keys}
+        self.theta_views = _views(self.theta, params)
+        self.grad_views = _views(self.grad, params)
+        with torch.no_grad():
+            for p, v in zip(params, self.theta_views):
+                v.copy_(p.detach())
+                p.data = v  # the parameter now lives in the flat buffer
+            for k in keys:
+                for st, v in zip(states, _views(self.state[k], params)):
+                    v.copy_(st[k])
+                    st[k] = v
+
+    def holds(self, params, states, keys) -> bool:
+        """The parameters and their state still live in these buffers (same objects, same memory)."""
+        if tuple(keys) != self.keys or len(params) != len(self.params):
+            return False
+        for p, q, v in zip(params, self.params, self.theta_views):
+            if p is not q or p.data_ptr() != v.data_ptr() or p.shape != v.shape or not p.is_contiguous():
+                return False
+        for k in keys:
+            base = self.state[k]
+            for st, v in zip(states, self.theta_views):
+                x = st[k]
+                off = v.data_ptr() - self.theta.data_ptr()
+                if x.data_ptr() != base.data_ptr() + off or x.shape != v.shape or not x.is_contiguous():
+                    return False
+        return True
+
+    def load_grads(self, grads, set_grads: bool) -> None:
+        """Gather the gradients into ``grad`` (one multi-tensor copy of those that are not already its
+        views) and, with ``set_grads``, make each ``p.grad`` a view of it: a backward that accumulates
+        (``zero_grad(set_to_none=False)``) then writes there directly."""
+        todo = [(v, g) for v, g in zip(self.grad_views, grads) if g.data_ptr() != v.data_ptr()]
+        if todo:
+            torch._foreach_copy_([v for v, _ in todo], [g for _, g in todo])
+        if set_grads:
+            for p, v in zip(self.params, self.grad_views):
+                if p.grad is not v:
+                    p.grad = v
+
+
 class _Base(torch.optim.Optimizer):
     """Runs the rule of ``_core_cls`` (an :mod:`lptheory.optimizers` class) on every parameter. A param
     group's values named in ``_core_fields`` (plus ``betas`` -> ``beta1``, ``beta2``) are the core
@@ -113,8 +204,10 @@ class _Base(torch.optim.Optimizer):
         _check_flag("maximize", defaults["maximize"])
         _check_flag("foreach", defaults["foreach"], allow_none=True)
         _check_flag("compiled", defaults["compiled"])
-        if defaults["foreach"] and defaults["compiled"]:
-            raise ValueError("foreach=True and compiled=True are exclusive: pick one execution path")
+        _check_flag("fused", defaults["fused"])
+        chosen = [k for k in ("foreach", "compiled", "fused") if defaults[k]]
+        if len(chosen) > 1:
+            raise ValueError(f"{'=True and '.join(chosen)}=True are exclusive: pick one execution path")
         self._core_for(defaults)  # validate once through the core class (errors name the parameter)
         super().__init__(params, defaults)
 
@@ -123,6 +216,7 @@ class _Base(torch.optim.Optimizer):
         for group in self.param_groups:  # optimizers pickled before these options existed
             group.setdefault("foreach", None)
             group.setdefault("compiled", False)
+            group.setdefault("fused", False)
 
     def load_state_dict(self, state_dict):
         """As ``torch.optim.Optimizer.load_state_dict``, after checking that ``state_dict`` belongs to an
@@ -152,6 +246,7 @@ class _Base(torch.optim.Optimizer):
         for group in self.param_groups:
             group.setdefault("foreach", None)
             group.setdefault("compiled", False)
+            group.setdefault("fused", False)
         for st in self.state.values():  # torch.optim stores a tensor step in some versions: ours is an int
             if "step" in st and torch.is_tensor(st["step"]):
                 st["step"] = int(st["step"].item())
@@ -212,33 +307,107 @@ class _Base(torch.optim.Optimizer):
             b[4].append(low)
         foreach = group.get("foreach")
         compiled = group.get("compiled", False)
-        for (device, _dtype, t), (params, thetas, grads, states, lows) in buckets.items():
+        fused = group.get("fused", False)
+        for (device, dtype, t), (params, thetas, grads, states, lows) in buckets.items():
             lr = core.lr_at(t)
             h = core.scalars(t)
-            # compiled: flat views need contiguous tensors; a non-contiguous one (rare) takes the eager rule
-            fused = [
-                compiled and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
+            if fused and not any(lows):
+                flat = self._flat_bucket(group, device, dtype, params, keys)
+                if flat is not None:  # the whole bucket in one fused call
+                    flat.load_grads(grads, set_grads=not maximize)
+                    if device.type == "cpu" and _numba_engine():
+                        # CPU: the numba engine of lptheory._fused on the flat buffers' memory (numpy views,
+                        # no copy): compiled in about a second, cached on disk, numpy's reference bits
+                        th, g = flat.theta.numpy(), flat.grad.numpy()
+                        st = [flat.state[k].numpy() for k in keys]
+                        _engine.run(core, h, core.named(th, g, st, [th, *st]))
+                    else:
+                        _compiled_rule(core)(lr, t, [(flat.theta, flat.grad, *[flat.state[k] for k in keys])])
+                    for p in params:
+                        self.state[p]["step"] = t + 1
+                    continue
+            # compiled (and fused buckets that cannot be flat this step): one compiled call per parameter;
+            # flat views need contiguous tensors, a non-contiguous one (rare) takes the eager rule
+            per_param = compiled or fused
+            fused_p = [
+                per_param and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
             ]
-            if any(fused):
+            if any(fused_p):
                 items = [
                     (th.view(-1), g.view(-1), *[s.view(-1) for s in st])
-                    for th, g, st, f in zip(thetas, grads, states, fused)
+                    for th, g, st, f in zip(thetas, grads, states, fused_p)
                     if f
                 ]
                 _compiled_rule(core)(lr, t, items)
-            if not compiled and (foreach if foreach is not None else device.type == "cuda"):
+            if not per_param and (foreach if foreach is not None else device.type == "cuda") and _multi_tensor(device):
                 state_lists = [list(col) for col in zip(*states)] if keys else []
+                scratch = self._foreach_scratch(thetas, core.n_scratch) if device.type == "cpu" else None
                 apply_foreach(
-                    type(core).rule, h, core.named(thetas, grads, state_lists, [thetas, *state_lists]), core.n_scratch
+                    type(core).rule,
+                    h,
+                    core.named(thetas, grads, state_lists, [thetas, *state_lists]),
+                    core.n_scratch,
+                    scratch,
                 )
             else:
-                for th, g, st, f in zip(thetas, grads, states, fused):
+                rule, n_scratch = type(core).rule, core.n_scratch
+                for th, g, st, f in zip(thetas, grads, states, fused_p):
                     if not f:
-                        _engine.run(core, h, core.named(th, g, st, [th, *st]))
+                        _engine.apply(
+                            rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
+                        )
             for p, th, low in zip(params, thetas, lows):
                 if low:
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
+
+    # -- reusable memory (kept out of state_dict; rebuilt after deepcopy or pickling) ---------------------
+    def _scratch(self, like, n: int):
+        """``n`` scratch tensors shaped like ``like``: views of per-(device, dtype) buffers that grow to the
+        largest parameter, so the single-tensor path allocates nothing per step."""
+        pool = self.__dict__.setdefault("_scratch_bufs", {})
+        key = (like.device, like.dtype)
+        got = pool.get(key)
+        m = like.numel()
+        if got is None or len(got[0]) < n or got[0][0].numel() < m:
+            size = max(m, got[0][0].numel() if got else 0)
+            got = pool[key] = ([torch.empty(size, device=like.device, dtype=like.dtype) for _ in range(n)], {})
+        bufs, views = got
+        v = views.get((like.shape, n))
+        if v is None:
+            v = views[(like.shape, n)] = [b[:m].view(like.shape) for b in bufs[:n]]
+        return v
+
+    def _foreach_scratch(self, like: list, n: int):
+        """``n`` persistent scratch lists for the multi-tensor path on CPU (fresh tensors per primitive cost
+        page faults there; on CUDA the caching allocator makes them cheap and the memory is not held)."""
+        pool = self.__dict__.setdefault("_foreach_bufs", {})
+        key = tuple((x.device, x.dtype, tuple(x.shape)) for x in like)
+        got = pool.get(key)
+        if got is None or len(got) < n:
+            if len(pool) > 8:
+                pool.clear()
+            total = sum(x.numel() for x in like)
+            flats = [torch.empty(total, device=like[0].device, dtype=like[0].dtype) for _ in range(n)]
+            got = pool[key] = [_views(f, like) for f in flats]
+        return got[:n]
+
+    def _flat_bucket(self, group, device, dtype, params, keys):
+        """The flat layout of this (group, device, dtype) bucket, built (or rebuilt: parameters moved,
+        state loaded, a deepcopy) when the parameters' memory is not its views; None when this step's
+        parameters are not the layout's (some had no grad), so the caller updates them one by one."""
+        layouts = self.__dict__.setdefault("_flat", {})
+        gid = next(i for i, g in enumerate(self.param_groups) if g is group)
+        key = (gid, device, dtype)
+        flat = layouts.get(key)
+        states = [self.state[p] for p in params]
+        if flat is not None and flat.holds(params, states, keys):
+            return flat
+        members = [p for p in group["params"] if p.grad is not None and p.device == device and p.dtype == dtype]
+        if [id(p) for p in members] != [id(p) for p in params]:
+            return None
+        layouts[key] = flat = _Flat(params, states, keys)
+        return flat
 
 
 class _StaceyTorch(_Base):
@@ -260,6 +429,7 @@ class _StaceyTorch(_Base):
         maximize=False,
         foreach=None,
         compiled=False,
+        fused=False,
     ):
         defaults = dict(
             lr=lr,
@@ -274,6 +444,7 @@ class _StaceyTorch(_Base):
             maximize=maximize,
             foreach=foreach,
             compiled=compiled,
+            fused=fused,
         )
         super().__init__(params, defaults)
 
@@ -296,8 +467,8 @@ class LpDescent(_Base):
     _core_cls = _core.LpDescent
     _core_fields = ("lr", "p")
 
-    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False, foreach=None, compiled=False):
-        super().__init__(params, dict(lr=lr, p=p, maximize=maximize, foreach=foreach, compiled=compiled))
+    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False, foreach=None, compiled=False, fused=False):
+        super().__init__(params, dict(lr=lr, p=p, maximize=maximize, foreach=foreach, compiled=compiled, fused=fused))
 
 
 class Lion(_Base):
@@ -308,7 +479,16 @@ class Lion(_Base):
     _core_fields = ("lr", "weight_decay")
 
     def __init__(
-        self, params, lr=1e-4, *, betas=(0.9, 0.99), weight_decay=0.0, maximize=False, foreach=None, compiled=False
+        self,
+        params,
+        lr=1e-4,
+        *,
+        betas=(0.9, 0.99),
+        weight_decay=0.0,
+        maximize=False,
+        foreach=None,
+        compiled=False,
+        fused=False,
     ):
         defaults = dict(
             lr=lr,
@@ -317,5 +497,6 @@ class Lion(_Base):
             maximize=maximize,
             foreach=foreach,
             compiled=compiled,
+            fused=fused,
         )
         super().__init__(params, defaults)

@@ -12,6 +12,16 @@ torch = pytest.importorskip("torch")
 from lptheory import optimizers as core  # noqa: E402
 from lptheory.torch import LpDescent, StaceyP2, StaceyPP  # noqa: E402
 
+
+@pytest.fixture(autouse=True)
+def _multi_tensor_on_cpu(monkeypatch):
+    """Run foreach=True through the multi-tensor namespace on CPU too (by default CPU takes the per-tensor
+    primitives, see lptheory.torch._multi_tensor), so that these tests exercise it."""
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_FOREACH_ON_CPU", True)
+
+
 HYPER = dict(lr=0.05, p=3.0, alpha=0.02, tau=0.1, betas=(0.8, 0.95), eps=1e-8, weight_decay=0.01)
 
 
@@ -196,7 +206,12 @@ def _run_path(cls, kw, path, dtype, steps=5, lrs=None):
     shapes = [(5, 3), (7,), (2, 2, 2)]
     ps = [torch.nn.Parameter(torch.randn(s, generator=g, dtype=dtype)) for s in shapes]
     extra = torch.nn.Parameter(torch.randn(4, generator=g, dtype=dtype))
-    flags = {"single": dict(foreach=False), "foreach": dict(foreach=True), "compiled": dict(compiled=True)}[path]
+    flags = {
+        "single": dict(foreach=False),
+        "foreach": dict(foreach=True),
+        "compiled": dict(compiled=True),
+        "fused": dict(fused=True),
+    }[path]
     opt = cls([{"params": ps}, {"params": [extra], "lr": 0.003}], lr=0.01, **kw, **flags)
     for it in range(steps):
         for i, p in enumerate([*ps, extra]):
@@ -251,18 +266,25 @@ def test_foreach_path_lion_and_low_precision():
 
 
 def test_planted_foreach_bug_is_caught(monkeypatch):
-    """A foreach namespace whose subtract ignores the order of its operands must break the agreement."""
+    """A foreach namespace whose divide swaps its operands, or whose combine ignores ``sub``, must break
+    the agreement."""
     from lptheory import _foreach
 
-    def wrong_subtract(self, a, b, out):
+    def wrong_divide(self, a, b, out):
         if isinstance(b, _foreach.TensorList):
             a, b = b, a
-        return self._binary("sub", a, b, out, False)
+        return self._binary("div", a, b, out, False)
 
+    real_combine = _foreach.ForeachNamespace.combine
     a, _ = _run_path(StaceyPP, dict(p=3.0), "single", torch.float64)
-    monkeypatch.setattr(_foreach.ForeachNamespace, "subtract", wrong_subtract)
-    b, _ = _run_path(StaceyPP, dict(p=3.0), "foreach", torch.float64)
-    assert not all(torch.equal(x, y) for x, y in zip(a, b))
+    for name, planted in [
+        ("divide", wrong_divide),
+        ("combine", lambda self, x, al, y, be, out, sub: real_combine(self, x, al, y, be, out, False)),
+    ]:
+        with monkeypatch.context() as mp:
+            mp.setattr(_foreach.ForeachNamespace, name, planted)
+            b, _ = _run_path(StaceyPP, dict(p=3.0), "foreach", torch.float64)
+        assert not all(torch.equal(x, y) for x, y in zip(a, b)), name
 
 
 def test_foreach_default_follows_torch_convention(monkeypatch):
@@ -280,12 +302,19 @@ def test_foreach_default_follows_torch_convention(monkeypatch):
     assert calls == []
     StaceyPP([w], foreach=True).step()
     assert calls == [1]
+    monkeypatch.setattr(lt, "_FOREACH_ON_CPU", False)  # the default: CPU runs the per-tensor primitives
+    StaceyPP([w], foreach=True).step()
+    assert calls == [1]
 
 
 def test_path_flags_are_validated():
     w = torch.nn.Parameter(torch.ones(2))
     with pytest.raises(ValueError, match="foreach=True and compiled=True"):
         StaceyPP([w], foreach=True, compiled=True)
+    with pytest.raises(ValueError, match="foreach=True and fused=True"):
+        StaceyPP([w], foreach=True, fused=True)
+    with pytest.raises(TypeError, match="fused"):
+        StaceyPP([w], fused="yes")
     with pytest.raises(TypeError, match="foreach"):
         StaceyPP([w], foreach="yes")
     with pytest.raises(TypeError, match="compiled"):
@@ -452,3 +481,143 @@ def test_param_groups_behave_as_separate_optimizers():
         sa.step()
         sb.step()
     assert torch.equal(a.detach(), a2.detach()) and torch.equal(b.detach(), b2.detach())
+
+
+# ------------------------------------------------------------------------------------------------
+# fused=True: one compiled call per (device, dtype) bucket over flat buffers
+# ------------------------------------------------------------------------------------------------
+FUSED_CASES = [
+    (StaceyPP, dict(p=3.0)),
+    (StaceyPP, dict(p=3.0, eps_mode="official")),
+    (StaceyPP, dict(p=2.7, eps_mode="official", weight_decay=0.1)),
+    (StaceyPP, dict(p=2.7, eps=0.0)),
+    (StaceyP2, dict(p=4.0, weight_decay=0.1, alpha=0.05, tau=0.2)),
+    (StaceyP2, dict(p=float("inf"), eps_mode="official")),
+    (LpDescent, dict(p=3.0)),
+    (LpDescent, dict(p=float("inf"))),
+]
+
+
+@pytest.mark.parametrize("cls,kw", FUSED_CASES)
+def test_fused_path_matches_single_tensor(cls, kw):
+    """Iterates and state of fused=True against the single-tensor path: 1e-12 in float64; in float32 5e-6
+    relative (inductor may contract or reorder operations; the rule is the same). The run has a second
+    param group, an lr edited between steps and a parameter without grad at one step (its bucket then
+    takes the per-parameter compiled call)."""
+    pytest.importorskip("torch._inductor")
+    lrs = [0.01, 0.02, 0.005, 0.01, 0.001]
+    for dtype, tol in [(torch.float64, 1e-12), (torch.float32, 5e-6)]:
+        a, oa = _run_path(cls, kw, "single", dtype, lrs=lrs)
+        b, ob = _run_path(cls, kw, "fused", dtype, lrs=lrs)
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=tol, atol=tol)
+        for pa, pb in zip(oa.state.values(), ob.state.values()):
+            assert pa["step"] == pb["step"]
+            for k in pa:
+                if k != "step":
+                    np.testing.assert_allclose(pb[k].numpy(), pa[k].numpy(), rtol=tol, atol=tol)
+
+
+def test_fused_lion_maximize_and_low_precision():
+    pytest.importorskip("torch._inductor")
+    from lptheory.torch import Lion
+
+    a, _ = _run_path(Lion, dict(weight_decay=0.1), "single", torch.float64)
+    b, _ = _run_path(Lion, dict(weight_decay=0.1), "fused", torch.float64)
+    assert all(torch.allclose(x, y, rtol=1e-12, atol=1e-14) for x, y in zip(a, b))
+    res = []
+    for flags in (dict(foreach=False), dict(fused=True)):
+        w = torch.nn.Parameter(torch.linspace(-1, 1, 9, dtype=torch.float64))
+        v = torch.nn.Parameter(torch.linspace(-1, 1, 9).to(torch.bfloat16))
+        opt = StaceyPP([w, v], **HYPER, maximize=True, **flags)
+        for g in _grads(3, (9,), seed=2):
+            w.grad, v.grad = g.clone(), g.to(torch.bfloat16)
+            opt.step()
+        assert v.dtype == torch.bfloat16 and opt.state[v]["z"].dtype == torch.float32
+        res.append((w.detach().clone(), v.detach().clone()))
+    np.testing.assert_allclose(res[1][0].numpy(), res[0][0].numpy(), rtol=1e-12, atol=1e-14)
+    assert torch.equal(res[1][1], res[0][1])  # bf16: the per-parameter compiled update, rounded the same
+
+
+def test_fused_parameters_live_in_one_flat_buffer_and_gradients_can_accumulate_there():
+    pytest.importorskip("torch._inductor")
+    m = _model()
+    opt = StaceyPP(m.parameters(), **HYPER, fused=True)
+    _train(m, opt, 2)
+    (flat,) = opt._flat.values()
+    base, end = flat.theta.data_ptr(), flat.theta.data_ptr() + flat.theta.numel() * flat.theta.element_size()
+    assert all(base <= p.data_ptr() < end for p in m.parameters())
+    assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
+    # zero_grad(set_to_none=False) keeps the views: backward accumulates into the flat gradient directly
+    opt.zero_grad(set_to_none=False)
+    m(torch.randn(5, 6)).square().mean().backward()
+    assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
+    opt.step()
+    assert opt._flat[next(iter(opt._flat))] is flat  # no rebuild
+
+
+def test_fused_state_dict_resume_deepcopy_and_add_param_group():
+    """A run resumed from a state dict continues bit-identically; a deepcopy continues as the original;
+    a parameter group added later is laid out on its own."""
+    pytest.importorskip("torch._inductor")
+    m1 = _model()
+    o1 = StaceyPP(m1.parameters(), **HYPER, fused=True)
+    _train(m1, o1, 3)
+    m2 = copy.deepcopy(m1)
+    o2 = StaceyPP(m2.parameters(), **HYPER, fused=True)
+    o2.load_state_dict(copy.deepcopy(o1.state_dict()))
+    m3, o3 = copy.deepcopy((m1, o1))
+    a, b, c = _train(m1, o1, 3, seed=7), _train(m2, o2, 3, seed=7), _train(m3, o3, 3, seed=7)
+    assert all(torch.equal(x, y) and torch.equal(x, z) for x, y, z in zip(a, b, c))
+    extra = torch.nn.Parameter(torch.randn(3, dtype=torch.float32))
+    o1.add_param_group({"params": [extra], "lr": 0.01})
+    extra.grad = torch.ones(3)
+    for p in m1.parameters():
+        p.grad = torch.ones_like(p)
+    o1.step()
+    assert o1.state[extra]["step"] == 1 and len(o1._flat) == 2
+
+
+@pytest.mark.parametrize("engine", ["numba", "inductor"])
+def test_fused_lr_changes_and_new_shapes_do_not_recompile(engine, monkeypatch):
+    """The fused call takes flat buffers of any size and lr as an argument: an LR schedule and a second
+    model with other shapes reuse what the first step compiled: the numba kernel on CPU (lptheory._fused),
+    or the inductor graph (the path of other devices, forced here on CPU)."""
+    import lptheory.torch as lt
+    from lptheory import _fused
+
+    if engine == "numba":
+        if not _fused.available():
+            pytest.skip("numba not installed")
+        count = lambda: sum(len(v) for v in _fused._KERNELS.values())  # noqa: E731
+    else:
+        pytest.importorskip("torch._inductor")
+        from torch._dynamo.utils import counters
+
+        monkeypatch.setattr(lt, "_numba_engine", lambda: False)
+        count = lambda: counters["stats"]["unique_graphs"]  # noqa: E731
+    m = _model()
+    opt = StaceyPP(m.parameters(), **HYPER, fused=True)
+    before_first = count()
+    _train(m, opt, 1)
+    assert count() > before_first or engine == "numba"  # (a numba kernel may already exist from other tests)
+    before = count()
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    for _ in range(3):
+        _train(m, opt, 1)
+        sched.step()
+    wide = torch.nn.Sequential(torch.nn.Linear(6, 33), torch.nn.Tanh(), torch.nn.Linear(33, 1))
+    _train(wide, StaceyPP(wide.parameters(), **HYPER, fused=True), 2)
+    assert count() == before
+
+
+def test_fused_inductor_path_matches_single_tensor(monkeypatch):
+    """The inductor flat path (other devices than CPU; forced here): 1e-12 against the single-tensor path."""
+    pytest.importorskip("torch._inductor")
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_numba_engine", lambda: False)
+    a, _ = _run_path(StaceyPP, dict(p=2.7, eps_mode="official"), "single", torch.float64)
+    b, _ = _run_path(StaceyPP, dict(p=2.7, eps_mode="official"), "fused", torch.float64)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=1e-12, atol=1e-14)
