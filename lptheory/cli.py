@@ -714,7 +714,125 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_rep.add_argument("--quiet", action="store_true", help="no progress output")
     p_rep.set_defaults(func=_cmd_report)
+
+    p_sw = sub.add_parser(
+        "sweep",
+        help="run a grid of simulator cells on Dask; results in Parquet, cached and resumable",
+        description="Run the grid of CONFIG.toml (see examples/sweeps/theorem1_rate.toml) on an embedded Dask "
+        "LocalCluster (default), on an existing Dask scheduler (--scheduler) or in this process (--workers 0). "
+        "One Parquet file per cell in OUT/cells (written atomically; a cell already there is not recomputed), "
+        "all rows in OUT/results.parquet. Exit status 1 when a cell failed (the others still run).",
+    )
+    p_sw.add_argument("config", metavar="CONFIG.toml", help="the sweep's grid and fixed values")
+    p_sw.add_argument("--out", default="sweep", help="output directory (default: sweep)")
+    p_sw.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler, tcp://host:port"
+    )
+    p_sw.add_argument(
+        "--workers", type=int, default=None, help="LocalCluster worker processes (default: the cores; 0: no Dask)"
+    )
+    p_sw.add_argument("--resume", action="store_true", help="continue the sweep in --out (its cells are kept)")
+    p_sw.add_argument(
+        "--dry-run", action="store_true", help="print the cells, what is cached and the work; run nothing"
+    )
+    p_sw.add_argument("--yes", action="store_true", help="run a grid larger than sweep.max_cells")
+    p_sw.add_argument("--quiet", action="store_true", help="no progress output")
+    p_sw.set_defaults(func=_cmd_sweep)
+
+    p_pl = sub.add_parser(
+        "plot",
+        help="rate curves of a sweep (PNG and SVG)",
+        description="A metric of a sweep against a swept parameter (log-log), lines by --hue, panels by --col, "
+        "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
+    )
+    p_pl.add_argument("sweep_dir", metavar="SWEEP_DIR")
+    p_pl.add_argument("--x", default=None, help="the swept parameter on the x axis (e.g. sim.steps)")
+    p_pl.add_argument("--y", default=None, help="the metric (e.g. grad_pstar_avg)")
+    p_pl.add_argument("--hue", default=None, help="one line per value of this column (e.g. optimizer.name)")
+    p_pl.add_argument("--col", default=None, help="one panel per value of this column (e.g. p)")
+    p_pl.add_argument("--theory-slope", type=float, default=None, help="draw a reference line with this slope")
+    p_pl.add_argument("--out", default=None, help="file stem (default: SWEEP_DIR/rate)")
+    p_pl.set_defaults(func=_cmd_plot)
     return parser
+
+
+def _cmd_sweep(args) -> int:
+    from proofs_checks import sweep as S
+
+    args._created_out = False  # never remove a sweep's output: its cells are what --resume continues from
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers must be >= 0, got {args.workers}")
+    try:
+        cfg = S.load_config(args.config)
+        if args.dry_run:
+            pl = S.plan(cfg, args.out, confirm_large=args.yes)
+            n, cached = len(pl["cells"]), pl["cached"]
+            print(f"{n} cells, {cached} cached in {args.out}, {n - cached} to run")
+            print(f"work: {pl['work']:,} replicate-steps (steps x replicates over the cells to run)")
+            for c in pl["todo"][:20]:
+                print("  " + ", ".join(f"{k}={v}" for k, v in c.items() if k in cfg["grid"]))
+            if len(pl["todo"]) > 20:
+                print(f"  ... and {len(pl['todo']) - 20} more")
+            return EXIT_OK
+        res = S.run_sweep(
+            cfg,
+            args.out,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            resume=args.resume,
+            confirm_large=args.yes,
+            progress=not args.quiet,
+        )
+    except S.SweepConfigError as exc:
+        raise UsageError(f"{args.config}: {exc}") from None
+    except S.SweepError as exc:
+        raise UsageError(str(exc)) from None
+    print(
+        f"{res.cells} cells: {len(res.computed)} computed, {len(res.cached)} cached, {len(res.failed)} failed; "
+        f"{res.seconds:.1f} s ({res.compute_seconds:.1f} s of cell compute)"
+    )
+    if res.path:
+        print(f"results: {res.path}")
+    if res.failed:
+        print("failed cells (details in failed.json):", file=sys.stderr)
+        for h, f in res.failed.items():
+            print(f"  {h}: {f['error']}", file=sys.stderr)
+        return EXIT_FINDING
+    return EXIT_OK
+
+
+def _cmd_plot(args) -> int:
+    import json
+
+    import pyarrow.parquet as pq
+
+    from figures.sweep import plot_sweep
+
+    path = os.path.join(args.sweep_dir, "results.parquet")
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no results (run lptheory sweep CONFIG --out {args.sweep_dir} first)")
+    defaults = {}
+    meta = os.path.join(args.sweep_dir, "sweep.json")
+    if os.path.exists(meta):
+        with open(meta) as fh:
+            defaults = json.load(fh).get("config", {}).get("plot", {})
+    x = args.x or defaults.get("x") or "sim.steps"
+    y = args.y or defaults.get("y") or "gap"
+    hue = args.hue or defaults.get("hue")
+    col = args.col or defaults.get("col")
+    slope = args.theory_slope if args.theory_slope is not None else defaults.get("theory_slope")
+    stem = args.out or os.path.join(args.sweep_dir, "rate")
+    try:
+        slopes, paths = plot_sweep(pq.read_table(path), stem, x=x, y=y, hue=hue, col=col, theory_slope=slope)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    for (cv, hv), s in slopes.items():
+        label = f"{col}={cv}, " if col else ""
+        print(
+            f"{label}{hue + '=' if hue else ''}{hv}: fitted slope {s:.3f}" + (f" (theory {slope:g})" if slope else "")
+        )
+    print("wrote " + ", ".join(paths))
+    return EXIT_OK
 
 
 def main(argv=None) -> int:
