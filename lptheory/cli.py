@@ -426,20 +426,7 @@ def _run_failure(exc, pack, args) -> int:
 
 
 def _load_baseline(path):
-    import json
-
-    if not os.path.exists(path):
-        raise UsageError(f"--baseline {path}: no such file")
-    if os.path.isdir(path):
-        path = os.path.join(path, "claims.json")
-    try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"--baseline {path}: not a claims JSON file ({exc})") from exc
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise UsageError(f'--baseline {path}: expected {{"claims": [...], "meta": {{...}}}}')
-    return doc["claims"]
+    return _load_claims(path, "--baseline")
 
 
 _FAIL_ON = ("violated", "inconclusive", "regressed")
@@ -753,7 +740,67 @@ def build_parser() -> argparse.ArgumentParser:
     p_pl.add_argument("--theory-slope", type=float, default=None, help="draw a reference line with this slope")
     p_pl.add_argument("--out", default=None, help="file stem (default: SWEEP_DIR/rate)")
     p_pl.set_defaults(func=_cmd_plot)
+
+    p_diff = sub.add_parser(
+        "diff",
+        help="what changed between two runs, claim by claim (status, ratio, witness)",
+        description="Compare two claims.json files (from lptheory check --json/--out or lptheory report), or two "
+        "report directories: claims whose status, ratio or witness changed, and claims added or removed.",
+    )
+    p_diff.add_argument("old", metavar="OLD", help="claims.json, check_NAME.json or a report directory")
+    p_diff.add_argument("new", metavar="NEW", help="claims.json, check_NAME.json or a report directory")
+    p_diff.add_argument("--json", action="store_true", help='print {"changes": [...], "summary": {...}}')
+    p_diff.set_defaults(func=_cmd_diff)
     return parser
+
+
+def _cmd_diff(args) -> int:
+    import json
+
+    from proofs_checks.regression import diff
+
+    old = _load_claims(args.old, "OLD")
+    new = _load_claims(args.new, "NEW")
+    rows = diff(old, new)
+    summary = {
+        "old": len(old),
+        "new": len(new),
+        "changed": sum(r["change"] not in ("added", "removed") for r in rows),
+        "added": sum(r["change"] == "added" for r in rows),
+        "removed": sum(r["change"] == "removed" for r in rows),
+        "status_changed": sum("status" in r["change"].split(",") for r in rows),
+    }
+    if args.json:
+        print(json.dumps({"changes": rows, "summary": summary}, indent=1, sort_keys=True))
+        return EXIT_OK
+    print(
+        f"{summary['old']} -> {summary['new']} records: {summary['changed']} changed "
+        f"({summary['status_changed']} in status), {summary['added']} added, {summary['removed']} removed"
+    )
+    if rows:
+        w = max(len(r["record"]) for r in rows)
+        print(f"{'record':<{w}}  {'change':<20} {'status':<28} ratio")
+        for r in rows:
+            print(f"{r['record']:<{w}}  {r['change']:<20} {r['status']:<28} {r.get('ratio', '')}")
+    return EXIT_OK
+
+
+def _load_claims(path, what):
+    """The records of a claims JSON file or a report directory (UsageError naming ``what`` otherwise)."""
+    import json
+
+    if os.path.isdir(path):
+        path = os.path.join(path, "claims.json")
+    if not os.path.exists(path):
+        raise UsageError(f"{what} {path}: no such file")
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what} {path}: not a claims JSON file ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise UsageError(f'{what} {path}: expected {{"claims": [...], "meta": {{...}}}}')
+    return doc["claims"]
 
 
 def _cmd_sweep(args) -> int:

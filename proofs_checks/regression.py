@@ -23,20 +23,27 @@ _SETTING = (
 )
 
 
-def key(rec: dict) -> tuple:
-    """The identity of a record across runs: check, claim id and its setting (not the numbers)."""
+# parameters that are results of a run, not its setting (the worst case a search found, ...)
+_OUTCOMES = {"worst_t", "bound_scale"}
+_SEARCH_OUTCOMES = {"d", "k", "n"}
+
+
+def _setting(rec: dict) -> list[tuple[str, object]]:
     pr = rec.get("params", {})
-    return (
-        rec.get("check"),
-        rec["id"],
-        rec.get("method"),
-        tuple((k, repr(pr[k])) for k in _SETTING if k in pr and not isinstance(pr[k], (dict, list))),
-    )
+    skip = _OUTCOMES | (_SEARCH_OUTCOMES if rec.get("method") == "adversarial-search" else set())
+    first = [k for k in _SETTING if k in pr]
+    rest = sorted(k for k in pr if k not in _SETTING)
+    return [(k, pr[k]) for k in first + rest if k not in skip and not isinstance(pr[k], (dict, list))]
+
+
+def key(rec: dict) -> tuple:
+    """The identity of a record across runs: check, claim id, method and its setting (every scalar
+    parameter that is not a result of the run, such as the worst case a search found), not the numbers."""
+    return (rec.get("check"), rec["id"], rec.get("method"), tuple((k, repr(v)) for k, v in _setting(rec)))
 
 
 def _label(rec):
-    pr = rec.get("params", {})
-    s = ", ".join(f"{k}={pr[k]}" for k in _SETTING if k in pr and not isinstance(pr[k], (dict, list)))
+    s = ", ".join(f"{k}={v}" for k, v in _setting(rec))
     return f"{rec.get('check')}:{rec['id']}" + (f" ({s})" if s else "")
 
 

@@ -1,0 +1,218 @@
+"""Bounds as regression tests: --fail-on and --baseline exit codes against planted regressions, lptheory
+diff on real runs, the pytest plugin (pytester) and the hypothesis strategies."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lptheory import cli
+from lptheory.testing import strategies as S
+from proofs_checks.regression import compare
+
+pytest_plugins = ["pytester"]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MOMENT = os.path.join(ROOT, "examples", "claim_moment_lemma.py")
+
+
+@pytest.fixture(scope="module")
+def moment_run(tmp_path_factory):
+    """One quick run of the example claim file (r = 1.5, 2 hold; r = 3 violated), as a baseline."""
+    out = tmp_path_factory.mktemp("moment")
+    assert cli.main(["check", MOMENT, "--quick", "--out", str(out), "--quiet"]) == 0
+    path = out / "check_jensen.json"
+    return path, json.loads(path.read_text())
+
+
+def _check(args, capsys):
+    rc = cli.main(["check", MOMENT, "--quick", "--quiet", *args])
+    return rc, capsys.readouterr()
+
+
+def test_fail_on_violated_and_unchanged_baseline(moment_run, capsys):
+    path, _ = moment_run
+    rc, out = _check(["--fail-on", "violated"], capsys)
+    assert rc == 1 and "violated" in out.err and "moment.jensen" in out.err
+    rc, out = _check(["--baseline", str(path)], capsys)  # same seed, same records: nothing regressed
+    assert rc == 0, out.err
+    rc, out = _check(["--baseline", str(path), "--fail-on", "regressed"], capsys)
+    assert rc == 0, out.err
+
+
+def test_planted_regressions_fail_the_run(moment_run, tmp_path, capsys):
+    path, doc = moment_run
+    recs = doc["claims"]
+    holds = [i for i, r in enumerate(recs) if r["status"] == "holds"]
+    # 1. a status that worsens: the baseline says the violated claim held
+    b1 = copy.deepcopy(doc)
+    viol = next(i for i, r in enumerate(recs) if r["status"] == "violated")
+    b1["claims"][viol]["status"] = "holds"
+    (tmp_path / "b1.json").write_text(json.dumps(b1))
+    rc, out = _check(["--baseline", str(tmp_path / "b1.json")], capsys)
+    assert rc == 1 and "holds -> violated" in out.err
+    # 2. a ratio that drifts towards its bound: the baseline's ratio was much smaller
+    b2 = copy.deepcopy(doc)
+    b2["claims"][holds[0]]["ratio"] = recs[holds[0]]["ratio"] * 0.5
+    (tmp_path / "b2.json").write_text(json.dumps(b2))
+    rc, out = _check(["--baseline", str(tmp_path / "b2.json"), "--ratio-tolerance", "0.05"], capsys)
+    assert rc == 1 and "ratio" in out.err and "towards the bound" in out.err
+    # ... within the tolerance it passes
+    rc, out = _check(["--baseline", str(tmp_path / "b2.json"), "--ratio-tolerance", "1.5"], capsys)
+    assert rc == 0, out.err
+    # 3. a record of the baseline missing from the run
+    b3 = copy.deepcopy(doc)
+    extra = copy.deepcopy(recs[holds[0]])
+    extra["params"]["r"] = 1.25
+    b3["claims"].append(extra)
+    (tmp_path / "b3.json").write_text(json.dumps(b3))
+    rc, out = _check(["--baseline", str(tmp_path / "b3.json")], capsys)
+    assert rc == 1 and "missing" in out.err
+
+
+def test_a_witness_that_stops_rechecking_is_a_regression(moment_run):
+    _, doc = moment_run
+    now = copy.deepcopy(doc["claims"])
+    viol = next(r for r in now if r["status"] == "violated")
+    assert compare(now, doc["claims"]) == []
+    w = viol["witness"]
+    w["scalars"] = {**w.get("scalars", {}), "r": 1.5}  # the recorded point no longer violates the claim
+    problems = compare(now, doc["claims"])
+    assert [p["kind"] for p in problems] == ["witness"]
+
+
+def test_diff_of_two_runs(moment_run, tmp_path, capsys):
+    path, doc = moment_run
+    assert cli.main(["check", MOMENT, "--quick", "--seed", "1", "--out", str(tmp_path), "--quiet"]) == 0
+    capsys.readouterr()
+    new = tmp_path / "check_jensen.json"
+    assert cli.main(["diff", str(path), str(new)]) == 0
+    text = capsys.readouterr().out
+    assert "3 -> 3 records" in text and "moment.jensen" in text and "ratio" in text
+    assert cli.main(["diff", str(path), str(new), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["summary"]["old"] == 3 and got["summary"]["status_changed"] == 0
+    assert all(c["change"] for c in got["changes"])
+    assert cli.main(["diff", str(path), str(path)]) == 0
+    assert "0 changed" in capsys.readouterr().out
+    assert cli.main(["diff", str(path), str(tmp_path / "nope.json")]) == 2
+    assert "NEW" in capsys.readouterr().err
+
+
+# -------------------------------------------------------------------------------------------------
+# the pytest plugin
+
+PLUGIN_TESTS = f'''
+import pytest
+import sympy as sp
+from proofs_checks.api import ClaimSpec, Assumption, Expect, Expect1, DistributionSpace, SearchBudget, g, x
+
+r = sp.Symbol("r", positive=True)
+SPEC = ClaimSpec(
+    id="moment.jensen",
+    statement="E|X - EX|^r <= (Var X)^(r/2)",
+    source="test",
+    assumptions=[Assumption("mean", g, "==", Expect1(x), per_coordinate=True)],
+    term=Expect(sp.Abs(x - g) ** r),
+    bound=Expect1((x - g) ** 2) ** (r / 2),
+)
+SETTING = lambda v: dict(spaces=[DistributionSpace(d=1, k=2), DistributionSpace(d=1, k=3)], scalars={{"r": v}},
+                         params={{"r": v}})
+BUDGET = SearchBudget(maxiter=20, popsize=6)
+
+def test_holds(lptheory):
+    lptheory.assert_claim_holds(SPEC, SETTING(1.5), budget=BUDGET)
+
+def test_false_claim(lptheory):
+    lptheory.assert_claim_holds(SPEC, SETTING(3.0), budget=BUDGET)
+
+def test_violation(lptheory, lptheory_seed):
+    assert lptheory_seed == 7
+    lptheory.assert_violation_found(SPEC, SETTING(3.0), budget=BUDGET)
+
+def test_pack_check(lptheory):
+    lptheory.assert_violation_found("{MOMENT}:jensen", {{"r": [3.0]}}, quick=True)
+
+@pytest.mark.lptheory_slow
+def test_slow(lptheory):
+    lptheory.assert_claim_holds("{MOMENT}:jensen", {{"r": [1.5]}})
+'''
+
+
+def test_pytest_plugin(pytester):
+    pytester.makepyfile(test_claims=PLUGIN_TESTS)
+    res = pytester.runpytest_subprocess("--lptheory-seed", "7", "-rs", "-p", "no:cacheprovider")
+    res.assert_outcomes(passed=3, failed=1, skipped=1)
+    text = res.stdout.str()
+    # the failure prints the record and how to reproduce it
+    assert "do not hold" in text and "moment.jensen" in text and "violated" in text
+    assert "reproduce: adversarial_search('moment.jensen'" in text and "seed=7" in text
+    assert "a slow claim check: run with --lptheory-slow" in text
+    res = pytester.runpytest_subprocess(
+        "--lptheory-seed", "7", "--lptheory-slow", "-k", "slow", "-p", "no:cacheprovider"
+    )
+    res.assert_outcomes(passed=1, deselected=4)
+
+
+# -------------------------------------------------------------------------------------------------
+# hypothesis strategies
+
+
+@settings(max_examples=40, deadline=None)
+@given(dist=S.finite_distributions(sigma=0.3, p=3.0, G=2.0))
+def test_finite_distributions_meet_the_assumptions(dist):
+    """Mean g exactly (to rounding), sigma as asked (or scaled down with the whole distribution to meet
+    G), every outcome's dual norm within G."""
+    w, v = dist.weights, dist.values
+    np.testing.assert_allclose((w * v).sum(axis=1), dist.g, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.sqrt((w * (v - dist.g[:, None]) ** 2).sum(axis=1)), dist.sigma, rtol=1e-12)
+    assert np.all(dist.sigma <= 0.3 * (1 + 1e-12))
+    worst = np.abs(v).max(axis=1)
+    assert (worst**1.5).sum() ** (1 / 1.5) <= 2.0
+    assert np.all(np.abs(w.sum(axis=1) - 1) < 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=S.exponents())
+def test_exponents_range(p):
+    assert p > 1.0 and (math.isinf(p) or p <= 1e3)
+
+
+def test_exponents_reach_the_special_values():
+    from hypothesis import find
+
+    for target in (2.0, math.inf, 1.0 + 1e-6, 1e3):
+        assert find(S.exponents(), lambda p, t=target: p == t) == target
+
+
+@settings(max_examples=25, deadline=None)
+@given(pl=S.smooth_quadratics(), seed=st.integers(0, 1000))
+def test_smooth_quadratics_constant_is_exact(pl, seed):
+    """||grad f(x) - grad f(y)||_{p*} <= L ||x - y||_p at random pairs, with equality reachable (the
+    constant is exact): the best ratio over the coordinate directions of the largest curvature is L at p = 2."""
+    from lptheory.geometry import dual_exponent, lp_norm
+
+    prob, L = pl
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((2, 64, prob.d))
+    for p in (2.0, 3.0):
+        Lp = prob.smoothness(p)
+        ratio = lp_norm(prob.grad(x) - prob.grad(y), dual_exponent(p)) / lp_norm(x - y, p)
+        assert np.all(ratio <= Lp * (1 + 1e-12))
+    assert math.isfinite(L) and L >= 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(noise=S.noise_models())
+def test_noise_models_have_their_sigma(noise):
+    rng = np.random.default_rng(0)
+    draws = np.stack([noise.sample_mean(rng, 1) for _ in range(4000)])
+    sd = draws.std(axis=0)
+    assert np.all(np.abs(sd - noise.sigma) <= 0.15 * noise.sigma + 1e-9)
