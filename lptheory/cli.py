@@ -732,7 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A metric of a sweep against a swept parameter (log-log), lines by --hue, panels by --col, "
         "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
     )
-    p_pl.add_argument("sweep_dir", metavar="SWEEP_DIR")
+    p_pl.add_argument("sweep_dir", metavar="SWEEP_DIR", help="the --out directory of lptheory sweep")
     p_pl.add_argument("--x", default=None, help="the swept parameter on the x axis (e.g. sim.steps)")
     p_pl.add_argument("--y", default=None, help="the metric (e.g. grad_pstar_avg)")
     p_pl.add_argument("--hue", default=None, help="one line per value of this column (e.g. optimizer.name)")
