@@ -302,8 +302,25 @@ def write_report(
         undefined=jinja2.StrictUndefined,
     )
     env.filters["mdcell"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    corrections = []
+    for c in claims:
+        cor = (c.get("data") or {}).get("correction")
+        if not cor:
+            continue
+        corrections.append(
+            {
+                "id": c["id"],
+                "setting": setting_text(c["params"], c.get("show")),
+                "status": c["status"],
+                "claimed": cor.get("claimed", ""),
+                "corrected": cor.get("corrected", ""),
+                "evidence": [f"{e['kind']}: {e['detail']}" for e in cor.get("evidence", [])],
+                "consequence": cor.get("consequence", ""),
+            }
+        )
     ctx = dict(
         title=pack.title,
+        corrections=corrections,
         description=pack.description,
         provenance=provenance,
         counts=counts,

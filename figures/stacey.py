@@ -5,6 +5,8 @@ recomputed here. Each function writes ``<stem>.png`` and ``<stem>.svg`` and retu
 
 from __future__ import annotations
 
+from matplotlib import ticker as mticker
+
 from .style import STATUS_COLOR, d, plt, save, status_handles
 
 __all__ = [
@@ -14,6 +16,7 @@ __all__ = [
     "plot_bound_terms",
     "plot_acceleration",
     "plot_majorization",
+    "plot_corrections",
     "FIGURES",
 ]
 
@@ -319,7 +322,77 @@ def plot_majorization(records, stem) -> list[str]:
     return save(fig, stem)
 
 
+def plot_corrections(records, stem) -> list[str]:
+    """Lemma 2 (Appendix A.1): the worst ratio E[B2] / bound that the re-check search finds against p, for the
+    paper's constant 1 and for the corrected constant kappa(p) (which must stay <= 1), with kappa(p) itself.
+    Right panel (Theorem 1): the noise coefficient through Lemmas 1 + corrected 2 over the paper's
+    (2p-1)/(p-1), the worst ratio of the combined lemma E[B] at the paper's constant, and the measured
+    Alg. 3 average over the paper's bound."""
+    recs = [d(r) for r in records]
+    pts, rows = [], []
+    for r in recs:
+        c = (r.get("data") or {}).get("correction") or {}
+        if r["id"] == "thm1.B2.corrected" and c.get("kappa"):
+            pts.append(
+                (r["params"]["p"], float(c["kappa"]), float(c.get("worst_ratio_at_kappa", float("nan"))), r["status"])
+            )
+        if r["id"] == "thm1.corrected":
+            rows = c.get("rows") or []
+    if not pts:
+        return []
+    pts.sort()
+    ps = [q[0] for q in pts]
+    fig, axes = plt.subplots(1, 2 if rows else 1, figsize=(12.5 if rows else 7.4, 4.3), squeeze=False)
+    ax = axes[0][0]
+    ax.plot(
+        ps, [q[1] * q[2] for q in pts], "o-", color="C3", label="worst ratio against the claimed constant 1 (search)"
+    )
+    ax.plot(ps, [q[1] for q in pts], ":", color="C7", label="kappa(p) (the family's supremum, tight)")
+    ax.plot(ps, [q[2] for q in pts], "s-", color="C2", label="worst ratio against the corrected constant kappa(p)")
+    for q in pts:
+        if q[3] == "violated":
+            ax.plot(q[0], q[2], "x", color="red", ms=11, mew=2.2)
+    ax.axhline(1.0, color="k", lw=1, ls="--", label="ratio 1 (the bound)")
+    ax.set_ylabel("worst E[B2] / bound")
+    ax.set_title("Lemma 2: claimed and corrected constants")
+    panels = [ax]
+    if rows:
+        ax2 = axes[0][1]
+        rp = [r["p"] for r in rows]
+        ax2.plot(rp, [r["ratio"] for r in rows], "o-", color="C1", label="(2 + kappa/(p-1)) / ((2p-1)/(p-1))")
+        ax2.plot(
+            rp,
+            [r["combined_lemma_worst_ratio"] for r in rows],
+            "s-",
+            color="C2",
+            label="combined lemma E[B]: worst ratio",
+        )
+        ax2.plot(
+            rp,
+            [r["alg3_upper95"] / r["paper_rhs"] for r in rows],
+            "^-",
+            color="C0",
+            label="Alg. 3 runs / the paper's bound (95% upper)",
+        )
+        ax2.axhline(1.0, color="k", lw=1, ls="--")
+        ax2.set_ylabel("ratio")
+        ax2.set_title("Theorem 1: consequence")
+        panels.append(ax2)
+    for a in panels:
+        a.set_xscale("log")
+        a.set_yscale("log")
+        a.xaxis.set_major_formatter(mticker.ScalarFormatter())
+        a.xaxis.set_minor_formatter(mticker.NullFormatter())
+        a.set_xticks(ps)
+        a.set_xlabel("p")
+        a.legend(fontsize=8, loc="best", frameon=False)
+        a.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
 FIGURES = {
+    "corrections": [("corrections", plot_corrections)],
     "symbolic": [],  # the annotated proof is the picture: no figure
     "claims": [],
     "lemmas": [("lemma_terms", plot_terms), ("lemma_search", plot_search)],

@@ -633,8 +633,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
         description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
         "is a check of the built-in Stacey pack (lemmas, theorem1, symbolic, majorization, smoothness, claims, "
-        "acceleration), a claim file (path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed "
-        "pack's name; NAMES select checks of it (all by default).",
+        "acceleration, corrections), a claim file (path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) "
+        "or an installed pack's name; NAMES select checks of it (all by default).",
     )
     p_check.add_argument("target", metavar="TARGET", help="a check name, a claim file, a module or a pack")
     p_check.add_argument("names", metavar="NAME", nargs="*", help="checks of TARGET to run (default: all)")

@@ -30,6 +30,8 @@ What is here
   :func:`rate_claim`, :func:`fit_exponent`, :func:`fit_slope`, :func:`pointwise`; the simulator
   (:func:`simulate` with :class:`Observer`, :class:`Metric`, :class:`Series`, :class:`Regret`,
   :class:`StateNorm`);
+* corrections (what holds instead of a violated "term <= bound"): :func:`best_constant`,
+  :func:`family_supremum`, :func:`recheck_correction`, :func:`correction_record`, :func:`as_correction`;
 * verdicts: :func:`decide`, :func:`decide_rate`, :func:`combine` (the one set of rules);
 * witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds);
 * packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`.
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
 
+from .corrections import as_correction, best_constant, correction_record, family_supremum, recheck_correction
 from .engines import (
     DistributionSpace,
     SearchBudget,
@@ -89,13 +92,17 @@ __all__ = [
     "Sup1",
     "Verdict",
     "adversarial_search",
+    "as_correction",
+    "best_constant",
     "check",
     "combine",
+    "correction_record",
     "decide",
     "decide_rate",
     "evaluate",
     "exact_expectation",
     "exact_oracle",
+    "family_supremum",
     "expression_witness",
     "fit_exponent",
     "fit_slope",
@@ -107,6 +114,7 @@ __all__ = [
     "pointwise",
     "rate_claim",
     "recheck",
+    "recheck_correction",
     "register_recheck",
     "sample_witness",
     "sigma",

@@ -40,7 +40,7 @@ def test_verdicts_match_the_snapshot_of_before_the_claim_api(stacey_quick_report
     got: dict = {}
     for r in doc["claims"]:
         got.setdefault(r["check"], []).append([r["id"], r["status"]])
-    assert set(got) == set(snap)
+    assert set(got) == set(snap) | {"corrections"}  # corrections: a check added after the snapshot
     for check in snap:
         assert got[check] == snap[check], check
 
@@ -64,6 +64,29 @@ def test_ratio_has_one_meaning(stacey_quick_report):
             assert r["ratio"] > 1, (r["id"], r["ratio"])
         if r["status"] == "holds" and isinstance(r.get("ratio"), float) and r["method"] == "adversarial-search":
             assert r["ratio"] <= 1 + 1e-6, (r["id"], r["ratio"])
+
+
+def test_corrections_section_after_the_verdict_table(stacey_quick_report):
+    """Issue 18: a correction per violated lemma claim, with its own id, evidence and the theorem's consequence;
+    every correction holds in its re-check (a correction that failed would be reported violated)."""
+    out, doc = stacey_quick_report
+    cor = [r for r in doc["claims"] if r["check"] == "corrections"]
+    ids = {r["id"] for r in cor}
+    assert {"thm1.B2.corrected", "thm1.corrected", "asm1.corrected", "lionk.corrected"} <= ids
+    for r in cor:
+        c = r["data"]["correction"]
+        assert c["claimed"] and c["corrected"] and c["evidence"], r["id"]
+        assert r["status"] == "holds", (r["id"], r["params"])
+    b2 = [r for r in cor if r["id"] == "thm1.B2.corrected"]
+    kinds = {e["kind"] for r in b2 for e in r["data"]["correction"]["evidence"]}
+    assert {"proved-symbolically", "tight-by-witness", "holds-in-search"} <= kinds
+    thm = next(r for r in cor if r["id"] == "thm1.corrected")
+    assert all(row["holds_empirically"] and row["paper_margin"] > 1 for row in thm["data"]["correction"]["rows"])
+    page = (out / "index.html").read_text()
+    assert page.index('id="verdicts"') < page.index('id="corrections"') < page.index('id="sec-lemmas"')
+    md = (out / "report.md").read_text()
+    assert "## Corrections" in md and "thm1.B2.corrected" in md
+    assert (out / "corrections.png").exists() and (out / "corrections.svg").exists()
 
 
 def test_html_puts_findings_first_with_links_and_provenance(stacey_quick_report):

@@ -98,6 +98,16 @@ _CHECKS = [
         None,
     ),
     (
+        "corrections",
+        "corrections",
+        "run_corrections",
+        "Corrections: what holds instead of the violated claims",
+        "corrected statements for the violated claims (Lemma 2's constant and Theorem 1, Assumption 1, Lion-K), found "
+        "and re-checked by the toolkit",
+        (3.0, 4.0, 8.0, 16.0, 50.0),
+        (2.0, True),
+    ),
+    (
         "acceleration",
         "acceleration",
         "run_acceleration",
@@ -117,6 +127,6 @@ for _name, _mod, _fn, _title, _desc, _p, _rng in _CHECKS:
             options=("p",) if _p else (),
             defaults={"p": list(_p)} if _p else {},
             validate=_p_range(*_rng) if _rng else None,
-            parallel=_name == "lemmas",
+            parallel=_name in ("lemmas", "corrections"),
         )
     )

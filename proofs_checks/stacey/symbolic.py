@@ -762,6 +762,97 @@ def _steps() -> list[Step]:
 STEPS = _steps()
 
 
+def corrected_steps() -> list[tuple[Step, str, str]]:
+    """The violated proof steps with a local repair, each as ``(corrected step, id of the step it repairs,
+    what changed)``, checked by :func:`check_step` exactly as the originals are:
+
+    * ``lemma-B2.case1.step5``: the equality E_{|=}[Y] P[=] = E[Y] holds as <= (E[Y 1[=]] <= E[Y], Y >= 0),
+      the direction the chain needs;
+    * ``thm1.step2``: with the factor eta^2 on the last term (the next line of the proof has it);
+    * ``thm1.C.step1``: with g~_t in place of g_t (the term C of the proof involves s(g~_t));
+    * ``lemma-B2.case2.step5``: Jensen for the convex phi(t) = t^{(2-p)/(p-1)} gives >=, the reverse of what
+      the chain needs: the step holds reversed, and case (2) cannot be closed this way (Lemma 2 holds only
+      with the constant kappa(p): ``thm1.B2.corrected``).
+
+    ``lemma-B2.combine`` has no local repair: its corrected statement is ``thm1.B2.corrected`` itself."""
+    by = {f"{st.proof}.{st.label}": st for st in STEPS}
+    out = []
+    c1 = by["lemma-B2.case1.step5"]
+    out.append(
+        (
+            Step(
+                c1.proof,
+                c1.label,
+                "E_{|=}[|g - g~|] P[=] <= E[|g - g~|]",
+                "<=",
+                "monotonicity",
+                "|g - g~| >= 0",
+                c1.sides,
+            ),
+            "sym.lemma-B2.case1.step5",
+            "'=' replaced by '<=' (E[Y 1[=]] <= E[Y] for Y >= 0)",
+        )
+    )
+    s2, s3 = by["thm1.step2"], by["thm1.step3"]
+    out.append(
+        (
+            Step(
+                s2.proof,
+                s2.label,
+                "<g_t, theta_{t+1} - theta_t> + L/2 ||theta_{t+1} - theta_t||_p^2 = eta <g_t, -s(g~_t)> + "
+                "L eta^2/2 ||s(g~_t)||_p^2",
+                "=",
+                "algebra",
+                s2.conditions,
+                (s2.sides[0], s3.sides[0]),
+                kind="vec",
+            ),
+            "sym.thm1.step2",
+            "the factor eta^2 restored on the last term",
+        )
+    )
+    cs = by["thm1.C.step1"]
+    sgt = F.s(gt)
+    out.append(
+        (
+            Step(
+                cs.proof,
+                cs.label,
+                "(L eta^2/2) ||s(g~_t)||_p^2 = (L eta^2/2) (sum_i |g~_t^(i) / |g~_t^(i)|^{(p-2)/(p-1)}|^p)^{2/p}",
+                "=",
+                "algebra",
+                "s of Alg. 3 line 3",
+                (
+                    CoordSum(sp.Abs(sgt) ** p) ** (2 / p),
+                    CoordSum(sp.Abs(gt / sp.Abs(gt) ** ((p - 2) / (p - 1))) ** p) ** (2 / p),
+                ),
+                kind="vec",
+            ),
+            "sym.thm1.C.step1",
+            "g~_t in place of g_t",
+        )
+    )
+    j = by["lemma-B2.case2.step5"]
+    out.append(
+        (
+            Step(
+                j.proof,
+                j.label,
+                "(E[|g~|^2])^{(2-p)/(p-1)} <= E[|g~|^{2(2-p)/(p-1)}]",
+                "<=",
+                "Jensen",
+                "phi(t) = t^{(2-p)/(p-1)} is convex on t > 0 for p > 2",
+                (j.sides[1], j.sides[0]),
+                pre=lambda: _jensen(ts ** ((2 - P) / (P - 1)), ts, "E phi >= phi(E)"),
+            ),
+            "sym.lemma-B2.case2.step5",
+            "the inequality reversed (Jensen for a convex function); the chain of case (2) then breaks: Lemma 2 "
+            "needs the constant kappa(p) (thm1.B2.corrected)",
+        )
+    )
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------
 # random admissible environments (drawn one by one from the step's stream, evaluated by shape groups)
 

@@ -1,0 +1,539 @@
+"""What holds instead (``lptheory check corrections``): corrected statements for the paper's claims that the
+other checks find violated, each found and re-checked by the toolkit.
+
+* ``thm1.B2.corrected`` (Lemma 2): the best constant kappa(p) in
+  E[B2] <= kappa(p) eta G^{1/(p-1)} ||sigma||_1 / ((p-1) sqrt(n_t)). The adversarial search's worst cases
+  collapse to one coordinate taking the value -1 with probability q and a value just above 0 (same sign)
+  otherwise; along that family the ratio tends, as the small value tends to 0 (a sympy limit), to
+  R_p(q) = (p-1) [q^2 (1 - q^a) + (1-q) q^{1+a}] / sqrt(q (1-q)), a = 1/(p-1), and kappa(p) =
+  max(1, sup_q R_p(q)). Evidence: the limit (sympy), witnesses of the family re-checked at 60 digits
+  approaching kappa (tight), and the lemmas' adversarial search re-run against kappa * bound with wider
+  spaces (joint supports across coordinates, batches up to 8, p up to 50).
+* ``thm1.corrected`` (Theorem 1): the corrected lemma through the proof. Lemmas 1 + corrected 2 give the
+  noise coefficient 2 + kappa(p)/(p-1) instead of (2p-1)/(p-1); the paper's coefficient itself still
+  follows from the combined lemma E[B] <= (2p-1)/(p-1) eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t), which is
+  re-checked here by the same search (it holds), so Theorem 1 stands with a different proof.
+* ``asm1.corrected`` (Assumption 1): L_lip <= 2^{1-2/p} L_two-sided, tight at diag(1, -1) (d = 2, exact),
+  searched for d = 2..8 (lower-bound estimates of both constants: no counterexample found).
+* ``lionk.corrected`` (Section 4.2): Lion-K's first step equals Stacey(p,2)'s at tau = 0, eps = 0 exactly
+  when Lion-K's step size is eta ||c||_{p*}^{1/(p-1)}, c = (1 - beta1) g~_0 (proved with sympy; checked in
+  float64).
+* ``sym.<proof>.<step>.corrected`` (Appendix A.1): the violated proof steps with a local repair
+  (:func:`symbolic.corrected_steps`), checked by the symbolic audit's own step check.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from ..corrections import as_correction, family_supremum
+from ..engines import (
+    DistributionSpace,
+    SearchJob,
+    adversarial_search_many,
+    expression_witness,
+    value_claim,
+)
+from ..expressions import Distribution
+from ..recheck import recheck
+from ..records import Claim
+from ..spec import ClaimSpec
+from . import formulas as F
+from .lemmas import NONDEGENERATE, SEARCH_BUDGET, SEARCH_CONFIGS
+
+DEFAULT_P = (3.0, 4.0, 8.0, 16.0, 50.0)
+WIDER = {  # added to the lemmas' spaces for the re-check: coupled coordinates, larger batches
+    "full": [
+        (2, 2, 1, "joint"),
+        (2, 3, 1, "joint"),
+        (3, 3, 1, "joint"),
+        (1, 2, 6, "independent"),
+        (1, 2, 8, "independent"),
+        (2, 2, 4, "joint"),
+    ],
+    "quick": [(2, 2, 1, "joint"), (1, 2, 6, "independent")],
+}
+
+q_, e_ = sp.symbols("q epsilon", positive=True)
+
+
+r_ = sp.Symbol("r", positive=True)  # r = p - 1 > 0
+
+
+@functools.lru_cache(maxsize=1)
+def _b2_limit():
+    """The B2 ratio along the worst-case family for symbolic p = 1 + r (one coordinate; -1 with
+    probability q, -epsilon otherwise; eta = n = 1; G = 1, sigma the exact standard deviation), and its
+    limit epsilon -> 0+, taken once by sympy for every p > 1: ``(ratio, limit, how)``."""
+    a = 1 / r_
+    ag = q_ + (1 - q_) * e_  # |g| for 0 < epsilon < 1 (g = -ag)
+
+    def f(absx):  # |g| | |g|^a - |x|^a |, same sign (both outcomes negative like g)
+        return ag * sp.Abs(ag**a - absx**a)
+
+    term = q_ * f(sp.Integer(1)) + (1 - q_) * f(e_)
+    sig = sp.sqrt(q_ * (1 - ag) ** 2 + (1 - q_) * (ag - e_) ** 2)
+    ratio = term / (sig / r_)  # bound: G^a sigma / ((p - 1) sqrt(n)) with G = eta = n = 1
+    at0 = r_ * (q_**2 * (1 - q_**a) + (1 - q_) * q_ ** (1 + a)) / sp.sqrt(q_ * (1 - q_))
+    try:
+        lim = sp.limit(ratio, e_, 0, "+")
+        how = "sympy limit epsilon -> 0+, for every p > 1"
+    except Exception:  # noqa: BLE001 (sympy raises several kinds): the closed form, by continuity
+        lim, how = at0, "continuity (sympy's limit did not return)"
+    return ratio, lim, at0, how
+
+
+def b2_family(p: float):
+    """``(ratio(q, epsilon), limit(q), how)`` at this p; the limit is checked against the closed form
+    R_p(q) = (p-1) [q^2 (1 - q^a) + (1-q) q^{1+a}] / sqrt(q (1-q)) at several q (it must agree)."""
+    ratio, lim, at0, how = _b2_limit()
+    rv = sp.nsimplify(p) - 1
+    lim_p, at0_p = lim.subs(r_, rv), at0.subs(r_, rv)
+    for qv in (sp.Rational(1, 5), sp.Rational(1, 2), sp.Rational(4, 5)):
+        a_, b_ = complex(sp.N(lim_p.subs(q_, qv), 30)), complex(sp.N(at0_p.subs(q_, qv), 30))
+        if abs(a_ - b_) > 1e-20 * max(1.0, abs(b_)):
+            raise AssertionError(f"Lemma 2 family: the limit {a_} and the closed form {b_} disagree at q = {qv}")
+    return ratio.subs(r_, rv), at0_p, how
+
+
+def _kappa_b2(p: float) -> dict:
+    _, at0, how = b2_family(p)
+    f = sp.lambdify(q_, at0, "mpmath")
+    mpmath.mp.dps = 30
+    sup, arg = family_supremum(lambda qv: float(f(mpmath.mpf(qv))), 1e-9, 1 - 1e-9)
+    return {"kappa": max(1.0, sup), "sup": sup, "q": arg, "how": how, "formula": str(at0)}
+
+
+def _family_witnesses(p: float, q: float, kappa: float) -> list[dict]:
+    """Admissible two-point distributions with epsilon -> 0 at the maximizing q, each re-checked at 60
+    digits by the import-free re-check: their ratios approach kappa (the constant is tight)."""
+    spec = F.LEMMA_SPECS["thm1.B2"]
+    out = []
+    for eps in (1e-6, 1e-30, 1e-100, 1e-300):
+        vals = np.array([[-1.0, -eps]])
+        w = np.array([[q, 1 - q]])
+        dist = Distribution(vals, w, 1)
+        g = float((vals * w).sum())
+        sig = math.sqrt(float((w * (vals - g) ** 2).sum()))
+        wit = expression_witness(
+            spec, scalars={"p": p, "eta": 1.0, "n": 1.0, "G": 1.0}, coords={"g": [g], "sigma": [sig]}, dist=dist
+        )
+        chk = recheck(wit)
+        out.append(
+            {"epsilon": eps, "ratio": chk["empirical"] / chk["bound"], "assumptions_ok": chk.get("assumptions_ok")}
+        )
+    return out
+
+
+def _spaces(mode: str):
+    base = [DistributionSpace(d, k, n) for d, k, n in SEARCH_CONFIGS[mode]]
+    return base + [DistributionSpace(d, k, n, coupling=c) for d, k, n, c in WIDER[mode]]
+
+
+def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=None) -> list[Claim]:
+    """thm1.B2.corrected per p where Lemma 2 fails, and thm1.corrected (the consequence for Theorem 1)."""
+    mode = "quick" if quick else "full"
+    spaces = _spaces(mode)
+    spec_b2, spec_b = F.LEMMA_SPECS["thm1.B2"], F.LEMMA_SPECS["thm1.B"]
+    out, consequences = [], []
+    for p in p_list:
+        k = _kappa_b2(p)
+        kappa = k["kappa"]
+        a_txt = f"1/{p - 1:g}"
+        if kappa <= 1.0:
+            continue  # Lemma 2 holds at this p along the family: no correction
+        wits = _family_witnesses(p, k["q"], kappa)
+        # one search serves both: B2 against kappa * bound, and the combined lemma B at the paper's constant
+        jobs = [
+            SearchJob(spec_b2, np.random.SeedSequence([seed, int(p * 1000), 21]), kappa, NONDEGENERATE),
+            SearchJob(spec_b, np.random.SeedSequence([seed, int(p * 1000), 22]), 1.0, NONDEGENERATE),
+        ]
+        rec_b2, rec_b = adversarial_search_many(
+            jobs,
+            spaces,
+            [{"p": p, "lemma": "thm1.B2"}, {"p": p, "lemma": "thm1.B"}],
+            scalars={"p": p, "eta": 1.0, "L": 1.0},
+            budget=SEARCH_BUDGET[mode],
+            workers=workers,
+        )
+        corrected = (
+            f"E[B2] <= kappa(p) eta G^(1/(p-1)) ||sigma||_1 / ((p-1) sqrt(n_t)) with kappa(p) = max(1, sup_q R_p(q)), "
+            f"R_p(q) = (p-1)[q^2 (1 - q^a) + (1-q) q^(1+a)] / sqrt(q(1-q)), a = 1/(p-1); at p = {p:g}: "
+            f"kappa = {kappa:.6g} (sup at q = {k['q']:.4f}, a = {a_txt})"
+        )
+        evidence = [
+            {
+                "kind": "proved-symbolically",
+                "detail": f"R_p(q) is the ratio's limit along the two-point family "
+                f"(value -1 w.p. q, -epsilon otherwise) as epsilon -> 0+ ({k['how']}); its supremum over q by "
+                "bounded maximization at 30 digits",
+            },
+            {
+                "kind": "tight-by-witness",
+                "detail": "admissible two-point distributions (Assumptions 2-4 met "
+                "exactly), re-checked at 60 digits: ratio "
+                + ", ".join(f"{w['ratio']:.8g} at epsilon = {w['epsilon']:g}" for w in wits)
+                + f" -> kappa = {kappa:.8g}",
+            },
+        ]
+        cons = (
+            f"Theorem 1's noise coefficient: via Lemmas 1 + corrected 2, 2 + kappa/(p-1) = {2 + kappa / (p - 1):.6g}; the "
+            f"paper's (2p-1)/(p-1) = {(2 * p - 1) / (p - 1):.6g} (ratio {(2 + kappa / (p - 1)) / ((2 * p - 1) / (p - 1)):.4g}). "
+            f"The paper's coefficient still follows from the combined lemma thm1.B, which holds in the same search "
+            f"(worst ratio {float(rec_b.empirical) / float(rec_b.bound):.4g})"
+        )
+        rec = as_correction(
+            rec_b2, spec_b2, kappa, corrected_statement=corrected, evidence=evidence, tight=True, consequence=cons
+        )
+        rec.data["correction"]["family_curve"] = _curve(p)
+        out.append(rec)
+        consequences.append((p, kappa, rec_b))
+        if progress:
+            progress(f"corrections B2 p={p:g}: kappa {kappa:.4g}, re-check {rec.status}")
+    if consequences:
+        out.append(_theorem_record(consequences, seed=seed, quick=quick))
+    return out
+
+
+def _curve(p: float) -> dict:
+    _, at0, _ = b2_family(p)
+    f = sp.lambdify(q_, at0, "numpy")
+    qs = np.linspace(0.01, 0.99, 99)
+    return {"q": qs.tolist(), "ratio": [float(v) for v in f(qs)]}
+
+
+THM_SPEC = ClaimSpec(
+    id="thm1.corrected",
+    statement="Theorem 1 with its noise coefficient (2p-1)/(p-1) holds through the combined lemma E[B] <= "
+    "(2p-1)/(p-1) eta G^(1/(p-1)) ||sigma||_1 / sqrt(n_t) (not through Lemmas 1 and 2, which would give "
+    "2 + kappa(p)/(p-1))",
+    source="consequence of thm1.B2.corrected for Theorem 1 (Appendix A.1)",
+    assumptions=F.THEOREM_ASSUMPTIONS,
+    term=sp.Symbol("worst_ratio_B"),
+    bound=sp.Integer(1),
+    show=("p",),
+)
+
+
+def alg3_margins(p: float, kappa: float, *, seed: int, quick: bool) -> dict:
+    """Runs of Alg. 3 (Theorem 1's step size, Rademacher noise, n_t = 1, the separable nonconvex problem of
+    ``thm1.bound``) against the paper's right-hand side and the right-hand side with the noise coefficient
+    of Lemmas 1 + corrected 2 (2 + kappa/(p-1)): the mean of (1/T) sum_t ||g_t||_{p*}^{p*} over replicates,
+    its one-sided 95% Student-t upper limit, and each bound's margin (bound / upper limit)."""
+    from scipy import stats
+
+    from synthetic.oracle import GradientOracle
+
+    from .theorem1 import _setting, theorem_eta, theorem_rhs, trajectory
+
+    T, R = (64, 32) if quick else (256, 64)
+    problem, noise = _setting("rademacher", 0.5, 20, 0)
+    oracle = GradientOracle(problem, noise, batch=1)
+    L, G = problem.certificate("L")(p), oracle.certified_G(p)
+    eta = theorem_eta(L, G, T, p)
+    tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)
+    f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
+    rhs = theorem_rhs(f_gap=f_gap, eta=eta, T=T, L=L, G=G, p=p, sigma_l1=float(noise.sigma.sum()), batches=[1] * T)
+    lhs = tr["gp"].mean(axis=0)
+    mean, se = float(lhs.mean()), float(lhs.std(ddof=1) / math.sqrt(R))
+    upper = mean + float(stats.t.ppf(0.95, R - 1)) * se
+    noise_key = next(k for k in rhs if k.startswith("noise"))
+    paper = rhs["total"]
+    corrected = paper + rhs[noise_key] * ((2 + kappa / (p - 1)) / ((2 * p - 1) / (p - 1)) - 1)
+    return {
+        "T": T,
+        "R": R,
+        "alg3_mean": mean,
+        "alg3_upper95": upper,
+        "paper_rhs": paper,
+        "corrected_rhs": corrected,
+        "paper_margin": paper / upper,
+        "corrected_margin": corrected / upper,
+        "holds_empirically": bool(upper <= paper),
+    }
+
+
+def _theorem_record(cons, *, seed: int = 0, quick: bool = True) -> Claim:
+    worst = max(float(r.empirical) / float(r.bound) for _, _, r in cons)
+    rows = [
+        {
+            "p": p,
+            "kappa": kappa,
+            "paper_coefficient": (2 * p - 1) / (p - 1),
+            "lemmas_1_2_corrected": 2 + kappa / (p - 1),
+            "ratio": (2 + kappa / (p - 1)) / ((2 * p - 1) / (p - 1)),
+            "combined_lemma_worst_ratio": float(r.empirical) / float(r.bound),
+            "combined_lemma_status": r.status,
+            **alg3_margins(p, kappa, seed=seed, quick=quick),
+        }
+        for p, kappa, r in cons
+    ]
+    ok = all(r.status == "holds" for _, _, r in cons)
+    text = "; ".join(
+        f"p = {r['p']:g}: paper {r['paper_coefficient']:.4g}, via corrected Lemma 2 {r['lemmas_1_2_corrected']:.4g} "
+        f"(x{r['ratio']:.3g}), combined lemma worst ratio {r['combined_lemma_worst_ratio']:.3g}, "
+        f"Alg. 3 (T = {r['T']}, {r['R']} runs) {r['alg3_mean']:.3g} (95% upper {r['alg3_upper95']:.3g}) against "
+        f"the paper's bound {r['paper_rhs']:.3g} (margin x{r['paper_margin']:.3g})"
+        for r in rows
+    )
+    rec = value_claim(
+        THM_SPEC,
+        worst,
+        1.0,
+        {"p": [r["p"] for r in rows], "setting": "the lemmas' search spaces plus coupled coordinates and batches"},
+        method="adversarial-search",
+        note=(
+            "the combined lemma holds at every p, so Theorem 1's bound stands as stated; "
+            if ok
+            else "the combined lemma fails somewhere: Theorem 1's bound needs the corrected constant; "
+        )
+        + text,
+        witness=None,
+    )
+    bad = [f"{r['p']:g}" for r in rows if not r["holds_empirically"]]
+    alg3_text = (
+        (
+            "Runs of Alg. 3 exceed the paper's bound at p = " + ", ".join(bad)
+            if bad
+            else "Runs of Alg. 3 (Rademacher noise, n_t = 1, Theorem 1's step size) stay below the paper's bound at every p"
+        )
+        + "; margins (bound / 95% upper limit of the measured average): "
+        + ", ".join(f"p = {r['p']:g}: x{r['paper_margin']:.3g}" for r in rows)
+        + " (more settings: lptheory check theorem1)"
+    )
+    rec.data = {
+        "correction": {
+            "claimed": F.THEOREM_STATEMENT,
+            "corrected": THM_SPEC.statement,
+            "rows": rows,
+            "evidence": [{"kind": "holds-in-search" if ok else "violated-in-search", "detail": text}],
+            "consequence": alg3_text,
+        }
+    }
+    return rec
+
+
+# ---------------------------------------------------------------------------------------------------
+# Assumption 1
+
+ASM_SPEC = ClaimSpec(
+    id="asm1.corrected",
+    statement="sup_{u,v} u^T H v / (||u||_p ||v||_p) <= 2^(1-2/p) sup_w |w^T H w| / ||w||_p^2 for symmetric H "
+    "(the Lipschitz constant of the gradient of a quadratic against its two-sided constant)",
+    source="correction of asm1.equivalence (Assumption 1, Section 3)",
+    assumptions=("symmetric H", "p >= 2"),
+    term=sp.Symbol("ratio"),
+    bound=sp.Symbol("c"),
+    show=("p", "d"),
+)
+
+
+def asm1_records(p_list, *, seed: int, quick: bool) -> list[Claim]:
+    from lptheory.geometry import lp_norm
+
+    from .smoothness import lipschitz_constant, two_sided_constant, two_sided_lower
+
+    dims = (2, 3, 4) if quick else (2, 3, 4, 6, 8)
+    n_rand = 8 if quick else 30
+    out = []
+    for p in p_list:
+        c = 2 ** (1 - 2 / p)
+        # d = 2, exact: diag(1, -1) attains c (two-sided constant on a dense angular grid)
+        H2 = np.diag([1.0, -1.0])
+        tight = lipschitz_constant(H2, p, starts=16, iters=100)[0] / two_sided_constant(H2, p)
+        rng = np.random.default_rng([seed, 909, int(p * 1000)])
+        worst, worst_d = 0.0, 2
+        per_d = {}
+        for d in dims:
+            half = np.diag([1.0] * (d // 2) + [-1.0] * (d - d // 2))  # the d = 2 worst case, spread over d
+            cands = [half] + [np.diag(rng.choice([-1.0, 1.0], d)) for _ in range(2)]
+            cands += [(lambda A: (A + A.T) / 2)(rng.standard_normal((d, d))) for _ in range(n_rand)]
+            cands += [(lambda A: (A + A.T) / 2)(rng.choice([-1.0, 1.0], (d, d))) for _ in range(n_rand)]
+            best = 0.0
+            U = rng.standard_normal((4000, d))
+            r = p / (p - 2)
+            for H in cands:
+                if np.count_nonzero(H - np.diag(np.diag(H))) == 0:  # diagonal: both constants exactly
+                    h = np.diag(H)
+                    two = max(float(lp_norm(np.maximum(h, 0), r)), float(lp_norm(np.maximum(-h, 0), r)))
+                    lip = float(lp_norm(h, r))
+                else:
+                    lip = lipschitz_constant(H, p, starts=8, iters=60, seed=int(rng.integers(1 << 30)))[0]
+                    dirs = np.vstack([U, np.linalg.eigh(H)[1].T])
+                    two = float(np.max(np.abs(np.einsum("ni,ij,nj->n", dirs, H, dirs)) / lp_norm(dirs, p) ** 2))
+                    if lip / two > 0.97 * c:  # close to the bound: refine the two-sided estimate (Nelder-Mead)
+                        two = max(two, two_sided_lower(H, p, np.random.default_rng(int(rng.integers(1 << 30)))))
+                best = max(best, lip / max(two, 1e-300))
+            per_d[d] = best
+            if best > worst:
+                worst, worst_d = best, d
+        rec = value_claim(
+            ASM_SPEC,
+            worst,
+            c * (1 + 1e-6),
+            {"p": p, "d": worst_d, "dims": list(dims), "candidates per d": 3 + 2 * n_rand},
+            method="adversarial-search",
+            note=f"tight at d = 2: diag(1, -1) gives {tight:.6f} = 2^(1-2/p) = {c:.6f} (and diag(1, .., -1, ..) in every even d; "
+            f"diagonal matrices are evaluated exactly: ||h||_r against max(||h+||_r, ||h-||_r), r = p/(p-2)); searched d in {list(dims)} "
+            "(the ratio of a Lipschitz lower bound to a two-sided lower bound over-estimates the true ratio, so a "
+            "value above the bound would be inconclusive, not a witness); worst per d: "
+            + ", ".join(f"d={d}: {v:.4f}" for d, v in per_d.items()),
+        )
+        rec.data = {
+            "correction": {
+                "claimed": "Assumption 1's two forms are equivalent (the same L)",
+                "corrected": ASM_SPEC.statement + f"; at p = {p:g}: 2^(1-2/p) = {c:.6g}",
+                "kappa": c,
+                "evidence": [
+                    {"kind": "tight-by-witness", "detail": f"H = diag(1, -1) (d = 2): ratio {tight:.8g} = 2^(1-2/p)"},
+                    {
+                        "kind": "holds-in-search" if worst <= c * (1 + 1e-6) else "inconclusive",
+                        "detail": f"d in {list(dims)}, {3 + 2 * n_rand} matrices per d: worst estimated ratio {worst:.6g} "
+                        f"(at d = {worst_d}); no d > 2 exceeded d = 2's constant",
+                    },
+                ],
+                "per_d": per_d,
+                "consequence": "Theorem 1 only uses the upper quadratic bound, which either form implies: unaffected",
+            }
+        }
+        out.append(rec)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Lion-K and Stacey(p,2)
+
+LION_SPEC = ClaimSpec(
+    id="lionk.corrected",
+    statement="Lion-K (K = ||.||_{p*}) with step size eta ||c||_{p*}^{1/(p-1)}, c = (1 - beta1) g~_0, and "
+    "Stacey(p,2) with step size eta at tau = 0, eps = 0 take the same first step, for every g~_0 and p > 1",
+    source="correction of lionk.first-step (Section 4.2)",
+    assumptions=("theta_0 = z_0 = m_0 = 0", "tau = 0", "eps = 0"),
+    term=sp.Symbol("max_abs_difference"),
+    bound=sp.Float(1e-12),
+    show=("p",),
+)
+
+
+def lionk_records(p_list, *, seed: int) -> list[Claim]:
+    from lptheory.geometry import dual_exponent, lp_norm
+    from lptheory.optimizers import StaceyP2
+
+    # symbolic: per coordinate, Lion-K = -eta_K sgn(c_i)|c_i|^(p*-1)/N^(p*-1) with N = ||c||_{p*}; Stacey =
+    # -eta sgn(c_i)|c_i|^(1/(p-1)); with eta_K = eta N^(1/(p-1)) the difference is 0 because p* - 1 = 1/(p-1)
+    pp, ci, N, eta = sp.symbols("p c_i N eta", positive=True)
+    ps = pp / (pp - 1)
+    lion = -(eta * N ** (1 / (pp - 1))) * ci ** (ps - 1) / N ** (ps - 1)
+    stacey = -eta * ci ** (1 / (pp - 1))
+    proved = sp.simplify(sp.powsimp(lion - stacey, force=True)) == 0
+    rng = np.random.default_rng([seed, 404])
+    out = []
+    for p in p_list:
+        worst = 0.0
+        for _ in range(20):
+            g0 = rng.standard_normal(5) * np.exp(rng.uniform(-3, 3, 5))
+            b1, e = 0.9, 0.1
+            c = (1 - b1) * g0
+            q = dual_exponent(p)
+            eta_k = e * float(lp_norm(c, q)) ** (1 / (p - 1))
+            lion1 = -eta_k * np.sign(c) * np.abs(c) ** (q - 1) / float(lp_norm(c, q)) ** (q - 1)
+            opt = StaceyP2(
+                p=p, lr=e, alpha=0.05, tau=0.0, beta1=b1, beta2=0.99, eps=0.0, weight_decay=0.0, z_init="zero"
+            )
+            z = np.zeros_like(g0)
+            st1, _ = opt.step(z, g0, opt.init(z))
+            worst = max(worst, float(np.max(np.abs(st1 - lion1) / np.maximum(np.abs(st1), 1e-300))))
+        rec = value_claim(
+            LION_SPEC,
+            worst,
+            1e-12,
+            {"p": p, "cases": 20},
+            method="exact" if proved else "simulation",
+            note=(
+                "proved with sympy (the difference simplifies to 0 since p* - 1 = 1/(p-1)); "
+                if proved
+                else "sympy did not close the identity; "
+            )
+            + f"float64: max relative difference {worst:.3g} over 20 random g~_0 (Algorithm 1 as implemented)",
+        )
+        rec.data = {
+            "correction": {
+                "claimed": "Lion-K and Stacey(p,2) coincide when tau = 0 (Section 4.2)",
+                "corrected": LION_SPEC.statement,
+                "kappa": None,
+                "evidence": [
+                    {
+                        "kind": "proved-symbolically" if proved else "holds-in-search",
+                        "detail": "Lion-K_i = -eta_K sgn(c_i)|c_i|^(p*-1)/||c||_{p*}^(p*-1) and p* - 1 = 1/(p-1)",
+                    },
+                    {"kind": "holds-in-search", "detail": f"Algorithm 1 vs rescaled Lion-K in float64: {worst:.3g}"},
+                ],
+                "consequence": "the two first steps differ by the g-dependent factor ||c||_{p*}^{1/(p-1)}",
+            }
+        }
+        out.append(rec)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# proof steps (Appendix A.1) with a local repair
+
+
+def sym_records(*, seed: int, quick: bool) -> list[Claim]:
+    """``sym.<proof>.<step>.corrected`` for the violated proof steps that have a local repair
+    (:func:`symbolic.corrected_steps`), each checked by the symbolic audit's own step check (the rule's
+    precondition with sympy, spot checks on random admissible environments), same samples as the audit."""
+    from .symbolic import STEPS, check_step, corrected_steps
+
+    samples = 400 if quick else 3000
+    out = []
+    for step, orig_id, change in corrected_steps():
+        rec = check_step(step, samples=samples, seed=seed)
+        orig = next(s for s in STEPS if f"sym.{s.proof}.{s.label}" == orig_id)
+        evidence = []
+        if step.pre is not None:
+            ok, txt = step.pre()
+            evidence.append({"kind": "proved-symbolically" if ok else "inconclusive", "detail": f"the rule: {txt}"})
+        evidence.append(
+            {
+                "kind": "holds-in-search" if rec.status == "holds" else "violated-in-search",
+                "detail": f"{samples} random admissible environments ({step.kind}), worst case re-checked at 60 "
+                f"digits when it fails: {rec.status}",
+            }
+        )
+        rec.id = f"{orig_id}.corrected"
+        rec.source = f"correction of {orig_id} ({rec.source})"
+        rec.data = {
+            **(rec.data or {}),
+            "correction": {
+                "claimed": f"{orig.text}   [{orig.relation}; {orig.rule}]",
+                "corrected": f"{step.text}   [{step.relation}; {step.rule}]",
+                "kappa": None,
+                "evidence": evidence,
+                "change": change,
+                "consequence": change,
+            },
+        }
+        out.append(rec)
+    return out
+
+
+def run_corrections(ctx):
+    """``lptheory check corrections``: corrected statements for the violated claims (Lemma 2 and its
+    consequence for Theorem 1, Assumption 1, the Lion-K reading)."""
+    p_list = [float(p) for p in ctx.get("p") or DEFAULT_P]
+    for p in p_list:
+        if not (2.0 < p < math.inf):
+            raise ValueError(f"--p must be in (2, inf) for the corrections, got {p:g}")
+    recs = b2_records(p_list, seed=ctx.seed, quick=ctx.quick, workers=ctx.jobs, progress=ctx.say)
+    ctx.say("B2 and Theorem 1 done")
+    recs += asm1_records([p for p in p_list if p <= 16] or p_list[:1], seed=ctx.seed, quick=ctx.quick)
+    ctx.say("Assumption 1 done")
+    recs += lionk_records(p_list, seed=ctx.seed)
+    recs += sym_records(seed=ctx.seed, quick=ctx.quick)
+    return recs

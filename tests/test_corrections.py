@@ -1,0 +1,129 @@
+"""Corrections: the best constant of a false lemma is found (a planted halved constant comes back within 1%),
+a true claim gets no correction, and a wrong correction is reported violated by the re-check."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from proofs_checks.api import (
+    Assumption,
+    ClaimSpec,
+    DistributionSpace,
+    Expect,
+    Expect1,
+    SearchBudget,
+    best_constant,
+    correction_record,
+    family_supremum,
+    g,
+    x,
+)
+
+SPACES = [DistributionSpace(d=1, k=2), DistributionSpace(d=1, k=3)]
+BUDGET = SearchBudget(maxiter=40, popsize=8)
+
+
+def _spec(c):
+    """E|X - EX| <= c sqrt(Var X): true for c >= 1 (Jensen), tight for symmetric two-point X."""
+    return ClaimSpec(
+        id="planted.jensen",
+        statement=f"E|X - EX| <= {c} (E|X - EX|^2)^(1/2)",
+        source="planted (Jensen with the constant scaled)",
+        assumptions=[Assumption("mean", g, "==", Expect1(x), per_coordinate=True)],
+        term=Expect(sp.Abs(x - g)),
+        bound=sp.Float(c) * sp.sqrt(Expect1((x - g) ** 2)),
+    )
+
+
+def test_halved_constant_is_recovered_within_one_percent():
+    res = best_constant(_spec(0.5), SPACES, {}, seed=0, budget=BUDGET)
+    true_constant = 0.5 * res["kappa"]
+    assert abs(true_constant - 1.0) <= 0.01, res
+    # the two-point family X in {0, 1} (P(X = 1) = q): E|X - q| / (0.5 sqrt(q (1 - q))) = 4 sqrt(q (1 - q)),
+    # whose supremum (q = 1/2) is the true constant over the planted one: 2
+    sup, at = family_supremum(lambda q: 2 * q * (1 - q) / (0.5 * math.sqrt(q * (1 - q))), 0.0, 1.0)
+    assert abs(sup - 2.0) < 1e-9 and abs(at - 0.5) < 1e-6
+
+
+def test_a_true_claim_gets_no_correction():
+    res = best_constant(_spec(1.0), SPACES, {}, seed=0, budget=BUDGET)
+    assert res["kappa"] == 1.0 and res["search"] <= 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("factor,status", [(1.0, "holds"), (0.9, "violated")])
+def test_the_recheck_confirms_a_right_correction_and_rejects_a_wrong_one(factor, status):
+    """kappa = 2 is the true correction of the halved lemma; kappa 10% lower must be found violated, with a
+    witness that re-checks."""
+    spec = _spec(0.5)
+    rec = correction_record(
+        spec,
+        2.0 * factor,
+        corrected_statement=f"E|X - EX| <= {0.5 * 2.0 * factor} (Var X)^(1/2)",
+        spaces=SPACES,
+        params={"c": 0.5},
+        scalars={},
+        seed=1,
+        budget=BUDGET,
+        tight=True,
+    )
+    assert rec.status == status
+    assert rec.id == "planted.jensen.corrected" and rec.params["kappa"] == pytest.approx(2.0 * factor)
+    kinds = [e["kind"] for e in rec.data["correction"]["evidence"]]
+    assert kinds == (["holds-in-search"] if status == "holds" else ["violated-in-search"])
+    if status == "violated":
+        from proofs_checks.recheck import recheck
+
+        assert recheck(rec.witness)["violated"]
+
+
+def test_lemma2_family_is_the_search_worst_case():
+    """Lemma 2's corrected constant from the family (sympy limit, maximized) equals the constant the lemma
+    search's re-checked witnesses give at p = 4 and 8 (1.5950, 3.5534), and no correction at p = 2.5."""
+    from proofs_checks.stacey import corrections as C
+
+    assert C._kappa_b2(2.5)["kappa"] == 1.0
+    for p, search in ((4.0, 1.5950240438287955), (8.0, 3.553446698716488)):
+        k = C._kappa_b2(p)
+        assert k["how"].startswith("sympy limit")
+        assert abs(k["kappa"] - search) < 1e-6 * search
+        ratios = [w["ratio"] for w in C._family_witnesses(p, k["q"], k["kappa"])]
+        assert ratios == sorted(ratios) and abs(ratios[-1] - k["kappa"]) < 1e-3 * k["kappa"]
+
+
+def test_assumption1_and_lionk_corrections():
+    from proofs_checks.stacey import corrections as C
+
+    (asm,) = C.asm1_records([4.0], seed=0, quick=True)
+    assert asm.status == "holds" and asm.empirical == pytest.approx(2**0.5, rel=1e-6)
+    (lion,) = C.lionk_records([3.0], seed=0)
+    assert lion.status == "holds" and lion.method == "exact" and lion.empirical < 1e-12
+    assert np.isfinite(lion.empirical)
+
+
+def test_repaired_proof_steps_hold_and_a_wrong_repair_is_caught():
+    """The local repairs of the violated proof steps hold under the audit's own step check; the same check
+    on a planted wrong repair (eta^3 instead of eta^2 in Theorem 1's second line) finds it violated."""
+    import dataclasses
+
+    import sympy as sp
+
+    from proofs_checks.stacey import formulas as F
+    from proofs_checks.stacey.corrections import sym_records
+    from proofs_checks.stacey.symbolic import check_step, corrected_steps
+
+    recs = sym_records(seed=0, quick=True)
+    assert {r.id for r in recs} == {
+        "sym.lemma-B2.case1.step5.corrected",
+        "sym.thm1.step2.corrected",
+        "sym.thm1.C.step1.corrected",
+        "sym.lemma-B2.case2.step5.corrected",
+    }
+    assert all(r.status == "holds" for r in recs), [(r.id, r.status, r.reason) for r in recs]
+    step2 = next(st for st, orig, _ in corrected_steps() if orig == "sym.thm1.step2")
+    lhs, rhs = step2.sides
+    wrong = dataclasses.replace(step2, sides=(lhs, rhs.xreplace({F.eta: F.eta * sp.Rational(3, 2)})))
+    assert check_step(wrong, samples=200, seed=0).status == "violated"
