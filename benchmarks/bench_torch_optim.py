@@ -3,7 +3,9 @@
 (K = 12 gives about 10^8 values, the GPU size). Contenders, timed interleaved in one run, minimum of the
 repeats (>= 9; on CUDA each timing is bracketed by ``torch.cuda.synchronize``):
 
-* ``lptheory.torch.StaceyPP`` on each path: default (single-tensor), ``foreach=True``, ``compiled=True``
+* ``lptheory.torch.StaceyPP`` on each path: default (single-tensor; on CPU each parameter through the numba
+  engine, and for comparison with torch's operations, the path other devices take), ``foreach=True``,
+  ``compiled=True``
   (one compiled call per parameter) and ``fused=True`` (one compiled call per bucket over flat buffers);
   the first step (compilation, cold or warm compiler cache) is timed apart as the warm-up;
 * ``torch.optim.AdamW(fused=True)`` and ``AdamW(foreach=True)``;
@@ -76,10 +78,24 @@ def main(argv=None):
     dev = torch.device(args.device)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     kw = dict(lr=1e-3, p=args.p, eps_mode="official")
+    import lptheory.torch as lt
+
+    def torch_ops(step):  # the default path with torch's operations (what other devices run), for comparison
+        def run():
+            lt._NUMBA_ON_CPU = False
+            try:
+                step()
+            finally:
+                lt._NUMBA_ON_CPU = True
+
+        return run
+
     builders = {
         "StaceyPP default": lambda ps: StaceyPP(ps, **kw).step,
         "StaceyPP foreach": lambda ps: StaceyPP(ps, foreach=True, **kw).step,
     }
+    if dev.type == "cpu":
+        builders["default, torch ops"] = lambda ps: torch_ops(StaceyPP(ps, **kw).step)
     if not args.no_compile:  # fused first: its first step pays the compilation (the compiled path reuses it)
         builders["StaceyPP fused"] = lambda ps: StaceyPP(ps, fused=True, **kw).step
         builders["StaceyPP compiled"] = lambda ps: StaceyPP(ps, compiled=True, **kw).step
@@ -124,6 +140,8 @@ def main(argv=None):
     rows.append(("default / authors' loop", best["StaceyPP default"] / best["authors' loop"], t_default))
     rows.append(("foreach / AdamW(foreach)", best["StaceyPP foreach"] / best["AdamW(foreach=True)"], 1.2))
     rows.append(("default / AdamW(foreach)", best["StaceyPP default"] / best["AdamW(foreach=True)"], None))
+    if "default, torch ops" in best:
+        rows.append(("default, torch ops / authors", best["default, torch ops"] / best["authors' loop"], None))
     for name, val, tgt in rows:
         verdict = "" if tgt is None else f"target <= {tgt}x: {'met' if val <= tgt else 'NOT met'}"
         print(f"  {name:<28} {val:6.2f}x   {verdict}")

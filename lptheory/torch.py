@@ -17,8 +17,12 @@ update is computed in float32 (state kept in float32) and rounded back to the pa
 
 Four execution paths, one rule (same results; the compiled ones up to floating-point reassociation):
 
-* single-tensor (``foreach=False``; the default on CPU): the rule per parameter, with scratch tensors
-  kept across steps (views of one buffer sized for the largest parameter: nothing is allocated per step);
+* single-tensor (``foreach=False``; the default on CPU): the rule per parameter. On CPU, for float32 and
+  float64 contiguous tensors with numba installed, that is the numba kernel of :mod:`lptheory._fused` on
+  the tensors' memory (numpy views, no copy, no ATen call; the numpy engine's and the fused path's bits);
+  otherwise (other devices, other dtypes, non-contiguous tensors, ``LPTHEORY_ENGINE=numpy``) the rule's
+  torch operations, with scratch tensors kept across steps (views of one buffer sized for the largest
+  parameter: nothing is allocated per step);
 * multi-tensor (``foreach=True``; the default when all of a group's parameters are on CUDA, as in
   ``torch.optim``): the rule runs once per (device, dtype) bucket through ``torch._foreach_*`` calls
   (:mod:`lptheory._foreach`), a few multi-tensor kernel launches per primitive instead of one per
@@ -120,6 +124,7 @@ def _numba_engine() -> bool:
 
 
 _FOREACH_ON_CPU = False  # tests set it to run the multi-tensor namespace on CPU
+_NUMBA_ON_CPU = True  # eager CPU updates through the numba engine (tests clear it to exercise torch's operations)
 
 
 def _multi_tensor(device) -> bool:
@@ -351,11 +356,26 @@ class _Base(torch.optim.Optimizer):
                 )
             else:
                 rule, n_scratch = type(core).rule, core.n_scratch
+                # CPU, float32/float64, numba installed: each parameter's update is the numba kernel of
+                # lptheory._fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
+                # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
+                # rule's torch operations with reusable scratch tensors
+                numba_cpu = (
+                    _NUMBA_ON_CPU
+                    and device.type == "cpu"
+                    and dtype in (torch.float32, torch.float64)
+                    and _numba_engine()
+                )
                 for th, g, st, f in zip(thetas, grads, states, fused_p):
-                    if not f:
-                        _engine.apply(
-                            rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
-                        )
+                    if f:
+                        continue
+                    if numba_cpu and all(a.is_contiguous() for a in (th, g, *st)):
+                        a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
+                        _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]))
+                        continue
+                    _engine.apply(
+                        rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
+                    )
             for p, th, low in zip(params, thetas, lows):
                 if low:
                     p.copy_(th)

@@ -16,10 +16,13 @@ from lptheory.torch import LpDescent, StaceyP2, StaceyPP  # noqa: E402
 @pytest.fixture(autouse=True)
 def _multi_tensor_on_cpu(monkeypatch):
     """Run foreach=True through the multi-tensor namespace on CPU too (by default CPU takes the per-tensor
-    primitives, see lptheory.torch._multi_tensor), so that these tests exercise it."""
+    primitives, see lptheory.torch._multi_tensor), and the eager per-tensor path through torch's operations
+    (by default CPU runs it on the numba engine, tested in test_cpu_default_path_*), so that these tests
+    exercise the paths other devices take."""
     import lptheory.torch as lt
 
     monkeypatch.setattr(lt, "_FOREACH_ON_CPU", True)
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", False)
 
 
 HYPER = dict(lr=0.05, p=3.0, alpha=0.02, tau=0.1, betas=(0.8, 0.95), eps=1e-8, weight_decay=0.01)
@@ -621,3 +624,73 @@ def test_fused_inductor_path_matches_single_tensor(monkeypatch):
     b, _ = _run_path(StaceyPP, dict(p=2.7, eps_mode="official"), "fused", torch.float64)
     for x, y in zip(a, b):
         np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("cls,kw", FUSED_CASES)
+def test_cpu_default_path_runs_the_numba_engine_with_the_fused_bits(cls, kw, monkeypatch):
+    """The CPU default (eager) path: each parameter through the numba engine on the tensor's memory. It gives
+    the fused path's bits exactly (the same kernels, per tensor instead of per flat bucket), and the torch
+    operations' iterates (the path other devices take) to 1e-12 in float64 and 5e-6 in float32."""
+    pytest.importorskip("numba")
+    import lptheory.torch as lt
+
+    lrs = [0.01, 0.02, 0.005, 0.01, 0.001]
+    for dtype, tol in [(torch.float64, 1e-12), (torch.float32, 5e-6)]:
+        monkeypatch.setattr(lt, "_NUMBA_ON_CPU", False)
+        ops, _ = _run_path(cls, kw, "single", dtype, lrs=lrs)
+        monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)
+        calls = []
+        real = lt._engine.run
+        monkeypatch.setattr(lt._engine, "run", lambda *a, _c=calls, _r=real, **k: (_c.append(1), _r(*a, **k))[1])
+        a, _ = _run_path(cls, kw, "single", dtype, lrs=lrs)
+        monkeypatch.setattr(lt._engine, "run", real)
+        assert calls, "the default CPU path did not reach the numba engine"
+        # against fused=True on a run where every parameter has a gradient at every step (so that the fused
+        # path is one numba call per flat bucket, never the per-parameter compiled call)
+        g = torch.Generator().manual_seed(4)
+        runs = []
+        for flags in (dict(foreach=False), dict(fused=True)):
+            ps = [torch.nn.Parameter(torch.ones(s, dtype=dtype)) for s in [(5, 3), (7,), (2, 2, 2)]]
+            opt = cls(ps, lr=0.01, **kw, **flags)
+            g.manual_seed(4)
+            for lr in lrs:
+                for p in ps:
+                    p.grad = torch.randn(p.shape, generator=g, dtype=dtype)
+                opt.param_groups[0]["lr"] = lr
+                opt.step()
+            runs.append(([p.detach().clone() for p in ps], [dict(opt.state[p]) for p in ps]))
+        (pa, sa), (pb, sb) = runs
+        assert all(torch.equal(x, y) for x, y in zip(pa, pb))
+        assert all(torch.equal(x[k], y[k]) for x, y in zip(sa, sb) for k in x if k != "step")
+        for x, y in zip(ops, a):
+            np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=tol, atol=tol)
+
+
+def test_cpu_default_path_non_contiguous_and_low_precision_parameters(monkeypatch):
+    """A non-contiguous parameter (a transposed view) takes the torch operations, a bf16 one is updated in
+    float32 and rounded back; both agree with contiguous float64 references."""
+    pytest.importorskip("numba")
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)
+    base = torch.linspace(-1, 1, 12, dtype=torch.float64).reshape(3, 4)
+    w_t = torch.nn.Parameter(base.t())  # non-contiguous
+    w_c = torch.nn.Parameter(base.t().contiguous())
+    assert not w_t.is_contiguous()
+    o1, o2 = StaceyPP([w_t], **HYPER), StaceyPP([w_c], **HYPER)
+    for g in _grads(4, (4, 3), seed=5):
+        w_t.grad, w_c.grad = g.clone(), g.clone()
+        o1.step()
+        o2.step()
+    np.testing.assert_allclose(w_t.detach().numpy(), w_c.detach().numpy(), rtol=1e-12, atol=1e-14)
+    out = []
+    for numba_on in (True, False):
+        monkeypatch.setattr(lt, "_NUMBA_ON_CPU", numba_on)
+        v = torch.nn.Parameter(torch.linspace(-1, 1, 9).to(torch.bfloat16))
+        opt = StaceyPP([v], **HYPER)
+        for g in _grads(3, (9,), seed=2):
+            v.grad = g.to(torch.bfloat16)
+            opt.step()
+        assert v.dtype == torch.bfloat16 and opt.state[v]["z"].dtype == torch.float32
+        out.append(v.detach().float())
+    torch.testing.assert_close(out[0], out[1], rtol=1e-2, atol=1e-2)  # bf16: float32 updates, rounded back
