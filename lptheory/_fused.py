@@ -46,7 +46,7 @@ _KERNELS: dict = {}
 _LAST: dict = {}
 _FIELDS: dict = {}
 _NUMPY_OPS = ("power", "cbrt", "exp", "log")
-CHUNK = 16384
+CHUNK = 65536  # elements per numpy call between fused loops (measured: 16384 cost 10-27% more at p = 2.7)
 
 
 class FusedUnsupported(Exception):
