@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["enabled", "separable_grad", "rademacher_add"]
+__all__ = ["enabled", "separable_grad", "rademacher_add", "rademacher_add_streams"]
 
 _K: dict = {}
+_STREAMS: dict = {}
 
 
 def enabled() -> bool:
@@ -75,3 +76,71 @@ def separable_grad(x, a, b, out) -> None:
 def rademacher_add(bits, sigma, out) -> None:
     """out += (2 bits - 1) sigma, bits (R, d) int8."""
     _rows(lambda o, bi, s: _kernels()["rad_add"](bi, s, o), out, bits, sigma)
+
+
+def _streams_kernel():
+    """out[r] += (2 bit - 1) sigma with the bits drawn inside the loop from replicate r's PCG64 stream
+    (through the bit generator's C ``next_uint64``, called on its state): the same 64-bit words, in the
+    same order, as ``random_raw``, and for each word the top bits of its bytes, low byte first, which are
+    numpy's int8 samples of {0, 1} (see ``synthetic.noise._int8_bits``). Not cached on disk: the C
+    function's address is a constant of the compiled code."""
+    if "k" in _STREAMS:
+        return _STREAMS["k"]
+    import numba
+
+    next64 = np.random.PCG64(0).ctypes.next_uint64
+
+    @numba.njit(nogil=True, error_model="numpy", cache=False)
+    def rad_streams(addrs, sigma, out):
+        rows, d = out.shape
+        words = np.empty(d // 8, dtype=np.uint64)  # one row's words (in L1), then a vectorizable pass
+        low_first = words.view(np.uint8)  # little-endian: byte k of word w is low_first[8 w + k]
+        for r in range(rows):
+            st = addrs[r]
+            for w in range(d // 8):
+                words[w] = next64(st)
+            orow = out[r]
+            for i in range(d):
+                orow[i] = orow[i] + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
+
+    _STREAMS["k"] = rad_streams
+    _STREAMS["addr"] = _address(next64)
+    return rad_streams
+
+
+def _address(fn) -> int:
+    import ctypes
+
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def rademacher_add_streams(rngs, sigma, out) -> bool:
+    """``out[r] += (2 b - 1) sigma`` with b the int8 samples of {0, 1} that ``rngs[r].integers(0, 2, d,
+    int8)`` would give, drawn and added in one pass per row (rows split over the engine's threads, each
+    thread owning its rows' streams). Only for PCG64 streams with no buffered 32-bit half, d a multiple of 8,
+    little-endian: returns False (nothing drawn) otherwise, and the caller takes the general path."""
+    import sys
+
+    R, d = out.shape
+    if d % 8 or sys.byteorder != "little" or len(rngs) != R:
+        return False
+    for rng in rngs:
+        bg = rng.bit_generator
+        if type(bg) is not np.random.PCG64 or bg.state["has_uint32"]:
+            return False
+    kern = _streams_kernel()
+    if _address(rngs[0].bit_generator.ctypes.next_uint64) != _STREAMS["addr"]:
+        return False
+    addrs = np.array([rng.bit_generator.ctypes.state_address for rng in rngs], dtype=np.uintp)
+    from lptheory import _engine
+
+    nt = _engine.threads(fused=True)
+    if nt <= 1 or out.size < (1 << 17) or R < 2:
+        kern(addrs, sigma, out)
+        return True
+    per = -(-R // nt)
+    pool = _engine._get_pool(nt)
+    futs = [pool.submit(kern, addrs[r0 : r0 + per], sigma, out[r0 : r0 + per]) for r0 in range(0, R, per)]
+    for f in futs:
+        f.result()
+    return True

@@ -154,6 +154,11 @@ class Rademacher(Noise):
         # place: (2 bits - 1) sigma for n = 1, (2 k - n) / n sigma otherwise (the same operations, so the
         # same numbers)
         R = len(rngs)
+        from . import _fast
+
+        if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
+            if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
+                return
         key = (R, self.d, n)
         cache = self.__dict__.setdefault("_buffers", {})
         if key not in cache:
@@ -165,8 +170,6 @@ class Rademacher(Noise):
                 _int8_bits(rng, self.d, draws[r])
             else:
                 draws[r] = rng.binomial(n, 0.5, size=self.d)
-        from . import _fast
-
         if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.flags.c_contiguous:
             _fast.rademacher_add(draws, self.sigma, out)  # one pass, the same operations (same bits)
             return

@@ -222,3 +222,48 @@ def test_forked_child_gets_its_own_worker_threads():
         proc.kill()
     assert not alive, "the forked child hung on the parent's thread pool"
     assert q.get(timeout=5) < 1.0
+
+
+def test_rademacher_draws_in_the_kernel_are_numpys_int8_samples(monkeypatch):
+    """The simulator's Rademacher noise drawn inside one numba pass (each replicate's PCG64 words through
+    its C next_uint64) gives the bits of numpy's own sampler, ``(2 * rng.integers(0, 2, d, int8) - 1.0) *
+    sigma``, added to the gradient, and leaves each stream where ``integers`` leaves it; the general path
+    is taken for d not a multiple of 8, a stream with a buffered 32-bit half, or another bit generator."""
+    pytest.importorskip("numba")
+    from lptheory.simulate import replicate_generators
+    from synthetic import _fast
+    from synthetic.noise import Rademacher
+
+    real = _fast.rademacher_add_streams
+    calls: list = []
+    monkeypatch.setattr(_fast, "rademacher_add_streams", lambda *a: calls.append(real(*a)) or calls[-1])
+    for R, d in [(5, 64), (64, 4096), (3, 13), (2, 8)]:
+        calls.clear()
+        sigma = np.linspace(0.1, 2.0, d)
+        base = np.random.default_rng(1).standard_normal((R, d))
+        got = base.copy()
+        rngs = replicate_generators(7, R)
+        rngs[0].integers(0, 2**32, dtype=np.uint32)  # a buffered 32-bit half: this call must take numpy's path
+        rngs_ref = replicate_generators(7, R)
+        rngs_ref[0].integers(0, 2**32, dtype=np.uint32)
+        Rademacher(sigma).add_means_into(rngs, 1, got)
+        Rademacher(sigma).add_means_into(rngs, 1, got)  # a second step, whichever path it takes
+        want = base.copy()
+        for _ in range(2):
+            for r in range(R):
+                want[r] = want[r] + (rngs_ref[r].integers(0, 2, size=d, dtype=np.int8) * 2.0 - 1.0) * sigma
+        assert np.array_equal(got, want), (R, d)
+        for a, b in zip(rngs, rngs_ref):  # the same position in each stream (a stale 32-bit half is unused)
+            sa, sb = a.bit_generator.state, b.bit_generator.state
+            assert sa["state"] == sb["state"] and sa["has_uint32"] == sb["has_uint32"]
+            assert not sa["has_uint32"] or sa["uinteger"] == sb["uinteger"]
+        if d % 8 == 0:
+            assert calls[0] is False  # the buffered half
+        else:
+            assert calls == [False, False]
+    # all streams clean and d % 8 == 0: the kernel path runs
+    rngs = replicate_generators(3, 4)
+    assert real(rngs, np.ones(16), np.zeros((4, 16))) is True
+    # another bit generator: general path
+    other = [np.random.Generator(np.random.Philox(i)) for i in range(4)]
+    assert real(other, np.ones(16), np.zeros((4, 16))) is False
