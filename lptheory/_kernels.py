@@ -44,15 +44,19 @@ def steepest_eps(xp, x, p: float, eps: float, mode: str, out, tmp):
     """
     if eps_vanishes(xp, eps, x.dtype):
         return steepest(xp, x, p, out, tmp)
+    return xp.divide(x, _eps_denominator(xp, x, p, eps, mode, tmp), out=out)
+
+
+def _eps_denominator(xp, x, p: float, eps: float, mode: str, tmp):
+    """The denominator of :func:`steepest_eps` into ``tmp``: |x|^a + eps (``"paper"``) or (|x| + eps)^a
+    (``"official"``), a = (p-2)/(p-1) (1 for p = inf). ``tmp`` must not alias ``x``."""
     a = 1.0 if math.isinf(p) else (p - 2.0) / (p - 1.0)
     ax = xp.abs(x, out=tmp)
     if mode == "paper":
         den = pow_abs(xp, ax, a, tmp)
-        den = xp.add(den, eps, out=tmp)
-    else:
-        xp.add(ax, eps, out=tmp)
-        den = pow_abs(xp, tmp, a, tmp)
-    return xp.divide(x, den, out=out)
+        return xp.add(den, eps, out=tmp)
+    xp.add(ax, eps, out=tmp)
+    return pow_abs(xp, tmp, a, tmp)
 
 
 def steepest_eps_step(xp, theta, k1: float, x, k2: float, p: float, eps: float, mode: str, out, tmp):
@@ -68,14 +72,7 @@ def steepest_eps_step(xp, theta, k1: float, x, k2: float, p: float, eps: float, 
     if numpyish(xp) or eps_vanishes(xp, eps, x.dtype):
         s = steepest_eps(xp, x, p, eps, mode, tmp, tmp)
         return combine(xp, theta, k1, s, k2, out, tmp, sub=True)
-    a = 1.0 if math.isinf(p) else (p - 2.0) / (p - 1.0)
-    ax = xp.abs(x, out=tmp)
-    if mode == "paper":
-        den = pow_abs(xp, ax, a, tmp)
-        den = xp.add(den, eps, out=tmp)
-    else:
-        xp.add(ax, eps, out=tmp)
-        den = pow_abs(xp, tmp, a, tmp)
+    den = _eps_denominator(xp, x, p, eps, mode, tmp)
     own = _own(xp, "addcdiv_scaled")
     if own is not None:  # a multi-tensor namespace
         return own(theta, k1, x, den, -k2, out)

@@ -897,6 +897,12 @@ def main(argv=None) -> int:
         _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
         print("lptheory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # output piped into a reader that stopped (``| head``): not an error of ours
+        try:  # no second traceback when Python flushes stdout at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
+            pass
+        return EXIT_OK
     except (UsageError, ValueError, TypeError) as exc:
         from proofs_checks.packs import PackError
 

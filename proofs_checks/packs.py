@@ -147,16 +147,7 @@ class Pack:
             nm = name or fn.__name__.replace("_", "-")
             if nm in self.checks:
                 raise PackError(f"pack {self.name!r}: check {nm!r} registered twice")
-            self.checks[nm] = Check(
-                nm,
-                fn,
-                title,
-                description or (fn.__doc__ or "").strip().split("\n")[0],
-                tuple(options),
-                dict(defaults or {}),
-                validate,
-                parallel,
-            )
+            self.checks[nm] = _make_check(fn, nm, title, description, options, defaults, validate, parallel)
             return fn
 
         return deco
@@ -203,19 +194,17 @@ def check(
     """Module-level decorator: the check joins the pack built for its file or module by :func:`load`."""
 
     def deco(fn):
-        fn.__lptheory_check__ = Check(
-            name or fn.__name__.replace("_", "-"),
-            fn,
-            title,
-            description or (fn.__doc__ or "").strip().split("\n")[0],
-            tuple(options),
-            dict(defaults or {}),
-            validate,
-            parallel,
-        )
+        nm = name or fn.__name__.replace("_", "-")
+        fn.__lptheory_check__ = _make_check(fn, nm, title, description, options, defaults, validate, parallel)
         return fn
 
     return deco
+
+
+def _make_check(fn, name, title, description, options, defaults, validate, parallel) -> Check:
+    """The :class:`Check` both decorators register (description: the docstring's first line by default)."""
+    desc = description or (fn.__doc__ or "").strip().split("\n")[0]
+    return Check(name, fn, title, desc, tuple(options), dict(defaults or {}), validate, parallel)
 
 
 def installed_packs() -> dict[str, str]:

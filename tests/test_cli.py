@@ -147,3 +147,17 @@ def test_gitignore_lists_the_example_outputs():
 
     text = (Path(__file__).parents[1] / ".gitignore").read_text()
     assert "examples_out/" in text
+
+
+def test_output_into_a_closed_pipe_is_not_a_traceback(monkeypatch):
+    """``lptheory ... | head``: the reader stops, writes raise BrokenPipeError; the CLI exits 0 quietly."""
+
+    class Closed:
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stdout", Closed())
+    assert cli.main(["info"]) == 0

@@ -104,8 +104,8 @@ def b2_family(p: float):
 def _kappa_b2(p: float) -> dict:
     _, at0, how = b2_family(p)
     f = sp.lambdify(q_, at0, "mpmath")
-    mpmath.mp.dps = 30
-    sup, arg = family_supremum(lambda qv: float(f(mpmath.mpf(qv))), 1e-9, 1 - 1e-9)
+    with mpmath.workdps(30):  # local precision: the process-wide mpmath setting is left as it was
+        sup, arg = family_supremum(lambda qv: float(f(mpmath.mpf(qv))), 1e-9, 1 - 1e-9)
     return {"kappa": max(1.0, sup), "sup": sup, "q": arg, "how": how, "formula": str(at0)}
 
 
@@ -161,11 +161,11 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
             budget=SEARCH_BUDGET[mode],
             workers=workers,
         )
-        corrected = (
-            f"E[B2] <= kappa(p) eta G^(1/(p-1)) ||sigma||_1 / ((p-1) sqrt(n_t)) with kappa(p) = max(1, sup_q R_p(q)), "
-            f"R_p(q) = (p-1)[q^2 (1 - q^a) + (1-q) q^(1+a)] / sqrt(q(1-q)), a = 1/(p-1); at p = {p:g}: "
-            f"kappa = {kappa:.6g} (sup at q = {k['q']:.4f}, a = {a_txt})"
+        general = (
+            "E[B2] <= kappa(p) eta G^(1/(p-1)) ||sigma||_1 / ((p-1) sqrt(n_t)) with kappa(p) = max(1, sup_q R_p(q)), "
+            "R_p(q) = (p-1)[q^2 (1 - q^a) + (1-q) q^(1+a)] / sqrt(q(1-q)), a = 1/(p-1)"
         )
+        corrected = f"{general}; at p = {p:g}: kappa = {kappa:.6g} (sup at q = {k['q']:.4f}, a = {a_txt})"
         evidence = [
             {
                 "kind": "proved-symbolically",
@@ -190,6 +190,8 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
         rec = as_correction(
             rec_b2, spec_b2, kappa, corrected_statement=corrected, evidence=evidence, tight=True, consequence=cons
         )
+        rec.statement = general  # the same claim at every p (the table groups by it); kappa(p) is a parameter
+        rec.show = [*(rec.show or []), "kappa"]
         rec.data["correction"]["family_curve"] = _curve(p)
         out.append(rec)
         consequences.append((p, kappa, rec_b))
