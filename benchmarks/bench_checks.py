@@ -47,7 +47,7 @@ def main(argv=None):
             times = []
             for _ in range(args.repeats if cmd[0] == "check" else 1):
                 t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "lptheory.cli", *cmd, "--quiet"], check=True, capture_output=True)
+                subprocess.run([sys.executable, "-m", "lptheory", *cmd, "--quiet"], check=True, capture_output=True)
                 times.append(time.perf_counter() - t0)
             med = statistics.median(times)
             verdict = "-" if target is None else f"<= {target:.0f} s: {'met' if med <= target else 'NOT met'}"

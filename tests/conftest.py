@@ -35,7 +35,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def stacey_quick_report(tmp_path_factory):
     """`lptheory report --quick` of the Stacey pack at seed 0, once per test session: (out_dir, result)."""
-    from lptheory.cli import main
+    from lptheory.app.cli import main
 
     out = tmp_path_factory.mktemp("stacey-quick-report")
     rc = main(["report", "--quick", "--quiet", "--out", str(out)])

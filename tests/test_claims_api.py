@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lptheory.cli import main
+from lptheory.app.cli import main
 from proofs_checks.api import (
     Assumption,
     ClaimError,

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from lptheory import cli
-from lptheory.cli import main
+from lptheory.app import cli
+from lptheory.app.cli import main
 
 
 def test_no_subcommand_is_usage_error(capsys):

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lptheory import cli
-from lptheory.testing import strategies as S
+from lptheory.app import cli
+from lptheory.app.testing import strategies as S
 from proofs_checks.regression import compare
 
 pytest_plugins = ["pytester"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lptheory.cli import main
+from lptheory.app.cli import main
 from proofs_checks.recheck import recheck
 from proofs_checks.records import validate_record
 

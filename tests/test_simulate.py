@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lptheory import cli
+from lptheory.app import cli
 from lptheory.optimizers import LpDescent, StaceyPP
 from lptheory.simulate import simulate
 from synthetic.noise import Gaussian, Rademacher

@@ -16,7 +16,7 @@ import pytest
 
 pq = pytest.importorskip("pyarrow.parquet")
 
-from lptheory import cli  # noqa: E402
+from lptheory.app import cli  # noqa: E402
 from proofs_checks import sweep as S  # noqa: E402
 
 VOLATILE = ("date", "seconds")  # provenance: when a cell ran and how long it took
@@ -156,7 +156,7 @@ def test_real_scheduler_one_worker_killed(tmp_path):
             assert time.time() - t0 < 60, "the test cluster did not start"
             time.sleep(0.3)
         sweep = subprocess.Popen(
-            [sys.executable, "-m", "lptheory.cli", "sweep", cfg, "--out", out, "--scheduler", addr, "--quiet"],
+            [sys.executable, "-m", "lptheory", "sweep", cfg, "--out", out, "--scheduler", addr, "--quiet"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -180,7 +180,7 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path):
     full, out = str(tmp_path / "full"), str(tmp_path / "killed")
     assert cli.main(["sweep", cfg, "--out", full, "--workers", "0", "--quiet"]) == 0
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lptheory.cli", "sweep", cfg, "--out", out, "--workers", "0", "--quiet"],
+        [sys.executable, "-m", "lptheory", "sweep", cfg, "--out", out, "--workers", "0", "--quiet"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -7,7 +7,7 @@ import json
 
 import sympy as sp
 
-from lptheory.cli import main
+from lptheory.app.cli import main
 from proofs_checks.api import Context, recheck
 from proofs_checks.records import validate_record
 from proofs_checks.stacey import symbolic as S

@@ -1,4 +1,4 @@
-"""The ``lptheory`` command line. The one place that may reach every layer; it imports lazily.
+"""The ``lptheory`` command line (the application floor, :mod:`lptheory.app`): it may reach every layer, lazily.
 
 Exit status: 0 when everything ran (a violated claim is a finding, not a failure); 1 when a finding
 fails the run on request (``--fail-on``); 2 for bad input (checked before any work starts, the

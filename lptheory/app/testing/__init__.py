@@ -3,10 +3,10 @@
 * :func:`assert_claim_holds` and :func:`assert_violation_found`: run a claim (a record, a
   :class:`proofs_checks.spec.ClaimSpec` with a search setting, or a check of a pack) and fail with the
   record and the command that reproduces it;
-* the pytest plugin (:mod:`lptheory.testing.pytest_plugin`, installed with the package): the
+* the pytest plugin (:mod:`lptheory.app.testing.pytest_plugin`, installed with the package): the
   ``--lptheory-seed`` option and ``lptheory_seed`` fixture, the ``lptheory_slow`` marker
   (``--lptheory-slow`` runs those tests), and these assertions;
-* hypothesis strategies (:mod:`lptheory.testing.strategies`).
+* hypothesis strategies (:mod:`lptheory.app.testing.strategies`).
 
 Like the CLI, this package sits on top of every layer (it runs claims and builds synthetic problems):
 it imports ``proofs_checks`` and ``synthetic`` lazily, inside the functions that need them.

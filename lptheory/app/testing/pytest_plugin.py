@@ -5,7 +5,7 @@ installed): claims as tests in a user's suite.
 * ``@pytest.mark.lptheory_slow``: a slow claim check, skipped unless ``--lptheory-slow`` is given;
 * the ``lptheory`` fixture: the assertions (``lptheory.assert_claim_holds(...)``,
   ``lptheory.assert_violation_found(...)``, ``lptheory.run_claim(...)``), also importable from
-  :mod:`lptheory.testing`.
+  :mod:`lptheory.app.testing`.
 
 Importing this module is cheap: the claim machinery loads when an assertion runs.
 """
