@@ -34,6 +34,7 @@ import itertools
 import json
 import math
 import os
+import threading
 import time
 
 import numpy as np
@@ -510,11 +511,13 @@ def run_sweep(
     confirm_large: bool = False,
     progress: bool = True,
     on_cell=None,
+    scheduler_timeout: float = 30.0,
 ) -> SweepResult:
     """Run the sweep ``cfg`` into ``out``: serially in this process (``workers=0``), on an embedded Dask
     ``LocalCluster`` (default: one single-threaded worker process per core) or on the Dask scheduler at
     ``scheduler``. Cached cells are skipped; a failed cell is recorded in ``failed.json`` and the sweep
-    goes on. ``on_cell(hash, status)`` is called as cells finish (status computed/failed)."""
+    goes on. ``on_cell(hash, status)`` is called as cells finish (status computed/failed).
+    ``scheduler_timeout``: seconds to wait for the scheduler's handshake (SweepError after that)."""
     t0 = time.perf_counter()
     meta_path = os.path.join(out, "sweep.json")
     if os.path.exists(meta_path):
@@ -530,7 +533,8 @@ def run_sweep(
     pl = plan(cfg, out, confirm_large=confirm_large)
     client = cluster = None
     if pl["todo"] and workers != 0:
-        client, cluster = connect(scheduler, workers)  # an unreachable scheduler fails here, before any work
+        # an unreachable or silent scheduler fails here, before any work
+        client, cluster = connect(scheduler, workers, timeout=scheduler_timeout)
     os.makedirs(out, exist_ok=True)
     tmp = meta_path + ".part"
     with open(tmp, "w") as fh:
@@ -596,9 +600,14 @@ def run_sweep(
     return SweepResult(len(pl["cells"]), computed, cached, failed, time.perf_counter() - t0, compute_s, path)
 
 
-def connect(scheduler: str | None, workers: int | None):
-    """A Dask client: to ``scheduler`` (checked reachable, 10 s), or to a new LocalCluster of ``workers``
-    single-threaded worker processes (default: the cores). Raises SweepError when unreachable."""
+def connect(scheduler: str | None, workers: int | None, timeout: float = 30.0):
+    """A Dask client: to ``scheduler`` (its handshake within ``timeout`` seconds), or to a new
+    LocalCluster of ``workers`` single-threaded worker processes (default: the cores). Raises SweepError
+    when the scheduler is unreachable or silent.
+
+    The connection is made in a daemon thread joined with a deadline: ``distributed.Client`` waits for
+    ever on an address that accepts the TCP connection but never answers the handshake, whatever its
+    own ``timeout``."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -606,10 +615,30 @@ def connect(scheduler: str | None, workers: int | None):
     import logging
 
     if scheduler:
-        try:
-            return Client(scheduler, timeout="10s"), None
-        except (OSError, TimeoutError) as exc:
-            raise SweepError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError(f"scheduler timeout must be a finite number of seconds > 0, got {timeout!r}")
+        box = {}
+
+        def attempt():
+            try:
+                box["client"] = Client(scheduler, timeout=f"{0.5 * timeout}s")  # refused: its own error
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        th = threading.Thread(target=attempt, name="lptheory-scheduler-connect", daemon=True)
+        th.start()
+        th.join(timeout)
+        if th.is_alive() or not box:
+            raise SweepError(
+                f"--scheduler {scheduler}: no answer from a Dask scheduler within {timeout:g} s (the address "
+                "accepts connections but the handshake never completed; --scheduler-timeout to wait longer)"
+            )
+        if "error" in box:
+            exc = box["error"]
+            if isinstance(exc, (OSError, TimeoutError)):
+                raise SweepError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+            raise exc
+        return box["client"], None
     n = workers or os.cpu_count() or 1
     os.environ.setdefault("LPTHEORY_THREADS", "1")  # one core per worker process: no oversubscription
     cluster = LocalCluster(

@@ -243,7 +243,10 @@ def test_unreachable_scheduler_and_corrupt_cell_are_reported(tmp_path, capsys):
     pytest.importorskip("distributed")
     cfg = _config(tmp_path)
     out = tmp_path / "o"
-    rc = cli.main(["sweep", cfg, "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{_free_port()}", "--quiet"])
+    rc = cli.main(
+        ["sweep", cfg, "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{_free_port()}", "--scheduler-timeout", "4"]
+        + ["--quiet"]
+    )
     assert rc == 2 and "--scheduler" in capsys.readouterr().err and not out.exists()
     assert cli.main(["sweep", cfg, "--out", str(out), "--workers", "0", "--quiet"]) == 0
     victim = sorted((out / "cells").glob("*.parquet"))[0]

@@ -8,8 +8,9 @@ message names the flag or configuration key); 3 when a check or a run crashed; 1
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
-import shutil
 import sys
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -17,6 +18,25 @@ EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 13
 
 class UsageError(ValueError):
     """Bad input from the command line (exit status 2)."""
+
+
+SEED_MAX = 2**63 - 1  # seeds are stored as int64 (results.parquet, run.json)
+
+
+def _seed_arg(text: str) -> int:
+    """argparse type of ``--seed``: an integer in [0, 2**63 - 1] (checked before any work)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63 - 1], got {text!r}") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63 - 1], got {text}")
+    return value
+
+
+def _check_seed(value, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise UsageError(f"{where} must be an integer in [0, 2**63 - 1], got {value!r}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,32 +60,48 @@ def _say_factory(quiet: bool, prefix: str):
     return say
 
 
-def _prepare_out(path: str, flag: str = "--out") -> bool:
-    """Check (before any work) that ``path`` can be a writable output directory; creates it. Returns
-    whether it was created (so that an interrupted run can remove it)."""
+def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -> bool:
+    """Check (before any work) that ``path`` can be a writable output directory; creates it and takes
+    its lock (:class:`lptheory.app.guard.OutputLock`, released when the command ends; a directory that
+    another run is writing is refused). Returns whether it was created (so that an interrupted run can
+    remove it)."""
+    from .guard import OutputBusy, OutputLock
+
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"{flag} {path}: exists and is not a directory")
     created = not os.path.exists(path)
     try:
         os.makedirs(path, exist_ok=True)
-        probe = os.path.join(path, ".lptheory-write-test")
+        probe = os.path.join(path, f".lptheory-write-test-{os.getpid()}")
         with open(probe, "w") as fh:
             fh.write("")
         os.remove(probe)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from exc
+    if args is not None:
+        args._created_dirs = (
+            [*getattr(args, "_created_dirs", []), path] if created else getattr(args, "_created_dirs", [])
+        )
+    if not lock:
+        return created
+    try:
+        lock = OutputLock(path).acquire()
+    except OutputBusy as exc:
+        raise UsageError(f"{flag} {path}: {exc}; wait for it to finish or choose another {flag}") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot be locked ({exc.strerror or exc})") from exc
+    if args is not None:
+        args._locks = [*getattr(args, "_locks", []), lock]
+        args._created_out = created
     return created
 
 
 def _cleanup(path: str | None, created: bool) -> None:
-    """After an interruption: remove temporary files, and the directory if this run created it."""
-    if not path or not os.path.isdir(path):
-        return
-    for name in os.listdir(path):
-        if name.startswith(".") and name.endswith(".part"):
-            os.remove(os.path.join(path, name))
-    if created:
-        shutil.rmtree(path, ignore_errors=True)
+    """After an interruption or a failure: remove temporary files and staging directories, and the
+    directory if this run created it."""
+    from .guard import cleanup
+
+    cleanup(path, created)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -197,8 +233,7 @@ def _cmd_run(args) -> int:
         noise = make_noise(args.noise, sigma)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from exc
-    created = _prepare_out(args.out)
-    args._created_out = created
+    _prepare_out(args.out, args=args)
     batch = args.batch
     if args.batch_schedule == "T":
         batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
@@ -250,7 +285,7 @@ def _cmd_run(args) -> int:
         p_measure=pm,
         title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {args.batch}, R={args.replicates}",
     )
-    argv = {k: v for k, v in vars(args).items() if k not in ("func", "_created_out")}
+    argv = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
     meta = {
         "argv": argv,
         "seed": args.seed,
@@ -356,8 +391,8 @@ def _cmd_check(args) -> int:
     planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
     baseline = _load_baseline(args.baseline) if args.baseline else None
     fail_on = _parse_fail_on(args.fail_on)
-    created = _prepare_out(args.out) if args.out else False
-    args._created_out = created
+    if args.out:
+        _prepare_out(args.out, args=args)
     say = _say_factory(args.quiet, "lptheory check")
     try:
         results, elapsed = run_checks(
@@ -469,8 +504,8 @@ def _cmd_report(args) -> int:
     except ValueError as exc:
         raise UsageError(f"configuration: {exc}") from exc
     seed = cfg["seed"] if args.seed is None else args.seed
-    created = _prepare_out(args.out)
-    args._created_out = created
+    _check_seed(seed, "--seed" if args.seed is not None else f"--config {args.config}: seed")
+    _prepare_out(args.out, args=args)
     say = _say_factory(args.quiet, "lptheory report")
     bar = _CheckBar(len(planned), args.quiet)
     try:
@@ -489,7 +524,11 @@ def _cmd_report(args) -> int:
         {"pack": pack.target, "checks": planned, "quick": args.quick, "config": args.config},
         quick=args.quick,
     )
-    res = write_report(args.out, pack=pack, records=results, meta=info, elapsed=elapsed, options=planned)
+    from .guard import publish, staging
+
+    stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
+    res = write_report(stage, pack=pack, records=results, meta=info, elapsed=elapsed, options=planned)
+    publish(stage, args.out)
     counts = res["counts"]
     print("verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if res["violated"]:
@@ -565,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--d", type=int, default=1000, help="dimension")
     p_demo.add_argument("--replicates", type=int, default=4, help="independent replicates")
     p_demo.add_argument("--steps", type=int, default=200, help="steps")
-    p_demo.add_argument("--seed", type=int, default=0, help="random seed")
+    p_demo.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
     p_demo.set_defaults(func=_cmd_demo)
 
     p_run = sub.add_parser(
@@ -587,7 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--p-measure", type=float, default=None, help="p of the gradient metric ||grad f||_{p*}^{p*} (--p, else 3)"
     )
     p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS), help="synthetic problem")
-    p_run.add_argument("--problem-seed", type=int, default=0, help="seed of the problem instance")
+    p_run.add_argument("--problem-seed", type=_seed_arg, default=0, help="seed of the problem instance")
     p_run.add_argument("--d", type=int, default=100, help="dimension")
     p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES), help="noise family")
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
@@ -598,7 +637,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--steps", type=int, default=1000, help="T")
     p_run.add_argument("--replicates", type=int, default=16, help="R")
-    p_run.add_argument("--seed", type=int, default=0, help="random seed (same seed, same bits)")
+    p_run.add_argument("--seed", type=_seed_arg, default=0, help="random seed (same seed, same bits)")
     p_run.add_argument("--record-every", type=int, default=10, help="record the metrics every N steps")
     p_run.add_argument("--lr", type=float, default=None, help="step size (the optimizer's default when omitted)")
     for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
@@ -650,7 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run; used by the tests)")
     p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
     p_check.add_argument("--out", default=None, help="directory for check_NAME.json and the figures (PNG and SVG)")
-    p_check.add_argument("--seed", type=int, default=0, help="random seed")
+    p_check.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
     p_check.add_argument(
         "--jobs",
         type=int,
@@ -691,7 +730,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument(
         "--config", default=None, help="TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"
     )
-    p_rep.add_argument("--seed", type=int, default=None, help="random seed (overrides the configuration; default 0)")
+    p_rep.add_argument(
+        "--seed", type=_seed_arg, default=None, help="random seed (overrides the configuration; default 0)"
+    )
     p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
     p_rep.add_argument(
         "--jobs",
@@ -714,6 +755,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_sw.add_argument("--out", default="sweep", help="output directory (default: sweep)")
     p_sw.add_argument(
         "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler, tcp://host:port"
+    )
+    p_sw.add_argument(
+        "--scheduler-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds to wait for the scheduler's handshake (default 30)",
     )
     p_sw.add_argument(
         "--workers", type=int, default=None, help="LocalCluster worker processes (default: the cores; 0: no Dask)"
@@ -806,11 +854,15 @@ def _load_claims(path, what):
 def _cmd_sweep(args) -> int:
     from proofs_checks import sweep as S
 
-    args._created_out = False  # never remove a sweep's output: its cells are what --resume continues from
     if args.workers is not None and args.workers < 0:
         raise UsageError(f"--workers must be >= 0, got {args.workers}")
+    if not (math.isfinite(args.scheduler_timeout) and args.scheduler_timeout > 0):
+        raise UsageError(f"--scheduler-timeout must be a finite number of seconds > 0, got {args.scheduler_timeout}")
     try:
         cfg = S.load_config(args.config)
+        if not args.dry_run:
+            _prepare_out(args.out, args=args)
+        args._created_out = False  # never remove a sweep's output: its cells are what --resume continues from
         if args.dry_run:
             pl = S.plan(cfg, args.out, confirm_large=args.yes)
             n, cached = len(pl["cells"]), pl["cached"]
@@ -829,6 +881,7 @@ def _cmd_sweep(args) -> int:
             resume=args.resume,
             confirm_large=args.yes,
             progress=not args.quiet,
+            scheduler_timeout=args.scheduler_timeout,
         )
     except S.SweepConfigError as exc:
         raise UsageError(f"{args.config}: {exc}") from None
@@ -869,6 +922,9 @@ def _cmd_plot(args) -> int:
     col = args.col or defaults.get("col")
     slope = args.theory_slope if args.theory_slope is not None else defaults.get("theory_slope")
     stem = args.out or os.path.join(args.sweep_dir, "rate")
+    _prepare_out(
+        os.path.dirname(os.path.abspath(stem)), flag="--out" if args.out else "SWEEP_DIR", args=args, lock=False
+    )
     try:
         slopes, paths = plot_sweep(pq.read_table(path), stem, x=x, y=y, hue=hue, col=col, theory_slope=slope)
     except ValueError as exc:
@@ -891,8 +947,14 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    from .guard import interruptible
+
+    def on_timeout():  # Ctrl-C and the unwinding took too long: clean up from the watchdog
+        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+
     try:
-        return args.func(args)
+        with interruptible(on_timeout=on_timeout, code=EXIT_INTERRUPTED):
+            return args.func(args)
     except KeyboardInterrupt:
         _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
         print("lptheory: interrupted", file=sys.stderr)
@@ -911,6 +973,12 @@ def main(argv=None) -> int:
             kind = "error in claims"
         print(f"lptheory: {kind}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        for lock in getattr(args, "_locks", ()):
+            lock.release()
+        for path in getattr(args, "_created_dirs", ()):  # made by this run and left empty (it stopped early)
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
 
 
 if __name__ == "__main__":  # pragma: no cover
