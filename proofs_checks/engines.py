@@ -130,7 +130,14 @@ def pointwise(expr, x, *, scalars: dict | None = None, coords: dict | None = Non
 
 
 def evaluate_sides(spec: ClaimSpec, env: X.Env) -> tuple[np.ndarray, np.ndarray]:
-    """(term, bound) of ``spec`` on ``env``, (S,) arrays."""
+    """(term, bound) of ``spec`` on ``env``, (S,) arrays. A side left out of the spec (None) is a
+    ClaimError naming it (it used to surface as an AttributeError deep in the expression compiler)."""
+    for side in ("term", "bound"):
+        if getattr(spec, side) is None:
+            raise ClaimError(
+                f"claim {spec.id}: ClaimSpec has no {side} (give {side}=<a sympy expression>); the exact and "
+                "search engines evaluate both sides"
+            )
     return X.evaluate(spec.term, env), X.evaluate(spec.bound, env)
 
 

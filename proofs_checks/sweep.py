@@ -223,6 +223,13 @@ def _validate_cells(cell_list: list[dict]) -> None:
 
     built_p, built_o = set(), set()
     for c in cell_list:
+        # the simulator's own keys first: the oracle's batch "T" is sim.steps, so a bad sim.steps must be
+        # named as such, not as the oracle.batch it would make
+        for k, lo in (("sim.steps", 1), ("sim.replicates", 1), ("sim.record_every", 1), ("sim.seed", 0)):
+            if c[k] < lo:
+                raise SweepConfigError(f"{k} must be >= {lo}, got {c[k]}")
+        if c.get("sim.backend", "numpy") not in ("numpy", "torch"):
+            raise SweepConfigError(f"sim.backend must be 'numpy' or 'torch', got {c['sim.backend']!r}")
         pname = c["problem.name"]
         if pname not in PROBLEMS:
             raise SweepConfigError(f"problem.name must be one of {sorted(PROBLEMS)}, got {pname!r}")
@@ -252,11 +259,6 @@ def _validate_cells(cell_list: list[dict]) -> None:
                 raise
             except (ValueError, TypeError) as exc:
                 raise SweepConfigError(f"optimizer of cell {_describe(c)}: {exc}") from None
-        for k, lo in (("sim.steps", 1), ("sim.replicates", 1), ("sim.record_every", 1), ("sim.seed", 0)):
-            if c[k] < lo:
-                raise SweepConfigError(f"{k} must be >= {lo}, got {c[k]}")
-        if c.get("sim.backend", "numpy") not in ("numpy", "torch"):
-            raise SweepConfigError(f"sim.backend must be 'numpy' or 'torch', got {c['sim.backend']!r}")
 
 
 def _raw_optimizer_keys(cfg: dict) -> set[str]:

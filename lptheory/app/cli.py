@@ -34,6 +34,41 @@ def _seed_arg(text: str) -> int:
     return value
 
 
+def _count_arg(text: str) -> int:
+    """argparse type of counts (``--steps``, ``--d``, ...): an integer, also written ``1e6``."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not (math.isfinite(value) and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
+    return int(value)
+
+
+P_MAX = 1e3  # finite exponents above this overflow or underflow float64 powers |x|^p for most x
+
+
+def _p_arg(text: str) -> float:
+    """argparse type of ``--p`` / ``--p-measure`` in every command: a finite number in (1, 1e3] (each
+    command then checks its own range, e.g. p >= 2 for Stacey). The same answer everywhere: ``--p 1e308``
+    used to run and diverge in ``run``, stop with exit 2 mid-way in ``check lemmas`` and crash in
+    ``check theorem1``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (math.isfinite(value) and 1.0 < value <= P_MAX):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number in (1, {P_MAX:g}], got {text} (|x|^p overflows or underflows float64 "
+            "for most x beyond that)"
+        )
+    return value
+
+
 def _check_seed(value, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
         raise UsageError(f"{where} must be an integer in [0, 2**63 - 1], got {value!r}")
@@ -216,6 +251,40 @@ def _run_plan(args):
     return opts
 
 
+def _check_run_memory(args, opts) -> None:
+    """Refuse (exit 2, with the numbers) a run whose arrays and records cannot fit in the memory this
+    machine has available, before the problem or any array is built."""
+    from .resources import available_memory, fmt_bytes, run_estimate, state_slots
+
+    itemsize = 4 if args.dtype == "float32" else 8
+    est = run_estimate(
+        replicates=args.replicates,
+        d=args.d,
+        steps=args.steps,
+        record_every=args.record_every,
+        slots=[state_slots(o) for o in opts.values()],
+        itemsize=itemsize,
+        batch=args.batch if args.batch_schedule != "T" else args.steps,
+    )
+    on_gpu = args.backend == "torch" and (args.device or "cpu").startswith("cuda")
+    host_need = est["records"] if on_gpu else est["total"]
+    checks = [("memory", host_need, available_memory())]
+    if on_gpu:
+        import torch
+
+        dev = torch.device(args.device)
+        checks.append((f"{dev} memory", est["working"], torch.cuda.mem_get_info(dev)[0]))
+    for what, need, have in checks:
+        if have is not None and need > have:
+            raise UsageError(
+                f"--replicates {args.replicates} x --d {args.d}, --steps {args.steps} / --record-every "
+                f"{args.record_every}: the run needs about {fmt_bytes(need)} of {what} ({est['arrays']} arrays of "
+                f"R x d x {itemsize} bytes = {fmt_bytes(est['working'])}; records {fmt_bytes(est['records'])} for "
+                f"{est['recorded_steps']:,} recorded steps) but {fmt_bytes(have)} is available; lower --replicates "
+                "or --d, or raise --record-every"
+            )
+
+
 def _cmd_run(args) -> int:
     import json
 
@@ -227,6 +296,7 @@ def _cmd_run(args) -> int:
     from synthetic.problems import make_problem
 
     opts = _run_plan(args)
+    _check_run_memory(args, opts)
     try:
         problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
         sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
@@ -336,6 +406,43 @@ def _parse_sets(items) -> dict:
     return out
 
 
+def _coerce_set(key: str, values: list, default, check: str) -> list:
+    """``--set KEY=V,...`` values converted to the type of the option's default (its elements when it is a
+    list): a number for a number, ``true``/``false`` for a flag. A value that does not convert is a
+    UsageError naming ``--set KEY`` (exit 2, before any work). Options without a default pass as given."""
+    sample = default[0] if isinstance(default, (list, tuple)) and default else default
+    if sample is None or isinstance(sample, str):
+        return values
+    out = []
+    for v in values:
+        raw = str(v).strip()
+        try:
+            if isinstance(sample, bool):
+                low = raw.lower()
+                if low not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(raw)
+                out.append(low in ("true", "1", "yes"))
+            elif isinstance(sample, int):
+                f = float(raw)
+                if not (math.isfinite(f) and f.is_integer()):
+                    raise ValueError(raw)
+                out.append(int(raw) if raw.lstrip("+-").isdigit() else int(f))
+            elif isinstance(sample, float):
+                f = float(raw)
+                if math.isnan(f):
+                    raise ValueError(raw)
+                out.append(f)
+            else:
+                out.append(v)
+        except ValueError:
+            kind = {bool: "true or false", int: "an integer", float: "a number"}[type(sample)]
+            raise UsageError(
+                f"--set {key}={raw}: option {key!r} of check {check!r} takes {kind} (its default: {default}), "
+                f"got {raw!r}"
+            ) from None
+    return out
+
+
 def _resolve_target(target: str, names):
     """(pack, check names) for ``lptheory check TARGET [NAME ...]``."""
     from proofs_checks.packs import DEFAULT_PACK, PackError, load
@@ -367,7 +474,7 @@ def _plan_checks(pack, names, p, sets, skip=()):
                 o["p"] = [float(v) for v in p]
         for k, v in sets.items():
             if k in c.options or len(names) == 1:
-                o[k] = v
+                o[k] = _coerce_set(k, v, c.defaults.get(k), n)
         options[n] = o
     if p is not None and not any("p" in pack.checks[n].options for n in names if n in pack.checks):
         raise UsageError(f"--p: none of the selected checks ({', '.join(names)}) takes it")
@@ -447,16 +554,78 @@ def _cmd_check(args) -> int:
     return EXIT_OK
 
 
+def _exception_chain(exc):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _frames(exc):
+    """[(file, line, function, code line)] of ``exc``'s traceback, innermost last, including the frames of
+    a worker process (``concurrent.futures`` hands them over as the text of the ``__cause__``)."""
+    import re
+    import traceback
+
+    frames = []
+    for e in reversed(list(_exception_chain(exc))):
+        if type(e).__name__ == "_RemoteTraceback":
+            for m in re.finditer(r'File "([^"]+)", line (\d+), in (\S+)\n(?: +(.*)\n)?', str(e)):
+                frames.append((m.group(1), int(m.group(2)), m.group(3), (m.group(4) or "").strip()))
+        else:
+            frames += [
+                (f.filename, f.lineno, f.name, (f.line or "").strip()) for f in traceback.extract_tb(e.__traceback__)
+            ]
+    return frames
+
+
+def _where(exc, pack) -> str:
+    """' in check NAME (FILE, line N: CODE)': the innermost frame of the failure in the user's claim code
+    (the claim file, or the pack's module), and the check it belongs to."""
+    import inspect
+
+    src = pack.target if os.path.isfile(str(pack.target)) else None
+    if src is None:
+        mod = sys.modules.get(str(pack.target).split(":")[0])
+        src = getattr(mod, "__file__", None)
+    if not src:
+        return ""
+    src = os.path.realpath(src)
+    mine = [f for f in _frames(exc) if os.path.realpath(f[0]) == src]
+    if not mine:
+        return ""
+    codes = {}
+    for name, c in pack.checks.items():
+        with contextlib.suppress(TypeError, AttributeError):
+            codes[inspect.unwrap(c.fn).__code__.co_name] = name
+    check = next((codes[f[2]] for f in mine if f[2] in codes), None)
+    file, line, func, code = mine[-1]
+    where = f" in check {check!r}" if check else ""
+    rel = os.path.relpath(file)
+    shown = file if rel.startswith("..") else rel
+    return f"{where} ({shown}, line {line}, in {func}" + (f": {code})" if code else ")")
+
+
 def _run_failure(exc, pack, args) -> int:
-    """A check raised: a claim that cannot be evaluated as written (ClaimError) is bad input in the claim
-    file (exit 2, naming it); anything else is a crash (exit 3). Nothing half-written is left behind."""
+    """A check raised: a claim that cannot be evaluated as written (ClaimError, also as the cause of
+    another exception) is bad input in the claim file (exit 2, naming it); anything else is a crash
+    (exit 3). Both name the check, the file and the line; ``--traceback`` prints the traceback.
+    Nothing half-written is left behind."""
+    import traceback
+
     from proofs_checks.spec import ClaimError
 
     _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
-    if isinstance(exc, ClaimError):
-        print(f"lptheory: error in claims {pack.target}: {exc}", file=sys.stderr)
+    if getattr(args, "traceback", False):
+        traceback.print_exception(exc, file=sys.stderr)
+    where = _where(exc, pack)
+    hint = "" if getattr(args, "traceback", False) else " (--traceback shows the traceback)"
+    claim_err = next((e for e in _exception_chain(exc) if isinstance(e, ClaimError)), None)
+    if claim_err is not None:
+        print(f"lptheory: error in claims {pack.target}{where}: {claim_err}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"lptheory: a check failed to run: {type(exc).__name__}: {exc}", file=sys.stderr)
+    print(f"lptheory: a check failed to run{where}: {type(exc).__name__}: {exc}{hint}", file=sys.stderr)
     return EXIT_CRASH
 
 
@@ -599,11 +768,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p_demo.add_argument("--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS), help="optimizer name")
-    p_demo.add_argument("--p", type=float, default=3.0, help="l_p exponent (optimizers with p only)")
+    p_demo.add_argument("--p", type=_p_arg, default=3.0, help="l_p exponent (optimizers with p only)")
     p_demo.add_argument("--lr", type=float, default=1e-2, help="step size")
-    p_demo.add_argument("--d", type=int, default=1000, help="dimension")
-    p_demo.add_argument("--replicates", type=int, default=4, help="independent replicates")
-    p_demo.add_argument("--steps", type=int, default=200, help="steps")
+    p_demo.add_argument("--d", type=_count_arg, default=1000, help="dimension")
+    p_demo.add_argument("--replicates", type=_count_arg, default=4, help="independent replicates")
+    p_demo.add_argument("--steps", type=_count_arg, default=200, help="steps")
     p_demo.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
     p_demo.set_defaults(func=_cmd_demo)
 
@@ -621,24 +790,24 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(OPTIMIZERS),
         help="optimizer name; repeat to compare (stacey-pp when none is given)",
     )
-    p_run.add_argument("--p", type=float, default=None, help="l_p exponent of the l_p optimizers (their default: 3)")
+    p_run.add_argument("--p", type=_p_arg, default=None, help="l_p exponent of the l_p optimizers (their default: 3)")
     p_run.add_argument(
-        "--p-measure", type=float, default=None, help="p of the gradient metric ||grad f||_{p*}^{p*} (--p, else 3)"
+        "--p-measure", type=_p_arg, default=None, help="p of the gradient metric ||grad f||_{p*}^{p*} (--p, else 3)"
     )
     p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS), help="synthetic problem")
     p_run.add_argument("--problem-seed", type=_seed_arg, default=0, help="seed of the problem instance")
-    p_run.add_argument("--d", type=int, default=100, help="dimension")
+    p_run.add_argument("--d", type=_count_arg, default=100, help="dimension")
     p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES), help="noise family")
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
     p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
-    p_run.add_argument("--batch", type=int, default=1, help="batch size n_t (constant)")
+    p_run.add_argument("--batch", type=_count_arg, default=1, help="batch size n_t (constant)")
     p_run.add_argument(
         "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
     )
-    p_run.add_argument("--steps", type=int, default=1000, help="T")
-    p_run.add_argument("--replicates", type=int, default=16, help="R")
+    p_run.add_argument("--steps", type=_count_arg, default=1000, help="T")
+    p_run.add_argument("--replicates", type=_count_arg, default=16, help="R")
     p_run.add_argument("--seed", type=_seed_arg, default=0, help="random seed (same seed, same bits)")
-    p_run.add_argument("--record-every", type=int, default=10, help="record the metrics every N steps")
+    p_run.add_argument("--record-every", type=_count_arg, default=10, help="record the metrics every N steps")
     p_run.add_argument("--lr", type=float, default=None, help="step size (the optimizer's default when omitted)")
     for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
         p_run.add_argument(
@@ -679,7 +848,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("names", metavar="NAME", nargs="*", help="checks of TARGET to run (default: all)")
     p_check.add_argument(
         "--p",
-        type=float,
+        type=_p_arg,
         action="extend",
         nargs="+",
         default=None,
@@ -697,6 +866,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"local processes (same results; default {_default_jobs()}: the cores)",
     )
     p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p_check.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
     p_check.add_argument(
         "--fail-on",
         default=None,
@@ -741,6 +911,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"local processes (same results; default {_default_jobs()}: the cores)",
     )
     p_rep.add_argument("--quiet", action="store_true", help="no progress output")
+    p_rep.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
     p_rep.set_defaults(func=_cmd_report)
 
     p_sw = sub.add_parser(
