@@ -60,6 +60,8 @@ from ._xp import combine, ema, is_floating, namespace
 __all__ = [
     "Optimizer",
     "ElementwiseOptimizer",
+    "NonFiniteGradientWarning",
+    "nonfinite_steps",
     "Hyper",
     "Buffers",
     "Projected",
@@ -76,6 +78,56 @@ __all__ = [
 ]
 
 LR = float | Callable[[int], float]
+
+
+class NonFiniteGradientWarning(RuntimeWarning):
+    """A gradient with NaN or inf entries reached an optimizer (the update carries them into the
+    parameters). Issued once per optimizer; :func:`nonfinite_steps` counts every such step."""
+
+
+def _note_nonfinite(opt, xp, grad) -> None:
+    """Count (on ``opt``) a step whose gradient has a NaN or inf entry and warn at the first. numpy: one
+    summing pass (a non-finite sum is confirmed entry-wise, so a finite gradient whose sum overflows is
+    not counted); torch on the cpu the same; on other devices the flag is accumulated on the device (no
+    host synchronization in ``step``) and read by :func:`nonfinite_steps`."""
+    if xp is np:
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.add.reduce(grad, axis=None)
+        if math.isfinite(total) or np.isfinite(grad).all():
+            return
+    elif grad.device.type != "cpu":
+        bad = (~xp.isfinite(grad.sum())).to(xp.int64)
+        acc = opt.__dict__.get("_nonfinite_device")
+        object.__setattr__(opt, "_nonfinite_device", bad if acc is None else acc + bad)
+        return
+    elif bool(xp.isfinite(grad.sum())) or bool(xp.isfinite(grad).all()):
+        return
+    _count_nonfinite(opt, 1)
+
+
+def _count_nonfinite(opt, n: int) -> None:
+    import warnings
+
+    before = opt.__dict__.get("_nonfinite_steps", 0)
+    object.__setattr__(opt, "_nonfinite_steps", before + n)
+    if before == 0 and n > 0:
+        warnings.warn(
+            f"{type(opt).__name__}: a gradient with NaN or inf entries (the update carries them into the "
+            "parameters; further ones are counted, not repeated: lptheory.optimizers.nonfinite_steps)",
+            NonFiniteGradientWarning,
+            stacklevel=4,
+        )
+
+
+def nonfinite_steps(opt) -> int:
+    """How many steps of ``opt`` (an optimizer object: an :class:`ElementwiseOptimizer` or a
+    ``lptheory.torch`` optimizer) received a gradient with NaN or inf entries (reads the device-side
+    count of a GPU run, warning then if it is the first news of one)."""
+    acc = opt.__dict__.get("_nonfinite_device")
+    if acc is not None:
+        object.__setattr__(opt, "_nonfinite_device", None)
+        _count_nonfinite(opt, int(acc.item()))
+    return opt.__dict__.get("_nonfinite_steps", 0)
 
 
 def _is_schedule(v) -> bool:
@@ -221,6 +273,7 @@ class ElementwiseOptimizer(Optimizer):
                 )
             old.append(a)
         h = self.scalars(t)
+        _note_nonfinite(self, xp, grad)
         if xp is np:
             theta_in = np.ascontiguousarray(theta)
             grad = np.ascontiguousarray(grad)

@@ -232,6 +232,13 @@ class _Base(torch.optim.Optimizer):
         groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
         if not isinstance(groups, list):
             raise ValueError(f"{name}.load_state_dict: expected a dict with 'state' and 'param_groups'")
+        marker = state_dict.get("lptheory")
+        saved_by = marker.get("optimizer") if isinstance(marker, dict) else None
+        if saved_by is not None and saved_by != name:
+            raise ValueError(
+                f"{name}.load_state_dict: this state dict was saved by {saved_by} (same keys, another update rule)"
+            )
+        state_dict = {k: v for k, v in state_dict.items() if k != "lptheory"}
         need = set(self._core_fields) | ({"betas"} if "betas" in self.defaults else set())
         for i, g in enumerate(groups):
             missing = sorted(need - set(g))
@@ -310,6 +317,7 @@ class _Base(torch.optim.Optimizer):
             b[2].append(grad.contiguous())
             b[3].append([state[k] for k in keys])
             b[4].append(low)
+        self._check_grads([g for b in buckets.values() for g in b[2]])
         foreach = group.get("foreach")
         compiled = group.get("compiled", False)
         fused = group.get("fused", False)
@@ -380,6 +388,28 @@ class _Base(torch.optim.Optimizer):
                 if low:
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
+
+    def _check_grads(self, grads) -> None:
+        """Count a step whose gradients hold NaN or inf, warning once (:class:`NonFiniteGradientWarning`;
+        :func:`lptheory.optimizers.nonfinite_steps` reads the count). On the cpu one sum per parameter;
+        on other devices the flag stays on the device (no host synchronization in ``step``)."""
+        by_device: dict = {}
+        for g in grads:
+            by_device.setdefault(g.device, []).append(g)
+        for device, gs in by_device.items():
+            sums = torch.stack([g.sum(dtype=torch.float64 if device.type == "cpu" else torch.float32) for g in gs])
+            if device.type != "cpu":
+                _core._note_nonfinite(self, torch, sums)
+            elif not bool(torch.isfinite(sums).all()) and not all(bool(torch.isfinite(g).all()) for g in gs):
+                _core._count_nonfinite(self, 1)
+
+    def state_dict(self):
+        """``torch.optim.Optimizer.state_dict`` plus ``{"lptheory": {"optimizer": class name}}``, so that
+        a state dict of another lptheory optimizer with the same keys (StaceyP2 and StaceyPP) is refused
+        by :meth:`load_state_dict`."""
+        sd = super().state_dict()
+        sd["lptheory"] = {"optimizer": type(self).__name__}
+        return sd
 
     # -- reusable memory (kept out of state_dict; rebuilt after deepcopy or pickling) ---------------------
     def _scratch(self, like, n: int):

@@ -334,24 +334,27 @@ def _cmd_run(args) -> int:
         f"R={args.replicates}, seed={args.seed}; assumptions: {oracle.assumptions()}"
     )
     print("common random numbers: every optimizer saw the same noise streams")
+    from lptheory.optimizers import nonfinite_steps
+
+    nonfinite = {name: nonfinite_steps(opt) for name, opt in opts.items()}
     head_g = "final ||grad||_p*^p* (p=" + format(pm, "g") + ")"
-    print(f"{'optimizer':<12} {'final f - f* (95% CI)':>34} {head_g:>38} {'diverged':>9}")
+    print(f"{'optimizer':<12} {'final f - f* (95% CI)':>34} {head_g:>38} {'diverged':>9} {'nonfinite':>9}")
     for name, tr in traces.items():
         s = tr.summary()
         g, c = s["gap"], s["grad_pstar"]
         print(
             f"{name:<12} {g['mean']:>12.5g} [{g['lo']:.4g}, {g['hi']:.4g}] {c['mean']:>16.5g} [{c['lo']:.4g}, "
-            f"{c['hi']:.4g}] {s['diverged']:>6}/{args.replicates}"
+            f"{c['hi']:.4g}] {s['diverged']:>6}/{args.replicates} {nonfinite[name]:>9}"
         )
-    csv_path = os.path.join(args.out, "trace.csv")
-    tmp = csv_path + ".part"
+    from .guard import publish, staging
+
+    stage = staging(args.out)  # everything written aside, then moved into place (never half-written)
+    tmp = os.path.join(stage, "trace.csv")
     for i, (name, tr) in enumerate(traces.items()):
         tr.to_csv(tmp, extra={"optimizer": name}, header=i == 0, mode="w" if i == 0 else "a")
-    os.replace(tmp, csv_path)
-    png = os.path.join(args.out, "run.png")
     plot_runs(
         traces,
-        png,
+        os.path.join(stage, "run.png"),
         p_measure=pm,
         title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {args.batch}, R={args.replicates}",
     )
@@ -362,8 +365,9 @@ def _cmd_run(args) -> int:
         "config_hash": config_hash(argv),
         "versions": versions(),
         "configs": {n: t.config for n, t in traces.items()},
-        "summary": {n: t.summary() for n, t in traces.items()},
+        "summary": {n: {**t.summary(), "nonfinite": nonfinite[n]} for n, t in traces.items()},
         "diverged_at": {n: [int(v) for v in t.diverged_at] for n, t in traces.items()},
+        "nonfinite": nonfinite,
     }
     from proofs_checks.records import git_commit
 
@@ -371,10 +375,10 @@ def _cmd_run(args) -> int:
     import datetime as _dt
 
     meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    tmp = os.path.join(args.out, ".run.json.part")
-    with open(tmp, "w") as fh:
+    with open(os.path.join(stage, "run.json"), "w") as fh:
         json.dump(_clean(meta), fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
-    os.replace(tmp, os.path.join(args.out, "run.json"))
+    publish(stage, args.out)
+    csv_path, png = os.path.join(args.out, "trace.csv"), os.path.join(args.out, "run.png")
     print(f"wrote {csv_path}, {png}, {png[:-4]}.svg, {os.path.join(args.out, 'run.json')}")
     bad = [n for n, t in traces.items() if t.diverged.any()]
     if bad:
@@ -382,6 +386,9 @@ def _cmd_run(args) -> int:
             f"note: replicates diverged for {', '.join(bad)} (a result: recorded as NaN from the divergence step on, "
             "marked in the plot; try a smaller --lr)"
         )
+    bad_g = [f"{n} ({k} steps)" for n, k in nonfinite.items() if k]
+    if bad_g:
+        print(f"note: gradients with NaN or inf entries reached {', '.join(bad_g)}: the 'nonfinite' column")
     return EXIT_OK
 
 
