@@ -1172,9 +1172,6 @@ def check_step(step: Step, *, samples: int = 1000, seed: int = 0) -> Claim:
         statement=f"{step.text}   [{step.relation}; {step.rule}]",
         source="Appendix A.1" if step.proof != "appendix-B" else "Appendix B",
         method="symbolic",
-        proof=step.proof,
-        step=step.label,
-        rule=step.rule,
         params=params,
         assumptions=[step.conditions] if step.conditions else [],
         status=v.status,
@@ -1197,16 +1194,18 @@ def run_symbolic(ctx):
 
 
 def format_proof(claims) -> str:
-    """The symbolic records as an annotated proof: step, rule, verdict, reason."""
+    """The symbolic records as an annotated proof: step, rule, verdict, reason (the proof, step and rule
+    are the records' parameters)."""
     lines = []
     cur = None
     for c in claims:
         d = c.to_dict() if hasattr(c, "to_dict") else c
-        if d.get("proof") != cur:
-            cur = d.get("proof")
+        pr = d["params"]
+        if pr.get("proof") != cur:
+            cur = pr.get("proof")
             lines.append(f"\n== proof: {cur} ==")
         verdict = d["status"].upper() if d["status"] == "violated" else d["status"]
-        lines.append(f"  [{d['step']}] ({d['rule']}) {verdict}")
+        lines.append(f"  [{pr['step']}] ({pr['rule']}) {verdict}")
         lines.append(f"      {d['statement']}")
         if d.get("reason"):
             lines.append(f"      -> {d['reason']}")
