@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
@@ -26,9 +26,11 @@ from . import expressions as X
 from .records import Claim
 from .search import maximize_many
 from .spec import ClaimError, ClaimSpec
-from .verdict import decide, decide_rate
+from .verdict import Verdict, decide, decide_rate
 
 __all__ = [
+    "Point",
+    "claim_record",
     "DistributionSpace",
     "SearchBudget",
     "constants",
@@ -153,10 +155,13 @@ def expression_witness(
     lhs=None,
     rhs=None,
     extra: dict | None = None,
+    conditions=(),
 ) -> dict:
     """A re-checkable witness (kind ``expression``) for row ``row`` of a population: both sides as
     sympy expressions, the scalars and coordinate constants, the raw distribution and the assumptions
-    in distribution form (re-derived by the re-check)."""
+    in distribution form (re-derived by the re-check). ``conditions``: more assumptions, as
+    ``(name, lhs, relation, rhs)`` expressions of the scalars (e.g. a matrix inequality through
+    ``MinEig``) or :class:`~proofs_checks.spec.Assumption` objects in distribution form, re-checked too."""
     lhs = spec.term if lhs is None else lhs
     rhs = spec.bound if rhs is None else rhs
 
@@ -171,6 +176,14 @@ def expression_witness(
     need = _names(lhs) | _names(rhs)
     for a in spec.defining():
         need |= _names(a.value) | {a.symbol.name}
+    conds = []
+    for c in conditions:  # (name, lhs, relation, rhs) or an Assumption in distribution form
+        if hasattr(c, "symbol"):
+            conds.append((c.name, c.symbol, c.relation, c.value, c.per_coordinate))
+        else:
+            conds.append((*c, False))
+    for _, c_lhs, _, c_rhs, _ in conds:
+        need |= _names(c_lhs) | _names(c_rhs)
     w = {
         "kind": "expression",
         "claim": spec.id,
@@ -180,6 +193,8 @@ def expression_witness(
         "scalars": {k: pick(v, False) for k, v in scalars.items() if k in need},
         "coords": {k: pick(v, True) for k, v in (coords or {}).items() if k in need},
     }
+    if not w["coords"] and dist is None:
+        del w["coords"]  # a witness in scalars only
     if dist is not None:
         if dist.coupling == "independent":
             vals, wts = dist.values[row], dist.weights[row]
@@ -201,9 +216,71 @@ def expression_witness(
             }
             for a in spec.defining()
         ]
+    if conds:
+        w.setdefault("assumptions", [])
+        w["assumptions"] += [
+            {"name": name, "lhs": _srepr(c_lhs), "relation": rel, "rhs": _srepr(c_rhs), "per_coordinate": per}
+            for name, c_lhs, rel, c_rhs, per in conds
+        ]
     if extra:
         w.update(extra)
     return w
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where a claim was measured, so that the engine builds its re-checkable witness (kind
+    ``expression``) itself: the claim's two sides (default: the spec's ``term`` and ``bound``) at these
+    ``scalars``, per-coordinate ``coords`` and, for expectations, the finite ``dist`` (a
+    :class:`~proofs_checks.expressions.Distribution` of one row, or ``{"values", "weights", "n",
+    "coupling"}``); the spec's distribution-form assumptions are re-derived by the re-check.
+
+    ``lhs``/``rhs``: other sides than the spec's (e.g. a pathwise form of the term); ``relation``: the
+    witness's relation when it is not the record's (an equality measured as ``|difference| <= tol``);
+    ``extra``: more fields shown with the witness (a note, a matrix, a ``tolerance`` for ``==``);
+    ``conditions``: assumptions the witness carries besides the spec's, as ``(name, lhs, relation, rhs)``
+    expressions of the scalars (e.g. ``("H <= diag(L)", MinEig(...), ">=", 0)``) or
+    :class:`~proofs_checks.spec.Assumption` objects in distribution form, re-checked with the witness."""
+
+    scalars: dict = field(default_factory=dict)
+    coords: dict | None = None
+    dist: object = None
+    lhs: object = None
+    rhs: object = None
+    relation: str | None = None
+    extra: dict | None = None
+    conditions: tuple = ()
+
+    def witness(self, spec: ClaimSpec) -> dict:
+        """The witness of ``spec`` at this point (:func:`expression_witness`; relation: the spec's unless
+        the point gives one)."""
+        lhs = spec.term if self.lhs is None else self.lhs
+        rhs = spec.bound if self.rhs is None else self.rhs
+        for name, side in (("lhs", lhs), ("rhs", rhs)):
+            if not isinstance(side, sp.Basic):
+                raise ClaimError(
+                    f"claim {spec.id}: a Point needs the {name} as a sympy expression (give the spec a term and a "
+                    f"bound, or Point(lhs=..., rhs=...)), got {type(side).__name__}"
+                )
+        dist = self.dist
+        if isinstance(dist, dict):
+            dist = X.Distribution(
+                np.asarray(dist["values"], dtype=np.float64)[None],
+                np.asarray(dist["weights"], dtype=np.float64)[None],
+                int(dist.get("n", 1)),
+                dist.get("coupling", "independent"),
+            )
+        return expression_witness(
+            spec,
+            scalars=self.scalars,
+            coords=self.coords,
+            dist=dist,
+            relation=self.relation,
+            lhs=lhs,
+            rhs=rhs,
+            extra=self.extra,
+            conditions=self.conditions,
+        )
 
 
 def _round_up_constants(spec, scalars, coords):
@@ -244,6 +321,41 @@ def sample_witness(
 
 # ---------------------------------------------------------------------------------------------------
 # record builders
+
+
+def claim_record(
+    spec: ClaimSpec,
+    verdict,
+    *,
+    params: dict,
+    method: str,
+    empirical=None,
+    bound=None,
+    ci=None,
+    data=None,
+    relation: str | None = None,
+) -> Claim:
+    """The record of ``spec`` with the verdict ``verdict`` (:func:`proofs_checks.verdict.decide`,
+    :func:`~proofs_checks.verdict.combine`, ...) in the setting ``params``: the one place where records
+    are built, for checks whose verdict combines several parts (a bound along a grid and a rate, a
+    proof step's rule and spot checks). ``empirical``/``bound`` may be None (nothing measured)."""
+    return Claim(
+        id=spec.id,
+        statement=spec.statement,
+        source=spec.source,
+        assumptions=spec.assumption_names,
+        params=params,
+        status=verdict.status,
+        method=method,
+        empirical=None if empirical is None else float(empirical),
+        bound=None if bound is None else float(bound),
+        ci=None if ci is None else [float(ci[0]), float(ci[1])],
+        witness=verdict.witness,
+        reason=verdict.reason,
+        data=data,
+        relation=relation or spec.relation,
+        show=list(spec.show) or None,
+    )
 
 
 def _record(
@@ -418,11 +530,27 @@ def value_claim(
     note: str = "",
     relation: str | None = None,
     budget: str | None = None,
+    at: Point | None = None,
+    uncertified: str | None = None,
 ) -> Claim:
-    """A computed value against a bound (exact methods); a failure needs ``witness`` to be violated."""
+    """A computed value against a bound (exact methods).
+
+    A failure is ``violated`` only with a witness that re-checks: give ``at``, the :class:`Point` where
+    the value was computed (the engine builds the witness from the spec's sides), or a ``witness`` of
+    another kind (:func:`proofs_checks.recheck.register`). ``uncertified``: the numbers are estimates
+    that certify neither side (e.g. both lower bounds): the record is ``inconclusive`` with this
+    reason, the numbers kept. ``relation``: the record's relation when it is not the spec's (an
+    equality measured as a difference against a tolerance)."""
     _finite(spec, "value", empirical, params)
     _finite(spec, "bound", bound, params)
     rel = relation or spec.relation
+    if at is not None:
+        if witness is not None:
+            raise TypeError(f"claim {spec.id}: give either at= (a Point) or witness=, not both")
+        witness = at.witness(spec)
+    if uncertified is not None:
+        v = Verdict("inconclusive", uncertified)
+        return _record(spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel)
     v = decide(
         rel,
         float(empirical),
