@@ -18,7 +18,7 @@ def registered(pack) -> dict:
 
 def figures_for(pack, check: str, records, out_dir: str) -> list[str]:
     """Draw ``check``'s figures from ``records`` into ``out_dir``; returns the paths (PNG and SVG)."""
-    from .generic import plot_ratios
+    from .generic import plot_rates, plot_ratios
 
     os.makedirs(out_dir, exist_ok=True)
     reg = registered(pack).get(check)
@@ -28,4 +28,5 @@ def figures_for(pack, check: str, records, out_dir: str) -> list[str]:
             paths += fn(records, os.path.join(out_dir, stem))
     else:
         paths += plot_ratios(records, os.path.join(out_dir, f"{check}_ratios"))
+        paths += plot_rates(records, os.path.join(out_dir, f"{check}_rates"))
     return paths

@@ -34,6 +34,7 @@ __all__ = [
     "DistributionSpace",
     "SearchBudget",
     "constants",
+    "with_batch_size",
     "evaluate_sides",
     "pointwise",
     "expression_witness",
@@ -120,6 +121,19 @@ def _per(expr, env, per_coordinate):
         d = env.dist.d
         return np.array(X._bc(out.reshape(out.shape[0], -1), (env.S, d)))
     return np.array(X._bc(out.reshape(-1), (env.S,)))
+
+
+def with_batch_size(spec: ClaimSpec, n: int, scalars: dict) -> dict:
+    """The scalars with ``n``, the batch size of the distribution (its ``n``); a user scalar ``n`` that
+    differs from it is a ClaimError (the expectation would be over another batch than the one stated)."""
+    if "n" in scalars:
+        given = np.asarray(scalars["n"], dtype=np.float64)
+        if given.size != 1 or float(given.reshape(-1)[0]) != float(n):
+            raise ClaimError(
+                f"claim {spec.id}: scalars n={scalars['n']!r} conflicts with the distribution's batch size n={n} "
+                "(set the batch size on the DistributionSpace / Distribution, not as a scalar)"
+            )
+    return {"n": n, **{k: v for k, v in scalars.items() if k != "n"}}
 
 
 def pointwise(expr, x, *, scalars: dict | None = None, coords: dict | None = None) -> np.ndarray:
@@ -409,7 +423,7 @@ def exact_expectation(
     ``scalars``: the setting's parameters (p, eta, n, ...); ``given``: stated constants (checked
     against their assumptions: a broken one gives ``not-applicable``); other constants take their
     tightest admissible values. A violation is reported only after the witness re-checks."""
-    sc = {"n": dist.n, **(scalars or {})}
+    sc = with_batch_size(spec, dist.n, scalars or {})
     sc, coords, checks = constants(spec, dist, sc, given)
     env = X.Env(scalars=sc, coords=coords, dist=dist)
     term, bound = evaluate_sides(spec, env)
@@ -492,9 +506,16 @@ def interval_claim(
     why: str | None = None,
     data=None,
     note: str = "",
+    of=None,
 ) -> Claim:
     """The mean of per-replicate ``values`` against ``bound`` (Student-t interval, Bonferroni over
-    ``tests``), e.g. a quantity measured along simulator runs."""
+    ``tests``), e.g. a quantity measured along simulator runs.
+
+    ``of``: test a function of the mean instead, a sympy expression in one symbol standing for the
+    mean (e.g. ``m**2`` for (E X)^2 <= B): the estimate is f(mean) and its interval the image of the
+    mean's interval under f (interval arithmetic, sympy ``AccumBounds``: exact for monotone pieces,
+    e.g. [0, max] when the interval of m straddles 0 for m**2); the witness (kind ``mean-function``)
+    re-checks the same at 30 digits."""
     from scipy.stats import t as student_t
 
     v = np.asarray(values, dtype=np.float64).ravel()
@@ -509,10 +530,67 @@ def interval_claim(
         half = math.inf
     ci = (m - half, m + half)
     w = sample_witness(spec, v, bound, tests=tests, level=level)
+    if of is not None:
+        fn, sym = _function_of_mean(spec, of)
+        m, ci = _image(fn, sym, m, ci)
+        _finite(spec, "function of the mean", [m, *ci], params)
+        w = {**w, "kind": "mean-function", "function": sp.srepr(fn), "variable": sym.name}
     verdict = decide(
         spec.relation, m, float(bound), method=method, ci=ci, witness=w, applicable=applicable, why=why, note=note
     )
     return _record(spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data)
+
+
+def _function_of_mean(spec, of):
+    if not isinstance(of, sp.Basic) or len(of.free_symbols) != 1:
+        raise TypeError(
+            f"claim {spec.id}: of= must be a sympy expression in one symbol (the mean), e.g. m**2, got {of!r}"
+        )
+    return of, next(iter(of.free_symbols))
+
+
+def _image(fn, sym, m, ci, dps: int = 17):
+    """(f(m), [lo, hi]): the value at the mean and the image of the interval (sympy AccumBounds)."""
+    val = float(fn.subs(sym, sp.Float(m, dps)))
+    lo, hi = ci
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return val, (-math.inf, math.inf)
+    img = fn.subs(sym, sp.AccumBounds(sp.Float(lo, dps), sp.Float(hi, dps)))
+    if isinstance(img, sp.AccumBounds):
+        return val, (float(img.min), float(img.max))
+    return val, (float(img), float(img))
+
+
+def _recheck_mean_function(w: dict, dps: int = 30) -> dict:
+    """Re-check of a ``mean-function`` witness: the sample-mean re-check of the raw values, then the
+    interval mapped through the function (sympy AccumBounds at ``dps`` digits)."""
+    from .recheck import recheck_sample_mean
+
+    base = recheck_sample_mean({**w, "kind": "sample-mean", "bound": 0.0, "relation": "<="}, dps)
+    fn = sp.sympify(w["function"])  # the srepr text written by interval_claim
+    sym = next((s for s in fn.free_symbols if s.name == w["variable"]), sp.Symbol(w["variable"]))
+    lo, hi = base["checks"][0]["interval"]
+    val, (flo, fhi) = _image(fn, sym, base["empirical"], (lo, hi), dps)
+    bound = float(w["bound"])
+    rel = w.get("relation", "<=")
+    return {
+        "violated": bool(flo > bound if rel == "<=" else fhi < bound),
+        "assumptions_ok": True,
+        "empirical": val,
+        "bound": bound,
+        "ratio": val / bound if rel == "<=" and bound > 0 else None,
+        "checks": [{"interval": [flo, fhi], "mean_interval": [lo, hi]}],
+        "dps": dps,
+    }
+
+
+def _register_rechecks():
+    from .recheck import register
+
+    register("mean-function", _recheck_mean_function)
+
+
+_register_rechecks()
 
 
 def value_claim(
@@ -631,7 +709,7 @@ def _search_env(spec, space, xs, scalars):
     """The population ``xs`` decoded, with the constants the assumptions define (shared by every spec
     with the same defining assumptions)."""
     dist = space.decode(xs)
-    sc = {"n": space.n, **scalars}
+    sc = with_batch_size(spec, space.n, scalars)
     sc, coords, _ = constants(spec, dist, sc)
     return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist)
 
@@ -654,12 +732,29 @@ def _defining_key(spec):
 
 @dataclass(frozen=True)
 class SearchJob:
-    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition."""
+    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition.
+
+    ``require``: a condition the candidates must meet, a sympy relation (or a boolean combination of
+    relations) of the setting's scalars and the constants the assumptions define, evaluated on every
+    candidate; e.g. ``CoordSum(sigma) > 1e-6 * G`` (non-negligible noise). Anything else is a TypeError."""
 
     spec: ClaimSpec
     seed: object
     scale: float = 1.0
     require: object = None
+
+    def __post_init__(self):
+        _check_require(self.spec, self.require)
+
+
+def _check_require(spec, require):
+    """``require`` is None or a sympy relation / boolean (a TypeError naming the claim otherwise)."""
+    if require is None or isinstance(require, (sp.core.relational.Relational, sp.logic.boolalg.Boolean)):
+        return
+    raise TypeError(
+        f"claim {spec.id}: require= must be a sympy relation of the scalars and constants (e.g. "
+        f"CoordSum(sigma) > 1e-6 * G), got {type(require).__name__}: {require!r}"
+    )
 
 
 def search_worst(
@@ -688,6 +783,8 @@ def search_worst_many(
     for jb in jobs:
         if jb.spec.relation not in ("<=", ">="):
             raise ClaimError(f"claim {jb.spec.id}: the search needs a <= or >= relation, got {jb.spec.relation!r}")
+        for space in spaces:  # a scalar n must be each space's batch size (checked before any work)
+            with_batch_size(jb.spec, space.n, scalars)
     children = []
     for jb in jobs:
         seq = jb.seed if isinstance(jb.seed, np.random.SeedSequence) else np.random.SeedSequence(jb.seed)
@@ -782,7 +879,8 @@ def adversarial_search(
     (every constant defined by an assumption takes its tightest admissible value). The worst point is
     always re-checked at high precision (its re-checked values are reported); ``violated`` needs the
     re-check to confirm. ``scale`` multiplies the bound (planted false bounds in tests); ``require``:
-    a condition on the constants that candidates must meet (e.g. non-negligible noise)."""
+    a condition on the constants that candidates must meet, a sympy relation such as
+    ``CoordSum(sigma) > 1e-6 * G`` (non-negligible noise; :class:`SearchJob`; a callable is a TypeError)."""
     return adversarial_search_many(
         [SearchJob(spec, seed, scale, require)], spaces, [params], scalars=scalars, budget=budget, progress=progress
     )[0]
@@ -895,26 +993,57 @@ def rate_claim(
     y,
     params: dict,
     *,
-    theory: float,
+    theory: float | None = None,
     pinned: bool,
     reference=None,
     reference_label: str | None = None,
     data=None,
     applicable: bool = True,
     why: str | None = None,
+    method: str = "simulation",
+    tail: int | None = None,
 ) -> Claim:
     """A fitted decay exponent against the claimed one (:func:`proofs_checks.verdict.decide_rate`).
-    ``reference``: ``(x, y)`` of another method of the same claimed class on the same instance."""
-    e, lo, hi = fit_exponent(x, y)
+
+    The claimed rate comes from the spec's :class:`~proofs_checks.spec.RateSpec` (``exponent``, and
+    when it gives them the ``grid`` the x-values must equal and the ``tail`` of largest points the fit
+    uses); ``theory``/``tail`` given here must agree with it (a conflict is a ClaimError), or stand in
+    for it when the spec has no ``rate``. ``reference``: ``(x, y)`` of another method of the same claimed
+    class on the same instance. ``method``: how the data were obtained (``simulation`` for runs).
+
+    The record keeps its data (``data["rate"]``: x, y, the fit, the claimed exponent; drawn by the
+    generic rate figure), a ratio-like size ``theory / fitted exponent`` (> 1 when the fitted decay is
+    slower than claimed; the verdict itself uses the interval and the margin), and a ``rate-fit``
+    witness that describes the instance (``setting``: the record's parameters)."""
+    rs = spec.rate
+    if rs is not None:
+        if theory is not None and not math.isclose(float(theory), float(rs.exponent), rel_tol=1e-12):
+            raise ClaimError(f"claim {spec.id}: theory={theory} conflicts with its RateSpec exponent {rs.exponent}")
+        theory = rs.exponent if theory is None else theory
+        if rs.tail is not None and tail is not None and int(tail) != int(rs.tail):
+            raise ClaimError(f"claim {spec.id}: tail={tail} conflicts with its RateSpec tail {rs.tail}")
+        tail = rs.tail if tail is None else tail
+        if rs.grid and [float(v) for v in rs.grid] != [float(v) for v in x]:
+            raise ClaimError(f"claim {spec.id}: the x-values {list(x)} differ from its RateSpec grid {list(rs.grid)}")
+    if theory is None:
+        raise ClaimError(f"claim {spec.id}: no claimed exponent (give the spec a RateSpec, or theory=)")
+    xs, ys = [float(v) for v in x], [float(v) for v in y]
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ClaimError(f"claim {spec.id}: x and y need the same length >= 2, got {len(xs)} and {len(ys)}")
+    if tail is not None and not 2 <= int(tail) <= len(xs):
+        raise ClaimError(f"claim {spec.id}: tail must be in [2, {len(xs)}], got {tail}")
+    fx, fy = (xs[-int(tail) :], ys[-int(tail) :]) if tail is not None else (xs, ys)
+    e, lo, hi = fit_exponent(fx, fy)
     ref_e = None
     w = {
         "kind": "rate-fit",
         "claim": spec.id,
-        "x": [float(v) for v in x],
-        "y": [float(v) for v in y],
+        "x": fx,
+        "y": fy,
         "theory": float(theory),
         "margin": 0.05,
         "pinned": bool(pinned),
+        "setting": dict(params),
     }
     if reference is not None:
         ref_e = fit_exponent(*reference)[0]
@@ -924,20 +1053,23 @@ def rate_claim(
             "label": reference_label,
         }
     v = decide_rate(e, (lo, hi), theory, pinned=pinned, reference=ref_e, witness=w, applicable=applicable, why=why)
-    return Claim(
-        id=spec.id,
-        statement=spec.statement,
-        source=spec.source,
-        assumptions=spec.assumption_names,
+    rate = {
+        "x": xs,
+        "y": ys,
+        "x_label": rs.x_label if rs is not None else "x",
+        "fit": {"exponent": e, "lo": lo, "hi": hi, "points": len(fx)},
+        "theory": float(theory),
+    }
+    rec = claim_record(
+        spec,
+        v,
         params=params,
-        status=v.status,
-        method="exact",
+        method=method,
         empirical=e,
         bound=float(theory),
         ci=[lo, hi],
-        witness=v.witness,
-        reason=v.reason,
-        data=data,
+        data={**(data or {}), "rate": rate},
         relation="rate",
-        show=list(spec.show) or None,
     )
+    rec.ratio = float(theory) / e if e > 0 and math.isfinite(e) else None
+    return rec
