@@ -24,7 +24,7 @@ from .packs import DEFAULT_PACK, load
 from .records import setting_text
 from .runner import plan, run_checks
 
-__all__ = ["RTOL", "take", "compare", "default_path", "main"]
+__all__ = ["RTOL", "take", "compare", "dumps", "by_check", "default_path", "main"]
 
 RTOL = 1e-12  # ratios agree within this relative tolerance
 
@@ -50,6 +50,19 @@ def take(records_by_check: dict, *, pack: str, seed: int, quick: bool) -> dict:
         "quick": quick,
         "checks": checks,
     }
+
+
+def dumps(snap: dict) -> str:
+    """The snapshot as JSON with one record per line (a change shows as one changed line in a diff)."""
+    head = {k: v for k, v in snap.items() if k != "checks"}
+    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()] + [' "checks": {']
+    checks = list(snap["checks"].items())
+    for i, (c, rows) in enumerate(checks):
+        lines.append(f"  {json.dumps(c)}: [")
+        lines += [f"   {json.dumps(r)}" + ("," if j < len(rows) - 1 else "") for j, r in enumerate(rows)]
+        lines.append("  ]" + ("," if i < len(checks) - 1 else ""))
+    lines += [" }", "}"]
+    return "\n".join(lines) + "\n"
 
 
 def _ratio(v):
@@ -135,8 +148,7 @@ def main(argv=None) -> int:
     print("\n".join(diff) if diff else f"{path}: no change")
     if args.write:
         with open(path, "w") as fh:
-            json.dump(new, fh, indent=1)
-            fh.write("\n")
+            fh.write(dumps(new))
         print(f"wrote {path}")
         return 0
     return 1 if diff else 0
