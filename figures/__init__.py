@@ -1,29 +1,24 @@
 """Figures drawn from claim records, never recomputing them (top layer), and the report.
 
-:func:`figures_for` draws a check's figures: the functions its pack registers (``Pack(figures=
-"module:NAME")``, a dict ``{check: [(stem, fn), ...]}``) or the generic ratio figure."""
+:func:`figures_for` draws a check's figures: the functions its pack registers
+(:meth:`proofs_checks.packs.Pack.figure`, :meth:`~proofs_checks.packs.Pack.figure_functions`) or the
+generic ratio figure."""
 
 from __future__ import annotations
 
-import importlib
 import os
 
 __all__ = ["figures_for", "registered"]
 
 
 def registered(pack) -> dict:
-    """The figure functions a pack registers (``{}`` when none or when they cannot be imported)."""
-    ref = getattr(pack, "figures", None)
-    if not ref:
-        return {}
-    mod, _, attr = ref.partition(":")
-    obj = importlib.import_module(mod)
-    return getattr(obj, attr or "FIGURES")
+    """The figure functions a pack registers: ``{check: [(stem, fn), ...]}``."""
+    return pack.figure_functions()
 
 
 def figures_for(pack, check: str, records, out_dir: str) -> list[str]:
     """Draw ``check``'s figures from ``records`` into ``out_dir``; returns the paths (PNG and SVG)."""
-    from .generic import plot_ratios
+    from .generic import plot_rates, plot_ratios
 
     os.makedirs(out_dir, exist_ok=True)
     reg = registered(pack).get(check)
@@ -33,4 +28,5 @@ def figures_for(pack, check: str, records, out_dir: str) -> list[str]:
             paths += fn(records, os.path.join(out_dir, stem))
     else:
         paths += plot_ratios(records, os.path.join(out_dir, f"{check}_ratios"))
+        paths += plot_rates(records, os.path.join(out_dir, f"{check}_rates"))
     return paths

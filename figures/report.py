@@ -18,19 +18,13 @@ from proofs_checks.records import STATUSES, _clean, setting_text
 
 from . import figures_for
 
-__all__ = ["write_report", "load_config", "RESULT_COLUMNS", "finding_sentence"]
+__all__ = ["write_report", "load_config", "RESULT_COLUMNS", "result_columns", "finding_sentence"]
 
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
-# the tidy columns of results.csv (one row per record and recorded quantity); documented in the README
-SETTING_COLUMNS = ("p", "d", "n", "noise", "problem", "instance", "method_name", "T")
-RESULT_COLUMNS = (
-    "check",
-    "id",
-    "record",
-    "status",
-    "method",
-    "relation",
-    *SETTING_COLUMNS,
+# the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
+# The setting columns between "relation" and "setting" are the pack's (Pack.setting_columns).
+BASE_COLUMNS = ("check", "id", "record", "status", "method", "relation")
+TAIL_COLUMNS = (
     "setting",
     "quantity",
     "value",
@@ -47,6 +41,14 @@ RESULT_COLUMNS = (
     "matplotlib",
     "torch",
 )
+
+
+def result_columns(setting_columns=()) -> tuple:
+    """The columns of ``results.csv`` with the pack's setting columns ``((column, parameter), ...)``."""
+    return (*BASE_COLUMNS, *(c for c, _ in setting_columns), *TAIL_COLUMNS)
+
+
+RESULT_COLUMNS = result_columns()  # without setting columns
 
 
 def load_config(path: str | None, pack) -> dict:
@@ -121,8 +123,27 @@ def _anchor(check, i):
     return f"r-{check}-{i}"
 
 
-def _write_csv_and_parquet(out_dir, claims, meta):
+def _cell(v):
+    """A parameter as one CSV cell: scalars as they are, a numeric list as ``first..last``, other
+    containers as text."""
+    if isinstance(v, list):
+        if v and all(isinstance(u, (int, float)) and not isinstance(u, bool) for u in v):
+            return f"{v[0]}..{v[-1]}"
+        return None
+    if isinstance(v, dict):
+        return None
+    return v
+
+
+def _setting_columns(pack, claims):
+    """The pack's setting columns, renamed ``param_KEY`` where a default one collides with a base column."""
+    taken = set(BASE_COLUMNS) | set(TAIL_COLUMNS)
+    return tuple((f"param_{c}" if c in taken else c, k) for c, k in pack.setting_columns(claims))
+
+
+def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
     v = meta.get("versions", {})
+    columns = result_columns(setting_cols)
     rows = []
     for k, r in enumerate(claims):
         pr = r["params"]
@@ -133,14 +154,7 @@ def _write_csv_and_parquet(out_dir, claims, meta):
             "status": r["status"],
             "method": r["method"],
             "relation": r.get("relation", ""),
-            "p": pr.get("p"),
-            "d": pr.get("d"),
-            "n": pr.get("n"),
-            "noise": pr.get("noise"),
-            "problem": pr.get("problem"),
-            "instance": pr.get("instance"),
-            "method_name": pr.get("method") if isinstance(pr.get("method"), str) else None,
-            "T": pr.get("T") if not isinstance(pr.get("T"), list) else f"{pr['T'][0]}..{pr['T'][-1]}",
+            **{col: _cell(pr.get(key)) for col, key in setting_cols},
             "setting": setting_text(pr, r.get("show")),
             "seed": meta.get("seed"),
             "quick": meta.get("quick"),
@@ -156,13 +170,13 @@ def _write_csv_and_parquet(out_dir, claims, meta):
             rows.append({**base, "quantity": name, "value": val})
     path = os.path.join(out_dir, "results.csv")
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS))
+        w = csv.DictWriter(fh, fieldnames=list(columns))
         w.writeheader()
         for row in rows:
             w.writerow(
                 {
                     k: ("" if row[k] is None else (repr(row[k]) if isinstance(row[k], float) else row[k]))
-                    for k in RESULT_COLUMNS
+                    for k in columns
                 }
             )
     paths = [path]
@@ -172,18 +186,15 @@ def _write_csv_and_parquet(out_dir, claims, meta):
     except ImportError:
         return paths
     cols = {}
-    for c in RESULT_COLUMNS:
+    for c in columns:
         vals = [row[c] for row in rows]
         numeric = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in vals)
-        if c in ("p", "d", "n", "value") and not numeric:
-            vals = [None if v is None else str(v) for v in vals]
-            cols[c] = pa.array(vals, type=pa.string())
-        elif numeric and c in ("p", "value"):
-            cols[c] = pa.array([None if v is None else float(v) for v in vals], type=pa.float64())
-        elif numeric and c in ("d", "record", "seed"):
-            cols[c] = pa.array([None if v is None else int(v) for v in vals], type=pa.int64())
-        elif c == "quick":
+        if c == "quick":
             cols[c] = pa.array(vals, type=pa.bool_())
+        elif numeric and (c == "value" or any(isinstance(v, float) for v in vals)):
+            cols[c] = pa.array([None if v is None else float(v) for v in vals], type=pa.float64())
+        elif numeric and any(v is not None for v in vals):
+            cols[c] = pa.array([None if v is None else int(v) for v in vals], type=pa.int64())
         else:
             cols[c] = pa.array([None if v is None else str(v) for v in vals], type=pa.string())
     tmp = os.path.join(out_dir, ".results.parquet.part")
@@ -214,7 +225,8 @@ def write_report(
     with open(tmp, "w") as fh:
         json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)
     os.replace(tmp, os.path.join(out_dir, "claims.json"))
-    paths = [os.path.join(out_dir, "claims.json"), *_write_csv_and_parquet(out_dir, claims, meta)]
+    setting_cols = _setting_columns(pack, claims)
+    paths = [os.path.join(out_dir, "claims.json"), *_write_csv_and_parquet(out_dir, claims, meta, setting_cols)]
     seed, quick = meta.get("seed", 0), bool(meta.get("quick"))
     counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}
     sections, findings_by, open_q = [], {}, []
@@ -302,25 +314,22 @@ def write_report(
         undefined=jinja2.StrictUndefined,
     )
     env.filters["mdcell"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
-    corrections = []
-    for c in claims:
-        cor = (c.get("data") or {}).get("correction")
-        if not cor:
+    extra_sections = []
+    for sec in getattr(pack, "report_sections", ()):
+        rows_ = [dict(row) for row in sec.rows(claims)]
+        if not rows_:
             continue
-        corrections.append(
-            {
-                "id": c["id"],
-                "setting": setting_text(c["params"], c.get("show")),
-                "status": c["status"],
-                "claimed": cor.get("claimed", ""),
-                "corrected": cor.get("corrected", ""),
-                "evidence": [f"{e['kind']}: {e['detail']}" for e in cor.get("evidence", [])],
-                "consequence": cor.get("consequence", ""),
-            }
+        for row in rows_:
+            for k, _ in sec.columns:
+                row.setdefault(k, "")
+            row["cells"] = [row[k] for k, _ in sec.columns]
+            row.setdefault("status", "")
+        extra_sections.append(
+            {"name": sec.name, "title": sec.title, "intro": sec.intro, "columns": sec.columns, "rows": rows_}
         )
     ctx = dict(
         title=pack.title,
-        corrections=corrections,
+        extra_sections=extra_sections,
         description=pack.description,
         provenance=provenance,
         counts=counts,

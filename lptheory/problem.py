@@ -11,8 +11,9 @@ value; ``lower``: at least; ``exact``), the derivation as text, and an audit: a 
 empirical estimate of the same constant, which the test-suite holds against the value in the stated
 direction. The theorems' checks read constants only through certificates (``problem.certificate("L")``).
 
-Where to put a new problem: subclass :class:`Problem` (here for the protocol; concrete families with
-certified constants live in :mod:`synthetic.problems`).
+Where to put a new problem: subclass :class:`Problem` (the one protocol: declare ``f_star``,
+``grad_sup(p)``, ``smoothness(p)`` and they become certificates); the toolkit's families with certified
+constants live in :mod:`synthetic.problems` and subclass it too.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Certificate", "Problem", "DIRECTIONS"]
+__all__ = ["Certificate", "Problem", "DIRECTIONS", "certified"]
 
 DIRECTIONS = ("upper", "lower", "exact")
 
@@ -87,8 +88,22 @@ class Certificate:
 
 
 class Problem(ABC):
-    """Base of the problem protocol (module docstring). Subclasses set ``d`` and ``name``, implement
-    ``f`` and ``grad`` and return their certificates from :meth:`certificates`."""
+    """The problem protocol (module docstring): the one base of every problem, the toolkit's and a user's.
+
+    Subclasses set ``d`` and ``name`` and implement ``f`` and ``grad``. Certified constants come from
+    :meth:`certificates`; the default builds them from what the subclass declares:
+
+    * ``f_star`` (attribute; ``f_star_exact = False`` when it is only a lower bound): audited by f at
+      :meth:`argmin` when known, else by the smallest f at random points;
+    * ``grad_sup(p)``: an upper bound on sup_x ||grad f(x)||_{p*} (``inf`` when unbounded), audited by the
+      largest dual norm at random points;
+    * ``smoothness(p)``: an upper bound on the l_p smoothness constant ``L``, audited by
+      ``audit_smoothness(p, seed=...)`` when the subclass gives one.
+
+    Readers (the oracle, the simulator, the checks) go through :meth:`certificate` /
+    :func:`certified` only. Optional: :meth:`start` (the default starting point), :meth:`argmin`,
+    :meth:`best_fixed_point` (the comparator of :class:`lptheory.simulate.Regret`), :meth:`grad_into`.
+    """
 
     name = "problem"
     d: int
@@ -96,6 +111,7 @@ class Problem(ABC):
     time_varying = False
     stateful = False  # True for query-based oracles whose answers depend on earlier queries
     hessian_constant = None  # a (d, d) or (d,) array when the Hessian does not depend on x
+    f_star_exact = True
 
     @abstractmethod
     def f(self, x, t=None):
@@ -106,8 +122,21 @@ class Problem(ABC):
         """Gradient(s) at ``x``, same shape as ``x``, at step ``t``."""
 
     def certificates(self) -> dict[str, Certificate]:
-        """The problem's certified constants by name (default: none)."""
-        return {}
+        """The problem's certified constants by name, from what the subclass declares (class docstring):
+        ``f_star``, ``grad_sup`` and ``L`` (from ``smoothness``) when present."""
+        doc = type(self).__doc__ or ""
+        out = {}
+        if getattr(self, "f_star", None) is not None:
+            kind = "exact" if self.f_star_exact else "lower"
+            out["f_star"] = Certificate("f_star", self.f_star, kind, doc, audit=self._audit_f_star)
+        if callable(getattr(self, "grad_sup", None)):
+            out["grad_sup"] = Certificate(
+                "grad_sup", self.grad_sup, "upper", doc, audit=self._audit_grad_sup, args=("p",)
+            )
+        if callable(getattr(self, "smoothness", None)):
+            audit = getattr(self, "audit_smoothness", None)
+            out["L"] = Certificate("L", self.smoothness, "upper", doc, audit=audit, args=("p",))
+        return out
 
     def certificate(self, name: str) -> Certificate:
         certs = self.certificates()
@@ -115,20 +144,71 @@ class Problem(ABC):
             raise ValueError(f"problem {self.name!r} has no certificate {name!r} (it has {sorted(certs)})")
         return certs[name]
 
+    def start(self) -> np.ndarray:
+        """The default starting point, shape ``(d,)`` (2.0 in every coordinate; override it)."""
+        return np.full(self.d, 2.0)
+
     def x0(self, replicates: int | None = None, seed: int = 0) -> np.ndarray:
-        """Default start (``_x0()``), broadcast to ``(replicates, d)`` when ``replicates`` is given."""
-        x = self._x0()
+        """The default starting point :meth:`start`, broadcast to ``(replicates, d)`` when ``replicates``
+        is given (``seed`` is for problems whose start is random)."""
+        legacy = getattr(self, "_x0", None)  # the hook's former name, still honoured
+        x = legacy() if legacy is not None else self.start()
         if replicates is None:
             return x
         return np.broadcast_to(x, (replicates, self.d)).copy()
 
-    def _x0(self) -> np.ndarray:
-        return np.full(self.d, 2.0)
+    def argmin(self) -> np.ndarray | None:
+        """A minimizer when known in closed form (it audits an exact f*), else None."""
+        return None
+
+    def best_fixed_point(self, T: int) -> np.ndarray:
+        """The best fixed point over the first ``T`` steps, argmin_u sum_{t<T} f_t(u): the default
+        comparator of :class:`lptheory.simulate.Regret`. For a static problem, its :meth:`argmin`; an
+        online problem overrides it."""
+        xm = None if self.time_varying else self.argmin()
+        if xm is None:
+            raise ValueError(
+                f"problem {self.name!r} gives no best fixed point (override best_fixed_point(T)); pass Regret a "
+                "comparator"
+            )
+        return np.asarray(xm, dtype=np.float64)
+
+    def grad_into(self, x, t, out):
+        """grad f_t(x) written into ``out`` (the simulator's reused buffer): ``grad(x, t, out=out)`` for
+        problems whose ``grad`` takes ``out``, else a copy."""
+        try:
+            return self.grad(x, t, out=out)
+        except TypeError:
+            g = self.grad(x, t)
+            if isinstance(out, np.ndarray):
+                np.copyto(out, g)
+            else:
+                out.copy_(g)
+            return out
+
+    def sample_points(self, seed: int, n: int = 2048) -> np.ndarray:
+        """``n`` points around the start at scales 0.1 to 10 (the audits' random points)."""
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 909]))
+        x0 = np.asarray(self.x0(), dtype=np.float64)
+        return x0 + rng.standard_normal((n, self.d)) * rng.choice([0.1, 1.0, 3.0, 10.0], size=(n, 1))
+
+    def _audit_f_star(self, seed=0):
+        xm = self.argmin()
+        if self.f_star_exact and xm is not None:
+            return float(self.f(np.asarray(xm, dtype=np.float64)))
+        return float(np.min(self.f(self.sample_points(seed))))
+
+    def _audit_grad_sup(self, p, seed=0):
+        from .geometry import dual_exponent, lp_norm
+
+        return float(np.max(lp_norm(self.grad(self.sample_points(seed)), dual_exponent(p))))
 
     def describe(self) -> dict:
         out = {"name": self.name, "d": self.d}
         if self.domain is not None and hasattr(self.domain, "describe"):
             out["domain"] = self.domain.describe()
+        if getattr(self, "f_star", None) is not None:
+            out.update(f_star=self.f_star, f_star_exact=self.f_star_exact)
         return out
 
     def _check(self, x):
@@ -151,3 +231,14 @@ class Problem(ABC):
 
             hit = cache[key] = (a, torch.as_tensor(np.asarray(a), dtype=x.dtype, device=x.device))
         return hit[1]
+
+
+def certified(problem, name: str, *args, default=None):
+    """The value of ``problem``'s certificate ``name`` at ``args`` (e.g. ``certified(pr, "grad_sup", p)``),
+    or ``default`` when the problem has no such certificate: how the oracle, the simulator and the checks
+    read certified constants of any problem (a :class:`Problem`, or an object with ``certificates()``)."""
+    certs = getattr(problem, "certificates", None)
+    cert = certs().get(name) if callable(certs) else None
+    if cert is None:
+        return default
+    return cert(*args)

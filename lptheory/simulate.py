@@ -143,17 +143,21 @@ class Series(Observer):
 
 
 class Regret(Observer):
-    """Regret_t = sum_{s < t} [f_s(x_s) - f_s(u)] against a fixed comparator ``u`` (shape (d,); default
-    ``problem.best_fixed_point(T)``), recorded as ``Trace.metrics[name]``."""
+    """Regret_t = sum_{s < t} [f_s(x_s) - f_s(u)] against a fixed comparator ``u`` (shape (d,)); without
+    one, ``problem.best_fixed_point(T)`` of the problem protocol (:class:`lptheory.problem.Problem`),
+    ``T`` the horizon given here. Recorded as ``Trace.metrics[name]``."""
 
     needs_previous = True
 
-    def __init__(self, comparator=None, name: str = "regret"):
-        self.name, self.u, self.total = name, comparator, None
+    def __init__(self, comparator=None, name: str = "regret", *, T: int | None = None):
+        self.name, self.u, self.total, self.T = name, comparator, None, T
 
     def on_step(self, view):
         if self.u is None:
-            raise ValueError("Regret needs a comparator (or a problem with best_fixed_point(T))")
+            fixed = getattr(view.problem, "best_fixed_point", None)
+            if fixed is None or self.T is None:
+                raise ValueError("Regret needs a comparator, or T= and a problem with best_fixed_point(T)")
+            self.u = fixed(self.T)
         loss = _host(view.problem.f(view.theta, view.t))
         ref = float(np.asarray(_host(view.problem.f(np.asarray(self.u, dtype=np.float64), view.t))))
         self.total = (0.0 if self.total is None else self.total) + (loss - ref)

@@ -25,7 +25,9 @@ What is here
 * claims: :class:`ClaimSpec`, :class:`Assumption`, :class:`RateSpec`, :class:`Claim` (the record);
 * the expression vocabulary: ``x``, ``g``, ``sigma``, :func:`CoordSum`, :func:`Expect`,
   :func:`Expect1`, :func:`Sup1`, :func:`indicator`; :class:`Distribution`, :class:`Env`, :func:`evaluate`;
-* engines: :func:`exact_expectation`, :func:`monte_carlo`, :func:`interval_claim`, :func:`value_claim`,
+* engines: :func:`exact_expectation`, :func:`monte_carlo`, :func:`interval_claim`, :func:`value_claim`
+  (its witness built from the :class:`Point` where the value was computed), :func:`claim_record` (a
+  record from a combined verdict),
   :func:`adversarial_search` over :class:`DistributionSpace` with a :class:`SearchBudget`,
   :func:`rate_claim`, :func:`fit_exponent`, :func:`fit_slope`, :func:`pointwise`; the simulator
   (:func:`simulate` with :class:`Observer`, :class:`Metric`, :class:`Series`, :class:`Regret`,
@@ -44,8 +46,10 @@ from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepV
 from .corrections import as_correction, best_constant, correction_record, family_supremum, recheck_correction
 from .engines import (
     DistributionSpace,
+    Point,
     SearchBudget,
     adversarial_search,
+    claim_record,
     exact_expectation,
     expression_witness,
     fit_exponent,
@@ -83,6 +87,7 @@ __all__ = [
     "Observer",
     "Pack",
     "PackError",
+    "Point",
     "RateSpec",
     "Regret",
     "SearchBudget",
@@ -95,6 +100,7 @@ __all__ = [
     "as_correction",
     "best_constant",
     "check",
+    "claim_record",
     "combine",
     "correction_record",
     "decide",

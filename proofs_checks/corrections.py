@@ -21,7 +21,58 @@ from .engines import SearchBudget, adversarial_search
 from .records import Claim
 from .spec import ClaimSpec
 
-__all__ = ["as_correction", "best_constant", "recheck_correction", "correction_record", "family_supremum"]
+__all__ = [
+    "as_correction",
+    "best_constant",
+    "recheck_correction",
+    "correction_record",
+    "family_supremum",
+    "CORRECTION_COLUMNS",
+    "EVIDENCE_KINDS",
+    "correction_rows",
+]
+
+# a report section of corrections (Pack.report_section(..., columns=CORRECTION_COLUMNS)(correction_rows))
+CORRECTION_COLUMNS = (
+    ("id", "id"),
+    ("setting", "setting"),
+    ("status", "status"),
+    ("claimed", "claimed"),
+    ("corrected", "corrected"),
+    ("evidence", "evidence"),
+    ("consequence", "consequence"),
+)
+EVIDENCE_KINDS = (
+    "Evidence kinds: proved-symbolically; tight-by-witness (admissible distributions approaching the constant, "
+    "re-checked at 60 digits); holds-in-search (the adversarial search re-run against the corrected statement, "
+    "budget stated); violated-in-search (the correction itself fails)."
+)
+
+
+def correction_rows(claims) -> list[dict]:
+    """The rows of a corrections report section: one per record carrying ``data["correction"]``
+    (:func:`correction_record`, :func:`as_correction`), records as dicts."""
+    from .records import setting_text
+
+    out = []
+    for c in claims:
+        c = c.to_dict() if hasattr(c, "to_dict") else c
+        cor = (c.get("data") or {}).get("correction")
+        if not cor:
+            continue
+        out.append(
+            {
+                "id": c["id"],
+                "setting": setting_text(c["params"], c.get("show")),
+                "status": c["status"],
+                "claimed": cor.get("claimed", ""),
+                "corrected": cor.get("corrected", ""),
+                "evidence": [f"{e['kind']}: {e['detail']}" for e in cor.get("evidence", [])],
+                "consequence": cor.get("consequence", ""),
+            }
+        )
+    return out
+
 
 _BUDGET = SearchBudget()
 

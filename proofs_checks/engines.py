@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
@@ -26,12 +26,15 @@ from . import expressions as X
 from .records import Claim
 from .search import maximize_many
 from .spec import ClaimError, ClaimSpec
-from .verdict import decide, decide_rate
+from .verdict import Verdict, decide, decide_rate
 
 __all__ = [
+    "Point",
+    "claim_record",
     "DistributionSpace",
     "SearchBudget",
     "constants",
+    "with_batch_size",
     "evaluate_sides",
     "pointwise",
     "expression_witness",
@@ -120,6 +123,19 @@ def _per(expr, env, per_coordinate):
     return np.array(X._bc(out.reshape(-1), (env.S,)))
 
 
+def with_batch_size(spec: ClaimSpec, n: int, scalars: dict) -> dict:
+    """The scalars with ``n``, the batch size of the distribution (its ``n``); a user scalar ``n`` that
+    differs from it is a ClaimError (the expectation would be over another batch than the one stated)."""
+    if "n" in scalars:
+        given = np.asarray(scalars["n"], dtype=np.float64)
+        if given.size != 1 or float(given.reshape(-1)[0]) != float(n):
+            raise ClaimError(
+                f"claim {spec.id}: scalars n={scalars['n']!r} conflicts with the distribution's batch size n={n} "
+                "(set the batch size on the DistributionSpace / Distribution, not as a scalar)"
+            )
+    return {"n": n, **{k: v for k, v in scalars.items() if k != "n"}}
+
+
 def pointwise(expr, x, *, scalars: dict | None = None, coords: dict | None = None) -> np.ndarray:
     """``expr`` (an expression in the random vector's coordinate ``x``, e.g. a pathwise term) at the
     points ``x`` (R, d), one value per row; ``coords`` per row (R, d) or shared (d,)."""
@@ -160,10 +176,13 @@ def expression_witness(
     lhs=None,
     rhs=None,
     extra: dict | None = None,
+    conditions=(),
 ) -> dict:
     """A re-checkable witness (kind ``expression``) for row ``row`` of a population: both sides as
     sympy expressions, the scalars and coordinate constants, the raw distribution and the assumptions
-    in distribution form (re-derived by the re-check)."""
+    in distribution form (re-derived by the re-check). ``conditions``: more assumptions, as
+    ``(name, lhs, relation, rhs)`` expressions of the scalars (e.g. a matrix inequality through
+    ``MinEig``) or :class:`~proofs_checks.spec.Assumption` objects in distribution form, re-checked too."""
     lhs = spec.term if lhs is None else lhs
     rhs = spec.bound if rhs is None else rhs
 
@@ -178,6 +197,14 @@ def expression_witness(
     need = _names(lhs) | _names(rhs)
     for a in spec.defining():
         need |= _names(a.value) | {a.symbol.name}
+    conds = []
+    for c in conditions:  # (name, lhs, relation, rhs) or an Assumption in distribution form
+        if hasattr(c, "symbol"):
+            conds.append((c.name, c.symbol, c.relation, c.value, c.per_coordinate))
+        else:
+            conds.append((*c, False))
+    for _, c_lhs, _, c_rhs, _ in conds:
+        need |= _names(c_lhs) | _names(c_rhs)
     w = {
         "kind": "expression",
         "claim": spec.id,
@@ -187,6 +214,8 @@ def expression_witness(
         "scalars": {k: pick(v, False) for k, v in scalars.items() if k in need},
         "coords": {k: pick(v, True) for k, v in (coords or {}).items() if k in need},
     }
+    if not w["coords"] and dist is None:
+        del w["coords"]  # a witness in scalars only
     if dist is not None:
         if dist.coupling == "independent":
             vals, wts = dist.values[row], dist.weights[row]
@@ -208,9 +237,71 @@ def expression_witness(
             }
             for a in spec.defining()
         ]
+    if conds:
+        w.setdefault("assumptions", [])
+        w["assumptions"] += [
+            {"name": name, "lhs": _srepr(c_lhs), "relation": rel, "rhs": _srepr(c_rhs), "per_coordinate": per}
+            for name, c_lhs, rel, c_rhs, per in conds
+        ]
     if extra:
         w.update(extra)
     return w
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where a claim was measured, so that the engine builds its re-checkable witness (kind
+    ``expression``) itself: the claim's two sides (default: the spec's ``term`` and ``bound``) at these
+    ``scalars``, per-coordinate ``coords`` and, for expectations, the finite ``dist`` (a
+    :class:`~proofs_checks.expressions.Distribution` of one row, or ``{"values", "weights", "n",
+    "coupling"}``); the spec's distribution-form assumptions are re-derived by the re-check.
+
+    ``lhs``/``rhs``: other sides than the spec's (e.g. a pathwise form of the term); ``relation``: the
+    witness's relation when it is not the record's (an equality measured as ``|difference| <= tol``);
+    ``extra``: more fields shown with the witness (a note, a matrix, a ``tolerance`` for ``==``);
+    ``conditions``: assumptions the witness carries besides the spec's, as ``(name, lhs, relation, rhs)``
+    expressions of the scalars (e.g. ``("H <= diag(L)", MinEig(...), ">=", 0)``) or
+    :class:`~proofs_checks.spec.Assumption` objects in distribution form, re-checked with the witness."""
+
+    scalars: dict = field(default_factory=dict)
+    coords: dict | None = None
+    dist: object = None
+    lhs: object = None
+    rhs: object = None
+    relation: str | None = None
+    extra: dict | None = None
+    conditions: tuple = ()
+
+    def witness(self, spec: ClaimSpec) -> dict:
+        """The witness of ``spec`` at this point (:func:`expression_witness`; relation: the spec's unless
+        the point gives one)."""
+        lhs = spec.term if self.lhs is None else self.lhs
+        rhs = spec.bound if self.rhs is None else self.rhs
+        for name, side in (("lhs", lhs), ("rhs", rhs)):
+            if not isinstance(side, sp.Basic):
+                raise ClaimError(
+                    f"claim {spec.id}: a Point needs the {name} as a sympy expression (give the spec a term and a "
+                    f"bound, or Point(lhs=..., rhs=...)), got {type(side).__name__}"
+                )
+        dist = self.dist
+        if isinstance(dist, dict):
+            dist = X.Distribution(
+                np.asarray(dist["values"], dtype=np.float64)[None],
+                np.asarray(dist["weights"], dtype=np.float64)[None],
+                int(dist.get("n", 1)),
+                dist.get("coupling", "independent"),
+            )
+        return expression_witness(
+            spec,
+            scalars=self.scalars,
+            coords=self.coords,
+            dist=dist,
+            relation=self.relation,
+            lhs=lhs,
+            rhs=rhs,
+            extra=self.extra,
+            conditions=self.conditions,
+        )
 
 
 def _round_up_constants(spec, scalars, coords):
@@ -251,6 +342,41 @@ def sample_witness(
 
 # ---------------------------------------------------------------------------------------------------
 # record builders
+
+
+def claim_record(
+    spec: ClaimSpec,
+    verdict,
+    *,
+    params: dict,
+    method: str,
+    empirical=None,
+    bound=None,
+    ci=None,
+    data=None,
+    relation: str | None = None,
+) -> Claim:
+    """The record of ``spec`` with the verdict ``verdict`` (:func:`proofs_checks.verdict.decide`,
+    :func:`~proofs_checks.verdict.combine`, ...) in the setting ``params``: the one place where records
+    are built, for checks whose verdict combines several parts (a bound along a grid and a rate, a
+    proof step's rule and spot checks). ``empirical``/``bound`` may be None (nothing measured)."""
+    return Claim(
+        id=spec.id,
+        statement=spec.statement,
+        source=spec.source,
+        assumptions=spec.assumption_names,
+        params=params,
+        status=verdict.status,
+        method=method,
+        empirical=None if empirical is None else float(empirical),
+        bound=None if bound is None else float(bound),
+        ci=None if ci is None else [float(ci[0]), float(ci[1])],
+        witness=verdict.witness,
+        reason=verdict.reason,
+        data=data,
+        relation=relation or spec.relation,
+        show=list(spec.show) or None,
+    )
 
 
 def _record(
@@ -304,7 +430,7 @@ def exact_expectation(
     ``scalars``: the setting's parameters (p, eta, n, ...); ``given``: stated constants (checked
     against their assumptions: a broken one gives ``not-applicable``); other constants take their
     tightest admissible values. A violation is reported only after the witness re-checks."""
-    sc = {"n": dist.n, **(scalars or {})}
+    sc = with_batch_size(spec, dist.n, scalars or {})
     sc, coords, checks = constants(spec, dist, sc, given)
     env = X.Env(scalars=sc, coords=coords, dist=dist)
     term, bound = evaluate_sides(spec, env)
@@ -387,9 +513,16 @@ def interval_claim(
     why: str | None = None,
     data=None,
     note: str = "",
+    of=None,
 ) -> Claim:
     """The mean of per-replicate ``values`` against ``bound`` (Student-t interval, Bonferroni over
-    ``tests``), e.g. a quantity measured along simulator runs."""
+    ``tests``), e.g. a quantity measured along simulator runs.
+
+    ``of``: test a function of the mean instead, a sympy expression in one symbol standing for the
+    mean (e.g. ``m**2`` for (E X)^2 <= B): the estimate is f(mean) and its interval the image of the
+    mean's interval under f (interval arithmetic, sympy ``AccumBounds``: exact for monotone pieces,
+    e.g. [0, max] when the interval of m straddles 0 for m**2); the witness (kind ``mean-function``)
+    re-checks the same at 30 digits."""
     from scipy.stats import t as student_t
 
     v = np.asarray(values, dtype=np.float64).ravel()
@@ -404,10 +537,67 @@ def interval_claim(
         half = math.inf
     ci = (m - half, m + half)
     w = sample_witness(spec, v, bound, tests=tests, level=level)
+    if of is not None:
+        fn, sym = _function_of_mean(spec, of)
+        m, ci = _image(fn, sym, m, ci)
+        _finite(spec, "function of the mean", [m, *ci], params)
+        w = {**w, "kind": "mean-function", "function": sp.srepr(fn), "variable": sym.name}
     verdict = decide(
         spec.relation, m, float(bound), method=method, ci=ci, witness=w, applicable=applicable, why=why, note=note
     )
     return _record(spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data)
+
+
+def _function_of_mean(spec, of):
+    if not isinstance(of, sp.Basic) or len(of.free_symbols) != 1:
+        raise TypeError(
+            f"claim {spec.id}: of= must be a sympy expression in one symbol (the mean), e.g. m**2, got {of!r}"
+        )
+    return of, next(iter(of.free_symbols))
+
+
+def _image(fn, sym, m, ci, dps: int = 17):
+    """(f(m), [lo, hi]): the value at the mean and the image of the interval (sympy AccumBounds)."""
+    val = float(fn.subs(sym, sp.Float(m, dps)))
+    lo, hi = ci
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return val, (-math.inf, math.inf)
+    img = fn.subs(sym, sp.AccumBounds(sp.Float(lo, dps), sp.Float(hi, dps)))
+    if isinstance(img, sp.AccumBounds):
+        return val, (float(img.min), float(img.max))
+    return val, (float(img), float(img))
+
+
+def _recheck_mean_function(w: dict, dps: int = 30) -> dict:
+    """Re-check of a ``mean-function`` witness: the sample-mean re-check of the raw values, then the
+    interval mapped through the function (sympy AccumBounds at ``dps`` digits)."""
+    from .recheck import recheck_sample_mean
+
+    base = recheck_sample_mean({**w, "kind": "sample-mean", "bound": 0.0, "relation": "<="}, dps)
+    fn = sp.sympify(w["function"])  # the srepr text written by interval_claim
+    sym = next((s for s in fn.free_symbols if s.name == w["variable"]), sp.Symbol(w["variable"]))
+    lo, hi = base["checks"][0]["interval"]
+    val, (flo, fhi) = _image(fn, sym, base["empirical"], (lo, hi), dps)
+    bound = float(w["bound"])
+    rel = w.get("relation", "<=")
+    return {
+        "violated": bool(flo > bound if rel == "<=" else fhi < bound),
+        "assumptions_ok": True,
+        "empirical": val,
+        "bound": bound,
+        "ratio": val / bound if rel == "<=" and bound > 0 else None,
+        "checks": [{"interval": [flo, fhi], "mean_interval": [lo, hi]}],
+        "dps": dps,
+    }
+
+
+def _register_rechecks():
+    from .recheck import register
+
+    register("mean-function", _recheck_mean_function)
+
+
+_register_rechecks()
 
 
 def value_claim(
@@ -425,11 +615,27 @@ def value_claim(
     note: str = "",
     relation: str | None = None,
     budget: str | None = None,
+    at: Point | None = None,
+    uncertified: str | None = None,
 ) -> Claim:
-    """A computed value against a bound (exact methods); a failure needs ``witness`` to be violated."""
+    """A computed value against a bound (exact methods).
+
+    A failure is ``violated`` only with a witness that re-checks: give ``at``, the :class:`Point` where
+    the value was computed (the engine builds the witness from the spec's sides), or a ``witness`` of
+    another kind (:func:`proofs_checks.recheck.register`). ``uncertified``: the numbers are estimates
+    that certify neither side (e.g. both lower bounds): the record is ``inconclusive`` with this
+    reason, the numbers kept. ``relation``: the record's relation when it is not the spec's (an
+    equality measured as a difference against a tolerance)."""
     _finite(spec, "value", empirical, params)
     _finite(spec, "bound", bound, params)
     rel = relation or spec.relation
+    if at is not None:
+        if witness is not None:
+            raise TypeError(f"claim {spec.id}: give either at= (a Point) or witness=, not both")
+        witness = at.witness(spec)
+    if uncertified is not None:
+        v = Verdict("inconclusive", uncertified)
+        return _record(spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel)
     v = decide(
         rel,
         float(empirical),
@@ -510,7 +716,7 @@ def _search_env(spec, space, xs, scalars):
     """The population ``xs`` decoded, with the constants the assumptions define (shared by every spec
     with the same defining assumptions)."""
     dist = space.decode(xs)
-    sc = {"n": space.n, **scalars}
+    sc = with_batch_size(spec, space.n, scalars)
     sc, coords, _ = constants(spec, dist, sc)
     return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist)
 
@@ -533,12 +739,29 @@ def _defining_key(spec):
 
 @dataclass(frozen=True)
 class SearchJob:
-    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition."""
+    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition.
+
+    ``require``: a condition the candidates must meet, a sympy relation (or a boolean combination of
+    relations) of the setting's scalars and the constants the assumptions define, evaluated on every
+    candidate; e.g. ``CoordSum(sigma) > 1e-6 * G`` (non-negligible noise). Anything else is a TypeError."""
 
     spec: ClaimSpec
     seed: object
     scale: float = 1.0
     require: object = None
+
+    def __post_init__(self):
+        _check_require(self.spec, self.require)
+
+
+def _check_require(spec, require):
+    """``require`` is None or a sympy relation / boolean (a TypeError naming the claim otherwise)."""
+    if require is None or isinstance(require, (sp.core.relational.Relational, sp.logic.boolalg.Boolean)):
+        return
+    raise TypeError(
+        f"claim {spec.id}: require= must be a sympy relation of the scalars and constants (e.g. "
+        f"CoordSum(sigma) > 1e-6 * G), got {type(require).__name__}: {require!r}"
+    )
 
 
 def search_worst(
@@ -567,6 +790,8 @@ def search_worst_many(
     for jb in jobs:
         if jb.spec.relation not in ("<=", ">="):
             raise ClaimError(f"claim {jb.spec.id}: the search needs a <= or >= relation, got {jb.spec.relation!r}")
+        for space in spaces:  # a scalar n must be each space's batch size (checked before any work)
+            with_batch_size(jb.spec, space.n, scalars)
     children = []
     for jb in jobs:
         seq = jb.seed if isinstance(jb.seed, np.random.SeedSequence) else np.random.SeedSequence(jb.seed)
@@ -661,7 +886,8 @@ def adversarial_search(
     (every constant defined by an assumption takes its tightest admissible value). The worst point is
     always re-checked at high precision (its re-checked values are reported); ``violated`` needs the
     re-check to confirm. ``scale`` multiplies the bound (planted false bounds in tests); ``require``:
-    a condition on the constants that candidates must meet (e.g. non-negligible noise)."""
+    a condition on the constants that candidates must meet, a sympy relation such as
+    ``CoordSum(sigma) > 1e-6 * G`` (non-negligible noise; :class:`SearchJob`; a callable is a TypeError)."""
     return adversarial_search_many(
         [SearchJob(spec, seed, scale, require)], spaces, [params], scalars=scalars, budget=budget, progress=progress
     )[0]
@@ -774,26 +1000,57 @@ def rate_claim(
     y,
     params: dict,
     *,
-    theory: float,
+    theory: float | None = None,
     pinned: bool,
     reference=None,
     reference_label: str | None = None,
     data=None,
     applicable: bool = True,
     why: str | None = None,
+    method: str = "simulation",
+    tail: int | None = None,
 ) -> Claim:
     """A fitted decay exponent against the claimed one (:func:`proofs_checks.verdict.decide_rate`).
-    ``reference``: ``(x, y)`` of another method of the same claimed class on the same instance."""
-    e, lo, hi = fit_exponent(x, y)
+
+    The claimed rate comes from the spec's :class:`~proofs_checks.spec.RateSpec` (``exponent``, and
+    when it gives them the ``grid`` the x-values must equal and the ``tail`` of largest points the fit
+    uses); ``theory``/``tail`` given here must agree with it (a conflict is a ClaimError), or stand in
+    for it when the spec has no ``rate``. ``reference``: ``(x, y)`` of another method of the same claimed
+    class on the same instance. ``method``: how the data were obtained (``simulation`` for runs).
+
+    The record keeps its data (``data["rate"]``: x, y, the fit, the claimed exponent; drawn by the
+    generic rate figure), a ratio-like size ``theory / fitted exponent`` (> 1 when the fitted decay is
+    slower than claimed; the verdict itself uses the interval and the margin), and a ``rate-fit``
+    witness that describes the instance (``setting``: the record's parameters)."""
+    rs = spec.rate
+    if rs is not None:
+        if theory is not None and not math.isclose(float(theory), float(rs.exponent), rel_tol=1e-12):
+            raise ClaimError(f"claim {spec.id}: theory={theory} conflicts with its RateSpec exponent {rs.exponent}")
+        theory = rs.exponent if theory is None else theory
+        if rs.tail is not None and tail is not None and int(tail) != int(rs.tail):
+            raise ClaimError(f"claim {spec.id}: tail={tail} conflicts with its RateSpec tail {rs.tail}")
+        tail = rs.tail if tail is None else tail
+        if rs.grid and [float(v) for v in rs.grid] != [float(v) for v in x]:
+            raise ClaimError(f"claim {spec.id}: the x-values {list(x)} differ from its RateSpec grid {list(rs.grid)}")
+    if theory is None:
+        raise ClaimError(f"claim {spec.id}: no claimed exponent (give the spec a RateSpec, or theory=)")
+    xs, ys = [float(v) for v in x], [float(v) for v in y]
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ClaimError(f"claim {spec.id}: x and y need the same length >= 2, got {len(xs)} and {len(ys)}")
+    if tail is not None and not 2 <= int(tail) <= len(xs):
+        raise ClaimError(f"claim {spec.id}: tail must be in [2, {len(xs)}], got {tail}")
+    fx, fy = (xs[-int(tail) :], ys[-int(tail) :]) if tail is not None else (xs, ys)
+    e, lo, hi = fit_exponent(fx, fy)
     ref_e = None
     w = {
         "kind": "rate-fit",
         "claim": spec.id,
-        "x": [float(v) for v in x],
-        "y": [float(v) for v in y],
+        "x": fx,
+        "y": fy,
         "theory": float(theory),
         "margin": 0.05,
         "pinned": bool(pinned),
+        "setting": dict(params),
     }
     if reference is not None:
         ref_e = fit_exponent(*reference)[0]
@@ -803,20 +1060,23 @@ def rate_claim(
             "label": reference_label,
         }
     v = decide_rate(e, (lo, hi), theory, pinned=pinned, reference=ref_e, witness=w, applicable=applicable, why=why)
-    return Claim(
-        id=spec.id,
-        statement=spec.statement,
-        source=spec.source,
-        assumptions=spec.assumption_names,
+    rate = {
+        "x": xs,
+        "y": ys,
+        "x_label": rs.x_label if rs is not None else "x",
+        "fit": {"exponent": e, "lo": lo, "hi": hi, "points": len(fx)},
+        "theory": float(theory),
+    }
+    rec = claim_record(
+        spec,
+        v,
         params=params,
-        status=v.status,
-        method="exact",
+        method=method,
         empirical=e,
         bound=float(theory),
         ci=[lo, hi],
-        witness=v.witness,
-        reason=v.reason,
-        data=data,
+        data={**(data or {}), "rate": rate},
         relation="rate",
-        show=list(spec.show) or None,
     )
+    rec.ratio = float(theory) / e if e > 0 and math.isfinite(e) else None
+    return rec

@@ -54,6 +54,18 @@ Expect = sp.Function("Expect")
 Expect1 = sp.Function("Expect1")
 Sup1 = sp.Function("Sup1")
 OPERATORS = ("CoordSum", "Expect", "Expect1", "Sup1")
+_OPERATOR_DOCS = {
+    CoordSum: """CoordSum(e): the sum over the coordinates i of ``e``, every coordinate symbol (``x``, ``g``,
+    ``sigma``, ...) read at coordinate i; e.g. the l_p norm ``CoordSum(abs(x)**p)**(1/p)``.""",
+    Expect: """Expect(e): the expectation of ``e`` over the random vector's distribution (for a stochastic
+    gradient: the mean of ``n`` samples, enumerated exactly); e.g. ``Expect((x - g)**2)``.""",
+    Expect1: """Expect1(e): the expectation of ``e`` over ONE sample of the distribution (to state
+    assumptions: ``sigma**2 >= Expect1((x - g)**2)``, ``g == Expect1(x)``).""",
+    Sup1: """Sup1(e): the maximum of ``e`` over the support of one sample (to state bounds:
+    ``G >= Sup1(abs(x))``).""",
+}
+for _f, _doc in _OPERATOR_DOCS.items():  # sympy's undefined functions have neither (help() and pydoc need both)
+    _f.__doc__, _f.__module__ = _doc, __name__
 
 
 def indicator(cond):

@@ -4,7 +4,7 @@ A *check* is a function ``fn(ctx) -> list[Claim]`` registered with a name, a tit
 takes (e.g. ``p``). A *pack* groups the checks of one paper: its title, its checks, the default
 options of its report and its registered figures. Packs are found
 
-* by name: the built-in pack (``stacey``, the default) and packs installed under the entry-point
+* by name: the built-in pack (:data:`DEFAULT_PACK`, the default) and packs installed under the entry-point
   group ``lptheory.checks`` (``[project.entry-points."lptheory.checks"] mypaper = "mypkg.checks:PACK"``);
 * by file path: ``path/to/claims.py`` (its ``Pack`` objects, or its module-level checks);
 * by module path: ``mypkg.claims`` or ``mypkg.claims:PACK``.
@@ -17,16 +17,28 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Check", "Context", "Pack", "PackError", "check", "load", "installed_packs", "DEFAULT_PACK"]
+__all__ = [
+    "Check",
+    "Context",
+    "Pack",
+    "PackError",
+    "ReportSection",
+    "check",
+    "load",
+    "installed_packs",
+    "DEFAULT_PACK",
+]
 
-DEFAULT_PACK = "stacey"
-_BUILTIN = {"stacey": "proofs_checks.stacey:PACK"}
+# the built-in pack: the one place that names it (its name on the command line, its import reference)
+DEFAULT_PACK, _DEFAULT_REF = "stacey", "proofs_checks.stacey:PACK"
+_BUILTIN = {DEFAULT_PACK: _DEFAULT_REF}
 
 
 class PackError(ValueError):
@@ -88,10 +100,38 @@ class Check:
             takes = ", ".join("--" + o if o == "p" else o for o in self.options) or "no options"
             flag = ", ".join("--p" if u == "p" else f"--set {u}" for u in unknown)
             raise ValueError(f"check {self.name!r} does not take {flag} (it takes {takes})")
-        opts = {**self.defaults, **{k: v for k, v in given.items() if v is not None}}
+        typed = {k: self.coerce_option(k, v) for k, v in given.items() if v is not None}
+        opts = {**self.defaults, **typed}
         if self.validate is not None:
             self.validate(opts)
         return opts
+
+    def coerce_option(self, key: str, value):
+        """The value of option ``key`` typed from its default: ``value`` is the text of ``--set KEY=TEXT``
+        (``"1.5"``, ``"2,3"``), a parsed value or a list of them.
+
+        * a scalar default (``int``, ``float``, ``bool``, ``str``) keeps the option scalar, of that type
+          (an int takes only integers, a float any number, a bool ``true/false/yes/no/1/0``);
+        * a list default gives a list, each element typed from the default's first element;
+        * no default: numbers where they parse, a list (as ``--set`` always gave).
+
+        A value of the wrong type or several values for a scalar option raise ValueError naming
+        ``--set KEY``. The command line calls this for every ``--set``."""
+        if key not in self.options:
+            takes = ", ".join("--" + o if o == "p" else o for o in self.options) or "no options"
+            flag = "--p" if key == "p" else f"--set {key}"
+            raise ValueError(f"check {self.name!r} does not take {flag} (it takes {takes})")
+        flag = "--p" if key == "p" else f"--set {key}"
+        items = _split_values(value)
+        default = self.defaults.get(key)
+        if isinstance(default, (list, tuple)):
+            proto = default[0] if default else None
+            return [_typed(flag, u, proto) for u in items]
+        if default is None:
+            return [_typed(flag, u, None) for u in items]
+        if len(items) != 1:
+            raise ValueError(f"{flag}: takes one value (its default is {default!r}), got {len(items)}: {value!r}")
+        return _typed(flag, items[0], default)
 
     def run(self, ctx: Context):
         from .records import Claim
@@ -104,29 +144,128 @@ class Check:
         return list(out)
 
 
+def _split_values(value) -> list:
+    if isinstance(value, str):
+        return [u.strip() for u in value.split(",")]
+    if isinstance(value, (list, tuple)):
+        return [u.strip() if isinstance(u, str) else u for u in value]
+    return [value]
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _typed(flag: str, u, proto):
+    """One value typed like ``proto`` (None: a number where it parses, else the text)."""
+    kind = type(proto).__name__
+    if isinstance(proto, bool):
+        kind = "bool"
+    try:
+        if isinstance(proto, bool):
+            if isinstance(u, bool):
+                return u
+            t = str(u).strip().lower()
+            if t in _TRUE or t in _FALSE:
+                return t in _TRUE
+            raise ValueError
+        if isinstance(proto, int):
+            if isinstance(u, bool):
+                raise ValueError
+            if isinstance(u, float):
+                if not u.is_integer():
+                    raise ValueError
+                return int(u)
+            return int(str(u).strip()) if not isinstance(u, int) else u
+        if isinstance(proto, float):
+            if isinstance(u, bool):
+                raise ValueError
+            v = float(u)
+            if not math.isfinite(v):
+                raise ValueError
+            return v
+        if isinstance(proto, str):
+            return str(u)
+        if proto is None and isinstance(u, str):
+            t = u.strip()
+            try:
+                return int(t) if t.lstrip("-").isdigit() else float(t)
+            except ValueError:
+                return t
+        return u
+    except (TypeError, ValueError):
+        pass
+    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a finite number"}.get(kind, "a " + kind)
+    raise ValueError(f"{flag}: expected {what} (typed from the option's default {proto!r}), got {u!r}")
+
+
+@dataclass
+class ReportSection:
+    """A section a pack adds to its report, after the verdict table (e.g. corrections of violated claims).
+
+    ``name``: its anchor (``id="NAME"`` in the HTML page); ``title``: its heading; ``intro``: one paragraph
+    of plain text under it; ``columns``: ``((key, label), ...)``, the first column naming the row;
+    ``rows(claims) -> [dict]``: the rows from every record of the run (dicts with a ``check`` key), each a
+    dict with the columns' keys (a value is text or a list of texts) and optionally ``status``. A section
+    with no rows is left out."""
+
+    name: str
+    title: str
+    intro: str
+    columns: tuple
+    rows: Callable
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or " " in self.name:
+            raise PackError(f"report section name must be a non-empty word, got {self.name!r}")
+        if not callable(self.rows):
+            raise PackError(f"report section {self.name!r}: rows must be callable")
+        self.columns = tuple(tuple(c) for c in self.columns)
+        if not self.columns or any(len(c) != 2 for c in self.columns):
+            raise PackError(f"report section {self.name!r}: columns must be (key, label) pairs")
+
+
 class Pack:
-    """The checks of one paper (or any set of claims).
+    """The checks of one paper (or any set of claims), with everything its report needs: a pack is a
+    self-contained plug-in, and the toolkit's own pack is built the same way.
 
     Parameters
     ----------
     name : short name (used on the command line)
     title : the report's title
     description : one paragraph shown under the title
-    figures : ``"module"`` or ``"module:NAME"`` naming a dict ``{check name: [plot functions]}``
-        (each ``fn(records, stem) -> [paths]``), resolved by the report (so a pack never imports the
-        figures layer); checks without registered figures get the generic ones
+    figures : optional module (``"pkg.figures"``) imported when figures are drawn, registering its figure
+        functions with :meth:`figure` (so a pack's checks never import matplotlib); ``"module:NAME"``
+        names a dict ``{check name: [(stem, fn), ...]}`` instead. Checks without figures get the
+        generic ones.
     sections : optional ``{check name: section title}`` (default: the check's title)
+    columns : the setting columns of ``results.csv``: parameter names, or ``(column, parameter)``
+        pairs; default: the parameters the records display (their ``show``), in order of appearance
+
+    Registration (decorators, as for checks): :meth:`check`, :meth:`figure`, :meth:`report_section`,
+    :meth:`text_format` (how ``lptheory check`` prints a check's records).
     """
 
     def __init__(
-        self, name: str, title: str, description: str = "", *, figures: str | None = None, sections: dict | None = None
+        self,
+        name: str,
+        title: str,
+        description: str = "",
+        *,
+        figures: str | None = None,
+        sections: dict | None = None,
+        columns: tuple | None = None,
     ):
         if not isinstance(name, str) or not name:
             raise PackError(f"pack name must be a non-empty string, got {name!r}")
         self.name, self.title, self.description = name, title, description
         self.figures = figures
         self.sections = dict(sections or {})
+        self.columns = None if columns is None else tuple(c if isinstance(c, tuple) else (c, c) for c in columns)
         self.checks: dict[str, Check] = {}
+        self.report_sections: list[ReportSection] = []
+        self._figures: dict[str, list] = {}
+        self._text: dict[str, Callable] = {}
+        self._figures_loaded = False
         self.target = name  # how the CLI reaches this pack (set by load)
 
     def check(
@@ -159,6 +298,69 @@ class Pack:
 
     def section(self, name: str) -> str:
         return self.sections.get(name) or self.checks[name].title
+
+    def figure(self, check: str, stem: str | None = None):
+        """Decorator registering ``fn(records, stem) -> [paths]`` as a figure of ``check`` (file stem:
+        ``stem``, default the function's name); ``fn`` draws from the records only."""
+
+        def deco(fn):
+            self._figures.setdefault(check, []).append((stem or fn.__name__, fn))
+            return fn
+
+        return deco
+
+    def figure_functions(self) -> dict:
+        """``{check: [(stem, fn), ...]}``: the figures registered with :meth:`figure`, after importing the
+        pack's ``figures`` module (once); a ``"module:NAME"`` reference gives its dict."""
+        if self.figures and not self._figures_loaded:
+            self._figures_loaded = True
+            mod, _, attr = self.figures.partition(":")
+            obj = importlib.import_module(mod)
+            if attr:
+                for k, v in getattr(obj, attr).items():
+                    self._figures.setdefault(k, []).extend(v)
+        return self._figures
+
+    def report_section(self, name: str, *, title: str, intro: str = "", columns):
+        """Decorator registering ``rows(claims) -> [dict]`` as a report section (:class:`ReportSection`)."""
+
+        def deco(fn):
+            if any(s.name == name for s in self.report_sections):
+                raise PackError(f"pack {self.name!r}: report section {name!r} registered twice")
+            self.report_sections.append(ReportSection(name, title, intro, tuple(columns), fn))
+            return fn
+
+        return deco
+
+    def text_format(self, check: str):
+        """Decorator registering ``fn(records) -> str``: how ``lptheory check`` prints ``check``'s records
+        (records as dicts) instead of the generic table."""
+
+        def deco(fn):
+            self._text[check] = fn
+            return fn
+
+        return deco
+
+    def format_text(self, check: str, records) -> str | None:
+        """The registered text of ``check``'s records (:meth:`text_format`), or None (use the table)."""
+        fn = self._text.get(check)
+        if fn is None:
+            return None
+        return fn([r.to_dict() if hasattr(r, "to_dict") else r for r in records])
+
+    def setting_columns(self, records) -> tuple:
+        """``((column, parameter), ...)``: the setting columns of ``results.csv`` for ``records``."""
+        if self.columns is not None:
+            return self.columns
+        keys: list = []
+        for r in records:
+            r = r.to_dict() if hasattr(r, "to_dict") else r
+            pr = r.get("params") or {}
+            for k in r.get("show") or [k for k, v in pr.items() if not isinstance(v, (dict, list))]:
+                if k in pr and k not in keys:
+                    keys.append(k)
+        return tuple((k, k) for k in keys)
 
     def reproduce(self, check: str, *, seed: int, quick: bool, p=None, options=None) -> str:
         """The command that reproduces ``check`` (the records of one p when ``p`` is given)."""

@@ -3,7 +3,7 @@
 A record states one claim of the paper exactly as the paper writes it, where it comes from, the
 setting it was checked in, and the verdict:
 
-``id``         stable identifier (e.g. ``thm1.B2``); several records may share an id (one per setting)
+``id``         stable identifier (e.g. ``lemma3.variance``); several records may share an id (one per setting)
 ``statement``  the claim as the paper writes it
 ``source``     where in the paper
 ``assumptions`` the assumptions the claim needs (as the paper names them)
@@ -96,9 +96,6 @@ class Claim:
     relation: str = "<="
     show: list | None = None  # the parameters to display (the claim spec's choice)
     check: str | None = None  # the check that produced the record (set by the runner)
-    proof: str | None = None  # symbolic audit: which proof (thm1, lemma-B1, lemma-B2, appendix-B)
-    step: str | None = None  # symbolic audit: the step's label
-    rule: str | None = None  # symbolic audit: the rule the paper invokes
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -120,7 +117,7 @@ class Claim:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for k in ("proof", "step", "rule", "check", "show"):  # only some records carry these
+        for k in ("check", "show"):  # only some records carry these
             if d[k] is None:
                 del d[k]
         return _clean(d)

@@ -80,7 +80,7 @@ class ClaimSpec:
 
     Parameters
     ----------
-    id : stable identifier (``thm1.B2``)
+    id : stable identifier (``lemma3.variance``)
     statement : the claim as its source writes it
     source : where (paper, section, equation)
     assumptions : :class:`Assumption` objects (or plain names, listed only)

@@ -10,9 +10,9 @@ import numpy as np
 
 from lptheory import _validate
 from lptheory.geometry import dual_exponent, lp_norm
+from lptheory.problem import Problem, certified
 
 from .noise import Noise
-from .problems import Problem
 
 __all__ = ["GradientOracle"]
 
@@ -22,7 +22,8 @@ class GradientOracle:
 
     Parameters
     ----------
-    problem : a :class:`synthetic.problems.Problem`
+    problem : a :class:`lptheory.problem.Problem` (its certified constants are read through its
+        certificates: ``grad_sup`` for Assumption 4, ``inf`` when it has none)
     noise : a :class:`synthetic.noise.Noise` with ``noise.d == problem.d``, or None (exact gradients)
     batch : int >= 1 or a callable ``t -> n_t`` (e.g. ``lambda t: T`` for Theorem 1's n_t = T)
     """
@@ -72,20 +73,25 @@ class GradientOracle:
         return {
             "unbiased": a["unbiased"],
             "bounded_variance": a["bounded_variance"],
-            "bounded_gradient": bool(a["bounded"]) and math.isfinite(self.problem.grad_sup(2.0)),
+            "bounded_gradient": bool(a["bounded"]) and math.isfinite(self.grad_sup(2.0)),
         }
 
     def certified_G(self, p: float) -> float:
         """A certified G >= sup ||g~||_{p*} (Assumption 4): sup ||grad f||_{p*} + ||b||_{p*}, b_i the
         per-coordinate bound of the noise (a batch mean obeys the same bound; triangle inequality).
         ``inf`` when the noise or the gradient is unbounded."""
-        gs = self.problem.grad_sup(p)
+        gs = self.grad_sup(p)
         if self.noise is None:
             return gs
         b = self.noise.bound()
         if b is None or not math.isfinite(gs):
             return math.inf
         return gs + float(lp_norm(b, dual_exponent(p)))
+
+    def grad_sup(self, p: float) -> float:
+        """The problem's certified sup_x ||grad f(x)||_{p*} (its ``grad_sup`` certificate; ``inf`` when it
+        has none: nothing certifies a bounded gradient)."""
+        return float(certified(self.problem, "grad_sup", p, default=math.inf))
 
     def describe(self) -> dict:
         out = {"batch": self.batch if not callable(self.batch) else repr(self.batch)}

@@ -22,7 +22,6 @@ import numpy as np
 from lptheory import _validate
 from lptheory._xp import namespace
 from lptheory.geometry import dual_exponent, lp_norm
-from lptheory.problem import Certificate
 from lptheory.problem import Problem as _Problem
 
 __all__ = [
@@ -75,8 +74,9 @@ def curvature_profile(
 
 
 class Problem(_Problem):
-    """Base of the synthetic families: the protocol of :class:`lptheory.problem.Problem` plus the
-    constants the theorems need, each exposed as a :class:`lptheory.problem.Certificate`:
+    """Base of the synthetic families: the one protocol, :class:`lptheory.problem.Problem`, whose
+    certificates come from what each family declares (``f_star``, ``grad_sup(p)``, ``smoothness(p)``),
+    with the smoothness bound required here and audited:
 
     * ``L`` (argument p): ``smoothness(p)``, an upper bound on the l_p smoothness constant, audited by
       :func:`synthetic.smoothness.estimate_smoothness` (ratios actually evaluated);
@@ -88,7 +88,6 @@ class Problem(_Problem):
     The derivations are in each class's docstring."""
 
     f_star: float
-    f_star_exact: bool = True
 
     @abstractmethod
     def smoothness(self, p: float) -> float:
@@ -98,49 +97,11 @@ class Problem(_Problem):
         """sup_x ||grad f||_{p*}; ``inf`` when unbounded."""
         return math.inf
 
-    def argmin(self) -> np.ndarray | None:
-        """A minimizer when known in closed form (audits an exact f*), else None."""
-        return None
-
-    def grad_into(self, x, t, out):
-        """grad f_t(x) written into ``out`` (the simulator's reused buffer): ``grad(x, t, out=out)`` for
-        the families that compute in place, else a copy."""
-        try:
-            return self.grad(x, t, out=out)
-        except TypeError:
-            return _copy_out(out, self.grad(x, t))
-
-    def certificates(self) -> dict[str, Certificate]:
-        doc = type(self).__doc__ or ""
-        return {
-            "L": Certificate("L", self.smoothness, "upper", doc, audit=self._audit_L, args=("p",)),
-            "f_star": Certificate(
-                "f_star", self.f_star, "exact" if self.f_star_exact else "lower", doc, audit=self._audit_f_star
-            ),
-            "grad_sup": Certificate("grad_sup", self.grad_sup, "upper", doc, audit=self._audit_grad_sup, args=("p",)),
-        }
-
-    def _sample(self, seed, n=2048):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, 909]))
-        x0 = np.asarray(self.x0(), dtype=np.float64)
-        return x0 + rng.standard_normal((n, self.d)) * rng.choice([0.1, 1.0, 3.0, 10.0], size=(n, 1))
-
-    def _audit_L(self, p, seed=0):
+    def audit_smoothness(self, p, seed=0):
+        """A lower estimate of the l_p smoothness constant (ratios evaluated at explicit pairs)."""
         from .smoothness import estimate_smoothness
 
-        return estimate_smoothness(self, p, seed=seed)
-
-    def _audit_f_star(self, seed=0):
-        xm = self.argmin()
-        if self.f_star_exact and xm is not None:
-            return float(self.f(np.asarray(xm, dtype=np.float64)))
-        return float(np.min(self.f(self._sample(seed))))
-
-    def _audit_grad_sup(self, p, seed=0):
-        return float(np.max(lp_norm(self.grad(self._sample(seed)), dual_exponent(_check_p(p)))))
-
-    def describe(self) -> dict:
-        return {**super().describe(), "f_star": self.f_star, "f_star_exact": self.f_star_exact}
+        return estimate_smoothness(self, _check_p(p), seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -259,7 +220,7 @@ class SeparableNonconvex(Problem):
         p = _check_p(p)
         return float(lp_norm(self.a, dual_exponent(p)))
 
-    def _x0(self):
+    def start(self):
         return self.b + 2.0
 
     def argmin(self):
@@ -337,7 +298,7 @@ class RidgeSum(Problem):
         p = _check_p(p)
         return float(self._c1 * np.sum(self.w * lp_norm(self.A, dual_exponent(p))))
 
-    def _x0(self):
+    def start(self):
         return np.full(self.d, 1.0)
 
     def describe(self):
@@ -387,7 +348,7 @@ class QuadraticDiagonal(Problem):
     def smoothness(self, p):
         return float(lp_norm(self.h, _r(_check_p(p))))
 
-    def _x0(self):
+    def start(self):
         return self.c + 2.0
 
     def argmin(self):
@@ -437,7 +398,7 @@ class QuadraticDense(Problem):
         b2 = float(lp_norm(lp_norm(self.H, q), q))
         return min(b1, b2)
 
-    def _x0(self):
+    def start(self):
         return self.c + 2.0
 
     def argmin(self):
@@ -500,7 +461,7 @@ class LogSumExp(Problem):
         p = _check_p(p)
         return float(np.max(lp_norm(self.A, dual_exponent(p))))
 
-    def _x0(self):
+    def start(self):
         return np.full(self.d, 1.0)
 
 

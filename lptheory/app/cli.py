@@ -532,13 +532,8 @@ def _cmd_check(args) -> int:
         for n, recs in results.items():
             if len(results) > 1:
                 print(f"\n== {n}: {pack.section(n)} ==")
-            if pack.target == "stacey" and n == "symbolic":
-                from proofs_checks.stacey.symbolic import format_proof
-
-                print(format_proof(recs))
-                print("\n" + format_table(recs).rsplit("\n\n", 1)[-1])
-            else:
-                print(format_table(recs))
+            text = pack.format_text(n, recs)  # a pack's own layout (Pack.text_format), else the table
+            print(format_table(recs) if text is None else text)
     if args.out:
         from figures import figures_for
 

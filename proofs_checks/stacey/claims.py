@@ -21,9 +21,9 @@ from scipy.optimize import minimize
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.optimizers import StaceyP2
 
-from ..engines import value_claim
+from ..engines import Point, value_claim
 from ..expressions import CoordSum, Expect, Expect1, batch_outcomes, g, sigma, x
-from ..spec import ClaimSpec
+from ..spec import Assumption, ClaimSpec
 from . import formulas as F
 
 u_ = sp.Symbol("u", real=True)
@@ -54,6 +54,12 @@ def _objective(uname):
     return F.eta * CoordSum(g * uu) + CoordSum(sp.Abs(uu) ** F.p) ** (2 / F.p) / 2
 
 
+theta1 = sp.Symbol("theta1", real=True)  # an iterate computed by Algorithm 1 (per coordinate)
+xv = sp.Symbol("xv", real=True)  # a vector (per coordinate)
+d_ = sp.Symbol("d", positive=True)
+NORM_RATIO = CoordSum(sp.Abs(xv) ** F.p) ** (2 / F.p) / CoordSum(xv**2) / d_ ** (2 / F.p - 1)
+UNBIASED = Assumption("g = E g~", g, "==", Expect1(x), per_coordinate=True)
+
 SPECS = {
     "steepest.closed-form": ClaimSpec(
         id="steepest.closed-form",
@@ -61,6 +67,8 @@ SPECS = {
         statement="argmin_theta <eta g, theta - theta_t> + 1/2 ||theta - theta_t||_p^2 = theta_t - eta ||g||_{p*}^{(p-2)/(p-1)} "
         "g/|g|^{(p-2)/(p-1)} (coordinate-wise)",
         assumptions=("p > 2", "g with nonzero coordinates"),
+        term=_objective("uc"),  # the objective at the closed form (uc) ...
+        bound=_objective("ub"),  # ... is at most the objective at a numerical minimizer (ub)
         show=("cases",),
     ),
     "lionk.formula": ClaimSpec(
@@ -68,6 +76,8 @@ SPECS = {
         source="Section 4.2",
         statement="Stacey(p,2): theta_1 = -(1-tau) eta s^eps((1-beta1) g~_0) - tau alpha (1-beta1) g~_0 from theta_0 = z_0 = m_0 = 0",
         assumptions=("theta_0 = z_0 = m_0 = 0", "no weight decay"),
+        term=CoordSum(sp.Abs(theta1 - F.stacey_p2_first_step(g))),
+        bound=sp.Integer(0),
         relation="==",
         show=("p", "setting"),
     ),
@@ -77,6 +87,8 @@ SPECS = {
         statement="Lion-K (K = ||.||_{p*}) and Stacey(p,2) coincide (first iterate) only when tau = 0 (read: at tau = 0 they "
         "coincide, and only then)",
         assumptions=("theta_0 = z_0 = m_0 = 0", "eps = 0"),
+        term=CoordSum(sp.Abs(F.stacey_p2_first_step(g) - F.lionk_first_step(g))),
+        bound=sp.Integer(0),
         relation="==",
         show=("p", "setting"),
     ),
@@ -86,23 +98,36 @@ SPECS = {
         relation=">=",
         statement="||x_0 - x*||_p^2 can be as small as d^{2/p - 1} ||x_0 - x*||_2^2 (p >= 2)",
         assumptions=("p >= 2",),
+        term=NORM_RATIO,  # (||x||_p^2 / ||x||_2^2) / d^{2/p-1} >= 1, with equality for constant vectors
+        bound=sp.Integer(1),
         show=("cases",),
     ),
     "cor.batch-variance": ClaimSpec(
         id="cor.batch-variance",
         source="Corollary 2 (Section 4.1)",
         statement="If the stochastic gradient is an n-sample mini-batch estimate, then E|g~_i - g_i|^2 <= sigma_i^2 / n",
-        assumptions=("i.i.d. samples", "Assumption 3 per sample"),
+        assumptions=(
+            "i.i.d. samples",
+            UNBIASED,
+            Assumption("Assumption 3 per sample", sigma, ">=", sp.sqrt(Expect1((x - g) ** 2)), per_coordinate=True),
+        ),
+        term=Expect((x - g) ** 2),
+        bound=sigma**2 / F.n,
         show=("cases",),
     ),
     "cor.bounded-gradient": ClaimSpec(
         id="cor.bounded-gradient",
         source="Corollary 3 (Section 4.1)",
         statement="(a) ||g||_{p*} = ||E g~||_{p*} <= E||g~||_{p*} <= G (Jensen); (b) |g~_i| <= G and |g_i| <= G",
-        assumptions=("Assumption 4", "Assumption 2"),
+        assumptions=("Assumption 4", "Assumption 2", UNBIASED),
+        term=CoordSum(sp.Abs(g) ** F.pstar) ** (1 / F.pstar),  # (a), its first inequality (Jensen)
+        bound=Expect(CoordSum(sp.Abs(x) ** F.pstar) ** (1 / F.pstar)),
         show=("cases",),
     ),
 }
+
+
+_STEEPEST_NOTE = "the closed form's objective (uc) against a numerical minimizer's (ub)"
 
 
 def run_claims(ctx):
@@ -114,23 +139,13 @@ def run_claims(ctx):
     # steepest.closed-form: the closed form's objective against BFGS's minimum
     cases = 40 if quick else 150
     worst, (p, gv, eta, paper, xb) = _steepest(rng, cases)
-    w = {
-        "kind": "expression",
-        "claim": "steepest.closed-form",
-        "relation": "<=",
-        "lhs": sp.srepr(_objective("uc")),
-        "rhs": sp.srepr(_objective("ub")),
-        "scalars": {"p": p, "eta": eta},
-        "coords": {"g": gv.tolist(), "uc": paper.tolist(), "ub": xb.tolist()},
-        "note": "the closed form's objective (uc) against a numerical minimizer's (ub)",
-    }
     out.append(
         value_claim(
             SPECS["steepest.closed-form"],
             worst,
             1e-9,
             {"cases": cases},
-            witness=w,
+            at=Point({"p": p, "eta": eta}, {"g": gv, "uc": paper, "ub": xb}, extra={"note": _STEEPEST_NOTE}),
             note="largest relative excess of the closed form's objective over BFGS's minimum",
         )
     )
@@ -141,21 +156,10 @@ def run_claims(ctx):
     opt = StaceyP2(p=p, lr=eta, alpha=alpha, tau=tau, beta1=b1, beta2=0.99, eps=eps, weight_decay=0.0, z_init="zero")
     th1, _ = opt.step(zero, g0, opt.init(zero))
     sc = {"p": p, "eta": eta, "alpha": alpha, "tau": tau, "beta1": b1, "epsilon": eps}
-    formula = F.stacey_p2_first_step(g)
+    formula = F.stacey_p2_first_step(g)  # the paper's first iterate, per coordinate
     subs = {F.p: p, F.eta: eta, F.alpha: alpha, F.tau: tau, F.beta1: b1, F.eps: eps}
     paper = np.array([float(formula.subs({**subs, g: gi})) for gi in g0])
     err = float(np.max(np.abs(th1 - paper)))
-    th = sp.Symbol("theta1", real=True)
-    w = {
-        "kind": "expression",
-        "claim": "lionk.first-step",
-        "relation": "==",
-        "lhs": sp.srepr(CoordSum(sp.Abs(th - formula))),
-        "rhs": sp.srepr(sp.Integer(0)),
-        "scalars": sc,
-        "coords": {"g": g0.tolist(), "theta1": th1.tolist()},
-        "tolerance": 1e-12,
-    }
     out.append(
         value_claim(
             SPECS["lionk.formula"],
@@ -171,7 +175,7 @@ def run_claims(ctx):
                 "g0": g0.tolist(),
                 "setting": "Alg. 1 vs formula",
             },
-            witness=w,
+            at=Point(sc, {"g": g0, "theta1": th1}, extra={"tolerance": 1e-12}),
             relation="<=",
             note="max |Algorithm 1 (lptheory.optimizers.StaceyP2) - the paper's formula| against rounding",
         )
@@ -184,27 +188,14 @@ def run_claims(ctx):
     lion1 = -eta * np.sign(c) * np.abs(c) ** (ps - 1) / lp_norm(c, ps) ** (ps - 1)
     gap = float(np.max(np.abs(st1 - lion1)))
     scale = float(lp_norm(c, ps) ** (1 / (p - 1)))
-    sc0 = {**sc, "tau": 0.0, "epsilon": 0.0}
-    diff = CoordSum(sp.Abs(F.stacey_p2_first_step(g) - F.lionk_first_step(g)))
-    w = {
-        "kind": "expression",
-        "claim": "lionk.first-step",
-        "relation": "==",
-        "lhs": sp.srepr(diff),
-        "rhs": sp.srepr(sp.Integer(0)),
-        "scalars": sc0,
-        "coords": {"g": g0.tolist()},
-        "theta1_stacey": st1.tolist(),
-        "theta1_lionK": lion1.tolist(),
-        "ratio_of_steps": scale,
-    }
+    extra = {"theta1_stacey": st1.tolist(), "theta1_lionK": lion1.tolist(), "ratio_of_steps": scale}
     out.append(
         value_claim(
             SPECS["lionk.coincide"],
             gap,
             0.0,
             {"p": p, "eta": eta, "tau": 0.0, "beta1": b1, "g0": g0.tolist(), "setting": "tau = 0"},
-            witness=w,
+            at=Point({**sc, "tau": 0.0, "epsilon": 0.0}, {"g": g0}, extra=extra),
             relation="==",
             note=f"at tau = 0 the first iterates differ (max gap {gap:.3g}): Stacey's steepest step s(c) is "
             f"||c||_{{p*}}^(1/(p-1)) = {scale:.4g} times Lion-K's grad K(c) = s(c)/||c||_{{p*}}^(1/(p-1)) (same direction). They "
@@ -224,25 +215,13 @@ def run_claims(ctx):
     attained = max(
         abs((lp_norm(np.ones(d), p) ** 2 / d) / d ** (2 / p - 1) - 1) for d in (1, 7, 100) for p in (2.5, 4.0, 9.0)
     )
-    dd = sp.Symbol("d", positive=True)
-    lhs = CoordSum(sp.Abs(x) ** F.p) ** (2 / F.p) / CoordSum(x**2) / dd ** (2 / F.p - 1)
-    xs = sp.Symbol("xv", real=True)
-    w = {
-        "kind": "expression",
-        "claim": "intro.norm-ratio",
-        "relation": ">=",
-        "lhs": sp.srepr(lhs.xreplace({x: xs})),
-        "rhs": sp.srepr(sp.Integer(1)),
-        "scalars": {"p": arg[0], "d": arg[1].size},
-        "coords": {"xv": arg[1].tolist()},
-    }
     out.append(
         value_claim(
             SPECS["intro.norm-ratio"],
             worst_min,
             1.0 - 1e-12,
             {"cases": n_cases},
-            witness=w,
+            at=Point({"p": arg[0], "d": arg[1].size}, {"xv": arg[1]}),
             note=f"min over random x of (||x||_p^2/||x||_2^2) / d^(2/p-1) (power-mean inequality: >= 1), and "
             f"constant vectors attain d^(2/p-1) (error {attained:.1e}): 'as small as' is exact",
         )
@@ -273,71 +252,32 @@ def run_claims(ctx):
             worst_a, arg_a = a_r, (v, wts, n, p)
         worst_b = max(worst_b, float(np.max(np.abs(vals))) / G, float(np.max(np.abs(gm))) / G)
     v1, w1, n1 = arg_v
-    wv = {
-        "kind": "expression",
-        "claim": "cor.batch-variance",
-        "relation": "<=",
-        "lhs": sp.srepr(Expect((x - g) ** 2)),
-        "rhs": sp.srepr(sigma**2 / F.n),
-        "scalars": {"n": n1},
-        "coords": {"g": [float(np.dot(v1, w1))], "sigma": [float(np.sqrt(np.dot(w1, (v1 - np.dot(v1, w1)) ** 2)))]},
-        "distribution": {"coupling": "independent", "n": n1, "values": [v1.tolist()], "weights": [w1.tolist()]},
-        "assumptions": [
-            {
-                "name": "g = E g~",
-                "lhs": sp.srepr(g),
-                "relation": "==",
-                "rhs": sp.srepr(Expect1(x)),
-                "per_coordinate": True,
-            },
-            {
-                "name": "sigma^2 = Var (per sample)",
-                "lhs": sp.srepr(sigma),
-                "relation": ">=",
-                "rhs": sp.srepr(sp.sqrt(Expect1((x - g) ** 2))),
-                "per_coordinate": True,
-            },
-        ],
-    }
+    g1 = float(np.dot(v1, w1))
+    at_v = Point(
+        {"n": n1},
+        {"g": [g1], "sigma": [float(np.sqrt(np.dot(w1, (v1 - g1) ** 2)))]},
+        dist={"values": [v1.tolist()], "weights": [w1.tolist()], "n": n1},
+    )
     out.append(
         value_claim(
             SPECS["cor.batch-variance"],
             worst_var,
             1.0,
             {"cases": n_cases},
-            witness=wv,
+            at=at_v,
             tolerance=5e-10,
             note="exact batch-mean variances / (sigma^2/n), worst (equality for i.i.d. samples)",
         )
     )
     va, wa, na, pa = arg_a
-    norm_x = CoordSum(sp.Abs(x) ** F.pstar) ** (1 / F.pstar)
-    wa_ = {
-        "kind": "expression",
-        "claim": "cor.bounded-gradient",
-        "relation": "<=",
-        "lhs": sp.srepr(CoordSum(sp.Abs(g) ** F.pstar) ** (1 / F.pstar)),
-        "rhs": sp.srepr(Expect(norm_x)),
-        "scalars": {"p": pa},
-        "coords": {"g": np.sum(va * wa, axis=1).tolist()},
-        "distribution": {"coupling": "independent", "n": na, "values": va.tolist(), "weights": wa.tolist()},
-        "assumptions": [
-            {
-                "name": "g = E g~",
-                "lhs": sp.srepr(g),
-                "relation": "==",
-                "rhs": sp.srepr(Expect1(x)),
-                "per_coordinate": True,
-            }
-        ],
-    }
+    at_a = Point({"p": pa}, {"g": np.sum(va * wa, axis=1)}, dist={"values": va, "weights": wa, "n": na})
     out.append(
         value_claim(
             SPECS["cor.bounded-gradient"],
             max(worst_a, worst_b),
             1.0,
             {"cases": n_cases},
-            witness=wa_,
+            at=at_a,
             tolerance=5e-13,
             note=f"worst ratios over exact finite distributions: (a) {worst_a:.6f}, (b) {worst_b:.6f} (both <= 1)",
         )

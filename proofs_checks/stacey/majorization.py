@@ -15,6 +15,7 @@ Records:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -23,7 +24,7 @@ import sympy as sp
 from lptheory.geometry import dual_exponent, lp_norm
 
 from .. import expressions as X
-from ..engines import value_claim
+from ..engines import Point, value_claim
 from ..spec import ClaimSpec
 from .symbolic import MAJ_SIDES, _maj_syms
 
@@ -71,44 +72,27 @@ def _r(p):
     return p / (p - 2.0)
 
 
-def _norm_ratio_witness(H, L, v, p, scale=1.0):
-    """||H v||_{p*} / ||v||_p <= scale ||L||_{p/(p-2)} at the explicit v, with the majorization re-checked."""
+def _norm_ratio_point(H, L, v, p, scale=1.0) -> Point:
+    """Where ||H v||_{p*} / ||v||_p <= scale ||L||_{p/(p-2)} was measured (the explicit v), with the
+    majorization -diag(L) <= H <= diag(L) as conditions the re-check re-derives."""
     d = H.shape[0]
     Hs, Ls, u, Hu = _maj_syms(d)
     ps, r = p / (p - 1), p / (p - 2)
     lhs = sp.Add(*[sp.Abs(h) ** ps for h in Hu]) ** (1 / ps) / sp.Add(*[sp.Abs(x) ** p for x in u]) ** (1 / p)
-    rhs = (
-        sp.Float(scale) * sp.Add(*[x**r for x in Ls]) ** (1 / r)
-        if scale != 1.0
-        else sp.Add(*[x**r for x in Ls]) ** (1 / r)
-    )
+    rhs = sp.Add(*[x**r for x in Ls]) ** (1 / r)
     sc = {f"u_{i}": float(v[i]) for i in range(d)} | {f"L_{i}": float(L[i]) for i in range(d)}
     sc |= {f"H_{i}_{j}": float(H[i, j]) for i in range(d) for j in range(d)}
     Hm, Lm = sp.Matrix(Hs), sp.diag(*Ls)
-    return {
-        "kind": "expression",
-        "claim": "maj.lp-smoothness",
-        "relation": "<=",
-        "lhs": sp.srepr(lhs),
-        "rhs": sp.srepr(rhs),
-        "scalars": sc,
-        "assumptions": [
-            {
-                "name": "l2 majorization: diag(L) - H >= 0",
-                "relation": ">=",
-                "rhs": sp.srepr(sp.Integer(0)),
-                "lhs": sp.srepr(sp.Function("MinEig")(sp.ImmutableMatrix(Lm - Hm))),
-                "per_coordinate": False,
-            },
-            {
-                "name": "l2 majorization: diag(L) + H >= 0",
-                "relation": ">=",
-                "rhs": sp.srepr(sp.Integer(0)),
-                "lhs": sp.srepr(sp.Function("MinEig")(sp.ImmutableMatrix(Lm + Hm))),
-                "per_coordinate": False,
-            },
-        ],
-    }
+    min_eig = sp.Function("MinEig")
+    return Point(
+        sc,
+        lhs=lhs,
+        rhs=sp.Float(scale) * rhs if scale != 1.0 else rhs,
+        conditions=(
+            ("l2 majorization: diag(L) - H >= 0", min_eig(sp.ImmutableMatrix(Lm - Hm)), ">=", sp.Integer(0)),
+            ("l2 majorization: diag(L) + H >= 0", min_eig(sp.ImmutableMatrix(Lm + Hm)), ">=", sp.Integer(0)),
+        ),
+    )
 
 
 def _chain_env(H, L, u, rho):
@@ -159,7 +143,7 @@ def run_majorization(ctx, *, h_scale: float = 1.0, bound_scale: float = 1.0):
                 method="adversarial-search",
                 tolerance=5e-10,
                 budget=f"{n_quad} random majorized quadratics, d = 2..6, power iteration from 24 starts each",
-                witness=_norm_ratio_witness(H, L, v, p, bound_scale),
+                at=_norm_ratio_point(H, L, v, p, bound_scale),
                 data={"worst_case": {"H": H.tolist(), "L": L.tolist()}},
                 note=f"worst lower bound on ||H||_{{p->p*}} / ||L||_{{p/(p-2)}} over {n_quad} quadratics: {worst:.4f}",
             )
@@ -196,7 +180,7 @@ def run_majorization(ctx, *, h_scale: float = 1.0, bound_scale: float = 1.0):
                 bound,
                 {"p": p, "d": 5, "L": Lt.tolist()},
                 tolerance=5e-13,
-                witness=_norm_ratio_witness(np.diag(Lt), Lt, u, p) | {"relation": "==", "claim": "maj.tight"},
+                at=_norm_ratio_point(np.diag(Lt), Lt, u, p),
                 note="||diag(L) u||_{p*} / ||u||_p at u_i = L_i^(1/(p-2)) against ||L||_{p/(p-2)}: the "
                 "constant cannot be improved",
             )
@@ -217,17 +201,16 @@ def run_majorization(ctx, *, h_scale: float = 1.0, bound_scale: float = 1.0):
                 if ex > worst:
                     worst, arg = ex, (H, L, x, link, lv, rv)
         H, L, x, link, lv, rv = arg
-        w = _norm_ratio_witness(H, L, x, p)
+        pt = _norm_ratio_point(H, L, x, p)
         lhs_e, rhs_e = MAJ_SIDES[link](H.shape[0])
-        w.update(lhs=sp.srepr(lhs_e), rhs=sp.srepr(rhs_e), claim="maj.chain", link=link)
-        w["scalars"]["rho"] = rho
+        pt = dataclasses.replace(pt, scalars={**pt.scalars, "rho": rho}, lhs=lhs_e, rhs=rhs_e, extra={"link": link})
         out.append(
             value_claim(
                 CHAIN,
                 lv,
                 rv,
                 {"p": p, "rho": rho, "samples": n_quad, "link": link},
-                witness=w,
+                at=pt,
                 tolerance=5e-13,
                 note=f"largest relative excess along the chain over {n_quad} random majorized quadratics: "
                 f"{worst:.1e} (link {link})",

@@ -14,6 +14,7 @@ dimensions and on the separable family both constants are only estimated from be
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,10 +23,9 @@ from scipy.optimize import differential_evolution
 
 from lptheory.geometry import lp_norm, lp_norm_unchecked
 
-from ..engines import value_claim
+from ..engines import Point, value_claim
 from ..records import Claim
 from ..spec import ClaimSpec
-from ..verdict import Verdict
 
 STATEMENT = (
     "Assumption 1: ||grad f(x) - grad f(y)||_{p*} <= L ||x - y||_p, or equivalently "
@@ -38,6 +38,7 @@ SPEC = ClaimSpec(
     assumptions=("f twice differentiable (quadratics)", "p >= 2"),
     show=("p", "direction", "d", "setting"),
 )
+FAMILY_SPEC = dataclasses.replace(SPEC, assumptions=("p >= 2",))  # a non-quadratic f: twice differentiable only
 DEFAULT_P = (3.0, 4.0, 8.0)
 
 
@@ -88,32 +89,16 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     return best
 
 
-def _witness(H, u, v, p):
+def _pair_point(H, u, v, p) -> Point:
     """L_lip at the pair (u, v) <= L_2s = max over the circle, both re-computed at high precision."""
     h11, h12, h22, u1, u2, v1, v2, pp, t = sp.symbols("h11 h12 h22 u1 u2 v1 v2 p t", real=True)
     norm = lambda a, b: (sp.Abs(a) ** pp + sp.Abs(b) ** pp) ** (1 / pp)  # noqa: E731
     lip = (u1 * (h11 * v1 + h12 * v2) + u2 * (h12 * v1 + h22 * v2)) / (norm(u1, u2) * norm(v1, v2))
     c, s = sp.cos(t), sp.sin(t)
     two = sp.Function("MaxOver")(sp.Abs(h11 * c**2 + 2 * h12 * c * s + h22 * s**2) / norm(c, s) ** 2, t, 0, sp.pi)
-    return {
-        "kind": "expression",
-        "claim": "asm1.equivalence",
-        "relation": "<=",
-        "lhs": sp.srepr(lip),
-        "rhs": sp.srepr(two),
-        "matrix": H.tolist(),
-        "scalars": {
-            "h11": H[0, 0],
-            "h12": H[0, 1],
-            "h22": H[1, 1],
-            "u1": u[0],
-            "u2": u[1],
-            "v1": v[0],
-            "v2": v[1],
-            "p": p,
-        },
-        "note": "u^T H v / (||u||_p ||v||_p) <= sup_w |w^T H w| / ||w||_p^2 is what 'equivalent, same L' needs",
-    }
+    sc = {"h11": H[0, 0], "h12": H[0, 1], "h22": H[1, 1], "u1": u[0], "u2": u[1], "v1": v[0], "v2": v[1], "p": p}
+    note = "u^T H v / (||u||_p ||v||_p) <= sup_w |w^T H w| / ||w||_p^2 is what 'equivalent, same L' needs"
+    return Point(sc, lhs=lip, rhs=two, extra={"matrix": H.tolist(), "note": note})
 
 
 def _ratio(params, p, direction):
@@ -145,24 +130,16 @@ def _family_records(p_list, seed, quick) -> list[Claim]:
                 r = lip / two_sided_lower(H, p, rng, n_dirs=1000 if quick else 4000)
                 if r > worst[d][0]:
                     worst[d] = (r, H.tolist())
-        v = Verdict(
-            "inconclusive",
-            f"estimated worst L_lip / L_2s: d=3 {worst[3][0]:.4f}, d=4 {worst[4][0]:.4f}. "
-            "Uncertified: the two-sided constant is a multi-start lower bound here; the d = 2 record certifies the gap",
-        )
         out.append(
-            Claim(
-                id=SPEC.id,
-                statement=STATEMENT,
-                source=SPEC.source,
-                assumptions=SPEC.assumption_names,
-                params={"p": p, "direction": "lip/2s", "d": "3, 4", "setting": "random symmetric H (70% indefinite)"},
+            value_claim(
+                SPEC,
+                max(w[0] for w in worst.values()),
+                1.0,
+                {"p": p, "direction": "lip/2s", "d": "3, 4", "setting": "random symmetric H (70% indefinite)"},
                 method="adversarial-search",
-                empirical=max(w[0] for w in worst.values()),
-                bound=1.0,
-                status=v.status,
-                reason=v.reason,
-                show=list(SPEC.show),
+                uncertified=f"estimated worst L_lip / L_2s: d=3 {worst[3][0]:.4f}, d=4 {worst[4][0]:.4f}. "
+                "Uncertified: the two-sided constant is a multi-start lower bound here; the d = 2 record certifies "
+                "the gap",
                 data={"worst_by_d": {str(k): {"ratio_estimate": w[0], "matrix": w[1]} for k, w in worst.items()}},
             )
         )
@@ -172,30 +149,21 @@ def _family_records(p_list, seed, quick) -> list[Claim]:
         yv = x + rng.standard_normal((4000, prob.d)) * rng.choice([1e-2, 1e-1, 1.0], size=(4000, 1))
         num = np.abs(prob.f(yv) - prob.f(x) - np.sum(prob.grad(x) * (yv - x), axis=1))
         two = float(np.max(2 * num / lp_norm(yv - x, p) ** 2))
-        v = Verdict(
-            "inconclusive",
-            f"lower bounds on both constants: Lipschitz {lip:.4g}, two-sided {two:.4g} (ratio "
-            f"{lip / two:.3f}); both are lower bounds, so the ratio is indicative only (certified value L_p = "
-            f"{prob.certificate('L')(p):.4g})",
-        )
         out.append(
-            Claim(
-                id=SPEC.id,
-                statement=STATEMENT,
-                source=SPEC.source,
-                assumptions=["p >= 2"],
-                params={
+            value_claim(
+                FAMILY_SPEC,
+                lip,
+                two,
+                {
                     "p": p,
                     "direction": "both",
                     "problem": "separable (power, d = 20)",
                     "setting": "pairs (two-sided) and power iteration (Lipschitz)",
                 },
                 method="monte-carlo",
-                empirical=lip,
-                bound=two,
-                status=v.status,
-                reason=v.reason,
-                show=list(SPEC.show),
+                uncertified=f"lower bounds on both constants: Lipschitz {lip:.4g}, two-sided {two:.4g} (ratio "
+                f"{lip / two:.3f}); both are lower bounds, so the ratio is indicative only (certified value L_p = "
+                f"{prob.certificate('L')(p):.4g})",
             )
         )
     return out
@@ -239,7 +207,7 @@ def run_smoothness(ctx):
                     l2s,
                     params,
                     method="adversarial-search",
-                    witness=_witness(H, u, v, p),
+                    at=_pair_point(H, u, v, p),
                     tolerance=5e-4,
                     budget=budget,
                     note=f"L_lip (at an explicit pair) against L_2s (dense grid), H {kind}; the theory value for "

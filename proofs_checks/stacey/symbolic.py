@@ -32,8 +32,10 @@ import numpy as np
 import sympy as sp
 
 from .. import expressions as X
+from ..engines import Point, claim_record
 from ..expressions import CoordSum, Expect1, Sup1, g, sigma, x
 from ..records import Claim
+from ..spec import Assumption, ClaimSpec
 from ..verdict import Verdict, decide_identity, decide_step
 from . import formulas as F
 
@@ -962,96 +964,70 @@ def _env_arrays(kind, envs):
     raise ValueError(kind)
 
 
-def _witness(step: Step, kind, env, lhs, rhs):
-    """The environment of a counterexample as a re-checkable witness (kind ``expression``)."""
-    rel = "==" if step.relation == "=" else "<="
-    w = {
-        "kind": "expression",
-        "claim": f"sym.{step.proof}.{step.label}",
-        "relation": rel,
-        "lhs": sp.srepr(lhs),
-        "rhs": sp.srepr(rhs),
-    }
+# the assumptions a spot check's environment meets, carried by its witness (re-derived by the re-check)
+DIST_CONDITIONS = (
+    Assumption("Assumption 2: g = E g~", g, "==", Expect1(x), per_coordinate=True),
+    Assumption("sigma = the exact std", sigma, "==", sp.sqrt(Expect1((x - g) ** 2)), per_coordinate=True),
+    Assumption("G = max |g~| (Assumption 4, tightest)", G, "==", Sup1(sp.Abs(x))),
+)
+VEC_CONDITIONS = (("Assumption 4: ||g~||_{p*} <= G", G, ">=", CoordSum(sp.Abs(gt) ** F.pstar) ** (1 / F.pstar)),)
+
+
+def _maj_conditions(d):
+    Hm = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"H_{i}_{j}", real=True))
+    Lm = sp.diag(*[sp.Symbol(f"L_{i}", positive=True) for i in range(d)])
+    min_eig = sp.Function("MinEig")
+    return (
+        ("l2 majorization: diag(L) - H >= 0", min_eig(sp.ImmutableMatrix(Lm - Hm)), ">=", sp.Integer(0)),
+        ("l2 majorization: diag(L) + H >= 0", min_eig(sp.ImmutableMatrix(Lm + Hm)), ">=", sp.Integer(0)),
+    )
+
+
+def _point(kind, env, lhs, rhs) -> Point:
+    """The environment of a counterexample, where the step's sides are re-checked (its witness)."""
     if kind == "dist":
-        w.update(
-            scalars={"p": env["p"], "G": env["G"], "n": 1.0},
-            coords={"g": [env["g"]], "sigma": [env["sigma"]]},
-            distribution={
-                "coupling": "independent",
-                "n": 1,
-                "values": [env["values"].tolist()],
-                "weights": [env["weights"].tolist()],
-            },
-            assumptions=[
-                {
-                    "name": "Assumption 2: g = E g~",
-                    "lhs": sp.srepr(g),
-                    "relation": "==",
-                    "rhs": sp.srepr(Expect1(x)),
-                    "per_coordinate": True,
-                },
-                {
-                    "name": "sigma = the exact std",
-                    "lhs": sp.srepr(sigma),
-                    "relation": "==",
-                    "rhs": sp.srepr(sp.sqrt(Expect1((x - g) ** 2))),
-                    "per_coordinate": True,
-                },
-                {
-                    "name": "G = max |g~| (Assumption 4, tightest)",
-                    "lhs": sp.srepr(G),
-                    "relation": "==",
-                    "rhs": sp.srepr(Sup1(sp.Abs(x))),
-                    "per_coordinate": False,
-                },
-            ],
+        return Point(
+            {"p": env["p"], "G": env["G"], "n": 1.0},
+            {"g": [env["g"]], "sigma": [env["sigma"]]},
+            dist={"values": [env["values"].tolist()], "weights": [env["weights"].tolist()], "n": 1},
+            lhs=lhs,
+            rhs=rhs,
+            conditions=DIST_CONDITIONS,
         )
-    elif kind == "vec":
-        w.update(
-            scalars={k: env[k] for k in ("p", "G", "eta", "L")},
-            coords={"g": env["g"].tolist(), "gt": env["gt"].tolist()},
-            assumptions=[
-                {
-                    "name": "Assumption 4: ||g~||_{p*} <= G",
-                    "lhs": sp.srepr(G),
-                    "relation": ">=",
-                    "rhs": sp.srepr(CoordSum(sp.Abs(gt) ** F.pstar) ** (1 / F.pstar)),
-                    "per_coordinate": False,
-                }
-            ],
+    if kind == "vec":
+        return Point(
+            {k: env[k] for k in ("p", "G", "eta", "L")},
+            {"g": env["g"], "gt": env["gt"]},
+            lhs=lhs,
+            rhs=rhs,
+            conditions=VEC_CONDITIONS,
         )
-    elif kind == "seq":
-        w.update(scalars={"f0": env["f0"], "fstar": env["fstar"]}, coords={"fd": env["fd"].tolist()})
-    elif kind == "maj":
-        d = env["shape"]
-        sc = {"rho": env["rho"]}
-        for i in range(d):
-            sc[f"L_{i}"] = float(env["L"][i])
-            sc[f"u_{i}"] = float(env["u"][i])
-            for j in range(d):
-                sc[f"H_{i}_{j}"] = float(env["H"][i, j])
-        Hm = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"H_{i}_{j}", real=True))
-        Lm = sp.diag(*[sp.Symbol(f"L_{i}", positive=True) for i in range(d)])
-        w.update(
-            scalars=sc,
-            assumptions=[
-                {
-                    "name": "l2 majorization: diag(L) - H >= 0",
-                    "lhs": sp.srepr(sp.Function("MinEig")(sp.ImmutableMatrix(Lm - Hm))),
-                    "relation": ">=",
-                    "rhs": sp.srepr(sp.Integer(0)),
-                    "per_coordinate": False,
-                },
-                {
-                    "name": "l2 majorization: diag(L) + H >= 0",
-                    "lhs": sp.srepr(sp.Function("MinEig")(sp.ImmutableMatrix(Lm + Hm))),
-                    "relation": ">=",
-                    "rhs": sp.srepr(sp.Integer(0)),
-                    "per_coordinate": False,
-                },
-            ],
-        )
-    return w
+    if kind == "seq":
+        return Point({"f0": env["f0"], "fstar": env["fstar"]}, {"fd": env["fd"]}, lhs=lhs, rhs=rhs)
+    d = env["shape"]  # maj
+    sc = {"rho": env["rho"]}
+    for i in range(d):
+        sc[f"L_{i}"] = float(env["L"][i])
+        sc[f"u_{i}"] = float(env["u"][i])
+        for j in range(d):
+            sc[f"H_{i}_{j}"] = float(env["H"][i, j])
+    return Point(sc, lhs=lhs, rhs=rhs, conditions=_maj_conditions(d))
+
+
+def step_spec(step: Step) -> ClaimSpec:
+    """The claim a proof step makes (id ``sym.<proof>.<step>``), its sides when they are expressions."""
+    sides = step.sym if step.kind == "sym" else step.sides
+    lhs, rhs = sides if isinstance(sides, tuple) else (None, None)
+    return ClaimSpec(
+        id=f"sym.{step.proof}.{step.label}",
+        statement=f"{step.text}   [{step.relation}; {step.rule}]",
+        source="Appendix A.1" if step.proof != "appendix-B" else "Appendix B",
+        assumptions=(step.conditions,) if step.conditions else (),
+        term=lhs if isinstance(lhs, sp.Basic) else None,
+        bound=rhs if isinstance(rhs, sp.Basic) else None,
+        relation="==" if step.relation == "=" else "<=",
+        show=("proof", "step", "rule"),
+    )
 
 
 def _spot(step: Step, rng, samples: int):
@@ -1120,6 +1096,7 @@ def _sym_identity(lhs, rhs, nums: int = 50, seed: int = 0):
 def check_step(step: Step, *, samples: int = 1000, seed: int = 0) -> Claim:
     """The verdict on one proof step (module docstring)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, sum(map(ord, step.proof + step.label))]))
+    spec = step_spec(step)
     params = {
         "proof": step.proof,
         "step": step.label,
@@ -1139,22 +1116,15 @@ def check_step(step: Step, *, samples: int = 1000, seed: int = 0) -> Claim:
         params["numeric_max_rel_gap"] = num
         w = None
         if point is not None and not isinstance(step.sym[0], sp.MatrixBase):
-            w = {
-                "kind": "expression",
-                "claim": f"sym.{step.proof}.{step.label}",
-                "relation": "==",
-                "lhs": sp.srepr(step.sym[0]),
-                "rhs": sp.srepr(step.sym[1]),
-                "scalars": point,
-                "note": "p = 2 + q",
-            }
+            at = Point(point, lhs=step.sym[0], rhs=step.sym[1], relation="==", extra={"note": "p = 2 + q"})
+            w = at.witness(spec)
         v = decide_identity(bool(zero), num, witness=w, how="positive symbols, p = 2 + q, q > 0")
         empirical, bound = num, 0.0
     else:
         pre_ok, pre_txt = step.pre() if step.pre else (None, "")
         worst, env, lv, rv, sides = _spot(step, rng, samples)
         params["samples"] = samples
-        w = _witness(step, step.kind, env, *sides) if sides is not None and env is not None else None
+        w = _point(step.kind, env, *sides).witness(spec) if sides is not None and env is not None else None
         v = decide_step(
             "==" if step.relation == "=" else "<=",
             worst,
@@ -1167,24 +1137,8 @@ def check_step(step: Step, *, samples: int = 1000, seed: int = 0) -> Claim:
         )
         if worst > 1e-9:
             empirical, bound = lv, rv
-    return Claim(
-        id=f"sym.{step.proof}.{step.label}",
-        statement=f"{step.text}   [{step.relation}; {step.rule}]",
-        source="Appendix A.1" if step.proof != "appendix-B" else "Appendix B",
-        method="symbolic",
-        proof=step.proof,
-        step=step.label,
-        rule=step.rule,
-        params=params,
-        assumptions=[step.conditions] if step.conditions else [],
-        status=v.status,
-        reason=v.reason + note,
-        witness=v.witness,
-        empirical=empirical,
-        bound=bound,
-        relation="==" if step.relation == "=" else "<=",
-        show=["proof", "step", "rule"],
-    )
+    v.reason += note
+    return claim_record(spec, v, params=params, method="symbolic", empirical=empirical, bound=bound)
 
 
 def run_symbolic(ctx):
@@ -1197,16 +1151,18 @@ def run_symbolic(ctx):
 
 
 def format_proof(claims) -> str:
-    """The symbolic records as an annotated proof: step, rule, verdict, reason."""
+    """The symbolic records as an annotated proof: step, rule, verdict, reason (the proof, step and rule
+    are the records' parameters)."""
     lines = []
     cur = None
     for c in claims:
         d = c.to_dict() if hasattr(c, "to_dict") else c
-        if d.get("proof") != cur:
-            cur = d.get("proof")
+        pr = d["params"]
+        if pr.get("proof") != cur:
+            cur = pr.get("proof")
             lines.append(f"\n== proof: {cur} ==")
         verdict = d["status"].upper() if d["status"] == "violated" else d["status"]
-        lines.append(f"  [{d['step']}] ({d['rule']}) {verdict}")
+        lines.append(f"  [{pr['step']}] ({pr['rule']}) {verdict}")
         lines.append(f"      {d['statement']}")
         if d.get("reason"):
             lines.append(f"      -> {d['reason']}")

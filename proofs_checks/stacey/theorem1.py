@@ -12,6 +12,7 @@ with an observer of the proof's terms; L, G and f* come from the problems' certi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -20,9 +21,10 @@ import sympy as sp
 
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.optimizers import LpDescent
+from lptheory.problem import certified
 from lptheory.simulate import Observer, simulate
 
-from ..engines import fit_slope, interval_claim, pointwise
+from ..engines import Point, claim_record, fit_slope, interval_claim, pointwise, value_claim
 from ..expressions import CoordSum, x
 from ..records import Claim
 from ..spec import Assumption, ClaimSpec
@@ -54,6 +56,7 @@ STEP_SPEC = ClaimSpec(
     assumptions=F.THEOREM_ASSUMPTIONS[:3] + (A4_SETTING,),
     show=("p", "n", "noise", "variant"),
 )
+PATH_SPEC = dataclasses.replace(STEP_SPEC, assumptions=STEP_SPEC.assumptions[:1])  # pathwise: L-smoothness only
 RATE_SPEC = ClaimSpec(
     id="thm1.rate",
     statement=F.RATE_STATEMENT,
@@ -151,7 +154,7 @@ def _setting(noise_kind: str, sigma: float, d: int, problem_seed: int, profile: 
     return SeparableNonconvex(d=d, profile=profile, seed=problem_seed), make_noise(noise_kind, np.full(d, sigma))
 
 
-def _step_witness(problem, w, p, eta, L):
+def _step_point(problem, w, p, eta, L) -> Point:
     """The pathwise inequality at one step, re-checkable: f(theta - eta s(g~)) <= f(theta) - A + B + C for
     f(x) = sum_i a_i log(1 + (x_i - b_i)^2), with theta, g~, a, b the step's numbers."""
     th, gt, ac, bc = sp.symbols("theta gt a b", real=True)
@@ -160,18 +163,17 @@ def _step_witness(problem, w, p, eta, L):
     sub = {x: gt, sp.Symbol("g", real=True): gtrue}
     lhs = fx(th - F.eta * F.s(gt))
     rhs = fx(th) - F.A_term.xreplace(sub) + F.B_path.xreplace(sub) + F.C_path.xreplace(sub)
-    return {
-        "kind": "expression",
-        "claim": "thm1.step",
-        "relation": "<=",
-        "lhs": sp.srepr(lhs),
-        "rhs": sp.srepr(rhs),
-        "scalars": {"p": p, "eta": eta, "L": L},
-        "coords": {"theta": w["theta"], "gt": w["g_tilde"], "a": problem.a.tolist(), "b": problem.b.tolist()},
-        "problem": "separable: f(x) = sum_i a_i log(1 + (x_i - b_i)^2)",
-        "t": w["t"],
-        "replicate": w["replicate"],
-    }
+    return Point(
+        {"p": p, "eta": eta, "L": L},
+        {"theta": w["theta"], "gt": w["g_tilde"], "a": problem.a, "b": problem.b},
+        lhs=lhs,
+        rhs=rhs,
+        extra={
+            "problem": "separable: f(x) = sum_i a_i log(1 + (x_i - b_i)^2)",
+            "t": w["t"],
+            "replicate": w["replicate"],
+        },
+    )
 
 
 def bound_records(
@@ -191,7 +193,9 @@ def bound_records(
         G = G if math.isfinite(G) else None
         G_run = G
         if G is None:  # size eta from the noiseless sup plus 3 sigma per coordinate
-            G_run = problem.grad_sup(p) + float(lp_norm(np.full(d, 3 * sigma / math.sqrt(n)), dual_exponent(p)))
+            G_run = certified(problem, "grad_sup", p) + float(
+                lp_norm(np.full(d, 3 * sigma / math.sqrt(n)), dual_exponent(p))
+            )
         eta = theorem_eta(L, G_run, T, p)
         tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)
         applicable = G is not None
@@ -257,31 +261,17 @@ def step_records(tr, *, p, eta, L, G, n, sigma_l1, params, applicable, why, prob
     i = np.unravel_index(int(np.argmax(slack)), slack.shape)  # the step with the largest excess
     emp, bnd = float(lhs_path[i]), float(tr["C"][i])
     worst_slack = float(slack.max())
-    witness = _step_witness(problem, tr["worst_step"], p, eta, L)
-    v = decide(
-        "<=",
+    rec = value_claim(
+        PATH_SPEC,
         emp,
         bnd,
+        {**params, "variant": "pathwise"},
         method="exact",
-        witness=witness,
+        at=_step_point(problem, tr["worst_step"], p, eta, L),
         tolerance=tol / (abs(emp) + abs(bnd) + 1e-300),
         note=f"f(theta_t+1) - f(theta_t) + A - B against C at the step with the largest excess "
         f"({worst_slack:.3g}) over {T} steps x {R} replicates, rounding tolerance {tol:.2g}; the certified "
         f"L = {L:.4g} is audited along the run",
-    )
-    rec = Claim(
-        id=STEP_SPEC.id,
-        statement=STEP_SPEC.statement,
-        source=STEP_SPEC.source,
-        assumptions=STEP_SPEC.assumption_names[:1],
-        params={**params, "variant": "pathwise"},
-        status=v.status,
-        method="exact",
-        empirical=emp,
-        bound=bnd,
-        witness=v.witness,
-        reason=v.reason,
-        show=list(STEP_SPEC.show),
     )
     out.append(rec)
     # in expectation, per step: E[f_t+1 - f_t + eta ||g_t||^p*] <= rhs
@@ -392,21 +382,15 @@ def rate_record(
         "slope_ci": [s_lo, s_hi],
         "theory_slope": -0.25,
     }
-    return Claim(
-        id=RATE_SPEC.id,
-        statement=RATE_SPEC.statement,
-        source=RATE_SPEC.source,
-        assumptions=RATE_SPEC.assumption_names,
+    return claim_record(
+        RATE_SPEC,
+        v,
         params=params,
-        status=v.status,
         method="simulation",
         empirical=lhs[worst],
         bound=bounds[worst],
         ci=cis[worst],
-        witness=v.witness,
-        reason=v.reason,
         data=data,
-        show=list(RATE_SPEC.show),
     )
 
 

@@ -1,13 +1,17 @@
 """Figures of the Stacey paper pack, drawn from claim records (dicts or ``Claim`` objects); nothing is
 recomputed here. Each function writes ``<stem>.png`` and ``<stem>.svg`` and returns the paths.
-``FIGURES`` maps the pack's check names to their figure functions (the pack names it as
-``figures.stacey:FIGURES``)."""
+Each is registered on the pack with :meth:`~proofs_checks.packs.Pack.figure` (the check it draws, its
+file stem); the pack imports this module only when the report draws figures (``Pack(figures=...)``),
+so running a check never imports matplotlib. Like a user's pack, it draws with the toolkit's figure
+helpers (:mod:`figures.style`)."""
 
 from __future__ import annotations
 
 from matplotlib import ticker as mticker
 
-from .style import STATUS_COLOR, d, plt, save, status_handles
+from figures.style import STATUS_COLOR, d, plt, save, status_handles
+
+from . import PACK
 
 __all__ = [
     "plot_rate",
@@ -17,7 +21,6 @@ __all__ = [
     "plot_acceleration",
     "plot_majorization",
     "plot_corrections",
-    "FIGURES",
 ]
 
 _NOISE_COLOR = {"rademacher": "C0", "two-point": "C1", "uniform": "C2", "gaussian": "C3", "student-t": "C4"}
@@ -30,6 +33,7 @@ _METHOD_STYLE = {
 }
 
 
+@PACK.figure("theorem1", "theorem1_rate")
 def plot_rate(records, stem) -> list[str]:
     """thm1.rate: the left side E[(1/T) sum ||g_t||_{p*}^{p*}] with its 95% band against the theorem's
     N^{-1/4} bound, log-log, with the tail-fitted slope."""
@@ -54,6 +58,7 @@ def plot_rate(records, stem) -> list[str]:
     return save(fig, stem)
 
 
+@PACK.figure("lemmas", "lemma_terms")
 def plot_terms(records, stem) -> list[str]:
     """E[term] / bound for B1, B2, B, C at a fixed theta, for every noise family (colour) and p (panel);
     hollow markers: settings that break an assumption (not-applicable), measured anyway."""
@@ -106,6 +111,7 @@ def plot_terms(records, stem) -> list[str]:
     return save(fig, stem)
 
 
+@PACK.figure("lemmas", "lemma_search")
 def plot_search(records, stem) -> list[str]:
     """The worst adversarial ratio E[term] / bound found for each lemma against p (1 = the bound)."""
     by: dict = {}
@@ -137,6 +143,7 @@ def plot_search(records, stem) -> list[str]:
     return save(fig, stem)
 
 
+@PACK.figure("theorem1", "theorem1_bound")
 def plot_bound_terms(records, stem) -> list[str]:
     """thm1.bound: (left) the measured left side with its interval and the bound, per setting; (right)
     the share of each of the bound's three terms."""
@@ -191,6 +198,7 @@ def plot_bound_terms(records, stem) -> list[str]:
     return save(fig, stem)
 
 
+@PACK.figure("acceleration", "acceleration")
 def plot_acceleration(records, stem) -> list[str]:
     """Normalized gap against N = T + 1 for every method on each instance (one row per p, one column
     per instance) with the slope -(p+2)/p drawn; and the fitted exponents against p with (p+2)/p."""
@@ -281,6 +289,7 @@ def plot_acceleration(records, stem) -> list[str]:
     return paths + save(fig, stem + "_exponents")
 
 
+@PACK.figure("majorization", "majorization")
 def plot_majorization(records, stem) -> list[str]:
     """Appendix B: lower bound on L_p / ||L||_{p/(p-2)} for each setting and p (1 = the claimed constant)."""
     recs = [
@@ -322,6 +331,7 @@ def plot_majorization(records, stem) -> list[str]:
     return save(fig, stem)
 
 
+@PACK.figure("corrections", "corrections")
 def plot_corrections(records, stem) -> list[str]:
     """Lemma 2 (Appendix A.1): the worst ratio E[B2] / bound that the re-check search finds against p, for the
     paper's constant 1 and for the corrected constant kappa(p) (which must stay <= 1), with kappa(p) itself.
@@ -389,14 +399,3 @@ def plot_corrections(records, stem) -> list[str]:
         a.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     return save(fig, stem)
-
-
-FIGURES = {
-    "corrections": [("corrections", plot_corrections)],
-    "symbolic": [],  # the annotated proof is the picture: no figure
-    "claims": [],
-    "lemmas": [("lemma_terms", plot_terms), ("lemma_search", plot_search)],
-    "theorem1": [("theorem1_rate", plot_rate), ("theorem1_bound", plot_bound_terms)],
-    "majorization": [("majorization", plot_majorization)],
-    "acceleration": [("acceleration", plot_acceleration)],
-}
