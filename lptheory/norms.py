@@ -162,10 +162,22 @@ def newton_schulz(x, steps: int = 5, coefficients=MUON_COEFFICIENTS, eps: float 
     nrm = xp.sqrt(_sum(xp, _sum(xp, X * X, -1), -1))[..., None, None]
     X = X / (np.maximum(nrm, eps) if xp is np else xp.clamp(nrm, min=eps))
     for _ in range(steps):
-        A = X @ X.mT
-        B = b * A + c * (A @ A)
-        X = a * X + B @ X
+        X = _ns_step(xp, X, a, b, c)
     return X.mT if tall else X
+
+
+def _ns_step(xp, X, a: float, b: float, c: float):
+    """One quintic step X <- a X + (b A + c A^2) X, A = X X^T. torch: ``addmm``/``baddbmm`` (the products
+    and the linear combinations in one call each, as ``torch.optim.Muon``); numpy: the plain formula."""
+    A = X @ X.mT
+    if xp is not np and X.ndim == 2:
+        B = xp.addmm(A, A, A, beta=b, alpha=c)
+        return xp.addmm(X, B, X, beta=a)
+    if xp is not np and X.ndim == 3:
+        B = xp.baddbmm(A, A, A, beta=b, alpha=c)
+        return xp.baddbmm(X, B, X, beta=a)
+    B = b * A + c * (A @ A)
+    return a * X + B @ X
 
 
 def ns_scalar(sigma, steps: int = 5, coefficients=MUON_COEFFICIENTS):
