@@ -361,3 +361,12 @@ class RankOneNoise(Noise):
 
     def describe(self):
         return {**super().describe(), "atoms": int(self.atoms.shape[0]), "shape": list(self.shape)}
+
+
+def _register():
+    from .problems import PROBLEMS
+
+    PROBLEMS.update({KroneckerQuadratic.name: KroneckerQuadratic, SymmetricFactorization.name: SymmetricFactorization})
+
+
+_register()

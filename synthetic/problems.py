@@ -520,9 +520,3 @@ def make_problem(name: str, **kw) -> Problem:
     if name not in PROBLEMS:
         raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}")
     return PROBLEMS[name](**kw)
-
-# matrix problems with Schatten-p certificates (issue 26), in the same registry
-from .matrix import KroneckerQuadratic as _KQ  # noqa: E402
-from .matrix import SymmetricFactorization as _SF  # noqa: E402
-
-PROBLEMS.update({_KQ.name: _KQ, _SF.name: _SF})
