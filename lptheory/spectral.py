@@ -232,6 +232,10 @@ class Muon(MatrixOptimizer):
         _validate.choice("orthogonalize", self.orthogonalize, {"newton-schulz", "svd"})
         if self.adjust_lr not in (None, "original", "match_rms_adamw"):
             raise ValueError(f"adjust_lr must be None, 'original' or 'match_rms_adamw', got {self.adjust_lr!r}")
+        if self.ns_dtype not in (None, "float16", "bfloat16", "float32", "float64"):
+            raise ValueError(
+                f"ns_dtype must be None, 'float16', 'bfloat16', 'float32' or 'float64', got {self.ns_dtype!r}"
+            )
         if len(tuple(self.ns_coefficients)) != 3:
             raise ValueError(f"ns_coefficients must be a triple (a, b, c), got {self.ns_coefficients!r}")
         object.__setattr__(self, "ns_coefficients", tuple(float(v) for v in self.ns_coefficients))
@@ -241,7 +245,12 @@ class Muon(MatrixOptimizer):
         """O = NS_k(u) or the exact polar factor of u."""
         if h["orthogonalize"] == "svd":
             return polar(u)
-        if h.get("ns_dtype") and xp is not np:
+        if h.get("ns_dtype"):
+            if xp is np:  # numpy has no bfloat16: the other dtypes by astype
+                if h["ns_dtype"] == "bfloat16":
+                    raise ValueError("ns_dtype='bfloat16' needs torch tensors (numpy has no bfloat16)")
+                dt = np.dtype(h["ns_dtype"])
+                return newton_schulz(u.astype(dt), h["ns_steps"], h["ns_coefficients"], h["eps"]).astype(u.dtype)
             dt = getattr(xp, h["ns_dtype"])
             return newton_schulz(u.to(dt), h["ns_steps"], h["ns_coefficients"], h["eps"]).to(u.dtype)
         return newton_schulz(u, h["ns_steps"], h["ns_coefficients"], h["eps"])
@@ -292,6 +301,8 @@ class Scion(MatrixOptimizer):
         super().__post_init__()
         if not isinstance(self.constrained, bool):
             raise TypeError(f"constrained must be a bool, got {type(self.constrained).__name__}")
+        if self.norm.ndim == 1 and self.shape is not None:
+            raise ValueError(f"shape is for matrix norms; norm {self.norm!r} acts on vectors (..., d)")
         if self.constrained and not _is_schedule(self.lr) and self.lr > 1.0:
             raise ValueError(f"lr (gamma) must be in [0, 1] for the constrained form, got {self.lr}")
 

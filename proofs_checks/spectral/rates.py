@@ -65,8 +65,8 @@ class DualNormAverage(Observer):
         g = self.problem.grad(view.theta)
         self.total = self.total + self.norm.norm(self.problem.mat(g)) ** self.power
         self.count += 1
-        if hasattr(self.problem, "inside"):
-            ok = self.problem.inside(view.new_theta)
+        if hasattr(self.problem, "inside"):  # both ends of every step inside the certificate's region
+            ok = self.problem.inside(view.new_theta) & self.problem.inside(view.theta)
             self.left = ~ok if self.left is None else (self.left | ~ok)
 
     def value(self):
