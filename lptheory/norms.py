@@ -191,10 +191,11 @@ def ns_scalar(sigma, steps: int = 5, coefficients=MUON_COEFFICIENTS):
     return s
 
 
-def ns_error(x, steps: int = 5, coefficients=MUON_COEFFICIENTS, eps: float = 1e-7):
-    """Measured spectral-norm error ||NS_k(x) - U V^T||_2 per matrix (the exact path: :func:`polar`)."""
+def ns_error(x, steps: int = 5, coefficients=MUON_COEFFICIENTS, eps: float = 1e-7, exact=None):
+    """Measured spectral-norm error ||NS_k(x) - U V^T||_2 per matrix (the exact path: :func:`polar`, or
+    ``exact``, its value computed once by the caller)."""
     xp, x = _matrix(x)
-    d = newton_schulz(x, steps, coefficients, eps) - polar(x)
+    d = newton_schulz(x, steps, coefficients, eps) - (polar(x) if exact is None else exact)
     return Schatten(math.inf).norm(d)
 
 
