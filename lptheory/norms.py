@@ -199,6 +199,19 @@ def ns_error(x, steps: int = 5, coefficients=MUON_COEFFICIENTS, eps: float = 1e-
     return Schatten(math.inf).norm(d)
 
 
+def _orthogonalize_args(orthogonalize, ns_steps, p):
+    _validate.choice("orthogonalize", orthogonalize, {"svd", "newton-schulz"})
+    if orthogonalize == "newton-schulz" and not math.isinf(p):
+        raise ValueError(f"orthogonalize='newton-schulz' is for the spectral norm (p = inf), got p = {p:g}")
+    return orthogonalize, _validate.integer("ns_steps", ns_steps, lo=0)
+
+
+def _orthogonal(g, orthogonalize, ns_steps):
+    """U V^T exactly (``"svd"``) or its Newton-Schulz approximation (the direction is then approximate:
+    <g, d> = ||g||_* and ||d|| = 1 hold only up to the Newton-Schulz error, ``ns_error``)."""
+    return polar(g) if orthogonalize == "svd" else newton_schulz(g, ns_steps)
+
+
 # ------------------------------------------------------------------------------------------------
 # The protocol
 # ------------------------------------------------------------------------------------------------
@@ -320,10 +333,11 @@ class Schatten(Norm):
 
     ndim = 2
 
-    def __init__(self, p: float):
+    def __init__(self, p: float, *, orthogonalize: str = "svd", ns_steps: int = 5):
         self.p = _validate.exponent("p", p, lo=1.0, lo_open=False)
         self.q = math.inf if self.p == 1.0 else dual_exponent(self.p)
         self.name = {1.0: "nuclear", 2.0: "frobenius", math.inf: "spectral"}.get(self.p, f"schatten-{self.p:g}")
+        self.orthogonalize, self.ns_steps = _orthogonalize_args(orthogonalize, ns_steps, self.p)
 
     def singular_values(self, x):
         xp, x = _matrix(x)
@@ -344,7 +358,7 @@ class Schatten(Norm):
         if self.p == 2.0:
             return g / Frobenius._safe(xp, g)
         if math.isinf(self.p):
-            return polar(g)
+            return _orthogonal(g, self.orthogonalize, self.ns_steps)
         U, s, Vh = xp.linalg.svd(g, full_matrices=False)
         return _rebuild(U, Lp(self.p).direction(s), Vh)
 
@@ -367,7 +381,10 @@ class Schatten(Norm):
         return Schatten(self.q)
 
     def describe(self):
-        return {"name": self.name, "p": self.p}
+        out = {"name": self.name, "p": self.p}
+        if self.orthogonalize != "svd":
+            out.update(orthogonalize=self.orthogonalize, ns_steps=self.ns_steps)
+        return out
 
 
 class _Frobenius:
@@ -451,10 +468,19 @@ class RowNorm(_ColumnRow):
 class SpectralRMS(Norm):
     """The RMS -> RMS operator norm of X (d_out, d_in): sqrt(d_in / d_out) ||X||_{S_inf} (Bernstein &
     Newhouse 2024, Sec. 3.2 "the modular norm"; Pethick et al. 2025, Table 2, "Spectral"). Dual:
-    sqrt(d_out / d_in) ||G||_{S_1}; direction: sqrt(d_out / d_in) U V^T."""
+    sqrt(d_out / d_in) ||G||_{S_1}; direction: sqrt(d_out / d_in) U V^T (``orthogonalize="newton-schulz"``:
+    with :func:`newton_schulz` in place of U V^T, the approximate LMO Scion's implementation uses)."""
 
     ndim = 2
     name = "rms->rms"
+
+    def __init__(self, *, orthogonalize: str = "svd", ns_steps: int = 5):
+        self.orthogonalize, self.ns_steps = _orthogonalize_args(orthogonalize, ns_steps, math.inf)
+
+    def describe(self):
+        if self.orthogonalize == "svd":
+            return {"name": self.name}
+        return {"name": self.name, "orthogonalize": self.orthogonalize, "ns_steps": self.ns_steps}
 
     @staticmethod
     def _c(shape):
@@ -470,7 +496,7 @@ class SpectralRMS(Norm):
 
     def direction(self, g):
         xp, g = _matrix(g, "g")
-        return polar(g) / self._c(g.shape)
+        return _orthogonal(g, self.orthogonalize, self.ns_steps) / self._c(g.shape)
 
 
 class Scaled(Norm):

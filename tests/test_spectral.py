@@ -517,3 +517,19 @@ def test_recheck_witness_kinds_confirm_and_refute():
     w = {"coefficients": list(N.MUON_COEFFICIENTS), "steps": 5, "s": 0.5, "interval": [0.5, 1.5]}
     assert recheck_ns_polynomial(w)["violated"] is False
     assert recheck_ns_polynomial({**w, "s": 1e-4})["violated"] is True
+
+
+def test_newton_schulz_lmo_option_for_the_spectral_norms():
+    G = _rng(16).standard_normal((2, 6, 4))
+    a = N.Schatten(math.inf, orthogonalize="newton-schulz", ns_steps=3)
+    np.testing.assert_allclose(a.direction(G), N.newton_schulz(G, 3))
+    b = N.SpectralRMS(orthogonalize="newton-schulz")
+    np.testing.assert_allclose(b.lmo(G, 2.0), -2.0 * math.sqrt(6 / 4) * N.newton_schulz(G, 5))
+    opt = S.Scion(lr=0.1, alpha=1.0, norm=b)
+    W = np.zeros_like(G)
+    np.testing.assert_allclose(opt.step(W, G, opt.init(W))[0], 0.1 * b.lmo(G))
+    # the approximate direction misses the duality identity by about the Newton-Schulz error
+    gap = np.abs(a.inner(G, a.direction(G)) - a.dual_norm(G)) / a.dual_norm(G)
+    assert np.all(gap > 1e-6) and np.all(gap < 0.5)
+    with pytest.raises(ValueError, match="spectral"):
+        N.Schatten(3.0, orthogonalize="newton-schulz")
