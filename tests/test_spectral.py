@@ -533,3 +533,25 @@ def test_newton_schulz_lmo_option_for_the_spectral_norms():
     assert np.all(gap > 1e-6) and np.all(gap < 0.5)
     with pytest.raises(ValueError, match="spectral"):
         N.Schatten(3.0, orthogonalize="newton-schulz")
+
+
+def test_pack_options_are_validated_before_any_work():
+    from proofs_checks.api import load_pack
+
+    c = load_pack("proofs_checks.spectral:PACK").checks["rate-lmo"]
+    with pytest.raises(ValueError, match="--p"):
+        c.resolve({"p": [1.5]})
+    with pytest.raises(ValueError, match="T="):
+        c.resolve({"T": [8, 16]})
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_rules_match_cpu():
+    rng = _rng(17)
+    W, g = rng.standard_normal((3, 32, 16)), rng.standard_normal((3, 32, 16))
+    for opt in (S.Muon(lr=0.1), S.Muon(lr=0.1, orthogonalize="svd"), S.Scion(lr=0.1), S.StaceyPPSchatten(p=3.0)):
+        a, _ = opt.step(W, g, opt.init(W))
+        Wc, gc = torch.tensor(W, device="cuda"), torch.tensor(g, device="cuda")
+        b, _ = opt.step(Wc, gc, opt.init(Wc))
+        np.testing.assert_allclose(b.cpu().numpy(), a, rtol=1e-9, atol=1e-11)

@@ -32,6 +32,10 @@ def _grid(opts):
     T = opts.get("T")
     if not (isinstance(T, (list, tuple)) and len(T) >= 3 and all(isinstance(v, int) and v >= 2 for v in T)):
         raise ValueError(f"--set T=... must list at least 3 integers >= 2, got {T!r}")
+    ps = opts.get("p")
+    ps = ps if isinstance(ps, (list, tuple)) else [ps]
+    if not ps or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 2 for v in ps):
+        raise ValueError(f"--p must list exponents p >= 2 (Schatten-p smoothness with p >= 2), got {opts.get('p')!r}")
 
 
 @PACK.check(name="identities", title="Exact identities: Muon = spectral steepest descent, Schatten-p at p = 2 "
