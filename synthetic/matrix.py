@@ -53,9 +53,13 @@ def _check_p(p) -> float:
 
 class MatrixProblem(Problem):
     """Base: ``shape`` (m, n), ``d = m n``; certificates in Schatten norms (``L``: Schatten-p smoothness,
-    ``grad_sup``: sup ||grad f||_{S_p*}), audited by ratios actually evaluated on random pairs."""
+    ``grad_sup``: sup ||grad f||_{S_p*}), audited by ratios actually evaluated on random pairs.
+
+    Note: ``smoothness(p)`` / ``certificate("L")`` here is the Schatten-p constant of the (m, n) matrix,
+    not the l_p constant of the flat vector that the vector problems certify (``geometry`` says which)."""
 
     shape: tuple[int, int]
+    geometry = "schatten"
 
     def mat(self, x):
         return x.reshape(tuple(x.shape[:-1]) + self.shape)
@@ -104,7 +108,7 @@ class MatrixProblem(Problem):
         return float(np.max(Schatten(dual_exponent(_check_p(p))).norm(self.mat(self.grad(X)))))
 
     def describe(self):
-        return {**super().describe(), "shape": list(self.shape)}
+        return {**super().describe(), "shape": list(self.shape), "geometry": self.geometry}
 
 
 def _spd(rng, k, profile, cond):
