@@ -23,6 +23,8 @@ __all__ = [
     "geometry",
     "optimizers",
     "schedules",
+    "norms",
+    "spectral",
     "dual_exponent",
     "lp_norm",
     "steepest_map",
@@ -40,3 +42,6 @@ __all__ = [
     "AdamW",
     "Lion",
 ]
+
+# matrix geometry and optimizers (issue 26)
+from . import norms, spectral  # noqa: E402

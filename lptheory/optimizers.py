@@ -693,3 +693,8 @@ def make(name: str, **hyper) -> ElementwiseOptimizer:
 def hyper_names(cls: type) -> tuple[str, ...]:
     """The hyper-parameter names of an optimizer class (its dataclass fields)."""
     return tuple(f.name for f in dataclasses.fields(cls))
+
+# the matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) join the same registry
+from .spectral import MATRIX_OPTIMIZERS as _MATRIX_OPTIMIZERS  # noqa: E402
+
+OPTIMIZERS.update(_MATRIX_OPTIMIZERS)

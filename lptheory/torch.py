@@ -550,3 +550,8 @@ class Lion(_Base):
             fused=fused,
         )
         super().__init__(params, defaults)
+
+# the matrix optimizers (issue 26: Muon, Scion, Schatten-p descent, Stacey in Schatten-p), re-exported
+from .torch_spectral import Muon, SchattenDescent, Scion, StaceyP2Schatten, StaceyPPSchatten  # noqa: E402
+
+__all__ += ["Muon", "Scion", "SchattenDescent", "StaceyP2Schatten", "StaceyPPSchatten"]

@@ -2,3 +2,4 @@
 
 Filled by the synthetic-problems issue; may import :mod:`lptheory`, never a higher layer.
 """
+from . import matrix as _matrix  # noqa: E402,F401  (registers the matrix problems in synthetic.problems.PROBLEMS)

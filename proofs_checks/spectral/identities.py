@@ -1,0 +1,253 @@
+"""(a) Exact identities of steepest descent in matrix norms, checked through the public API.
+
+Each identity is evaluated on random matrices (batched, several shapes, a fixed seed stream) in
+float64; its record compares the largest relative Frobenius gap with a rounding tolerance. Each has a
+control: a nearby statement that is false (a method that is *not* the identity), which the same
+check must find violated with a re-checked witness; an identity ``holds`` only when its control fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from lptheory import norms as N
+from lptheory.optimizers import Adam
+from lptheory.spectral import Muon, SchattenDescent, Scion
+from proofs_checks.api import ClaimSpec, value_claim
+
+TOL = 1e-9  # relative Frobenius gap allowed for float64 rounding (SVDs of matrices up to 16 x 24)
+SHAPES = ((3, 5), (6, 4), (8, 8), (16, 24))
+BB = "Bernstein & Newhouse 2024, 'Old Optimizer, New Norm: An Anthology' (arXiv:2409.20325)"
+
+
+def _matrices(seed, quick):
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2601]))
+    reps = 4 if quick else 16
+    out = [rng.standard_normal((reps, *s)) for s in SHAPES]
+    # rank-deficient and ill-conditioned cases
+    lo = rng.standard_normal((reps, 6, 2)) @ rng.standard_normal((reps, 2, 5))
+    out.append(lo)
+    return out
+
+
+def _gap(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    den = np.linalg.norm(b.reshape(len(b), -1), axis=1)
+    num = np.linalg.norm((a - b).reshape(len(b), -1), axis=1)
+    return num / np.where(den > 0, den, 1.0)
+
+
+def _worst(pairs):
+    """(largest gap, G, claimed) over [(claimed batch, reference batch, G batch)]."""
+    best = (-1.0, None, None)
+    for claimed, ref, G in pairs:
+        g = _gap(claimed, ref)
+        i = int(np.argmax(g))
+        if g[i] > best[0]:
+            best = (float(g[i]), G[i], claimed[i])
+    return best
+
+
+def _witness(identity, G, claimed):
+    return {
+        "kind": "spectral-identity",
+        "identity": identity,
+        "G": np.asarray(G).tolist(),
+        "claimed": np.asarray(claimed).tolist(),
+        "tolerance": TOL,
+    }
+
+
+def _identity_record(spec, identity, pairs, params, control=False):
+    gap, G, claimed = _worst(pairs)
+    return value_claim(
+        spec,
+        gap,
+        TOL,
+        params,
+        method="exact",
+        witness=_witness(identity, G, claimed),
+        note="control: a nearby false statement; the check must find it violated" if control else "",
+    )
+
+
+def _with_control(main, control):
+    """``main`` holds only if ``control`` (a false neighbour) was found violated."""
+    if main.status == "holds" and control.status != "violated":
+        return dataclasses.replace(
+            main,
+            status="inconclusive",
+            reason=main.reason + f"; but its control {control.id} was not found violated ({control.status}): "
+            "the check did not show it can fail",
+        )
+    if main.status == "holds":
+        return dataclasses.replace(main, reason=main.reason + f"; control {control.id} violated as it must be")
+    return main
+
+
+def _polar_eigh(G):
+    """(G G^T)^{-1/4} G (G^T G)^{-1/4} via eigendecompositions: Shampoo's preconditioned step without
+    accumulation (Bernstein & Newhouse, Sec. 3.3), computed without any SVD."""
+    out = []
+    for g in G:
+        wl, ql = np.linalg.eigh(g @ g.T)
+        wr, qr = np.linalg.eigh(g.T @ g)
+        tl = wl.max() * 1e-12
+        tr = wr.max() * 1e-12
+        il = (ql * np.where(wl > tl, np.abs(wl) ** -0.25, 0.0)) @ ql.T
+        ir = (qr * np.where(wr > tr, np.abs(wr) ** -0.25, 0.0)) @ qr.T
+        out.append(il @ g @ ir)
+    return np.asarray(out)
+
+
+def run_identities(ctx):
+    mats = _matrices(ctx.seed, ctx.quick)
+    params = {"shapes": [list(m.shape[1:]) for m in mats], "seed": ctx.seed}
+    spec_inf = N.Schatten(math.inf)
+    out = []
+
+    # 1. Muon's exact-SVD step is the spectral-norm steepest direction -------------------------------
+    lr = 0.1
+    muon = Muon(lr=lr, momentum=0.0, nesterov=False, orthogonalize="svd", adjust_lr=None)
+    muon_ns = Muon(lr=lr, momentum=0.0, nesterov=False, orthogonalize="newton-schulz", adjust_lr=None)
+    pairs, pairs_ns = [], []
+    for G in mats:
+        W = np.zeros_like(G)
+        d = spec_inf.direction(G)
+        step = (W - muon.step(W, G, muon.init(W))[0]) / lr
+        pairs.append((step, d, G))
+        pairs_ns.append(((W - muon_ns.step(W, G, muon_ns.init(W))[0]) / lr, d, G))
+    main = ClaimSpec(
+        id="spectral.muon-svd-step",
+        statement="Muon with exact orthogonalization (no momentum, no weight decay) steps along "
+        "-U V^T = -argmax_{||D||_{S_inf} <= 1} <G, D>, the spectral-norm steepest direction",
+        source=f"Jordan et al. 2024 (Muon); {BB}, Sec. 3.2",
+        show=("shapes",),
+    )
+    ctrl = ClaimSpec(
+        id="spectral.muon-svd-step.control-ns5",
+        statement="(control, false) Muon's Newton-Schulz step (5 quintic steps) equals the spectral "
+        "steepest direction U V^T",
+        source="control of spectral.muon-svd-step",
+        show=("shapes",),
+    )
+    c = _identity_record(ctrl, "spectral-direction", pairs_ns, params, control=True)
+    out += [_with_control(_identity_record(main, "spectral-direction", pairs, params), c), c]
+
+    # 2. Schatten-p steepest descent at p = 2 is normalized SGD, at p = inf the orthogonalized update --
+    fro = N.Schatten(2.0)
+    scion2 = Scion(lr=lr, alpha=1.0, radius=1.0, norm=fro)
+    pairs, pairs_c = [], []
+    for G in mats:
+        W = np.zeros_like(G)
+        step = (W - scion2.step(W, G, scion2.init(W))[0]) / lr  # = direction of the Frobenius LMO
+        pairs.append((step, G / np.linalg.norm(G, axis=(-2, -1), keepdims=True), G))
+        pairs_c.append((N.Schatten(2.5).direction(G), G / np.linalg.norm(G, axis=(-2, -1), keepdims=True), G))
+    main = ClaimSpec(
+        id="spectral.schatten2-normalized-sgd",
+        statement="the Schatten-2 (Frobenius) LMO step is normalized SGD: -lr G / ||G||_F",
+        source=f"{BB}, Sec. 2; Pethick et al. 2025 (Scion), Table 2",
+        show=("shapes",),
+    )
+    ctrl = ClaimSpec(
+        id="spectral.schatten2-normalized-sgd.control-p2.5",
+        statement="(control, false) the Schatten-2.5 steepest direction is G / ||G||_F",
+        source="control of spectral.schatten2-normalized-sgd",
+        show=("shapes",),
+    )
+    c = _identity_record(ctrl, "frobenius-direction", pairs_c, params, control=True)
+    out += [_with_control(_identity_record(main, "frobenius-direction", pairs, params), c), c]
+
+    sd_inf = SchattenDescent(p=math.inf, lr=lr)
+    pairs, pairs_c = [], []
+    for G in mats:
+        W = np.zeros_like(G)
+        step = (W - sd_inf.step(W, G, sd_inf.init(W))[0]) / lr
+        pairs.append((step, _polar_eigh(G), G))
+        pairs_c.append((N.Schatten(8.0).steepest_map(G), _polar_eigh(G), G))
+    main = ClaimSpec(
+        id="spectral.schatten-inf-orthogonalized",
+        statement="Schatten-p descent at p = inf steps along the orthogonalized gradient U V^T, which is "
+        "Shampoo's step without accumulation, (G G^T)^{-1/4} G (G^T G)^{-1/4}",
+        source=f"{BB}, Sec. 3.2-3.3 (Shampoo without accumulation is spectral steepest descent)",
+        show=("shapes",),
+    )
+    ctrl = ClaimSpec(
+        id="spectral.schatten-inf-orthogonalized.control-p8",
+        statement="(control, false) the unscaled Schatten-8 map U diag(s^{1/7}) V^T is U V^T",
+        source="control of spectral.schatten-inf-orthogonalized",
+        show=("shapes",),
+    )
+    c = _identity_record(ctrl, "spectral-direction", pairs_c, params, control=True)
+    out += [_with_control(_identity_record(main, "spectral-direction", pairs, params), c), c]
+
+    # 3. dual-norm identities per norm ------------------------------------------------------------------
+    norms = [
+        N.Lp(1.0),
+        N.Lp(1.5),
+        N.Lp(2.0),
+        N.Lp(3.0),
+        N.Lp(math.inf),
+        N.Schatten(1.0),
+        N.Schatten(1.5),
+        N.Schatten(2.0),
+        N.Schatten(3.0),
+        N.Schatten(math.inf),
+        N.ColNorm(),
+        N.RowNorm(),
+        N.ColNorm(rms=True),
+        N.RowNorm(rms=True),
+        N.SpectralRMS(),
+    ]
+    spec = ClaimSpec(
+        id="spectral.dual-norm",
+        statement="<G, d*> = ||G||_* and ||d*|| = 1 for the steepest direction d* of each norm; for "
+        "l_p and Schatten-p, the dual of the dual is the norm (||.||_{**} = ||.||)",
+        source=f"{BB}, Sec. 2 (duality map); Pethick et al. 2025, Table 2 (LMOs of the operator norms)",
+        show=("norm",),
+    )
+    for nm in norms:
+        worst = 0.0
+        for G in mats:
+            d = nm.direction(G)
+            dn = nm.dual_norm(G)
+            worst = max(worst, float(np.max(np.abs(nm.inner(G, d) - dn) / np.maximum(dn, 1e-300))))
+            worst = max(worst, float(np.max(np.abs(nm.norm(d) - 1.0))))
+            if isinstance(nm, (N.Lp, N.Schatten)):
+                x = G[..., 0, :] if nm.ndim == 1 else G
+                worst = max(worst, float(np.max(np.abs(nm.dual().dual_norm(x) - nm.norm(x)) / nm.norm(x))))
+        out.append(value_claim(spec, worst, TOL, {"norm": repr(nm)}, method="exact"))
+
+    # 4. Adam without moving averages is sign descent ---------------------------------------------------
+    adam = Adam(lr=lr, beta1=0.0, beta2=0.0, eps=0.0, bias_correction=False)
+    adam_ema = Adam(lr=lr, beta1=0.9, beta2=0.999, eps=0.0, bias_correction=False)
+    pairs, pairs_c = [], []
+    for G in mats:
+        g = G.reshape(len(G), -1)
+        w = np.zeros_like(g)
+        step = (w - adam.step(w, g, adam.init(w))[0]) / lr
+        linf = N.Lp(math.inf).direction(g)
+        pairs.append((step, linf, g))
+        st = adam_ema.init(w)
+        w1, st = adam_ema.step(w, g, st)
+        w2, st = adam_ema.step(w1, -0.5 * g, st)  # a second step, so the averages matter
+        pairs_c.append(((w1 - w2) / lr, np.sign(-0.5 * g), g))
+    main = ClaimSpec(
+        id="spectral.adam-no-ema-is-sign-descent",
+        statement="Adam with beta1 = beta2 = 0 and eps = 0 (no moving averages) steps along -sign(g), the "
+        "l_inf steepest direction (for g with no zero entry)",
+        source=f"{BB}, Sec. 3.1",
+        show=("shapes",),
+    )
+    ctrl = ClaimSpec(
+        id="spectral.adam-no-ema-is-sign-descent.control-ema",
+        statement="(control, false) Adam with beta1 = 0.9, beta2 = 0.999 steps along -sign(g) at its second step",
+        source="control of spectral.adam-no-ema-is-sign-descent",
+        show=("shapes",),
+    )
+    c = _identity_record(ctrl, "sign", [(a, b, -0.5 * g) for a, b, g in pairs_c], params, control=True)
+    out += [_with_control(_identity_record(main, "sign", pairs, params), c), c]
+    return out
