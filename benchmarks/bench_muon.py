@@ -62,6 +62,10 @@ def main(argv=None):
             f()
             times[k].append(time.perf_counter() - t0)
     best = {k: min(v) * 1e3 for k, v in times.items()}
+    # paired ratios: each repeat times the contenders back to back, so a drift in the machine's load
+    # (a shared machine) cancels in the ratio of the same repeat; the median of those is reported too
+    paired = {k: sorted(a / b for a, b in zip(v, times["torch.optim.Muon"])) for k, v in times.items()}
+    med = {k: v[len(v) // 2] for k, v in paired.items()}
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     print(
         f"{n / 1e6:.1f}M float32 values in {len(params(args.scale))} matrices, torch {torch.__version__}, cpu, "
@@ -72,8 +76,12 @@ def main(argv=None):
     ref = best["torch.optim.Muon"]
     r_bf = best["lptheory Muon (ns bf16)"] / ref
     r_fp = best["lptheory Muon (ns fp32)"] / ref
-    print(f"  ratio (ns bf16) / torch.optim.Muon = {r_bf:.3f}   target <= 1.2: {'met' if r_bf <= 1.2 else 'NOT met'}")
-    print(f"  ratio (ns fp32) / torch.optim.Muon = {r_fp:.3f}   (reported; different Newton-Schulz dtype)")
+    m_bf, m_fp = med["lptheory Muon (ns bf16)"], med["lptheory Muon (ns fp32)"]
+    ok = "met" if r_bf <= 1.2 else "NOT met"
+    print(f"  ratio (ns bf16) / torch.optim.Muon = {r_bf:.3f} (of minima), {m_bf:.3f} (median of paired)   "
+          f"target <= 1.2: {ok}")  # fmt: skip
+    print(f"  ratio (ns fp32) / torch.optim.Muon = {r_fp:.3f} (of minima), {m_fp:.3f} (median of paired)   "
+          "(reported; a different Newton-Schulz dtype)")  # fmt: skip
 
 
 if __name__ == "__main__":
