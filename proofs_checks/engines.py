@@ -686,7 +686,8 @@ def adversarial_search_many(
         r, dist, sc, coords = _ratios(spec, space, best["x"][None], sc_in, scale, require)
         wsc, wco = _round_up_constants(spec, sc, coords)
         bound_expr = spec.bound if scale == 1.0 else sp.Float(scale) * spec.bound
-        w = expression_witness(spec, scalars=wsc, coords=wco, dist=dist, rhs=bound_expr)
+        extra = {"require": _srepr(require)} if require is not None else None  # re-checked from the witness
+        w = expression_witness(spec, scalars=wsc, coords=wco, dist=dist, rhs=bound_expr, extra=extra)
         chk = recheck(w)
         budget_txt = (
             f"{len(spaces)} restarts, {best['nfev']} exact evaluations, (d, k, n) in {[s.describe() for s in spaces]}"
