@@ -138,3 +138,95 @@ def test_controls_gate_holds_and_are_never_holds():
     assert gate_on_controls("accelerated-lp", ok, good).status == "holds"
     for cv in (vacuous["static"], good["static"]):
         assert control_verdict("static", cv).status != "holds"
+
+
+# -------------------------------------------------------------------------------- assumption-aware search
+
+SIGMA = sp.Symbol("S", positive=True)
+M = sp.Symbol("m", real=True)
+_MEAN = Assumption("mean", M, "==", Expect1(x))
+_SD = Assumption("standard deviation", SIGMA, "==", sp.sqrt(Expect1((x - M) ** 2)))
+
+
+def _unimodal_symmetric(setting):
+    return (bool(setting.get("unimodal") and setting.get("symmetric")), "the noise must be unimodal and symmetric")
+
+
+def _mad_spec(check):
+    """E|X - m| <= (sqrt(3)/2) sd(X): true for symmetric unimodal laws (mixtures of uniforms: Cauchy-Schwarz,
+    equality for a uniform law), false for a symmetric two-point law (ratio 2/sqrt(3))."""
+    asm = [_MEAN, _SD] + ([Assumption("unimodal symmetric noise", check=_unimodal_symmetric)] if check else [])
+    return ClaimSpec(
+        id="user.mad",
+        statement="E|X - EX| <= (sqrt 3 / 2) sd(X) for unimodal symmetric X",
+        source="test",
+        assumptions=asm,
+        term=Expect(sp.Abs(x - M)),
+        bound=sp.sqrt(3) / 2 * SIGMA,
+    )
+
+
+_B = SearchBudget(maxiter=30, popsize=8)
+
+
+def test_families_decode_to_members():
+    rng = __import__("numpy").random.default_rng(0)
+    for space in (
+        DistributionSpace(2, 4, family="symmetric"),
+        DistributionSpace(2, 5, family="symmetric"),
+        DistributionSpace(1, 7, family="unimodal-symmetric"),
+        DistributionSpace(2, 3, support_bound=0.25),
+        DistributionSpace(2, 3, variance=2.0),
+    ):
+        lo, hi = zip(*space.bounds())
+        xs = rng.uniform(lo, hi, size=(50, space.dim))
+        dist = space.decode(xs)
+        for r in range(50):
+            st = space.setting(dist, r)
+            if space.family != "any":
+                assert st["symmetric"], (space, r)
+            if space.support_bound is not None:
+                assert st["support"] <= 0.25 + 1e-15
+            if space.variance is not None:
+                assert all(abs(v - 2.0) < 1e-9 for v in st["variance"])
+        if space.family == "unimodal-symmetric":  # weights non-increasing away from the center
+            w = dist.weights[:, 0, :]
+            h = space.k // 2
+            assert (w[:, h:-1] >= w[:, h + 1 :] - 1e-15).all() and (w[:, 1 : h + 1] >= w[:, :h] - 1e-15).all()
+    with pytest.raises(ValueError, match="odd"):
+        DistributionSpace(1, 4, family="unimodal-symmetric")
+    with pytest.raises(ValueError, match="family"):
+        DistributionSpace(1, 3, family="gaussian")
+
+
+def test_search_never_reports_violated_outside_a_stated_assumption():
+    """The issue's case: a claim stated under unimodal symmetric noise, searched over an unrestricted space, was
+    reported violated on a two-point law. Now the setting-form assumption is checked on every candidate: no
+    candidate of the unrestricted space meets it, so the record is not-applicable (measured anyway)."""
+    rec = adversarial_search(_mad_spec(True), [DistributionSpace(1, 2)], {}, seed=0, budget=_B)
+    assert rec.status == "not-applicable" and "unimodal symmetric noise" in rec.reason, rec.reason
+    assert rec.ratio == pytest.approx(2 / 3**0.5, rel=1e-6)  # the measurement is kept
+    unchecked = adversarial_search(_mad_spec(False), [DistributionSpace(1, 2)], {}, seed=0, budget=_B)
+    assert unchecked.status == "violated"  # the same claim without the assumption: a real counterexample
+    ok = adversarial_search(
+        _mad_spec(True), [DistributionSpace(1, 5, family="unimodal-symmetric")], {}, seed=0, budget=_B
+    )
+    assert ok.status == "holds" and ok.evidence == "searched" and ok.ratio <= 1.0, ok.reason
+
+
+def test_search_finds_a_planted_violation_of_known_size():
+    """E|X - m| <= sd(X) (Jensen) is tight on symmetric two-point laws (sup ratio exactly 1): with the bound
+    planted 0.8 times too small the search must report a violation of size 1/0.8, proved."""
+    spec = ClaimSpec(
+        id="jensen",
+        statement="E|X - m| <= sd(X)",
+        source="test",
+        assumptions=[_MEAN, _SD],
+        term=Expect(sp.Abs(x - M)),
+        bound=SIGMA,
+    )
+    rec = adversarial_search(spec, [DistributionSpace(1, 2)], {}, seed=1, budget=_B, scale=0.8)
+    assert rec.status == "violated" and rec.evidence == "proved"
+    assert rec.ratio >= 1.25 * (1 - 1e-6)
+    rec_sym = adversarial_search(spec, [DistributionSpace(1, 4, family="symmetric")], {}, seed=1, budget=_B, scale=0.8)
+    assert rec_sym.status == "violated" and rec_sym.ratio >= 1.25 * (1 - 1e-6)
