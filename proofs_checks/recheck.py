@@ -648,6 +648,9 @@ class _BallEval:
         best = xs[0]
         for v in xs[1:]:
             best = self._max2(best, v)
+        n = self.num
+        if n.name == "arb" and any(n.ge(v, n.exact(0)) for v in xs):
+            best = best.nonnegative_part()  # a maximum with a term >= 0 is >= 0 (the hull's rounding aside)
         return best
 
     def _max2(self, a, b):
@@ -785,8 +788,8 @@ class _BallEval:
                     return self._pow(bb, n.exact(ex)) if not n.gt(bb, n.exact(0)) else n.fn("sqrt", bb)
             return self._pow(self.ev(b, ctx), self.ev(ex, ctx))
         if isinstance(e, sp.Abs):
-            v = self.ev(e.args[0], ctx)
-            return abs(v)
+            v = abs(self.ev(e.args[0], ctx))
+            return v.nonnegative_part() if n.name == "arb" else v  # a ball touching 0 stays >= 0
         if isinstance(e, sp.sign):
             return self._sign(self.ev(e.args[0], ctx))
         if isinstance(e, sp.Max):
@@ -798,11 +801,23 @@ class _BallEval:
             if isinstance(e, sp.log) and not n.gt(v, n.exact(0)):
                 raise Undecided("log of an enclosure that reaches 0")
             return n.fn(type(e).__name__, v)
-        if isinstance(e, sp.Piecewise):
+        if isinstance(e, sp.Piecewise):  # branches whose condition the enclosures cannot decide: their hull
+            possible = []
             for val, cond in e.args:
-                if self._truth(cond, ctx):
-                    return self.ev(val, ctx)
-            raise Undecided(f"no branch of {e} holds")
+                try:
+                    truth = self._truth(cond, ctx)
+                except Undecided:
+                    possible.append(self.ev(val, ctx))
+                    continue
+                if truth:
+                    possible.append(self.ev(val, ctx))
+                    break
+            if not possible:
+                raise Undecided(f"no branch of {e} holds")
+            out = possible[0]
+            for v in possible[1:]:
+                out = self.num.union(out, v)
+            return out
         if isinstance(e, (sp.core.relational.Relational, sp.And, sp.Or, sp.Not)) or e in (sp.true, sp.false):
             return n.exact(1 if self._truth(e, ctx) else 0)
         raise Undecided(f"no rigorous evaluation of {type(e).__name__}")

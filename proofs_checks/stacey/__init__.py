@@ -130,3 +130,5 @@ for _name, _mod, _fn, _title, _desc, _p, _rng in _CHECKS:
             parallel=_name in ("lemmas", "corrections"),
         )
     )
+
+from . import bnb_claims  # noqa: E402,F401  (registers the 'proved' check: interval branch-and-bound, issue 23)
