@@ -279,15 +279,30 @@ def _tight_ok(obj, tp: TightPoint, box, relation, cache) -> bool:
             return False
         if not n.ge(n.exact(0), on_face):
             return False
-    try:
-        dv = obj.sides(box, cache["deriv"])
-    except Undecided:
-        return False
-    if not n.finite(dv):
-        return False
     zero = n.exact(0)
-    # at the lower end: lhs - rhs must not increase away from the face (derivative <= 0), and vice versa
-    return bool(n.ge(zero, dv)) if tp.at == lo else bool(n.ge(dv, zero))
+
+    def right_sign(dv):  # at the lower end: lhs - rhs must not increase away from the face, and vice versa
+        return n.finite(dv) and (bool(n.ge(zero, dv)) if tp.at == lo else bool(n.ge(dv, zero)))
+
+    try:
+        if right_sign(obj.sides(box, cache["deriv"])):
+            return True
+    except Undecided:
+        pass
+    # second order, for a derivative d that vanishes at the face: d(z) = d(at) + d'(xi) (z - at); with d' <= 0
+    # on the box, d(z) <= d(at) to the right of the point and d(z) >= d(at) to its left, so the sign of d(at)
+    # carries over to the whole box (tested by signs, not by a product whose rounding would reach past 0)
+    if len(box) != 1:
+        return False
+    try:
+        if "deriv2" not in cache:
+            sym = next(s for s in cache["deriv"].free_symbols if s.name == tp.var)
+            cache["deriv2"] = sp.diff(cache["deriv"], sym)
+        d_at = obj.sides({tp.var: (tp.at, tp.at)}, cache["deriv"])
+        d2 = obj.sides(box, cache["deriv2"])
+        return bool(right_sign(d_at) and n.finite(d2) and n.ge(zero, d2))
+    except (Undecided, StopIteration):
+        return False
 
 
 def _bnb(lhs, rhs, box0, relation, scalars, tight, max_boxes, min_width, num) -> BnBResult:

@@ -131,4 +131,4 @@ for _name, _mod, _fn, _title, _desc, _p, _rng in _CHECKS:
         )
     )
 
-from . import bnb_claims  # noqa: E402,F401  (registers the 'proved' check: interval branch-and-bound, issue 23)
+from . import bnb_claims, coverage  # noqa: E402,F401  (register the 'proved' and 'coverage' checks, issue 23)
