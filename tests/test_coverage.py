@@ -7,7 +7,7 @@ from proofs_checks.stacey import coverage as CV
 
 
 def test_symbolic_statements_are_proved():
-    for rec in (CV.signsgd_record(), CV.mirror_step_record()):
+    for rec in (CV.signsgd_record(), CV.p_inf_record(), CV.mirror_step_record()):
         assert rec.status == "holds" and rec.evidence == "proved", rec.reason
 
 

@@ -3,6 +3,11 @@
 * ``alg3.signsgd`` (Section 3, after Alg. 3: "When p = inf, Algorithm 3 reduces exactly to signSGD"):
   the update direction v / |v|^{(p-2)/(p-1)} of Alg. 3 line 2 tends to sign(v) as p -> inf for every
   v != 0 (sympy limits, v > 0 and v < 0), the update of signSGD (Bernstein et al. 2018, Alg. 1).
+* ``thm1.p-inf`` (Sections 1 and 3: "Our results strictly generalize previous guarantees for signSGD (p = inf)"):
+  the limits p -> inf of Theorem 1's right-hand side and of its rate are signSGD's guarantee (Bernstein et al.
+  2018, Thm. 1: (f_0 - f*)/(eta T) + L eta/2 + 2 ||sigma||_1 mean(1/sqrt(n_t)) before eta is chosen, and
+  N^{-1/4} [sqrt(L) (f_0 - f* + 1/2) + 2 ||sigma||_1] with n_t = T, the l_inf smoothness constant L in place of
+  their ||L||_1), while the left-hand side ||g||_{p*}^{p*} tends to ||g||_1 (sympy limits).
 * ``thm1.bias`` (Section 3, proof sketch: the analysis works around E[s(g~)] != s(g)): an unbiased
   two-point g~ whose mean direction is far from the direction of the mean, |E s(g~) - s(g)| >= |s(g)|/2,
   proved in ball arithmetic at p = 3, 4, 8.
@@ -34,6 +39,22 @@ def _validate(options):
             raise ValueError(f"--p must be in (2, inf) for this check, got {p:g}")
 
 
+def _spot_gap(pairs, n=3) -> float:
+    """The largest relative difference of each (a, b) pair of expressions at ``n`` random positive points
+    (30 digits): the numerical side of :func:`proofs_checks.verdict.decide_identity`."""
+    import random
+
+    rng = random.Random(23)
+    worst = 0.0
+    for a, b in pairs:
+        syms = sorted((a - b).free_symbols | a.free_symbols | b.free_symbols, key=lambda z: z.name)
+        for _ in range(n):
+            vals = {z: sp.Float(rng.uniform(0.1, 3.0), 30) for z in syms}
+            av, bv = sp.N(a.subs(vals), 30), sp.N(b.subs(vals), 30)
+            worst = max(worst, float(abs(av - bv) / max(abs(bv), sp.Float(1e-300))))
+    return worst
+
+
 def signsgd_record() -> Claim:
     from ..verdict import decide_identity
 
@@ -43,12 +64,44 @@ def signsgd_record() -> Claim:
     lim_pos = sp.limit(step(v), p, sp.oo)
     lim_neg = sp.limit(step(-v), p, sp.oo)
     proved = sp.simplify(lim_pos - 1) == 0 and sp.simplify(lim_neg + 1) == 0
-    gap = 0.0 if proved else 1.0
+    gap = _spot_gap([(lim_pos, sp.Integer(1)), (lim_neg, sp.Integer(-1))])
     vd = decide_identity(proved, gap, how=f"lim_(p->inf) of v/|v|^((p-2)/(p-1)) = {lim_pos} (v > 0), {lim_neg} (v < 0)")
     return Claim(
         id="alg3.signsgd",
         statement="When p = inf, Algorithm 3 reduces exactly to signSGD: v/|v|^{(p-2)/(p-1)} -> sign(v) (v != 0)",
         source="Section 3 (after Algorithm 3); signSGD: Bernstein et al. (2018), Algorithm 1",
+        status=vd.status,
+        method="symbolic",
+        params={"p": "inf"},
+        reason=vd.reason,
+        relation="==",
+        witness=vd.witness,
+    )
+
+
+def p_inf_record() -> Claim:
+    from ..verdict import decide_identity
+    from . import formulas as F
+
+    signsgd = F.gap / (F.eta * F.T) + F.L * F.eta / 2 + 2 * F.S1 * F.m_inv
+    signsgd_rate = F.N_calls ** sp.Rational(-1, 4) * (sp.sqrt(F.L) * (F.gap + sp.Rational(1, 2)) + 2 * F.S1)
+    lim = sp.limit(F.THEOREM_RHS, F.p, sp.oo)
+    lim_rate = sp.limit(F.RATE_BOUND, F.p, sp.oo)
+    gv = sp.Symbol("gv", positive=True)
+    lim_lhs = sp.limit(gv ** (F.p / (F.p - 1)), F.p, sp.oo)
+    proved = all(sp.simplify(u) == 0 for u in (lim - signsgd, lim_rate - signsgd_rate, lim_lhs - gv))
+    gap = _spot_gap([(lim, signsgd), (lim_rate, signsgd_rate), (lim_lhs, gv)])
+    vd = decide_identity(
+        proved,
+        gap,
+        how=f"lim_(p->inf) rhs = {lim}; rate -> {sp.simplify(lim_rate)}; |g_i|^(p*) -> |g_i|",
+    )
+    return Claim(
+        id="thm1.p-inf",
+        statement="At p = inf Theorem 1 is signSGD's guarantee: its right-hand side and rate tend to "
+        "(f_0 - f*)/(eta T) + L eta/2 + 2||sigma||_1 mean(1/sqrt(n_t)) and N^{-1/4}[sqrt(L)(f_0 - f* + 1/2) + 2||sigma||_1]",
+        source="Sections 1 and 3 ('strictly generalize previous guarantees for signSGD (p = inf)'); Theorem 1; "
+        "Bernstein et al. (2018), Theorem 1",
         status=vd.status,
         method="symbolic",
         params={"p": "inf"},
@@ -201,7 +254,7 @@ def corollary1_records(seed: int, quick: bool) -> list:
 def run_coverage(ctx):
     """``lptheory check coverage``: see the module docstring."""
     ps = [float(v) for v in ctx.get("p") or DEFAULT_P]
-    out = [signsgd_record(), mirror_step_record()]
+    out = [signsgd_record(), p_inf_record(), mirror_step_record()]
     for p in ps:
         out.append(bias_record(p))
         out.append(uniform_convexity_record(p, 4000 if ctx.quick else 20000))
