@@ -8,11 +8,13 @@ Statuses (records' ``status``):
   measurement is kept and the reason says whether the bound survives anyway;
 * ``holds``: the relation holds exactly (``exact``, ``symbolic``), or the whole confidence interval is
   on the right side (``monte-carlo``, ``simulation``), or a search found no violation within its stated
-  budget (``adversarial-search``), or a fitted rate is at least the claimed one (``rate``);
+  budget (``adversarial-search``), or a fitted rate's interval is on the claim's side of the margin
+  (``rate``: lower end >= claim - margin; for a tight rate, the whole interval within claim +- margin);
 * ``violated``: the relation fails *and* a witness re-checks independently
   (:func:`proofs_checks.recheck.recheck`): without a re-checked witness a failure is ``inconclusive``;
 * ``inconclusive``: anything else, with the reason (an interval that contains the bound, a float64
-  failure the high-precision re-check does not confirm, a pre-asymptotic rate).
+  failure the high-precision re-check does not confirm, a pre-asymptotic rate, a rate interval too wide
+  to decide).
 
 Evidence (records' ``evidence``, :data:`EVIDENCE_TEXT`, strongest first): ``proved`` (rigorous
 enclosures that separate, or an exact symbolic identity or counterexample), ``exact`` (an exact finite
