@@ -10,7 +10,12 @@ confirm a reported violation::
 Every witness has a ``kind``; :data:`RECHECKERS` maps kinds to functions (extend it with
 :func:`register`). Each returns ``{"violated", "assumptions_ok", "empirical", "bound", "ratio",
 "checks", "dps"}``: ``violated`` is True only when every assumption re-derived from the raw data holds
-and the claimed relation fails at ``dps`` digits.
+and the claimed relation fails at ``dps`` digits. Witnesses of kind ``expression`` also get
+``proved`` and ``proof``: the violation is *proved* when both sides, the assumptions and the
+precondition, evaluated in rigorous ball arithmetic (python-flint's ``arb``, optional: the ``proofs``
+extra; ``mpmath.iv`` interval arithmetic otherwise) from the witness's exact data, give enclosures that
+separate (:func:`prove_expression`); otherwise ``proof`` says why not (overlapping enclosures, a sign
+the enclosures cannot decide, ...).
 
 Kinds shipped here:
 
@@ -26,7 +31,9 @@ Kinds shipped here:
     (``{"coupling": "independent"|"joint", "n": n, "values": ..., "weights": ...}``; independent:
     values[i][j] is the j-th support point of coordinate i; joint: values[j] is the j-th support
     point, a vector), ``assumptions`` (list of ``{"name", "lhs", "relation", "rhs", "per_coordinate"}``
-    re-derived from the raw data) and ``tolerance`` (relative, for ``==``; default 1e-9).
+    re-derived from the raw data), ``tolerance`` (relative, for ``==``; default 1e-9) and optional
+    ``require`` (the claim's precondition on the candidate, a sympy condition in the same vocabulary:
+    a witness outside it is refused, ``assumptions_ok`` False).
 
 ``sample-mean``
     A Monte Carlo violation: the per-replicate measurements ``values`` (or their count, mean and
@@ -49,7 +56,7 @@ import math
 import mpmath
 import sympy as sp
 
-__all__ = ["recheck", "register", "RECHECKERS"]
+__all__ = ["recheck", "register", "RECHECKERS", "prove_expression", "ball_backend", "Undecided"]
 
 _OPS = ("CoordSum", "Expect", "Expect1", "Sup1", "MaxOver", "MinEig")
 
@@ -71,44 +78,60 @@ def _mp(v):
     return mpmath.mpf(float(v)) if not isinstance(v, mpmath.mpf) else v
 
 
+def _is_zero(w) -> bool:
+    """Whether a weight is exactly 0 (mpmath number, arb ball or mpmath.iv interval)."""
+    if hasattr(w, "a") and hasattr(w, "b"):  # mpmath.iv
+        return bool(w.a == 0 and w.b == 0)
+    return float(w) == 0.0 if not hasattr(w, "is_zero") else bool(w.is_zero())
+
+
 class _Dist:
     """Exact outcomes of one sample and of the mean of n samples, enumerated here."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, num=None):
+        num = num or _mp
+        self.num = num
         self.coupling = spec.get("coupling", "independent")
         self.n = int(spec.get("n", 1))
         if self.coupling == "independent":
-            self.values = [[_mp(v) for v in row] for row in spec["values"]]
-            self.weights = [self._norm([_mp(w) for w in row]) for row in spec["weights"]]
+            self.values = [[num(v) for v in row] for row in spec["values"]]
+            self.weights = [self._norm(row, num) for row in spec["weights"]]
             self.d = len(self.values)
         else:
-            self.values = [[_mp(v) for v in pt] for pt in spec["values"]]
-            self.weights = self._norm([_mp(w) for w in spec["weights"]])
+            self.values = [[num(v) for v in pt] for pt in spec["values"]]
+            self.weights = self._norm(spec["weights"], num)
             self.d = len(self.values[0])
 
     @staticmethod
-    def _norm(ws):
-        if any(w < 0 for w in ws) or sum(ws) <= 0:
+    def _norm(raw, num=None):
+        if any(float(w) < 0 for w in raw) or sum(float(w) for w in raw) <= 0:
             raise ValueError("weights must be >= 0 with a positive sum")
-        tot = mpmath.fsum(ws)
+        if num is None or num is _mp:
+            ws = [_mp(w) for w in raw]
+            tot = mpmath.fsum(ws)
+        else:
+            ws = [num(w) for w in raw]
+            tot = ws[0]
+            for w in ws[1:]:
+                tot = tot + w
         return [w / tot for w in ws]
 
-    @staticmethod
-    def _batch(points, weights, n, add, scale):
+    def _batch(self, points, weights, n, add, scale):
         """Outcomes of the mean of n draws: list of (value, probability) by the multinomial law."""
         out = []
         k = len(points)
         for combo in itertools.combinations_with_replacement(range(k), n):
             counts = [combo.count(j) for j in range(k)]
-            prob = mpmath.mpf(math.factorial(n))
+            prob = self.num(math.factorial(n))
             for c, w in zip(counts, weights):
                 prob = prob / math.factorial(c) * (w**c if c else 1)
-            if prob > 0:
-                val = None
-                for j, c in enumerate(counts):
-                    if c:
-                        val = scale(points[j], c) if val is None else add(val, scale(points[j], c))
-                out.append((scale(val, mpmath.mpf(1) / n), prob))
+            if any(c and _is_zero(weights[j]) for j, c in enumerate(counts)):
+                continue  # an outcome of probability 0 (a zero weight, exactly)
+            val = None
+            for j, c in enumerate(counts):
+                if c:
+                    val = scale(points[j], c) if val is None else add(val, scale(points[j], c))
+            out.append((scale(val, self.num(1) / n), prob))
         return out
 
     def marginal(self, i, n):
@@ -131,7 +154,10 @@ class _Dist:
         per = [self.marginal(i, n) for i in range(self.d)]
         out = []
         for combo in itertools.product(*per):
-            out.append(([v for v, _ in combo], mpmath.fprod(pr for _, pr in combo)))
+            pr = combo[0][1]
+            for _, q in combo[1:]:
+                pr = pr * q
+            out.append(([v for v, _ in combo], pr))
         return out
 
 
@@ -265,6 +291,10 @@ def recheck_expression(w: dict, dps: int = 60) -> dict:
                     {"assumption": a["name"], "coordinate": i, "lhs": float(lv), "rhs": float(rv), "holds": good}
                 )
                 ok = ok and good
+        if w.get("require"):  # the claim's precondition on the candidate, written into the witness
+            inside = ev.ev(_parse(w["require"]), {"i": None}) != 0
+            checks.append({"precondition": "require", "expression": str(_parse(w["require"])), "holds": bool(inside)})
+            ok = ok and bool(inside)
         lhs = ev.ev(_parse(w["lhs"]), {"i": None})
         rhs = ev.ev(_parse(w["rhs"]), {"i": None})
         rel = w["relation"]
@@ -275,7 +305,7 @@ def recheck_expression(w: dict, dps: int = 60) -> dict:
             ratio = float(rhs / lhs) if lhs > 0 else None
         else:
             ratio = None
-        return {
+        out = {
             "violated": bool(ok and fails),
             "assumptions_ok": bool(ok),
             "empirical": float(lhs),
@@ -284,6 +314,14 @@ def recheck_expression(w: dict, dps: int = 60) -> dict:
             "checks": checks,
             "dps": dps,
         }
+    if out["violated"]:  # grade the violation: rigorous enclosures that separate, or why not
+        pr = prove_expression(w)
+        out["proved"], out["proof"] = bool(pr["proved"]), pr["proof"]
+        if "enclosures" in pr:
+            out["enclosures"] = pr["enclosures"]
+    else:
+        out["proved"], out["proof"] = False, "not violated at high precision: nothing to prove"
+    return out
 
 
 def _t_quantile(prob, df):
@@ -400,3 +438,522 @@ def recheck(witness: dict, dps: int | None = None) -> dict:
         raise ValueError(f"no re-check registered for witness kind {kind!r} (known: {sorted(RECHECKERS)})")
     fn = RECHECKERS[kind]
     return fn(witness) if dps is None else fn(witness, dps)
+
+
+# ---------------------------------------------------------------------------------------------------
+# rigorous enclosures: ball arithmetic (python-flint's arb) or interval arithmetic (mpmath.iv)
+
+
+class Undecided(Exception):
+    """Ball arithmetic cannot decide a step (a sign or a branch whose enclosure straddles 0, ...)."""
+
+
+class _ArbNum:
+    """The number layer of the rigorous re-check on python-flint's ``arb`` (midpoint-radius balls with
+    rigorous error bounds; https://flintlib.org/doc/arb.html)."""
+
+    name = "arb"
+
+    def __init__(self, bits):
+        import flint
+
+        self.flint = flint
+        self.arb = flint.arb
+        self.bits = bits
+
+    def exact(self, v):
+        """The exact value of a float / int / decimal string / sympy number, as a ball (exact where the
+        value is a binary float or an integer; a tight ball around a decimal string or a rational)."""
+        arb = self.arb
+        if isinstance(v, bool):
+            return arb(int(v))
+        if isinstance(v, int):
+            return arb(v)
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise Undecided(f"non-finite input {v}")
+            return arb(v)
+        if isinstance(v, str):
+            return arb(v)
+        if isinstance(v, sp.Integer):
+            return arb(int(v))
+        if isinstance(v, sp.Rational):
+            return arb(int(v.p)) / arb(int(v.q))
+        if isinstance(v, sp.Float):
+            sign, man, exp, _ = v._mpf_
+            return (-1 if sign else 1) * arb(int(man)) * arb(2) ** int(exp)
+        if isinstance(v, mpmath.mpf):
+            sign, man, exp, _ = v._mpf_
+            return (-1 if sign else 1) * arb(int(man)) * arb(2) ** int(exp)
+        if v is sp.pi:
+            return arb.pi()
+        if v is sp.E:
+            return arb(1).exp()
+        if isinstance(v, self.arb):
+            return v
+        raise Undecided(f"no exact value for {v!r}")
+
+    def lower(self, x):
+        return x.lower()
+
+    def upper(self, x):
+        return x.upper()
+
+    def finite(self, x):
+        return x.is_finite()
+
+    def gt(self, a, b):  # certainly a > b
+        return bool(a > b)
+
+    def ge(self, a, b):
+        return bool(a >= b)
+
+    def overlaps(self, a, b):
+        return bool(a.overlaps(b))
+
+    def union(self, a, b):
+        return a.union(b)
+
+    def hull(self, lo, hi):
+        return lo.union(hi)
+
+    def fn(self, name, x):
+        return getattr(x, name)()
+
+    def bounds(self, x):
+        return float(x.lower()), float(x.upper())
+
+
+class _IvNum(_ArbNum):
+    """The same layer on ``mpmath.iv`` (interval arithmetic with outward rounding): the fallback when
+    python-flint is not installed."""
+
+    name = "mpmath.iv"
+
+    def __init__(self, bits):
+        self.iv = mpmath.iv
+        self.bits = bits
+
+    def exact(self, v):
+        iv = self.iv
+        if isinstance(v, bool):
+            return iv.mpf(int(v))
+        if isinstance(v, (int, float)):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise Undecided(f"non-finite input {v}")
+            return iv.mpf(v)
+        if isinstance(v, str):
+            return iv.mpf(v)
+        if isinstance(v, sp.Integer):
+            return iv.mpf(int(v))
+        if isinstance(v, sp.Rational):
+            return iv.mpf(int(v.p)) / iv.mpf(int(v.q))
+        if isinstance(v, (sp.Float, mpmath.mpf)):
+            return iv.mpf(mpmath.mpf(v._mpf_))
+        if v is sp.pi:
+            return iv.pi
+        if v is sp.E:
+            return iv.e
+        if isinstance(v, type(iv.mpf(0))):
+            return v
+        raise Undecided(f"no exact value for {v!r}")
+
+    def lower(self, x):
+        return self.iv.mpf(x.a)
+
+    def upper(self, x):
+        return self.iv.mpf(x.b)
+
+    def finite(self, x):
+        return bool(mpmath.isfinite(x.a) and mpmath.isfinite(x.b))
+
+    def gt(self, a, b):
+        return bool(a.a > b.b)
+
+    def ge(self, a, b):
+        return bool(a.a >= b.b)
+
+    def overlaps(self, a, b):
+        return not (a.a > b.b or b.a > a.b)
+
+    def union(self, a, b):
+        return self.iv.mpf([min(a.a, b.a), max(a.b, b.b)])
+
+    def hull(self, lo, hi):
+        return self.union(lo, hi)
+
+    def fn(self, name, x):
+        f = {"sqrt": self.iv.sqrt, "exp": self.iv.exp, "log": self.iv.log, "sin": self.iv.sin, "cos": self.iv.cos}[name]
+        return f(x)
+
+    def bounds(self, x):
+        return float(x.a), float(x.b)
+
+
+def ball_backend(prefer: str | None = None, bits: int = 256):
+    """The rigorous number layer: python-flint's arb when installed (``prefer="arb"``), else mpmath.iv."""
+    if prefer in (None, "arb"):
+        try:
+            import flint  # noqa: F401
+
+            return _ArbNum(bits)
+        except ImportError:
+            if prefer == "arb":
+                raise
+    return _IvNum(bits)
+
+
+class _BallEval:
+    """The expression vocabulary of :class:`_Eval` evaluated to rigorous enclosures."""
+
+    def __init__(self, w, num, overrides=None):
+        self.num = num
+        self.scalars = {k: num.exact(v) for k, v in (w.get("scalars") or {}).items()}
+        self.coords = {k: [num.exact(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
+        for k, v in (overrides or {}).items():
+            (self.coords if isinstance(v, list) else self.scalars)[k] = v
+        self.dist = _Dist(w["distribution"], num.exact) if w.get("distribution") else None
+        self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
+        self.maxover_boxes = int(w.get("maxover_boxes", 4096))
+
+    def value(self, name, ctx):
+        i = ctx.get("i")
+        if name == "x":
+            if "xvec" in ctx:
+                return ctx["xvec"][0 if i is None else i]
+            if "xval" in ctx:
+                return ctx["xval"]
+            raise ValueError("x appears outside Expect/Expect1/Sup1")
+        if name in ctx.get("bound", {}):
+            return ctx["bound"][name]
+        if name in self.coords:
+            if i is None:
+                if self.d != 1:
+                    raise ValueError(f"per-coordinate symbol {name} outside CoordSum")
+                i = 0
+            return self.coords[name][i]
+        if name in self.scalars:
+            return self.scalars[name]
+        raise ValueError(f"no value for the symbol {name!r}")
+
+    def _sum(self, xs):
+        xs = list(xs)
+        tot = self.num.exact(0)
+        for v in xs:
+            tot = tot + v
+        return tot
+
+    def _max(self, xs):
+        xs = list(xs)
+        best = xs[0]
+        for v in xs[1:]:
+            best = self._max2(best, v)
+        n = self.num
+        if n.name == "arb" and any(n.ge(v, n.exact(0)) for v in xs):
+            best = best.nonnegative_part()  # a maximum with a term >= 0 is >= 0 (the hull's rounding aside)
+        return best
+
+    def _max2(self, a, b):
+        n = self.num
+        if n.ge(a, b):
+            return a
+        if n.ge(b, a):
+            return b
+        lo = a if n.ge(n.lower(a), n.lower(b)) else b
+        hi = a if n.ge(n.upper(a), n.upper(b)) else b
+        return n.hull(n.lower(lo), n.upper(hi))
+
+    def _min2(self, a, b):
+        return -self._max2(-a, -b)
+
+    def _pow(self, b, e):
+        n = self.num
+        if isinstance(e, int):
+            return b**e
+        if n.gt(b, n.exact(0)):
+            return b**e
+        try:  # an exact integer exponent: the power of any real base
+            ef = float(n.lower(e))
+            if ef == float(n.upper(e)) and ef.is_integer() and abs(ef) < 2**31:
+                return b ** int(ef)
+        except (OverflowError, ValueError):
+            pass
+        if n.ge(b, n.exact(0)) and n.gt(e, n.exact(0)):  # base touching 0, positive exponent: monotone
+            top = n.upper(b)
+            hi_v = top**e if n.gt(top, n.exact(0)) else n.exact(0)
+            return n.hull(n.exact(0), n.upper(hi_v))
+        raise Undecided("a power of a base that may be negative (or 0 with a negative exponent)")
+
+    def _sign(self, v):
+        n = self.num
+        zero = n.exact(0)
+        if n.gt(v, zero):
+            return n.exact(1)
+        if n.gt(zero, v):
+            return n.exact(-1)
+        if n.ge(v, zero) and n.ge(zero, v):
+            return zero
+        return n.hull(n.exact(-1), n.exact(1))
+
+    def _truth(self, e, ctx):
+        """True/False for a relational or boolean, rigorously; Undecided when the enclosures overlap."""
+        if e is sp.true or e is True:
+            return True
+        if e is sp.false or e is False:
+            return False
+        if isinstance(e, sp.And):
+            return all(self._truth(a, ctx) for a in e.args)
+        if isinstance(e, sp.Or):
+            return any(self._truth(a, ctx) for a in e.args)
+        if isinstance(e, sp.Not):
+            return not self._truth(e.args[0], ctx)
+        if isinstance(e, sp.core.relational.Relational):
+            a, b = self.ev(e.lhs, ctx), self.ev(e.rhs, ctx)
+            n = self.num
+            op = e.rel_op
+            if op in (">", ">="):
+                a, b, op = b, a, "<" if op == ">" else "<="
+            if op == "<":
+                if n.gt(b, a):
+                    return True
+                if n.ge(a, b):
+                    return False
+            elif op == "<=":
+                if n.ge(b, a):
+                    return True
+                if n.gt(a, b):
+                    return False
+            elif op == "==":
+                if not n.overlaps(a, b):
+                    return False
+                if n.ge(a, b) and n.ge(b, a):
+                    return True
+            elif op == "!=":
+                if not n.overlaps(a, b):
+                    return True
+            raise Undecided(f"the condition {e} cannot be decided from the enclosures")
+        raise Undecided(f"unsupported condition {e!r}")
+
+    def ev(self, e, ctx):
+        n = self.num
+        op = _op(e)
+        if op == "CoordSum":
+            return self._sum(self.ev(e.args[0], {**ctx, "i": i}) for i in range(self.d))
+        if op in ("Expect", "Expect1", "Sup1"):
+            if self.dist is None:
+                raise ValueError(f"{op} needs a distribution in the witness")
+            nn = self.dist.n if op == "Expect" else 1
+            arg = e.args[0]
+            has_sum = any(_op(a) == "CoordSum" for a in sp.preorder_traversal(arg))
+            if has_sum or ("i" not in ctx or ctx["i"] is None) and self.d > 1:
+                outcomes = [({**ctx, "xvec": v}, pr) for v, pr in self.dist.joint(nn)]
+            else:
+                i = ctx.get("i") if ctx.get("i") is not None else 0
+                outcomes = [({**ctx, "xval": v, "i": i}, pr) for v, pr in self.dist.marginal(i, nn)]
+            if op == "Sup1":
+                return self._max(self.ev(arg, c) for c, _ in outcomes)
+            return self._sum(pr * self.ev(arg, c) for c, pr in outcomes)
+        if op == "MinEig":
+            M = e.args[0]
+            if M.rows != M.cols:
+                raise ValueError("MinEig needs a square matrix")
+            vals = [[self.ev(M[i, j], ctx) for j in range(M.cols)] for i in range(M.rows)]
+            if M.rows == 1:
+                return vals[0][0]
+            if M.rows == 2:  # (a + d)/2 - sqrt(((a - d)/2)^2 + b^2), b the symmetric off-diagonal entry
+                a, b, d = vals[0][0], (vals[0][1] + vals[1][0]) / 2, vals[1][1]
+                disc = ((a - d) / 2) ** 2 + b**2
+                return (a + d) / 2 - self._pow(disc, n.exact(sp.Rational(1, 2)))
+            raise Undecided("MinEig of a matrix larger than 2x2 has no rigorous enclosure here")
+        if op == "MaxOver":
+            return self._maxover(e, ctx)
+        if isinstance(e, sp.Symbol):
+            return self.value(e.name, ctx)
+        if e.is_Number or e in (sp.pi, sp.E):
+            return n.exact(e)
+        if isinstance(e, sp.Add):
+            return self._sum(self.ev(a, ctx) for a in e.args)
+        if isinstance(e, sp.Mul):
+            out = n.exact(1)
+            for a in e.args:
+                out = out * self.ev(a, ctx)
+            return out
+        if isinstance(e, sp.Pow):
+            b, ex = e.args
+            if ex.is_Integer:
+                return self.ev(b, ctx) ** int(ex)
+            if ex == sp.Rational(1, 2):
+                bb = self.ev(b, ctx)
+                if n.ge(bb, n.exact(0)):
+                    return self._pow(bb, n.exact(ex)) if not n.gt(bb, n.exact(0)) else n.fn("sqrt", bb)
+            return self._pow(self.ev(b, ctx), self.ev(ex, ctx))
+        if isinstance(e, sp.Abs):
+            v = abs(self.ev(e.args[0], ctx))
+            return v.nonnegative_part() if n.name == "arb" else v  # a ball touching 0 stays >= 0
+        if isinstance(e, sp.sign):
+            return self._sign(self.ev(e.args[0], ctx))
+        if isinstance(e, sp.Max):
+            return self._max(self.ev(a, ctx) for a in e.args)
+        if isinstance(e, sp.Min):
+            return -self._max(-self.ev(a, ctx) for a in e.args)
+        if isinstance(e, (sp.exp, sp.log, sp.sin, sp.cos)):
+            v = self.ev(e.args[0], ctx)
+            if isinstance(e, sp.log) and not n.gt(v, n.exact(0)):
+                raise Undecided("log of an enclosure that reaches 0")
+            return n.fn(type(e).__name__, v)
+        if isinstance(e, sp.Piecewise):  # branches whose condition the enclosures cannot decide: their hull
+            possible = []
+            for val, cond in e.args:
+                try:
+                    truth = self._truth(cond, ctx)
+                except Undecided:
+                    possible.append(self.ev(val, ctx))
+                    continue
+                if truth:
+                    possible.append(self.ev(val, ctx))
+                    break
+            if not possible:
+                raise Undecided(f"no branch of {e} holds")
+            out = possible[0]
+            for v in possible[1:]:
+                out = self.num.union(out, v)
+            return out
+        if isinstance(e, (sp.core.relational.Relational, sp.And, sp.Or, sp.Not)) or e in (sp.true, sp.false):
+            return n.exact(1 if self._truth(e, ctx) else 0)
+        raise Undecided(f"no rigorous evaluation of {type(e).__name__}")
+
+    def _maxover(self, e, ctx):
+        """An enclosure of max_{t in [lo, hi]} body: from below, the best of a grid of exact points; from
+        above, interval evaluation on sub-intervals, bisected where they could still hold the maximum."""
+        n = self.num
+        body, var, lo_e, hi_e = e.args
+        lo, hi = self.ev(lo_e, ctx), self.ev(hi_e, ctx)
+        a_in, b_in = n.upper(lo), n.lower(hi)  # surely inside
+        a_out, b_out = n.lower(lo), n.upper(hi)  # surely covering
+
+        def at(t):
+            return self.ev(body, {**ctx, "bound": {**ctx.get("bound", {}), var.name: t}})
+
+        grid = 64
+        best = None
+        if n.ge(b_in, a_in):
+            for j in range(grid + 1):
+                t = a_in + (b_in - a_in) * j / grid
+                t = n.exact(float(n.lower(t))) if n.name == "arb" else t
+                if n.ge(t, a_in) and n.ge(b_in, t):
+                    v = n.lower(at(t))
+                    best = v if best is None or n.gt(v, best) else best
+        if best is None:
+            raise Undecided("MaxOver: empty range")
+        boxes = [(a_out + (b_out - a_out) * j / grid, a_out + (b_out - a_out) * (j + 1) / grid) for j in range(grid)]
+        boxes = [(n.lower(u), n.upper(v)) for u, v in boxes]
+        top = None
+        evals = 0
+        while boxes:
+            u, v = boxes.pop()
+            val = n.upper(at(n.hull(u, v)))
+            evals += 1
+            if not n.finite(val):
+                raise Undecided("MaxOver: an enclosure is not finite")
+            if not n.gt(val, best) or evals > self.maxover_boxes:
+                top = val if top is None or n.gt(val, top) else top
+                continue
+            if n.gt(val, best + (abs(best) + 1) * n.exact(2.0**-40)):
+                m = n.lower((u + v) / 2)
+                boxes += [(u, m), (m, v)]
+            else:
+                top = val if top is None or n.gt(val, top) else top
+        return n.hull(best, top)
+
+
+def _ball_assumptions(w, num):
+    """The constants as rigorous enclosures: a constant an assumption defines (``==``) takes the
+    enclosure of its defining value; a bounded one (``>=``/``<=``) keeps its stated value when that is
+    certainly admissible, and takes the defining value itself (admissible with equality) when the
+    enclosures cannot tell. Returns ``(overrides, notes)``; raises Undecided for a stated constant
+    certainly outside its assumption."""
+    ev = _BallEval(w, num)
+    overrides, notes = {}, []
+    for a in w.get("assumptions", []):
+        name = sp.sympify(_parse(a["lhs"])).name if isinstance(_parse(a["lhs"]), sp.Symbol) else None
+        rhs_e = _parse(a["rhs"])
+        idx = list(range(ev.d)) if a.get("per_coordinate") else [None]
+        vals = []
+        for i in idx:
+            val = ev.ev(rhs_e, {"i": i})
+            stated = ev.value(name, {"i": i}) if name is not None else None
+            rel = a["relation"]
+            if rel == "==" or stated is None:
+                vals.append(val)
+                continue
+            ok = num.ge(stated, val) if rel == ">=" else num.ge(val, stated)
+            bad = num.gt(val, stated) if rel == ">=" else num.gt(stated, val)
+            if bad:
+                raise Undecided(f"the stated {name} breaks {a['name']!r}")
+            vals.append(stated if ok else val)
+        if name is None:
+            continue
+        v = vals if a.get("per_coordinate") else vals[0]
+        overrides[name] = v
+        if a.get("per_coordinate"):
+            ev.coords[name] = v
+        else:
+            ev.scalars[name] = v
+        notes.append(a["name"])
+    return overrides, notes
+
+
+def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) -> dict:
+    """Try to prove an ``expression`` witness's violation rigorously: both sides (and the witness's
+    assumptions and ``require`` precondition) evaluated in ball arithmetic from its exact data (binary
+    floats are exact; decimal strings get a tight ball). Returns ``{"proved", "proof", "enclosures",
+    "backend"}``: ``proved`` only when every assumption and the precondition hold certainly and the
+    enclosures of the two sides separate in the violating direction; ``proof`` says why (or why not)."""
+    try:
+        num = ball_backend(backend, bits)
+    except ImportError as exc:  # pragma: no cover
+        return {"proved": False, "proof": f"no ball arithmetic available ({exc})", "backend": None}
+    ctx = num.flint.ctx if num.name == "arb" else None
+    old = ctx.prec if ctx is not None else mpmath.iv.prec
+    try:
+        if ctx is not None:
+            ctx.prec = bits
+        else:
+            mpmath.iv.prec = bits
+        try:
+            overrides, _ = _ball_assumptions(w, num)
+            ev = _BallEval(w, num, overrides)
+            if w.get("require"):
+                if not ev._truth(_parse(w["require"]), {"i": None}):
+                    return {
+                        "proved": False,
+                        "proof": "the witness is outside the claim's require= precondition",
+                        "backend": num.name,
+                    }
+            lhs = ev.ev(_parse(w["lhs"]), {"i": None})
+            rhs = ev.ev(_parse(w["rhs"]), {"i": None})
+        except Undecided as exc:
+            return {"proved": False, "proof": f"ball arithmetic cannot decide: {exc}", "backend": num.name}
+        except (ValueError, ZeroDivisionError, TypeError, OverflowError) as exc:
+            return {"proved": False, "proof": f"no rigorous evaluation: {exc}", "backend": num.name}
+        enc = {"lhs": list(num.bounds(lhs)), "rhs": list(num.bounds(rhs))}
+        if not (num.finite(lhs) and num.finite(rhs)):
+            return {"proved": False, "proof": "an enclosure is not finite", "enclosures": enc, "backend": num.name}
+        rel = w["relation"]
+        if rel == "<=":
+            sep = num.gt(lhs, rhs)
+        elif rel == ">=":
+            sep = num.gt(rhs, lhs)
+        else:
+            sep = not num.overlaps(lhs, rhs)
+        lo_l, hi_l = enc["lhs"]
+        lo_r, hi_r = enc["rhs"]
+        txt = f"lhs in [{lo_l:.17g}, {hi_l:.17g}], rhs in [{lo_r:.17g}, {hi_r:.17g}] ({num.name}, {bits} bits)"
+        if sep:
+            return {"proved": True, "proof": f"the enclosures separate: {txt}", "enclosures": enc, "backend": num.name}
+        return {"proved": False, "proof": f"the enclosures overlap: {txt}", "enclosures": enc, "backend": num.name}
+    finally:
+        if ctx is not None:
+            ctx.prec = old
+        else:
+            mpmath.iv.prec = old

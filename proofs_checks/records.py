@@ -20,6 +20,11 @@ setting it was checked in, and the verdict:
                re-checks without the toolkit
 ``reason``     for ``inconclusive`` and ``not-applicable`` (and a short note otherwise)
 ``data``       optional series the figures draw (never recomputed by ``figures``)
+``evidence``   how strong the verdict's evidence is (:data:`EVIDENCE`, strongest first): ``proved``
+               (rigorous enclosures that separate, or an exact symbolic identity/counterexample), ``exact``
+               (an exact finite computation in floating point), ``measured`` (a statistical interval),
+               ``searched`` (no counterexample found by a search of stated budget), ``fit`` (a rate fit);
+               set by the verdict rules, else derived from ``method`` (:func:`proofs_checks.verdict.evidence_for`)
 
 Statuses follow the design notes: ``holds`` when exact, or when the upper confidence limit is below
 the bound, or when a search found no violation within its stated budget; ``violated`` only with a
@@ -34,11 +39,23 @@ import math
 import platform
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Claim", "STATUSES", "METHODS", "RELATIONS", "ratio", "validate_record", "meta", "format_table", "dumps"]
+__all__ = [
+    "Claim",
+    "STATUSES",
+    "METHODS",
+    "RELATIONS",
+    "EVIDENCE",
+    "ratio",
+    "validate_record",
+    "meta",
+    "format_table",
+    "dumps",
+]
 
 STATUSES = ("holds", "violated", "inconclusive", "not-applicable")
 METHODS = ("exact", "monte-carlo", "adversarial-search", "symbolic", "simulation")
 RELATIONS = ("<=", ">=", "==", "rate")
+EVIDENCE = ("proved", "exact", "measured", "searched", "fit")
 _REQUIRED = (
     "id",
     "statement",
@@ -96,6 +113,7 @@ class Claim:
     relation: str = "<="
     show: list | None = None  # the parameters to display (the claim spec's choice)
     check: str | None = None  # the check that produced the record (set by the runner)
+    evidence: str | None = None  # EVIDENCE level; None: derived from method/status/witness (verdict.evidence_for)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -114,6 +132,12 @@ class Claim:
                 raise ValueError(f"claim {self.id} ({_setting(self.params)}): {name} is NaN")
         if self.ratio is None and self.empirical is not None and self.bound is not None:
             self.ratio = ratio(self.relation, self.empirical, self.bound)
+        if self.evidence is None:
+            from .verdict import evidence_for
+
+            self.evidence = evidence_for(self.method, self.status, self.relation, self.witness, self.reason)
+        if self.evidence not in EVIDENCE:
+            raise ValueError(f"claim {self.id}: evidence must be one of {EVIDENCE}, got {self.evidence!r}")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -154,6 +178,8 @@ def validate_record(rec: dict) -> None:
         raise ValueError(f"record {rec['id']!r}: {rec['status']} without a reason")
     if not isinstance(rec["params"], dict):
         raise ValueError(f"record {rec['id']!r}: params must be an object")
+    if "evidence" in rec and rec["evidence"] not in EVIDENCE:  # absent only in files written before the field
+        raise ValueError(f"record {rec['id']!r}: bad evidence {rec['evidence']!r} (one of {EVIDENCE})")
 
 
 _VERSIONED = ("lptheory", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "torch", "numba", "dask", "pyarrow")
@@ -267,7 +293,7 @@ def _setting(params: dict, show=None) -> str:
 def format_table(claims: list) -> str:
     """A readable table: id, setting, method, empirical, bound, ratio, status, reason (shortened)."""
     rows = [c.to_dict() if isinstance(c, Claim) else c for c in claims]
-    head = ("id", "setting", "method", "empirical", "bound", "ratio", "status")
+    head = ("id", "setting", "method", "empirical", "bound", "ratio", "status", "evidence")
     body = [
         (
             r["id"],
@@ -277,6 +303,7 @@ def format_table(claims: list) -> str:
             _fmt(r["bound"]),
             _fmt(r["ratio"]),
             r["status"].upper() if r["status"] == "violated" else r["status"],
+            r.get("evidence") or "-",
         )
         for r in rows
     ]

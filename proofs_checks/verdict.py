@@ -8,11 +8,23 @@ Statuses (records' ``status``):
   measurement is kept and the reason says whether the bound survives anyway;
 * ``holds``: the relation holds exactly (``exact``, ``symbolic``), or the whole confidence interval is
   on the right side (``monte-carlo``, ``simulation``), or a search found no violation within its stated
-  budget (``adversarial-search``), or a fitted rate is at least the claimed one (``rate``);
+  budget (``adversarial-search``), or a fitted rate's interval is on the claim's side of the margin
+  (``rate``: lower end >= claim - margin; for a tight rate, the whole interval within claim +- margin);
 * ``violated``: the relation fails *and* a witness re-checks independently
   (:func:`proofs_checks.recheck.recheck`): without a re-checked witness a failure is ``inconclusive``;
 * ``inconclusive``: anything else, with the reason (an interval that contains the bound, a float64
-  failure the high-precision re-check does not confirm, a pre-asymptotic rate).
+  failure the high-precision re-check does not confirm, a pre-asymptotic rate, a rate interval too wide
+  to decide).
+
+Evidence (records' ``evidence``, :data:`EVIDENCE_TEXT`, strongest first): ``proved`` (rigorous
+enclosures that separate, or an exact symbolic identity or counterexample), ``exact`` (an exact finite
+computation in floating point), ``measured`` (a statistical interval), ``searched`` (no counterexample
+found by a search of stated budget), ``fit`` (a rate fit). A ``violated`` verdict is ``proved`` when the
+standalone re-check's ball-arithmetic enclosures of the two sides separate (:func:`_confirm`).
+
+Negative controls (:func:`gate_on_controls`): a ``holds`` of a check that also runs controls (a method
+that does not move, a method with a known slower exponent) stands only when every control fails the
+same rule; control records are never ``holds``.
 """
 
 from __future__ import annotations
@@ -22,6 +34,10 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Verdict",
+    "EVIDENCE_TEXT",
+    "evidence_for",
+    "gate_on_controls",
+    "control_verdict",
     "decide",
     "decide_rate",
     "decide_identity",
@@ -36,12 +52,49 @@ INTERVAL_METHODS = ("monte-carlo", "simulation")
 RATE_MARGIN = 0.05
 
 
+EVIDENCE_TEXT = {
+    "proved": "rigorous: ball-arithmetic (arb) or interval enclosures of both sides that separate, or an exact "
+    "symbolic identity or counterexample",
+    "exact": "an exact finite computation (sums over a finite law, closed forms) in floating point, re-checked at "
+    "high precision but without rigorous error bounds",
+    "measured": "a statistical confidence interval (Monte Carlo or simulation replicates)",
+    "searched": "no counterexample found by a search of the stated budget (the search may miss one)",
+    "fit": "a decay exponent fitted on log-log axes, with a jackknife interval",
+}
+
+
+def evidence_for(method: str, status: str, relation: str = "<=", witness=None, reason=None) -> str:
+    """The evidence level of a record decided by ``method`` (the default when the engine does not say):
+    a witness whose re-check proved the violation is ``proved``; a rate is a ``fit``; interval methods
+    are ``measured``; a search that found nothing is ``searched`` (``exact`` when its worst point
+    violates); a symbolic step is ``proved`` only when sympy reduced the identity (:func:`decide_identity`),
+    ``searched`` when it rests on random spot checks; everything else is ``exact``."""
+    chk = witness.get("recheck") if isinstance(witness, dict) else None
+    if isinstance(chk, dict) and chk.get("proved") and status == "violated":
+        return "proved"
+    if relation == "rate":
+        return "fit"
+    if method in INTERVAL_METHODS:
+        return "measured"
+    if method == "adversarial-search":
+        return "exact" if status == "violated" else "searched"
+    if method == "symbolic":
+        if status == "holds" and isinstance(reason, str) and reason.startswith(_IDENTITY_PROVED):
+            return "proved"
+        return "exact" if status == "violated" else "searched"
+    return "exact"
+
+
+_IDENTITY_PROVED = "sympy reduces lhs - rhs to 0"
+
+
 @dataclass
 class Verdict:
     status: str
     reason: str
     witness: dict | None = None
     recheck: dict | None = field(default=None, repr=False)
+    evidence: str | None = None
 
 
 def relation_holds(relation: str, lhs: float, rhs: float, tolerance: float = 0.0) -> bool:
@@ -81,14 +134,25 @@ def _confirm(witness, fails_txt: str) -> Verdict:
     w = {**witness, "recheck": chk}
     if chk["violated"]:
         dps = chk.get("dps")
+        if chk.get("proved"):
+            proof = f"; proved: {chk.get('proof')}"
+        elif "proved" in chk:
+            proof = f"; not proved rigorously ({chk.get('proof')})"
+        else:
+            proof = ""
         return Verdict(
             "violated",
-            fails_txt + f"; re-checked from the witness alone ({dps} digits, assumptions re-derived)",
+            fails_txt + f"; re-checked from the witness alone ({dps} digits, assumptions re-derived){proof}",
             w,
             chk,
+            "proved" if chk.get("proved") else None,
         )
     if not chk["assumptions_ok"]:
-        return Verdict("inconclusive", fails_txt + "; the witness breaks an assumption when re-derived", None, chk)
+        bad = [c.get("assumption") or c.get("precondition") for c in chk.get("checks", []) if c.get("holds") is False]
+        named = f" ({', '.join(str(b) for b in bad)})" if bad else ""
+        return Verdict(
+            "inconclusive", fails_txt + f"; the witness breaks an assumption when re-derived{named}", None, chk
+        )
     return Verdict(
         "inconclusive",
         fails_txt + f"; the high-precision re-check does not confirm it (re-checked value {_fmt(chk['empirical'])} "
@@ -150,41 +214,120 @@ def decide_rate(
     ci,
     theory: float,
     *,
-    pinned: bool,
+    pinned: bool = False,
+    tight: bool = False,
     reference: float | None = None,
     witness: dict | None = None,
     applicable: bool = True,
     why: str | None = None,
     margin: float = RATE_MARGIN,
 ) -> Verdict:
-    """The verdict on a fitted decay exponent against a claimed rate O(N^-theory) (an upper bound on
-    the decay: faster decay is consistent).
+    """The verdict on a fitted decay exponent (interval ``ci``) against a claimed rate, decided by the
+    interval's precision (the same data get the same verdict whatever the method is called):
 
-    The same data get the same verdict whatever the method is called: the interval's upper end ``hi``
-    is compared with ``theory - margin``. Below it, the claim is ``violated`` only when the instance
-    pins the exponent (``pinned``: a lower-bound instance, where the gap cannot decay faster than the
-    rate) or when another method in the same claimed class, measured on the same instance, decays
-    faster (``reference``: its exponent, which ``hi`` is also below by the margin); otherwise it is
-    ``inconclusive``: a slower pre-asymptotic decay below an explicit bound does not contradict an O(.)
-    rate. Violations need a ``rate-fit`` witness that re-checks.
+    * an upper-bound rate O(N^-theory) (``tight=False``: faster decay is consistent) ``holds`` only
+      when the interval's lower end is at least ``theory - margin``;
+    * a rate claimed tight (exactly ``theory``, e.g. on a hard instance; ``tight=True``) ``holds`` only
+      when the whole interval lies within ``theory +- margin`` (an equivalence test);
+    * below: the interval's upper end under ``theory - margin`` is ``violated`` only when the instance
+      pins the exponent (``pinned``: a lower-bound instance, where the gap cannot decay faster) or
+      another method of the same claimed class decays faster on the same instance (``reference``, its
+      exponent, also above ``hi`` by the margin), and only after the ``rate-fit`` witness re-checks;
+      otherwise ``inconclusive`` (a slower pre-asymptotic decay below an explicit bound does not
+      contradict an O(.) rate);
+    * anything else (an interval too wide to decide) is ``inconclusive``: "interval [l, u] does not
+      decide against a = ... (margin m)". A wider interval never makes ``holds`` more likely.
     """
-    lo, hi = ci
+    lo, hi = (float(v) for v in ci)
+    for name, v in (("exponent", exponent), ("theory", theory), ("margin", margin)):
+        if v is None or not math.isfinite(float(v)):
+            raise ValueError(f"the {name} is {v!r}: a rate verdict needs finite numbers")
+    if margin < 0:
+        raise ValueError(f"margin must be >= 0, got {margin!r}")
+    kind = "tight rate" if tight else "upper-bound rate (faster decay is consistent)"
     txt = f"fitted decay exponent {exponent:.3f} [{lo:.3f}, {hi:.3f}] against the claimed {theory:.3f}"
     if not applicable:
-        return Verdict("not-applicable", f"{why}: {txt}")
-    if hi >= theory - margin:
-        return Verdict("holds", txt + " (an upper-bound rate: faster decay is consistent)")
-    if pinned:
-        return _confirm(witness, txt + " on an instance that pins the exponent (a lower-bound instance)")
-    if reference is not None and hi < reference - margin:
-        return _confirm(
-            witness,
-            txt + f"; also slower than another method of the same claimed class on this instance ({reference:.3f})",
+        return Verdict("not-applicable", f"{why}: {txt}", evidence="fit")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return Verdict(
+            "inconclusive", f"{txt}: the interval is unbounded (too few points to fit a rate)", evidence="fit"
+        )
+    inside = lo >= theory - margin and (not tight or hi <= theory + margin)
+    if inside:
+        side = f"within +-{margin:g}" if tight else f"lower end >= claim - {margin:g}"
+        return Verdict("holds", f"{txt} ({kind}: {side})", evidence="fit")
+    if hi < theory - margin:
+        if pinned:
+            v = _confirm(witness, txt + " on an instance that pins the exponent (a lower-bound instance)")
+            v.evidence = "fit"
+            return v
+        if reference is not None and hi < reference - margin:
+            v = _confirm(
+                witness,
+                txt + f"; also slower than another method of the same claimed class on this instance ({reference:.3f})",
+            )
+            v.evidence = "fit"
+            return v
+        return Verdict(
+            "inconclusive",
+            txt + "; slower on this grid, but an O(N^-e) bound is not contradicted by a slower pre-asymptotic decay "
+            "below the explicit bound; only an instance that pins the exponent can settle it",
+            evidence="fit",
+        )
+    if tight and lo > theory + margin:
+        return Verdict(
+            "inconclusive",
+            f"{txt}: faster than the claimed tight rate (interval above {theory:.3f} + {margin:g}); the claimed "
+            "exponent is not attained on this grid",
+            evidence="fit",
         )
     return Verdict(
         "inconclusive",
-        txt + "; slower on this grid, but an O(N^-e) bound is not contradicted by a slower pre-asymptotic decay "
-        "below the explicit bound; only an instance that pins the exponent can settle it",
+        f"{txt}: interval [{lo:.3f}, {hi:.3f}] does not decide against a = {theory:.3f} (margin {margin:g}; {kind})",
+        evidence="fit",
+    )
+
+
+def control_verdict(control: str, v: Verdict) -> Verdict:
+    """A negative control's own record: never ``holds``. A control that fails the rule, as it must, is
+    ``inconclusive`` with "control fails as it must"; one that passes is ``inconclusive`` too, and the
+    method's ``holds`` is withdrawn by :func:`gate_on_controls`."""
+    if v.status == "holds":
+        return Verdict(
+            "inconclusive",
+            f"negative control {control!r} PASSES the rule it must fail: {v.reason}",
+            evidence=v.evidence,
+        )
+    if v.status == "violated":  # a control's failure is the expected outcome, not a finding about the paper
+        return Verdict(
+            "inconclusive", f"negative control {control!r} fails as it must: {v.reason}", evidence=v.evidence
+        )
+    return Verdict(
+        v.status if v.status == "not-applicable" else "inconclusive",
+        f"negative control {control!r} fails as it must (the rule does not give it holds): {v.reason}",
+        evidence=v.evidence,
+    )
+
+
+def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
+    """``v`` (the method's verdict) unless it is ``holds`` and some control also gets ``holds`` under the
+    same rule (``controls``: name -> that control's raw verdict): then ``inconclusive``, "the check cannot
+    tell <method> from <control>". A check that runs no control cannot issue a controlled ``holds``."""
+    if v.status != "holds":
+        return v
+    passing = [name for name, cv in controls.items() if cv.status == "holds"]
+    if passing:
+        return Verdict(
+            "inconclusive",
+            f"the check cannot tell {method} from {', '.join(passing)} (a negative control that must fail gets holds "
+            f"too): {v.reason}",
+            v.witness,
+            v.recheck,
+            v.evidence,
+        )
+    names = ", ".join(controls) if controls else "none"
+    return Verdict(
+        "holds", f"{v.reason}; every negative control fails as it must ({names})", v.witness, v.recheck, v.evidence
     )
 
 

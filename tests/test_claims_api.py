@@ -63,8 +63,11 @@ def test_online_example_runs_a_user_optimizer_on_a_time_varying_problem(capsys):
     doc = json.loads(capsys.readouterr().out)
     recs = doc["claims"]
     assert {r["id"] for r in recs} == {"adagrad.regret", "adagrad.rate"}
-    assert all(r["status"] == "holds" for r in recs)
+    assert all(r["status"] == "holds" for r in recs if r["id"] == "adagrad.regret")
     rate = next(r for r in recs if r["id"] == "adagrad.rate")
+    # issue 23: a rate holds only when its interval's lower end is above claim - margin; the quick grid's
+    # jackknife interval (about [0.41, 0.61] against 0.5) is too wide to decide, and says so
+    assert rate["status"] == "holds" or (rate["status"] == "inconclusive" and "does not decide" in rate["reason"])
     assert 0.4 < rate["empirical"] < 0.7
 
 

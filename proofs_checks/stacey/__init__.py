@@ -170,3 +170,6 @@ def _acceleration(ctx):
     from .acceleration import run_acceleration
 
     return run_acceleration(ctx)
+
+
+from . import bnb_claims, coverage  # noqa: E402,F401  (register the 'proved' and 'coverage' checks, issue 23)

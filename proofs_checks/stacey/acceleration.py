@@ -4,19 +4,31 @@ Claim (Section 1, eq. (1)): for convex f, L-smooth w.r.t. ||.||_p (p >= 2), acce
 f(x_T) - f* = O(L ||x_0 - x*||_p^2 / T^{(p+2)/p}) (Nemirovskii & Nesterov 1985; Diakonikolas & Guzman
 2024, Thm. 2), tight when T <= d (Guzman & Nemirovski 2015).
 
-For each p and instance, every method runs for each horizon T of a geometric grid through
-:func:`lptheory.simulate` (one replicate, exact gradients); the normalized gap (f(output) - f*) /
-(L_p R_p^2) is fitted against N = T + 1 on log-log axes (jackknife interval) and set against the
-claimed exponent with :func:`proofs_checks.verdict.decide_rate`, whatever the method is called:
+Records:
 
 * ``acc.upper``: the accelerated method's gap <= 2^{(3p-4)/p} L R^2 T^{(p-2)/p} / (T (T+1)) at every T
-  (the guarantee of linear coupling with the l_p^p mirror map, :func:`lptheory.accelerated.accelerated_bound`);
-* ``acc.exponent``: one record per (method, instance): (p+2)/p for ``accelerated-lp``, 1 for
-  ``steepest-lp`` (Kelner et al. 2014), 2 for ``agd-euclidean`` at p = 2 (where it is the accelerated
-  method); Stacey (no rate proved in the paper) and Euclidean AGD at p > 2 are measured and reported
-  ``not-applicable``;
-* ``acc.lower``: on the Guzman-Nemirovski instance every method's gap (certified from below through
-  an explicit point of the ball) stays above R N^{-1/p} - N delta >= L R^2 / (32 (p-1) (T+1)^{(p+2)/p}).
+  on every instance (the guarantee of linear coupling with the l_p^p mirror map,
+  :func:`lptheory.accelerated.accelerated_bound`);
+* ``acc.lower``: on the Guzman-Nemirovski resisting oracle every method's gap (certified from below
+  through an explicit point of the ball) stays above R N^{-1/p} - N delta >= L R^2 / (32 (p-1) (T+1)^{(p+2)/p});
+* ``acc.exponent``: decay exponents measured on *fixed-L* instances (:data:`FIXED`,
+  :class:`synthetic.hard_instance.SpectralDiagonal`: L, R and f* do not depend on the horizon), one record
+  per (method, instance): (p+2)/p for ``accelerated-lp``, 1 for ``steepest-lp`` (Kelner et al. 2014),
+  2 for ``agd-euclidean`` at p = 2; Stacey (no rate proved in the paper) and Euclidean AGD at p > 2 are
+  measured and reported ``not-applicable``. Each claim is an upper-bound rate (faster decay is
+  consistent), decided by precision (:func:`proofs_checks.verdict.decide_rate`: the interval's lower end
+  must reach the claim minus the margin).
+
+Why not the resisting oracle for the exponent: there delta and L = 8 (p-1)/delta are rebuilt for each
+horizon, so L R^2 N^{-(p+2)/p} is also the gap of a point that never moves; every method's normalized gap
+is pinned at (p+2)/p by construction (a method that does not move scored 2.000, 1.667, 1.500, 1.333 at
+p = 2, 3, 4, 6). It certifies the lower bound at each T (``acc.lower``), not a method's exponent.
+
+Negative controls (:func:`proofs_checks.verdict.gate_on_controls`): next to every exponent claim the same
+rule is applied to controls that must fail it: ``static`` (a method that does not move: exponent 0) and,
+for a claim faster than 1, ``steepest-lp`` (plain l_p steepest descent, known exponent 1 < (p+2)/p). A
+``holds`` stands only when every control fails; otherwise the record is ``inconclusive``, "the check
+cannot tell <method> from <control>". Control records carry ``params.control`` and are never ``holds``.
 """
 
 from __future__ import annotations
@@ -32,8 +44,10 @@ from lptheory.geometry import lp_norm
 from lptheory.optimizers import StaceyP2, StaceyPP
 from lptheory.simulate import Observer, exact_oracle, simulate
 
-from ..engines import fit_exponent, rate_claim, value_claim
+from ..engines import fit_exponent, value_claim
+from ..records import Claim
 from ..spec import ClaimSpec
+from ..verdict import RATE_MARGIN, control_verdict, decide_rate, gate_on_controls
 
 METHODS = ("accelerated-lp", "steepest-lp", "agd-euclidean", "stacey-p2", "stacey-pp")
 SOURCE = (
@@ -162,13 +176,30 @@ def _gn(p, T, seed):
     }
 
 
+def _spectral(alpha, beta):
+    def build(p, T, seed):
+        from synthetic.hard_instance import SpectralDiagonal
+
+        pr = SpectralDiagonal(d=_FIXED_D, alpha=alpha, beta=beta)
+        return _from_problem(pr, p, 0.0, pr.c)
+
+    return build
+
+
+_FIXED_D = 4096  # >= 8 T_max: the spectrum near 0 is resolved over the whole grid
+FIXED = {  # fixed-L instances for the exponent (built once, whatever the horizon)
+    "spectral-flat": _spectral(2.0, 0.5),  # flat spectral measure near 0 (GD ~ T^-1, AGD ~ T^-2 at p = 2)
+    "spectral-quarter": _spectral(2.0, 0.25),
+}
 INSTANCES = {
     "quadratic-diagonal": _quad_diag,
     "quadratic-dense": _quad_dense,
     "logsumexp": _lse,
     "guzman-nemirovski": _gn,
+    **FIXED,
 }
-PINNED = {"guzman-nemirovski"}  # the lower-bound instance pins the exponent
+PINNED = {"guzman-nemirovski"}  # the lower-bound instance pins the exponent (never used for acc.exponent)
+CONTROLS = ("static", "steepest-lp")
 
 
 def _make(method, p, inst, T, hyper=None):
@@ -188,8 +219,13 @@ def _make(method, p, inst, T, hyper=None):
 
 
 def run_method(method, p, instance, T, seed=0, hyper=None) -> float:
-    """Normalized gap (f(output) - f*) / (L_p R_p^2) after T gradient queries (one simulator run)."""
+    """Normalized gap (f(output) - f*) / (L_p R_p^2) after T gradient queries (one simulator run);
+    ``static`` (the negative control that does not move) is the gap of x_0."""
     inst = INSTANCES[instance](p, T, seed)
+    if method == "static":
+        if inst["final"]:
+            raise ValueError("the static control is measured on fixed instances only")
+        return (float(inst["problem"].f(inst["x0"])) - inst["f_star"]) / (inst["L"] * inst["R"] ** 2)
     opt = _make(method, p, inst, T, hyper)
     pr = inst["problem"]
     obs = _FinalGap(T, inst)
@@ -243,12 +279,52 @@ def _claimed(label: str, p: float):
     return None, "the paper proves no rate for Stacey; measured for comparison"
 
 
-def exponent_records(p, instance, grid, gaps, labels, tuned=None) -> list:
-    """acc.exponent for every method on one instance: one rule (decide_rate) whatever the method is
-    called; the reference of a method is the fastest other method claiming the same exponent."""
+def _controls_for(theory: float) -> tuple:
+    """The controls that must fail a claimed exponent: the static method always; plain steepest descent
+    (known exponent 1) for a claim faster than 1 by more than the margin."""
+    return ("static", "steepest-lp") if theory > 1.0 + RATE_MARGIN else ("static",)
+
+
+def _rate_record(params, exponent, ci, theory, verdict, data, show):
+    return Claim(
+        id=EXPONENT.id,
+        statement=EXPONENT.statement,
+        source=EXPONENT.source,
+        assumptions=EXPONENT.assumption_names,
+        params=params,
+        status=verdict.status,
+        method="exact",
+        empirical=float(exponent),
+        bound=float(theory),
+        ci=[float(ci[0]), float(ci[1])],
+        witness=verdict.witness,
+        reason=verdict.reason,
+        data=data,
+        relation="rate",
+        show=list(show),
+        evidence="fit",
+    )
+
+
+def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None) -> list:
+    """acc.exponent for every method on one fixed-L instance: one rule (decide_rate, an upper-bound rate
+    decided by precision) whatever the method is called; the reference of a method is the fastest other
+    method claiming the same exponent; every claim is gated on its negative controls (``controls``:
+    name -> gaps; ``static`` and ``steepest-lp`` by default, taken from ``gaps`` when present), and one
+    record per (claimed exponent, control) says that the control fails as it must."""
+    if instance in PINNED:
+        raise ValueError(f"{instance!r} pins every method's exponent by construction: measure exponents on FIXED")
     out = []
     N = [T + 1 for T in grid]
+    ctrl_gaps = dict(controls or {})
+    if "static" not in ctrl_gaps:
+        ctrl_gaps["static"] = [run_method("static", p, instance, T) for T in grid]
+    if "steepest-lp" not in ctrl_gaps and "steepest-lp" in gaps:
+        ctrl_gaps["steepest-lp"] = gaps["steepest-lp"]
     fits = {m: fit_exponent(N, gaps[m]) for m in gaps}
+    cfits = {c: fit_exponent(N, g) for c, g in ctrl_gaps.items()}
+    show = ("p", "method", "instance", "control")
+    claimed_seen = {}
     for m in gaps:
         label = labels.get(m, m)
         th, why = _claimed(label, p)
@@ -257,21 +333,108 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None) -> list:
         params = {"p": p, "method": label, "instance": instance, "problem": instance, "T": grid}
         if tuned and m in tuned:
             params["hyper"], params["tuning_budget"] = tuned[m][0], f"{tuned[m][1]} configurations at T = {grid[-1]}"
-        rec = rate_claim(
-            EXPONENT,
-            N,
-            gaps[m],
-            params,
-            theory=th if th is not None else (p + 2) / p,
-            pinned=instance in PINNED,
-            reference=(N, gaps[ref]) if ref else None,
-            reference_label=ref,
-            data={"T": grid, "gap": gaps[m]},
+        e, lo, hi = fits[m]
+        theory = th if th is not None else (p + 2) / p
+        w = {
+            "kind": "rate-fit",
+            "claim": EXPONENT.id,
+            "x": [float(v) for v in N],
+            "y": [float(v) for v in gaps[m]],
+            "theory": float(theory),
+            "margin": RATE_MARGIN,
+            "pinned": False,
+        }
+        if ref is not None:
+            w["reference"] = {"x": [float(v) for v in N], "y": [float(v) for v in gaps[ref]], "label": ref}
+        v = decide_rate(
+            e,
+            (lo, hi),
+            theory,
+            reference=fits[ref][0] if ref else None,
+            witness=w,
             applicable=th is not None,
             why=None if th is not None else f"{why}; (p+2)/p = {(p + 2) / p:.3f}, steepest descent's 1",
         )
-        out.append(rec)
+        if th is not None:
+            names = [c for c in _controls_for(th) if c in ctrl_gaps and c != m]
+            raw = {c: decide_rate(cfits[c][0], cfits[c][1:], th) for c in names}
+            v = gate_on_controls(label, v, raw)
+            params["controls"] = names
+            claimed_seen.setdefault(th, (label, raw))
+        out.append(_rate_record(params, e, (lo, hi), theory, v, {"T": grid, "gap": gaps[m]}, show))
+    for th, (label, raw) in claimed_seen.items():
+        for c, cv in raw.items():
+            e, lo, hi = cfits[c]
+            params = {"p": p, "method": c, "control": c, "control_for": label, "instance": instance, "T": grid}
+            data = {"T": grid, "gap": ctrl_gaps[c]} if c not in gaps else None
+            out.append(_rate_record(params, e, (lo, hi), th, control_verdict(c, cv), data, show))
     return out
+
+
+def _upper_record(p, instance, grid, gaps_acc):
+    Tsym, psym, gsym = sp.symbols("T p gap", positive=True)
+    bound_expr = 2 ** ((3 * psym - 4) / psym) * Tsym ** ((psym - 2) / psym) / (Tsym * (Tsym + 1))
+    bnd = [accelerated_bound(1.0, 1.0, T, p) for T in grid]
+    ratio = [gp / b for gp, b in zip(gaps_acc, bnd)]
+    w = int(np.argmax(ratio))
+    witness = {
+        "kind": "expression",
+        "claim": "acc.upper",
+        "relation": "<=",
+        "lhs": sp.srepr(gsym),
+        "rhs": sp.srepr(bound_expr),
+        "scalars": {"gap": gaps_acc[w], "T": grid[w], "p": p},
+        "note": "gap: the measured normalized gap (f(y_T) - f*)/(L R^2) of the run; the re-check verifies the "
+        "bound and the comparison, the run is reproduced by the command",
+    }
+    return value_claim(
+        UPPER,
+        gaps_acc[w],
+        bnd[w],
+        {"p": p, "problem": instance, "T": grid, "method": "accelerated-lp"},
+        witness=witness,
+        data={"T": grid, "gap": gaps_acc, "bound": bnd},
+        note=f"gap / bound at most {ratio[w]:.3g} over T = {grid}",
+    )
+
+
+def _lower_record(p, instance, grid, gaps, seed):
+    worst_r, who = math.inf, None
+    lbs = []
+    for T in grid:
+        o = INSTANCES[instance](p, T, seed)["oracle"]
+        lbs.append((o.lower_bound(), o.L))
+    for m in gaps:
+        for T, gp, (lb, L) in zip(grid, gaps[m], lbs):
+            r = gp * L / lb  # gaps are normalized by L R^2 with R = 1
+            if r < worst_r:
+                worst_r, who = r, (m, T)
+    rs = sp.Symbol("ratio", positive=True)
+    witness = {
+        "kind": "expression",
+        "claim": "acc.lower",
+        "relation": ">=",
+        "lhs": sp.srepr(rs),
+        "rhs": sp.srepr(sp.Integer(1)),
+        "scalars": {"ratio": worst_r},
+        "method": who[0],
+        "T": who[1],
+    }
+    return value_claim(
+        LOWER,
+        worst_r,
+        1.0,
+        {"p": p, "problem": instance, "T": grid, "methods": list(gaps)},
+        witness=witness,
+        tolerance=5e-10,
+        note=f"smallest (certified) gap / lower bound over all methods and T: {worst_r:.3g} ({who[0]}, T = {who[1]})",
+    )
+
+
+def exponent_grid(quick: bool) -> list:
+    """Horizons of the exponent fit, doubling: 5 points (quick) or 7 (enough for intervals that decide;
+    the largest stays <= d/8 on the fixed instances)."""
+    return [8, 16, 32, 64, 128] if quick else [8, 16, 32, 64, 128, 256, 512]
 
 
 def run_acceleration(ctx, *, relabel=None):
@@ -282,76 +445,30 @@ def run_acceleration(ctx, *, relabel=None):
         if not (2.0 <= p < math.inf):
             raise ValueError(f"--p must be in [2, inf) for the acceleration checks, got {p:g}")
     grid = [8, 16, 32, 64] if ctx.quick else [8, 16, 32, 64, 128]
+    egrid = exponent_grid(ctx.quick)
     labels = dict(relabel or {})
     out = []
     t0 = time.perf_counter()
-    Tsym, psym, gsym = sp.symbols("T p gap", positive=True)
-    bound_expr = 2 ** ((3 * psym - 4) / psym) * Tsym ** ((psym - 2) / psym) / (Tsym * (Tsym + 1))
     for p in p_list:
         for instance in INSTANCES:
-            tuned = {m: _tune(m, p, instance, grid[-1], ctx.seed) for m in ("stacey-p2", "stacey-pp")}
-            gaps = {
-                m: [run_method(m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None) for T in grid]
-                for m in METHODS
-            }
-            bnd = [accelerated_bound(1.0, 1.0, T, p) for T in grid]
-            ratio = [gp / b for gp, b in zip(gaps["accelerated-lp"], bnd)]
-            w = int(np.argmax(ratio))
-            witness = {
-                "kind": "expression",
-                "claim": "acc.upper",
-                "relation": "<=",
-                "lhs": sp.srepr(gsym),
-                "rhs": sp.srepr(bound_expr),
-                "scalars": {"gap": gaps["accelerated-lp"][w], "T": grid[w], "p": p},
-                "note": "gap: the measured normalized gap (f(y_T) - f*)/(L R^2) of the run; the re-check verifies the "
-                "bound and the comparison, the run is reproduced by the command",
-            }
-            out.append(
-                value_claim(
-                    UPPER,
-                    gaps["accelerated-lp"][w],
-                    bnd[w],
-                    {"p": p, "problem": instance, "T": grid, "method": "accelerated-lp"},
-                    witness=witness,
-                    data={"T": grid, "gap": gaps["accelerated-lp"], "bound": bnd},
-                    note=f"gap / bound at most {ratio[w]:.3g} over T = {grid}",
-                )
-            )
-            out += exponent_records(p, instance, grid, gaps, labels, tuned)
-            if instance in PINNED:
-                worst_r, who = math.inf, None
-                lbs = []
-                for T in grid:
-                    o = INSTANCES[instance](p, T, ctx.seed)["oracle"]
-                    lbs.append((o.lower_bound(), o.L))
-                for m in METHODS:
-                    for T, gp, (lb, L) in zip(grid, gaps[m], lbs):
-                        r = gp * L / lb  # gaps are normalized by L R^2 with R = 1
-                        if r < worst_r:
-                            worst_r, who = r, (m, T)
-                rs = sp.Symbol("ratio", positive=True)
-                witness = {
-                    "kind": "expression",
-                    "claim": "acc.lower",
-                    "relation": ">=",
-                    "lhs": sp.srepr(rs),
-                    "rhs": sp.srepr(sp.Integer(1)),
-                    "scalars": {"ratio": worst_r},
-                    "method": who[0],
-                    "T": who[1],
+            if instance in FIXED:
+                tuned = {m: _tune(m, p, instance, egrid[-1], ctx.seed) for m in ("stacey-p2", "stacey-pp")}
+                gaps = {
+                    m: [run_method(m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None) for T in egrid]
+                    for m in METHODS
                 }
-                out.append(
-                    value_claim(
-                        LOWER,
-                        worst_r,
-                        1.0,
-                        {"p": p, "problem": instance, "T": grid, "methods": list(METHODS)},
-                        witness=witness,
-                        tolerance=5e-10,
-                        note=f"smallest (certified) gap / lower bound over all methods and T: {worst_r:.3g} "
-                        f"({who[0]}, T = {who[1]})",
-                    )
-                )
+                out.append(_upper_record(p, instance, egrid, gaps["accelerated-lp"]))
+                out += exponent_records(p, instance, egrid, gaps, labels, tuned)
+            elif instance in PINNED:
+                tuned = {m: _tune(m, p, instance, grid[-1], ctx.seed) for m in ("stacey-p2", "stacey-pp")}
+                gaps = {
+                    m: [run_method(m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None) for T in grid]
+                    for m in METHODS
+                }
+                out.append(_upper_record(p, instance, grid, gaps["accelerated-lp"]))
+                out.append(_lower_record(p, instance, grid, gaps, ctx.seed))
+            else:
+                gaps_acc = [run_method("accelerated-lp", p, instance, T, ctx.seed) for T in grid]
+                out.append(_upper_record(p, instance, grid, gaps_acc))
             ctx.say(f"acceleration p={p:g} {instance} done ({time.perf_counter() - t0:.1f}s)")
     return out

@@ -1,0 +1,519 @@
+"""Interval branch-and-bound: decide a claim over a low-dimensional parameter box rigorously.
+
+A claim ``lhs(z) <relation> rhs(z)`` for every z in a box B of R^m (m small: a two-point law's weight and
+support, a 2x2 matrix's eigenvalue ratio, a family parameter) is decided by interval (ball) arithmetic
+(python-flint's ``arb``, or ``mpmath.iv`` without it; the number layer of :mod:`proofs_checks.recheck`):
+
+* a box whose enclosures of the two sides separate in the claimed direction is *proved*;
+* the center (and, up to 3 variables, the corners) of every box not proved is evaluated exactly (point
+  balls): where the enclosures separate in the failing direction, the claim is *violated* and that point
+  is the witness;
+* otherwise the box is split along its widest side (relative to the box it came from) until a budget of
+  boxes or a smallest width; what remains is returned as *unresolved* boxes.
+
+Result (:class:`BnBResult`): ``status`` ``"proved"`` (every box proved), ``"violated"`` (a witness point
+whose enclosures separate), or ``"inconclusive"`` (the unresolved boxes, listed with their measure).
+
+A claim that is tight at a known point (equality attained, so no enclosure can separate near it) can be
+given a *tight point* certificate in one variable (:class:`TightPoint`): at the point, lhs - rhs is 0
+exactly (sympy reduces it to 0) or <= 0 by enclosure; on a box having the point as an end in that variable
+(1-D boxes only), the derivative of lhs - rhs has the sign that makes the point the box's maximum of
+lhs - rhs (enclosed rigorously). Such boxes are proved by the mean value theorem.
+
+:func:`enclose_max` gives a rigorous enclosure [lo, hi] of the supremum of a function over a box (lo from
+exact point values, hi from box enclosures, boxes pruned when they cannot hold the maximum).
+
+Sources: R. E. Moore, R. B. Kearfott & M. J. Cloud, *Introduction to Interval Analysis*, SIAM (2009),
+ch. 5 (range enclosure, subdivision) and ch. 8 (global optimization by branch and bound); arb: F. Johansson,
+"Arb: efficient arbitrary-precision midpoint-radius interval arithmetic", IEEE Trans. Comput. 66 (2017).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from .recheck import Undecided, _BallEval, ball_backend
+
+__all__ = ["BnBResult", "TightPoint", "branch_and_bound", "enclose_max"]
+
+
+@dataclass
+class BnBResult:
+    status: str  # "proved" | "violated" | "inconclusive"
+    proved_boxes: int
+    evaluations: int
+    unresolved: list = field(default_factory=list)  # [{var: [lo, hi]}, ...] (at most 20 listed)
+    unresolved_count: int = 0
+    unresolved_measure: float = 0.0  # fraction of the box's volume left unresolved
+    witness: dict | None = None  # the point, with the enclosures of both sides
+    backend: str = ""
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "proved_boxes": self.proved_boxes,
+            "evaluations": self.evaluations,
+            "unresolved": self.unresolved,
+            "unresolved_count": self.unresolved_count,
+            "unresolved_measure": self.unresolved_measure,
+            "witness": self.witness,
+            "backend": self.backend,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class TightPoint:
+    """The claim is tight on the face ``var = at`` of the box (a point in 1-D). A box having ``at`` as its
+    lower (upper) end in ``var`` is proved when ``weight * d(lhs - rhs)/d var`` is <= 0 (>= 0) on the whole
+    box, ``weight`` > 0 there (default 1; e.g. s**(1 - a) to cancel an integrable singularity s**(a - 1)),
+    and lhs - rhs <= 0 on the face: by sympy (exactly 0, 1-D) or by enclosure, or, when the face claim is
+    proved elsewhere, by ``face`` (its justification, quoted in the result). Mean value theorem."""
+
+    var: str
+    at: float
+    face: str | None = None
+    weight: object = None
+
+
+def _balls(num, box: dict) -> dict:
+    """Balls covering the box's intervals; a variable whose interval is in [0, inf) stays >= 0 (arb's hull
+    is rounded outward, which could reach below 0 and stop a power from being enclosed)."""
+    out = {}
+    for k, (lo, hi) in box.items():
+        b = num.hull(num.exact(float(lo)), num.exact(float(hi)))
+        if num.name == "arb" and lo >= 0:
+            b = b.nonnegative_part()
+        out[k] = b
+    return out
+
+
+def _sym(e):
+    return e if isinstance(e, sp.Basic) else sp.sympify(e)
+
+
+class _Objective:
+    """lhs and rhs as sympy expressions of the box variables and ``scalars``, enclosed by ball arithmetic
+    (each expression compiled once into closures over the ball operations of :class:`recheck._BallEval`)."""
+
+    def __init__(self, lhs, rhs, scalars, num):
+        self.lhs, self.rhs = _sym(lhs), _sym(rhs)
+        self.num = num
+        self.ev = _BallEval({"scalars": dict(scalars or {})}, num)
+        self._compiled = {}
+
+    def balls(self, box: dict):
+        return _balls(self.num, box)
+
+    def fn(self, expr):
+        f = self._compiled.get(expr)
+        if f is None:
+            f = self._compiled[expr] = _compile(expr, self.ev)
+        return f
+
+    def sides(self, box: dict, expr=None):
+        env = self.balls(box)
+        if expr is not None:
+            return self.fn(expr)(env)
+        return self.fn(self.lhs)(env), self.fn(self.rhs)(env)
+
+
+def _compile(e, ev):
+    """A closure env -> ball for ``e`` (env: the box variables' balls); nodes other than arithmetic, powers,
+    |.|, max/min and elementary functions are delegated to ``ev.ev`` (same enclosures, slower)."""
+    n = ev.num
+    if isinstance(e, sp.Symbol):
+        name = e.name
+        if name in ev.scalars:
+            val = ev.scalars[name]
+            return lambda env: env[name] if name in env else val
+        return lambda env: env[name]
+    if e.is_Number or e in (sp.pi, sp.E):
+        c = n.exact(e)
+        return lambda env: c
+    kids = [_compile(a, ev) for a in e.args] if e.args else []
+    if isinstance(e, sp.Add):
+
+        def add(env):
+            out = kids[0](env)
+            for k in kids[1:]:
+                out = out + k(env)
+            return out
+
+        return add
+    if isinstance(e, sp.Mul):
+
+        def mul(env):
+            out = kids[0](env)
+            for k in kids[1:]:
+                out = out * k(env)
+            return out
+
+        return mul
+    if isinstance(e, sp.Pow):
+        b, ex = kids
+        if e.args[1].is_Integer:
+            k = int(e.args[1])
+            return lambda env: b(env) ** k
+        half = e.args[1] == sp.Rational(1, 2)
+
+        def pw(env):
+            bb = b(env)
+            if half and n.gt(bb, n.exact(0)):
+                return n.fn("sqrt", bb)
+            return ev._pow(bb, ex(env))
+
+        return pw
+    if isinstance(e, sp.Abs):
+        k0 = kids[0]
+        if n.name == "arb":
+            return lambda env: abs(k0(env)).nonnegative_part()
+        return lambda env: abs(k0(env))
+    if isinstance(e, sp.Max):
+        return lambda env: ev._max([k(env) for k in kids])
+    if isinstance(e, sp.Min):
+        return lambda env: -ev._max([-k(env) for k in kids])
+    if isinstance(e, sp.sign):
+        k0 = kids[0]
+        return lambda env: ev._sign(k0(env))
+    if isinstance(e, (sp.exp, sp.sin, sp.cos)):
+        k0, name = kids[0], type(e).__name__
+        return lambda env: n.fn(name, k0(env))
+    return lambda env: ev.ev(e, {"i": None, "bound": env})
+
+
+def _holds(num, rel, lhs, rhs) -> bool:
+    return num.ge(rhs, lhs) if rel == "<=" else num.ge(lhs, rhs)
+
+
+def _fails(num, rel, lhs, rhs) -> bool:
+    return num.gt(lhs, rhs) if rel == "<=" else num.gt(rhs, lhs)
+
+
+def _split(box: dict, widths: dict):
+    var = max(box, key=lambda k: (box[k][1] - box[k][0]) / widths[k])
+    lo, hi = box[var]
+    mid = lo + (hi - lo) / 2
+    return [{**box, var: (lo, mid)}, {**box, var: (mid, hi)}], var
+
+
+def branch_and_bound(
+    lhs,
+    rhs,
+    box: dict,
+    *,
+    relation: str = "<=",
+    scalars: dict | None = None,
+    tight=(),
+    max_boxes: int = 20000,
+    min_width: float = 1e-10,
+    backend: str | None = None,
+    bits: int = 128,
+) -> BnBResult:
+    """Decide ``lhs <relation> rhs`` for every point of ``box`` ({name: (lo, hi)}, finite floats): see the
+    module docstring. ``lhs``, ``rhs``: sympy expressions of the box's variables (and of ``scalars``);
+    ``tight``: :class:`TightPoint` certificates; ``max_boxes``: the budget of box evaluations;
+    ``min_width``: boxes narrower than this (relative to the initial widths) are left unresolved."""
+    if relation not in ("<=", ">="):
+        raise ValueError(f"relation must be <= or >=, got {relation!r}")
+    if not box:
+        raise ValueError("box must name at least one variable")
+    for k, (lo, hi) in box.items():
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise ValueError(f"box[{k!r}] must be a finite interval lo <= hi, got {(lo, hi)!r}")
+    if not isinstance(max_boxes, int) or max_boxes < 1:
+        raise ValueError(f"max_boxes must be an integer >= 1, got {max_boxes!r}")
+    num = ball_backend(backend, bits)
+    ctx = num.flint.ctx if num.name == "arb" else None
+    import mpmath
+
+    old = ctx.prec if ctx is not None else mpmath.iv.prec
+    try:
+        if ctx is not None:
+            ctx.prec = bits
+        else:
+            mpmath.iv.prec = bits
+        return _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
+    finally:
+        if ctx is not None:
+            ctx.prec = old
+        else:
+            mpmath.iv.prec = old
+
+
+def _tight_ok(obj, tp: TightPoint, box, relation, cache) -> bool:
+    if tp.var not in box:
+        return False
+    lo, hi = box[tp.var]
+    if tp.at not in (lo, hi):
+        return False
+    n = obj.num
+    diff = obj.lhs - obj.rhs if relation == "<=" else obj.rhs - obj.lhs  # must be <= 0
+    if "deriv" not in cache:
+        sym = next(s for s in diff.free_symbols if s.name == tp.var)
+        dv = sp.diff(diff, sym)
+        if tp.weight is not None:
+            dv = sp.powsimp(sp.expand(_sym(tp.weight) * dv), force=True)
+        cache["deriv"] = dv
+        cache["exact"] = False
+        if len(box) == 1 and tp.face is None:  # the point itself: exactly 0 by sympy?
+            v = sp.Symbol(tp.var, real=True)
+            d0 = diff.xreplace({sym: v}).subs(v, sp.nsimplify(tp.at))
+            d0 = d0.subs(
+                {
+                    sp.Symbol(k): sp.nsimplify(float(n.bounds(val)[0]))
+                    for k, val in obj.ev.scalars.items()
+                    if n.bounds(val)[0] == n.bounds(val)[1]
+                }
+            )
+            cache["exact"] = sp.simplify(d0) == 0
+    if tp.face is None and not cache["exact"]:
+        try:
+            on_face = obj.sides({**box, tp.var: (tp.at, tp.at)}, diff)
+        except Undecided:
+            return False
+        if not n.ge(n.exact(0), on_face):
+            return False
+    zero = n.exact(0)
+
+    def right_sign(dv):  # at the lower end: lhs - rhs must not increase away from the face, and vice versa
+        return n.finite(dv) and (bool(n.ge(zero, dv)) if tp.at == lo else bool(n.ge(dv, zero)))
+
+    try:
+        if right_sign(obj.sides(box, cache["deriv"])):
+            return True
+    except Undecided:
+        pass
+    # second order, for a derivative d that vanishes at the face: d(z) = d(at) + d'(xi) (z - at); with d' <= 0
+    # on the box, d(z) <= d(at) to the right of the point and d(z) >= d(at) to its left, so the sign of d(at)
+    # carries over to the whole box (tested by signs, not by a product whose rounding would reach past 0)
+    if len(box) != 1:
+        return False
+    try:
+        if "deriv2" not in cache:
+            sym = next(s for s in cache["deriv"].free_symbols if s.name == tp.var)
+            cache["deriv2"] = sp.diff(cache["deriv"], sym)
+        d_at = obj.sides({tp.var: (tp.at, tp.at)}, cache["deriv"])
+        d2 = obj.sides(box, cache["deriv2"])
+        return bool(right_sign(d_at) and n.finite(d2) and n.ge(zero, d2))
+    except (Undecided, StopIteration):
+        return False
+
+
+def _bnb(lhs, rhs, box0, relation, scalars, tight, max_boxes, min_width, num) -> BnBResult:
+    obj = _Objective(lhs, rhs, scalars, num)
+    widths = {k: (hi - lo) or 1.0 for k, (lo, hi) in box0.items()}
+    vol0 = math.prod(widths.values())
+    stack = [(-1.0, 0, box0)]  # largest boxes first: the budget is spread over the whole box
+    tie = 0
+    proved, evals, unresolved = 0, 0, []
+    caches = [{} for _ in tight]
+    diff = obj.lhs - obj.rhs if relation == "<=" else obj.rhs - obj.lhs  # the claim: diff <= 0
+    syms = {s.name: s for s in diff.free_symbols}
+    try:
+        grads = {k: sp.diff(diff, syms[k]) for k in box0 if k in syms}
+    except Exception:  # noqa: BLE001 (sympy cannot differentiate some nodes): natural extension only
+        grads = {}
+
+    def centered(box):
+        """diff(c) + sum_i d diff/d z_i (box) (box_i - c_i): the mean value form (second order)."""
+        c = {k: (lo + (hi - lo) / 2,) * 2 for k, (lo, hi) in box.items()}
+        out = obj.sides(c, diff)
+        for k, gk in grads.items():
+            lo, hi = box[k]
+            off = num.hull(num.exact(lo) - num.exact(c[k][0]), num.exact(hi) - num.exact(c[k][0]))
+            out = out + obj.sides(box, gk) * off
+        return out
+
+    while stack:
+        box = heapq.heappop(stack)[2]
+        evals += 1
+        try:
+            lv, rv = obj.sides(box)
+            if num.finite(lv) and num.finite(rv) and _holds(num, relation, lv, rv):
+                proved += 1
+                continue
+        except Undecided:
+            pass
+        if grads:
+            try:
+                dc = centered(box)
+                if num.finite(dc) and num.ge(num.exact(0), dc):
+                    proved += 1
+                    continue
+            except (Undecided, ValueError, TypeError, ZeroDivisionError):
+                pass
+        if any(_tight_ok(obj, tp, box, relation, c) for tp, c in zip(tight, caches)):
+            proved += 1
+            continue
+        center = {k: (lo + (hi - lo) / 2,) * 2 for k, (lo, hi) in box.items()}
+        points = [center]
+        if len(box) <= 3:  # the corners too: a violation on the box's boundary is found where it is largest
+            keys = list(box)
+            for code in range(2 ** len(keys)):
+                points.append({k: (box[k][(code >> i) & 1],) * 2 for i, k in enumerate(keys)})
+        for pt in points:
+            try:
+                lc, rc = obj.sides(pt)
+            except Undecided:
+                continue
+            if _fails(num, relation, lc, rc):
+                at = {k: v[0] for k, v in pt.items()}
+                return BnBResult(
+                    "violated",
+                    proved,
+                    evals,
+                    witness={"point": at, "lhs": list(num.bounds(lc)), "rhs": list(num.bounds(rc))},
+                    backend=num.name,
+                    reason=f"the enclosures separate at {at}: lhs in {list(num.bounds(lc))}, rhs in "
+                    f"{list(num.bounds(rc))}",
+                )
+        small = all((hi - lo) / widths[k] < min_width for k, (lo, hi) in box.items())
+        if small or evals + len(stack) >= max_boxes:
+            unresolved.append(box)
+            continue
+        for child in _split(box, widths)[0]:
+            tie += 1
+            vol = math.prod((hi - lo) / widths[k] for k, (lo, hi) in child.items())
+            heapq.heappush(stack, (-vol, tie, child))
+    measure = sum(math.prod((hi - lo) for lo, hi in b.values()) for b in unresolved) / vol0
+    listed = [{k: [lo, hi] for k, (lo, hi) in b.items()} for b in unresolved[:20]]
+    if not unresolved:
+        return BnBResult(
+            "proved", proved, evals, backend=num.name, reason=f"{proved} boxes proved ({num.name}, {evals} evaluations)"
+        )
+    return BnBResult(
+        "inconclusive",
+        proved,
+        evals,
+        listed,
+        len(unresolved),
+        measure,
+        backend=num.name,
+        reason=f"{len(unresolved)} boxes unresolved (fraction {measure:.3g} of the box) after {evals} evaluations; "
+        f"{proved} boxes proved",
+    )
+
+
+def enclose_max(
+    f,
+    box: dict,
+    *,
+    range_form=None,
+    scalars: dict | None = None,
+    rtol: float = 1e-12,
+    max_boxes: int = 50000,
+    backend: str | None = None,
+    bits: int = 128,
+) -> dict:
+    """A rigorous enclosure of sup_{z in box} f(z): ``{"lo", "hi", "argmax", "evaluations", "converged"}``.
+
+    ``f``: a sympy expression of the box variables (and ``scalars``). Each box's upper bound is the best of
+    the natural interval extension of ``f``, its centered (mean-value) form f(c) + f'(B)(B - c) (second
+    order near a smooth maximum), and ``range_form(balls, num) -> ball`` when given (any enclosure valid on
+    the box, e.g. a rewriting that removes a singularity at the box's edge). ``lo`` is the largest exact
+    point value found (attained), ``hi`` the largest upper bound over the boxes left (best first, boxes
+    pruned when they cannot exceed ``lo``); both rounded outward to floats."""
+    num = ball_backend(backend, bits)
+    ctx = num.flint.ctx if num.name == "arb" else None
+    import mpmath
+
+    old = ctx.prec if ctx is not None else mpmath.iv.prec
+    try:
+        if ctx is not None:
+            ctx.prec = bits
+        else:
+            mpmath.iv.prec = bits
+        return _enclose_max(_sym(f), dict(box), range_form, scalars, rtol, max_boxes, num)
+    finally:
+        if ctx is not None:
+            ctx.prec = old
+        else:
+            mpmath.iv.prec = old
+
+
+def _enclose_max(f, box, range_form, scalars, rtol, max_boxes, num):
+    obj = _Objective(f, sp.Integer(0), scalars, num)
+    names = {s.name: s for s in f.free_symbols}
+    derivs = {k: sp.diff(f, names[k]) for k in box if k in names}
+    widths = {k: (hi - lo) or 1.0 for k, (lo, hi) in box.items()}
+
+    def upper_of(b):
+        best = None
+        forms = [lambda: obj.sides(b, f)]
+        c = {k: (lo + (hi - lo) / 2,) * 2 for k, (lo, hi) in b.items()}
+
+        def centered():
+            out = obj.sides(c, f)
+            for k, dexpr in derivs.items():
+                lo, hi = b[k]
+                off = num.hull(num.exact(lo) - num.exact(c[k][0]), num.exact(hi) - num.exact(c[k][0]))
+                out = out + obj.sides(b, dexpr) * off
+            return out
+
+        forms.append(centered)
+        if range_form is not None:
+            forms.append(lambda: range_form(obj.balls(b), num))
+        for form in forms:
+            try:
+                v = form()
+            except (Undecided, ZeroDivisionError, ValueError):
+                continue
+            if num.finite(v):
+                u = num.upper(v)
+                best = u if best is None or num.gt(best, u) else best
+        return best
+
+    best_lo, best_hi, arg = None, None, None
+    heap = []  # (key, tie, box, upper): boxes with no finite bound first, then the largest upper bound
+    tie = evals = 0
+
+    def visit(b):
+        nonlocal best_lo, best_hi, arg, tie, evals
+        evals += 1
+        c = {k: (lo + (hi - lo) / 2,) * 2 for k, (lo, hi) in b.items()}
+        try:
+            v = obj.sides(c, f)
+            if num.finite(v) and (best_lo is None or num.gt(num.lower(v), best_lo)):
+                best_lo, best_hi, arg = num.lower(v), num.upper(v), {k: t[0] for k, t in c.items()}
+        except (Undecided, ZeroDivisionError, ValueError):
+            pass
+        u = upper_of(b)
+        tie += 1
+        heapq.heappush(heap, (-math.inf if u is None else -float(u), tie, b, u))
+
+    visit(box)
+    converged = False
+    while heap and evals < max_boxes:
+        _, _, b, u = heap[0]
+        if best_lo is not None and u is not None:
+            if float(u) - float(best_lo) <= rtol * max(abs(float(best_lo)), 1e-300):
+                converged = True
+                break
+        heapq.heappop(heap)
+        if u is not None and best_lo is not None and not num.gt(u, best_lo):
+            continue  # cannot exceed a value attained
+        for child in _split(b, widths)[0]:
+            visit(child)
+    if not heap:
+        converged = True
+    hi = None if best_hi is None else float(best_hi)
+    for _k, _t, _b, u in heap:
+        if u is None:
+            hi = math.inf
+            break
+        hi = float(u) if hi is None else max(hi, float(u))
+    hi = math.nextafter(hi, math.inf) if hi is not None and math.isfinite(hi) else hi  # outward rounding
+    lo = math.nextafter(float(best_lo), -math.inf) if best_lo is not None else -math.inf
+    return {
+        "lo": lo,
+        "hi": hi if hi is not None else math.inf,
+        "argmax": arg,
+        "evaluations": evals,
+        "converged": converged,
+    }
