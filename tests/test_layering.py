@@ -18,6 +18,13 @@ PACKAGES = ("lptheory", "synthetic", "proofs_checks", "figures")
 APP_ALIASES = ("lptheory/__main__.py", "lptheory/testing/")
 
 
+def _pack_figures(rel: str) -> bool:
+    """A pack's figure module (``proofs_checks/<pack>/figures.py``, named by the pack as a string and imported
+    only by the report) sits on the figures layer: it may import ``figures``, and no claim module may import it."""
+    parts = rel.split("/")
+    return len(parts) == 3 and parts[0] == "proofs_checks" and parts[2] == "figures.py"
+
+
 def _module_name(rel: str) -> str:
     parts = rel[:-3].split("/")
     if parts[-1] == "__init__":
@@ -91,13 +98,20 @@ def violations(found) -> list[str]:
     }
     bad = []
     for rel, imps in found.items():
-        layer = rel.split("/")[0]
+        layer = "figures" if _pack_figures(rel) else rel.split("/")[0]
         in_app = rel.startswith("lptheory/app/")
         for name, line, _ in imps:
             if not name:
                 continue
             if not in_app and _top(name) in higher[layer]:
                 bad.append(f"{rel}:{line} imports {name} (a higher layer; only lptheory/app may)")
+            if (
+                layer == "proofs_checks"
+                and not in_app
+                and name.startswith("proofs_checks.")
+                and _pack_figures(name.replace(".", "/") + ".py")
+            ):
+                bad.append(f"{rel}:{line} imports {name} (a pack's figure module is on the figures layer)")
             if (
                 not in_app
                 and (name == "lptheory.app" or name.startswith("lptheory.app."))
@@ -171,6 +185,8 @@ def test_the_checker_catches_planted_violations(tmp_path):
         "proofs_checks/__init__.py": "",
         "proofs_checks/stacey/__init__.py": "",
         "proofs_checks/stacey/figs.py": "from figures import report\n",
+        "proofs_checks/stacey/figures.py": "from figures.style import save\n",  # a pack's figure module: allowed
+        "proofs_checks/stacey/checks.py": "def run():\n    from .figures import plot\n",  # a claim module: not
         "proofs_checks/runner.py": "from synthetic import problems\nfrom lptheory import geometry\n",
         "figures/__init__.py": "from proofs_checks import records\n",
     }
@@ -185,6 +201,7 @@ def test_the_checker_catches_planted_violations(tmp_path):
         "lptheory/uses_app.py",
         "synthetic/problems.py",
         "proofs_checks/stacey/figs.py",
+        "proofs_checks/stacey/checks.py",
     }, bad
     assert cycles(found, only_top_level=False) == [("lptheory.a", "lptheory.b")]
     assert cycles(found, only_top_level=True) == []

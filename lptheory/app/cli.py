@@ -397,56 +397,14 @@ def _cmd_run(args) -> int:
 
 
 def _parse_sets(items) -> dict:
-    """``--set KEY=V[,V...]`` -> {KEY: [values]} (numbers where they parse)."""
+    """``--set KEY=V[,V...]`` -> {KEY: text}; the check types each value from its option's default
+    (``Check.coerce_option``)."""
     out = {}
     for it in items or ():
         if "=" not in it:
             raise UsageError(f"--set {it}: expected KEY=VALUE[,VALUE...]")
         k, v = it.split("=", 1)
-        vals = []
-        for u in v.split(","):
-            try:
-                vals.append(int(u) if u.strip().lstrip("-").isdigit() else float(u))
-            except ValueError:
-                vals.append(u)
-        out[k.strip()] = vals
-    return out
-
-
-def _coerce_set(key: str, values: list, default, check: str) -> list:
-    """``--set KEY=V,...`` values converted to the type of the option's default (its elements when it is a
-    list): a number for a number, ``true``/``false`` for a flag. A value that does not convert is a
-    UsageError naming ``--set KEY`` (exit 2, before any work). Options without a default pass as given."""
-    sample = default[0] if isinstance(default, (list, tuple)) and default else default
-    if sample is None or isinstance(sample, str):
-        return values
-    out = []
-    for v in values:
-        raw = str(v).strip()
-        try:
-            if isinstance(sample, bool):
-                low = raw.lower()
-                if low not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError(raw)
-                out.append(low in ("true", "1", "yes"))
-            elif isinstance(sample, int):
-                f = float(raw)
-                if not (math.isfinite(f) and f.is_integer()):
-                    raise ValueError(raw)
-                out.append(int(raw) if raw.lstrip("+-").isdigit() else int(f))
-            elif isinstance(sample, float):
-                f = float(raw)
-                if math.isnan(f):
-                    raise ValueError(raw)
-                out.append(f)
-            else:
-                out.append(v)
-        except ValueError:
-            kind = {bool: "true or false", int: "an integer", float: "a number"}[type(sample)]
-            raise UsageError(
-                f"--set {key}={raw}: option {key!r} of check {check!r} takes {kind} (its default: {default}), "
-                f"got {raw!r}"
-            ) from None
+        out[k.strip()] = v
     return out
 
 
@@ -481,7 +439,10 @@ def _plan_checks(pack, names, p, sets, skip=()):
                 o["p"] = [float(v) for v in p]
         for k, v in sets.items():
             if k in c.options or len(names) == 1:
-                o[k] = _coerce_set(k, v, c.defaults.get(k), n)
+                try:
+                    o[k] = c.coerce_option(k, v)
+                except ValueError as exc:
+                    raise UsageError(f"--set {k}={v}: {exc} (check {n!r})") from None
         options[n] = o
     if p is not None and not any("p" in pack.checks[n].options for n in names if n in pack.checks):
         raise UsageError(f"--p: none of the selected checks ({', '.join(names)}) takes it")
