@@ -369,9 +369,10 @@ def _cmd_run(args) -> int:
         "diverged_at": {n: [int(v) for v in t.diverged_at] for n, t in traces.items()},
         "nonfinite": nonfinite,
     }
-    from proofs_checks.records import git_commit
+    from proofs_checks.records import git_commit, source_info
 
     meta["git_commit"] = git_commit()
+    meta["source"] = source_info()["text"]
     import datetime as _dt
 
     meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
