@@ -338,3 +338,18 @@ def test_sweep_and_plot_into_a_read_only_folder(tmp_path, capsys, read_only):
             assert "SWEEP_DIR" in capsys.readouterr().err
         finally:
             os.chmod(done, 0o755)
+
+
+def test_a_refused_writer_leaves_the_holders_files_alone(tmp_path, capsys):
+    """The holder's staging directory and temporary files survive a second run refused on its --out."""
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / ".lptheory-staging-999").mkdir()
+    (out / ".lptheory-staging-999" / "index.html").write_text("half")
+    (out / ".claims.json.part").write_text("half")
+    with OutputLock(str(out)):
+        for args in (["report", "--quick"], ["run", "--steps", "2"], ["check", "lemmas", "--quick"]):
+            assert cli.main([*args, "--out", str(out), "--quiet"]) == 2
+            assert "being written by" in capsys.readouterr().err
+    assert (out / ".lptheory-staging-999" / "index.html").read_text() == "half"
+    assert (out / ".claims.json.part").exists()

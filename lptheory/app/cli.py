@@ -131,6 +131,13 @@ def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -
     return created
 
 
+def _cleanup_owned(args) -> None:
+    """:func:`_cleanup` of ``args.out`` if this run holds its lock (never a directory that another run
+    is writing: a refused second writer must not touch the first one's staging files)."""
+    if getattr(args, "_locks", None):
+        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+
+
 def _cleanup(path: str | None, created: bool) -> None:
     """After an interruption or a failure: remove temporary files and staging directories, and the
     directory if this run created it."""
@@ -543,15 +550,19 @@ def _cmd_check(args) -> int:
     if args.out:
         from figures import figures_for
 
+        from .guard import publish, staging
+
+        stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
         for n, recs in results.items():
-            path = os.path.join(args.out, f"check_{n}.json")
-            tmp = path + ".part"
-            with open(tmp, "w") as fh:
+            with open(os.path.join(stage, f"check_{n}.json"), "w") as fh:
                 fh.write(dumps([{"check": n, **r} for r in recs], info, indent=1))
-            os.replace(tmp, path)
-            paths = figures_for(pack, n, recs, args.out)
+            paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
             if not args.json:
-                print(f"wrote {path}" + "".join(f", {p}" for p in paths))
+                print(
+                    f"wrote {os.path.join(args.out, f'check_{n}.json')}"
+                    + "".join(f", {os.path.join(args.out, p)}" for p in paths)
+                )
+        publish(stage, args.out)
     if fail_on or baseline is not None:
         from proofs_checks.regression import compare, format_regressions
 
@@ -624,7 +635,7 @@ def _run_failure(exc, pack, args) -> int:
 
     from proofs_checks.spec import ClaimError
 
-    _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+    _cleanup_owned(args)
     if getattr(args, "traceback", False):
         traceback.print_exception(exc, file=sys.stderr)
     where = _where(exc, pack)
@@ -1129,13 +1140,13 @@ def main(argv=None) -> int:
     from .guard import interruptible
 
     def on_timeout():  # Ctrl-C and the unwinding took too long: clean up from the watchdog
-        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+        _cleanup_owned(args)
 
     try:
         with interruptible(on_timeout=on_timeout, code=EXIT_INTERRUPTED):
             return args.func(args)
     except KeyboardInterrupt:
-        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+        _cleanup_owned(args)
         print("lptheory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into a reader that stopped (``| head``): not an error of ours
@@ -1145,6 +1156,7 @@ def main(argv=None) -> int:
             pass
         return EXIT_OK
     except (UsageError, ValueError, TypeError) as exc:
+        _cleanup_owned(args)
         from proofs_checks.packs import PackError
 
         kind = "error"
@@ -1152,6 +1164,9 @@ def main(argv=None) -> int:
             kind = "error in claims"
         print(f"lptheory: {kind}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception:  # a crash: no staging directory or half-made output left behind, then the traceback
+        _cleanup_owned(args)
+        raise
     finally:
         for lock in getattr(args, "_locks", ()):
             lock.release()
