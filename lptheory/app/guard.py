@@ -209,7 +209,7 @@ def publish(stage: str, out: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def interruptible(on_timeout=None, grace: float = 1.5, code: int = 130):
+def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130):
     """Within the block, SIGINT kills every descendant process and raises KeyboardInterrupt here; if
     the process is still alive ``grace`` seconds later, ``on_timeout()`` runs (the cleanup) and the
     process exits with ``code`` (``os._exit``: a pool's shutdown cannot hold it). Worker processes
