@@ -1143,7 +1143,8 @@ def main(argv=None) -> int:
         _cleanup_owned(args)
 
     try:
-        with interruptible(on_timeout=on_timeout, code=EXIT_INTERRUPTED):
+        # as a program (argv from sys.argv) the watchdog outlives the command: exit within a second
+        with interruptible(on_timeout=on_timeout, code=EXIT_INTERRUPTED, linger=argv is None):
             return args.func(args)
     except KeyboardInterrupt:
         _cleanup_owned(args)
