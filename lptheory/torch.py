@@ -88,6 +88,23 @@ def _check_flag(name, value, allow_none=False):
 _COMPILED: dict = {}
 
 
+def _quiet_inductor_imports() -> None:
+    """Import ``torch.utils.mkldnn`` once with torch's own DeprecationWarning silenced: the inductor
+    backend imports it at the first compiled step, and at import it decorates 14 methods with
+    ``torch.jit.script_method``, which torch 2.13 itself deprecates (not a call of ours)."""
+    import sys
+    import warnings
+
+    if "torch.utils.mkldnn" in sys.modules:
+        return
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*torch.jit.script_method.*", category=DeprecationWarning)
+        try:
+            import torch.utils.mkldnn  # noqa: F401
+        except ImportError:  # pragma: no cover
+            pass
+
+
 def _compiled_rule(core: _core.Optimizer):
     """The compiled in-place step of ``core``'s rule, shared by every optimizer with the same
     hyper-parameters other than ``lr`` (cached per process)."""
@@ -104,6 +121,7 @@ def _compiled_rule(core: _core.Optimizer):
         # a private code object per configuration: dynamo caches compiled graphs per code object, so the
         # configurations do not share (and exhaust) one recompilation budget
         fused.__code__ = fused.__code__.replace()
+        _quiet_inductor_imports()
         compiled = torch.compile(fused, dynamic=True, fullgraph=True)
 
         def fn(lr, t, items):

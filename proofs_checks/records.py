@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 
 __all__ = [
     "Claim",
+    "Records",
     "STATUSES",
     "METHODS",
     "RELATIONS",
@@ -50,6 +51,8 @@ __all__ = [
     "meta",
     "format_table",
     "dumps",
+    "to_html",
+    "source_info",
 ]
 
 STATUSES = ("holds", "violated", "inconclusive", "not-applicable")
@@ -146,6 +149,10 @@ class Claim:
                 del d[k]
         return _clean(d)
 
+    def _repr_html_(self) -> str:
+        """The record as a one-row HTML table (Jupyter and other notebooks)."""
+        return to_html([self])
+
 
 def ratio(relation: str, empirical: float, bound: float) -> float | None:
     """The ratio with one meaning in every record, > 1 when the relation fails: empirical / bound for
@@ -200,29 +207,15 @@ def versions() -> dict:
 
 def git_commit() -> str | None:
     """The git commit of the toolkit's source tree (``LPTHEORY_GIT_COMMIT`` overrides), with
-    ``-dirty`` when the tree has uncommitted changes; None outside a git checkout."""
+    ``-dirty`` when the tree has uncommitted changes: the checkout it runs from (an editable install
+    included), else the clone an installed package was built from while that clone holds the same
+    sources (see :func:`source_info`); None otherwise."""
     import os
-    import subprocess
 
     env = os.environ.get("LPTHEORY_GIT_COMMIT")
     if env:
         return env
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.exists(os.path.join(root, ".git")):
-        return None
-    try:
-        head = subprocess.run(
-            ["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("-dirty" if dirty else "")
+    return _git_head(_installed_root()) or _installed_from_clone()
 
 
 def config_hash(config) -> str:
@@ -245,6 +238,7 @@ def meta(check: str, seed: int, config: dict, *, quick: bool | None = None) -> d
         "quick": quick if quick is not None else bool(config.get("quick", False)) if isinstance(config, dict) else None,
         "versions": versions(),
         "git_commit": git_commit(),
+        "source": source_info()["text"],
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     return _clean(out)
@@ -320,3 +314,175 @@ def format_table(claims: list) -> str:
     if counts["violated"]:
         lines.append("A 'violated' verdict is a finding about the paper, not a failure of the run.")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# notebooks
+
+
+_STATUS_COLORS = {"holds": "#1b7f3b", "violated": "#b3261e", "inconclusive": "#8a6d00", "not-applicable": "#5f6368"}
+
+
+class Records(list):
+    """A list of records (:class:`Claim` objects or their dicts) that notebooks display as a table
+    (``_repr_html_``); otherwise an ordinary list."""
+
+    def _repr_html_(self) -> str:
+        return to_html(self)
+
+
+def to_html(claims) -> str:
+    """An HTML table of records (:class:`Claim` objects or dicts): id, setting, status, empirical,
+    relation, bound, ratio, method, source, and the reason under a record that does not hold. Every
+    value is escaped; the table has inline styles only (no scripts, no network)."""
+    import html
+
+    rows = [c.to_dict() if isinstance(c, Claim) else dict(c) for c in claims]
+    esc = html.escape
+    head = ("id", "setting", "status", "empirical", "", "bound", "ratio", "method", "source")
+    out = [
+        '<table class="lptheory-records" style="border-collapse:collapse;font-size:0.9em">',
+        "<thead><tr>"
+        + "".join(f'<th style="text-align:left;padding:2px 6px">{h}</th>' for h in head)
+        + "</tr></thead>",
+        "<tbody>",
+    ]
+    for r in rows:
+        status = str(r.get("status", ""))
+        color = _STATUS_COLORS.get(status, "#000")
+        cells = [
+            esc(str(r.get("id", ""))),
+            esc(setting_text(r.get("params") or {}, r.get("show"))),
+            f'<b style="color:{color}">{esc(status)}</b>',
+            esc(_fmt(r.get("empirical"))),
+            esc(str(r.get("relation", "<="))),
+            esc(_fmt(r.get("bound"))),
+            esc(_fmt(r.get("ratio"))),
+            esc(str(r.get("method", ""))),
+            esc(str(r.get("source", ""))),
+        ]
+        out.append("<tr>" + "".join(f'<td style="padding:2px 6px">{c}</td>' for c in cells) + "</tr>")
+        if r.get("reason") and status != "holds":
+            out.append(
+                f'<tr><td></td><td colspan="{len(head) - 1}" style="padding:0 6px 4px;color:#555">'
+                f"reason: {esc(str(r['reason']))}</td></tr>"
+            )
+    counts = {s_: sum(r.get("status") == s_ for r in rows) for s_ in STATUSES}
+    out.append("</tbody></table>")
+    out.append(
+        '<p style="font-size:0.85em;color:#555">'
+        + esc(", ".join(f"{counts[s_]} {s_}" for s_ in STATUSES))
+        + ("; a violated claim is a finding about the paper, not a failure of the run" if counts["violated"] else "")
+        + "</p>"
+    )
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# where the code came from
+
+
+_PACKAGES = ("lptheory", "synthetic", "proofs_checks", "figures")
+
+
+def _sources_digest(root: str) -> str | None:
+    """sha256 over the ``.py`` files and templates of the four packages under ``root`` (relative paths
+    and bytes, sorted); None when a package is missing there."""
+    import hashlib
+    import os
+
+    h = hashlib.sha256()
+    for pkg in _PACKAGES:
+        base = os.path.join(root, pkg)
+        if not os.path.isdir(base):
+            return None
+        for dirpath, dirnames, files in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+            for f in sorted(files):
+                if f.endswith((".py", ".j2")):
+                    path = os.path.join(dirpath, f)
+                    h.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0")
+                    with open(path, "rb") as fh:
+                        h.update(fh.read())
+                    h.update(b"\0")
+    return h.hexdigest()
+
+
+def _installed_root() -> str:
+    import os
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _git_head(root: str) -> str | None:
+    import os
+    import subprocess
+
+    if not os.path.exists(os.path.join(root, ".git")):
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("-dirty" if dirty else "") if head else None
+
+
+def _installed_from_clone() -> str | None:
+    """The commit of an installed (not editable) package, from its PEP 610 ``direct_url.json``: the
+    ``vcs_info`` commit of a ``pip install git+...``, or the HEAD of the local clone it was installed
+    from when that clone's sources are still byte for byte the installed ones (else None: the clone
+    has moved on since)."""
+    import os
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    try:
+        dist = metadata.distribution("lptheory")
+        doc = json.loads(dist.read_text("direct_url.json") or "null")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    commit = (doc.get("vcs_info") or {}).get("commit_id")
+    if commit:
+        return str(commit)
+    url = urlparse(str(doc.get("url", "")))
+    if url.scheme != "file":
+        return None
+    clone = unquote(url.path)
+    if not os.path.isdir(clone) or os.path.realpath(clone) == os.path.realpath(_installed_root()):
+        return None
+    head = _git_head(clone)
+    if head is None:
+        return None
+    here, there = _sources_digest(_installed_root()), _sources_digest(clone)
+    return head if here is not None and here == there else None
+
+
+def source_info() -> dict:
+    """Where the running code came from: ``{"git_commit", "version", "sources_sha256", "text"}``.
+    ``git_commit`` is that of the checkout it runs from (an editable install included), or of the clone
+    an installed package was built from (PEP 610 ``direct_url.json``; only while that clone still holds
+    the same sources), else None; ``text`` says it in one line (with the version and a hash of the
+    sources when there is no commit)."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("lptheory")
+    except metadata.PackageNotFoundError:
+        version = None
+    commit = git_commit()
+    digest = _sources_digest(_installed_root())
+    if commit:
+        text = f"git {commit}"
+    else:
+        text = f"lptheory {version or 'unknown version'} (not a git checkout; sources sha256 {(digest or '?')[:16]})"
+    return {"git_commit": commit, "version": version, "sources_sha256": digest, "text": text}

@@ -338,3 +338,43 @@ def test_sweep_and_plot_into_a_read_only_folder(tmp_path, capsys, read_only):
             assert "SWEEP_DIR" in capsys.readouterr().err
         finally:
             os.chmod(done, 0o755)
+
+
+def test_a_refused_writer_leaves_the_holders_files_alone(tmp_path, capsys):
+    """The holder's staging directory and temporary files survive a second run refused on its --out."""
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / ".lptheory-staging-999").mkdir()
+    (out / ".lptheory-staging-999" / "index.html").write_text("half")
+    (out / ".claims.json.part").write_text("half")
+    with OutputLock(str(out)):
+        for args in (["report", "--quick"], ["run", "--steps", "2"], ["check", "lemmas", "--quick"]):
+            assert cli.main([*args, "--out", str(out), "--quiet"]) == 2
+            assert "being written by" in capsys.readouterr().err
+    assert (out / ".lptheory-staging-999" / "index.html").read_text() == "half"
+    assert (out / ".claims.json.part").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_inside_a_longer_lived_process_does_not_end_it(gated, tmp_path):
+    """main(argv) called from Python (a notebook, a test): a real SIGINT returns 130 and the caller's
+    process lives on (the watchdog stops with the command; only the program exits by it)."""
+    claims, gate = gated
+    code = f"""
+import os, signal, threading, time
+from lptheory.app.cli import main
+
+def interrupt():
+    while not any(f.startswith("started-") for f in os.listdir({str(gate)!r})):
+        time.sleep(0.02)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt, daemon=True).start()
+rc = main(["report", "--claims", {claims!r}, "--out", {str(tmp_path / "r")!r}, "--jobs", "1", "--quiet"])
+time.sleep(2.0)
+print("rc", rc, "alive")
+"""
+    env = {**os.environ, "PYTHONPATH": ROOT, "LPT_GATE": str(gate)}
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "rc 130 alive" in res.stdout

@@ -105,3 +105,23 @@ def test_state_dict_of_the_other_stacey_is_refused():
     assert b.state_dict()["state"][0]["step"] == 1
     old = {k: v for k, v in sd.items() if k != "lptheory"}  # saved before the marker: loads as before
     StaceyPP([w], lr=0.1).load_state_dict(old)
+
+
+def test_compiled_path_imports_raise_no_deprecation_warning():
+    """torch's inductor imports torch.utils.mkldnn, whose 14 torch.jit.script_method decorations are
+    deprecated by torch itself: lptheory.torch imports it quietly first. Control: a bare import warns."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root}
+    quiet = "from lptheory.torch import _quiet_inductor_imports; _quiet_inductor_imports(); import torch.utils.mkldnn"
+    bare = "import torch, torch.utils.mkldnn"
+    runs = [
+        subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", c], env=env, capture_output=True)
+        for c in (quiet, bare)
+    ]
+    assert runs[0].returncode == 0, runs[0].stderr.decode()[-2000:]
+    assert runs[1].returncode != 0 and b"script_method" in runs[1].stderr

@@ -3,9 +3,11 @@
 The layers, bottom to top, are ``lptheory`` (core) <- ``synthetic`` <- ``proofs_checks`` <- ``figures``;
 a lower layer never imports a higher one. This sub-package sits on top of all of them:
 
-* :mod:`lptheory.app.cli`: the ``lptheory`` command line (also ``python -m lptheory``);
-* :mod:`lptheory.app.report`: the report driver (runs a pack's checks, writes the report under a lock,
-  stops cleanly on Ctrl-C);
+* :mod:`lptheory.app.cli`: the ``lptheory`` command line (also ``python -m lptheory``), with the report
+  driver (``lptheory report``: runs a pack's checks, writes the report);
+* :mod:`lptheory.app.guard`: output directories under a lock, staged writes (never half-written),
+  Ctrl-C within about a second whatever the worker processes;
+* :mod:`lptheory.app.resources`: memory estimates checked before a run allocates;
 * :mod:`lptheory.app.testing`: claims as tests (the assertions, the pytest plugin registered through the
   ``pytest11`` entry point, hypothesis strategies).
 

@@ -131,6 +131,13 @@ def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -
     return created
 
 
+def _cleanup_owned(args) -> None:
+    """:func:`_cleanup` of ``args.out`` if this run holds its lock (never a directory that another run
+    is writing: a refused second writer must not touch the first one's staging files)."""
+    if getattr(args, "_locks", None):
+        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+
+
 def _cleanup(path: str | None, created: bool) -> None:
     """After an interruption or a failure: remove temporary files and staging directories, and the
     directory if this run created it."""
@@ -369,9 +376,10 @@ def _cmd_run(args) -> int:
         "diverged_at": {n: [int(v) for v in t.diverged_at] for n, t in traces.items()},
         "nonfinite": nonfinite,
     }
-    from proofs_checks.records import git_commit
+    from proofs_checks.records import git_commit, source_info
 
     meta["git_commit"] = git_commit()
+    meta["source"] = source_info()["text"]
     import datetime as _dt
 
     meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -498,15 +506,19 @@ def _cmd_check(args) -> int:
     if args.out:
         from figures import figures_for
 
+        from .guard import publish, staging
+
+        stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
         for n, recs in results.items():
-            path = os.path.join(args.out, f"check_{n}.json")
-            tmp = path + ".part"
-            with open(tmp, "w") as fh:
+            with open(os.path.join(stage, f"check_{n}.json"), "w") as fh:
                 fh.write(dumps([{"check": n, **r} for r in recs], info, indent=1))
-            os.replace(tmp, path)
-            paths = figures_for(pack, n, recs, args.out)
+            paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
             if not args.json:
-                print(f"wrote {path}" + "".join(f", {p}" for p in paths))
+                print(
+                    f"wrote {os.path.join(args.out, f'check_{n}.json')}"
+                    + "".join(f", {os.path.join(args.out, p)}" for p in paths)
+                )
+        publish(stage, args.out)
     if fail_on or baseline is not None:
         from proofs_checks.regression import compare, format_regressions
 
@@ -579,7 +591,7 @@ def _run_failure(exc, pack, args) -> int:
 
     from proofs_checks.spec import ClaimError
 
-    _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+    _cleanup_owned(args)
     if getattr(args, "traceback", False):
         traceback.print_exception(exc, file=sys.stderr)
     where = _where(exc, pack)
@@ -1084,13 +1096,14 @@ def main(argv=None) -> int:
     from .guard import interruptible
 
     def on_timeout():  # Ctrl-C and the unwinding took too long: clean up from the watchdog
-        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+        _cleanup_owned(args)
 
     try:
-        with interruptible(on_timeout=on_timeout, code=EXIT_INTERRUPTED):
+        # as a program (argv from sys.argv) the watchdog outlives the command: exit within a second
+        with interruptible(on_timeout=on_timeout, code=EXIT_INTERRUPTED, linger=argv is None):
             return args.func(args)
     except KeyboardInterrupt:
-        _cleanup(getattr(args, "out", None), getattr(args, "_created_out", False))
+        _cleanup_owned(args)
         print("lptheory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into a reader that stopped (``| head``): not an error of ours
@@ -1100,6 +1113,7 @@ def main(argv=None) -> int:
             pass
         return EXIT_OK
     except (UsageError, ValueError, TypeError) as exc:
+        _cleanup_owned(args)
         from proofs_checks.packs import PackError
 
         kind = "error"
@@ -1107,6 +1121,9 @@ def main(argv=None) -> int:
             kind = "error in claims"
         print(f"lptheory: {kind}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception:  # a crash: no staging directory or half-made output left behind, then the traceback
+        _cleanup_owned(args)
+        raise
     finally:
         for lock in getattr(args, "_locks", ()):
             lock.release()

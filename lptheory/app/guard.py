@@ -209,15 +209,20 @@ def publish(stage: str, out: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def interruptible(on_timeout=None, grace: float = 1.5, code: int = 130):
+def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130, linger: bool = False):
     """Within the block, SIGINT kills every descendant process and raises KeyboardInterrupt here; if
     the process is still alive ``grace`` seconds later, ``on_timeout()`` runs (the cleanup) and the
     process exits with ``code`` (``os._exit``: a pool's shutdown cannot hold it). Worker processes
-    forked inside the block inherit the handler and exit at once with ``code``, without a traceback."""
+    forked inside the block inherit the handler and exit at once with ``code``, without a traceback.
+
+    ``linger=False`` (a caller inside a longer-lived process: a test, a notebook) stops the watchdog
+    when the block is left; ``linger=True`` (the ``lptheory`` program) keeps it through the rest of
+    the process, interpreter shutdown included."""
     if threading.current_thread() is not threading.main_thread():  # signals are the main thread's
         yield
         return
     owner = os.getpid()
+    timers = []
 
     def watchdog():
         with contextlib.suppress(Exception):
@@ -234,6 +239,7 @@ def interruptible(on_timeout=None, grace: float = 1.5, code: int = 130):
         t = threading.Timer(grace, watchdog)
         t.daemon = True
         t.start()
+        timers.append(t)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, handler)
@@ -242,3 +248,6 @@ def interruptible(on_timeout=None, grace: float = 1.5, code: int = 130):
     finally:
         if os.getpid() == owner:
             signal.signal(signal.SIGINT, previous)
+            if not linger:
+                for t in timers:
+                    t.cancel()

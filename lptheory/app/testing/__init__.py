@@ -36,15 +36,16 @@ def run_claim(claim, setting: dict | None = None, *, budget=None, seed: int | No
     * ``"TARGET:CHECK"`` or ``(TARGET, CHECK)``: a check of a pack (``TARGET`` a pack name, a claim file or a
       module, as ``lptheory check`` takes it), with ``setting`` its options (e.g. ``{"p": [4.0]}``).
 
-    ``reproduce`` is the command (or code) that re-runs it.
+    ``reproduce`` is the command (or code) that re-runs it. ``records`` is a
+    :class:`proofs_checks.records.Records` list (a table in a notebook).
     """
-    from proofs_checks.records import Claim
+    from proofs_checks.records import Claim, Records
     from proofs_checks.spec import ClaimSpec
 
     seed = default_seed() if seed is None else int(seed)
     if isinstance(claim, (Claim, dict)) or (isinstance(claim, list) and claim and isinstance(claim[0], (Claim, dict))):
         recs = claim if isinstance(claim, list) else [claim]
-        return [r.to_dict() if hasattr(r, "to_dict") else r for r in recs], "(a record given to the assertion)"
+        return Records(r.to_dict() if hasattr(r, "to_dict") else r for r in recs), "(a record given to the assertion)"
     if isinstance(claim, ClaimSpec):
         from proofs_checks.engines import SearchBudget, adversarial_search
 
@@ -66,7 +67,7 @@ def run_claim(claim, setting: dict | None = None, *, budget=None, seed: int | No
             f"adversarial_search({claim.id!r} spec, spaces={[s.describe() for s in setting['spaces']]}, "
             f"scalars={setting.get('scalars')}, seed={seed}, budget=SearchBudget({budget.maxiter}, {budget.popsize}))"
         )
-        return [rec.to_dict()], repro
+        return Records([rec.to_dict()]), repro
     if isinstance(claim, str) and ":" in claim:
         claim = tuple(claim.rsplit(":", 1))
     if isinstance(claim, tuple) and len(claim) == 2:
@@ -81,7 +82,7 @@ def run_claim(claim, setting: dict | None = None, *, budget=None, seed: int | No
         p = planned[name].get("p")
         if p:
             repro = repro.replace(" --seed", " --p " + " ".join(f"{v:g}" for v in p) + " --seed", 1)
-        return [{"check": name, **r} for r in results[name]], repro
+        return Records({"check": name, **r} for r in results[name]), repro
     raise TypeError(
         "claim must be a record, a ClaimSpec with a setting, or 'TARGET:CHECK' / (TARGET, CHECK), got "
         f"{type(claim).__name__}"
