@@ -62,6 +62,8 @@ __all__ = [
     "ElementwiseOptimizer",
     "NonFiniteGradientWarning",
     "nonfinite_steps",
+    "note_nonfinite",
+    "count_nonfinite",
     "Hyper",
     "Buffers",
     "Projected",
@@ -85,7 +87,7 @@ class NonFiniteGradientWarning(RuntimeWarning):
     parameters). Issued once per optimizer; :func:`nonfinite_steps` counts every such step."""
 
 
-def _note_nonfinite(opt, xp, grad) -> None:
+def note_nonfinite(opt, xp, grad) -> None:
     """Count (on ``opt``) a step whose gradient has a NaN or inf entry and warn at the first. numpy: one
     summing pass (a non-finite sum is confirmed entry-wise, so a finite gradient whose sum overflows is
     not counted); torch on the cpu the same; on other devices the flag is accumulated on the device (no
@@ -102,10 +104,13 @@ def _note_nonfinite(opt, xp, grad) -> None:
         return
     elif bool(xp.isfinite(grad.sum())) or bool(xp.isfinite(grad).all()):
         return
-    _count_nonfinite(opt, 1)
+    count_nonfinite(opt, 1)
 
 
-def _count_nonfinite(opt, n: int) -> None:
+def count_nonfinite(opt, n: int) -> None:
+    """Add ``n`` non-finite steps to the count of ``opt`` (read by :func:`nonfinite_steps`) and issue the
+    optimizer's one :class:`NonFiniteGradientWarning` at the first; for optimizer implementations that
+    detect non-finite gradients themselves (``lptheory.torch``)."""
     import warnings
 
     before = opt.__dict__.get("_nonfinite_steps", 0)
@@ -126,7 +131,7 @@ def nonfinite_steps(opt) -> int:
     acc = opt.__dict__.get("_nonfinite_device")
     if acc is not None:
         object.__setattr__(opt, "_nonfinite_device", None)
-        _count_nonfinite(opt, int(acc.item()))
+        count_nonfinite(opt, int(acc.item()))
     return opt.__dict__.get("_nonfinite_steps", 0)
 
 
@@ -273,7 +278,7 @@ class ElementwiseOptimizer(Optimizer):
                 )
             old.append(a)
         h = self.scalars(t)
-        _note_nonfinite(self, xp, grad)
+        note_nonfinite(self, xp, grad)
         if xp is np:
             theta_in = np.ascontiguousarray(theta)
             grad = np.ascontiguousarray(grad)

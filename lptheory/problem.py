@@ -13,7 +13,8 @@ direction. The theorems' checks read constants only through certificates (``prob
 
 Where to put a new problem: subclass :class:`Problem` (the one protocol: declare ``f_star``,
 ``grad_sup(p)``, ``smoothness(p)`` and they become certificates); the toolkit's families with certified
-constants live in :mod:`synthetic.problems` and subclass it too.
+constants live in :mod:`synthetic.problems` and subclass it too. Write ``f`` and ``grad`` once for
+numpy and torch against :func:`namespace` (``xp = namespace(x)``: the array module that owns ``x``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Certificate", "Problem", "DIRECTIONS", "certified"]
+from ._xp import namespace
+
+__all__ = ["Certificate", "Problem", "DIRECTIONS", "certified", "namespace"]
 
 DIRECTIONS = ("upper", "lower", "exact")
 

@@ -417,9 +417,9 @@ class _Base(torch.optim.Optimizer):
         for device, gs in by_device.items():
             sums = torch.stack([g.sum(dtype=torch.float64 if device.type == "cpu" else torch.float32) for g in gs])
             if device.type != "cpu":
-                _core._note_nonfinite(self, torch, sums)
+                _core.note_nonfinite(self, torch, sums)
             elif not bool(torch.isfinite(sums).all()) and not all(bool(torch.isfinite(g).all()) for g in gs):
-                _core._count_nonfinite(self, 1)
+                _core.count_nonfinite(self, 1)
 
     def state_dict(self):
         """``torch.optim.Optimizer.state_dict`` plus ``{"lptheory": {"optimizer": class name}}``, so that

@@ -113,16 +113,7 @@ def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict 
 
 def _per(expr, env, per_coordinate):
     """An expression evaluated per coordinate ((S, d)) or as a scalar ((S,))."""
-    c = X.compile_expr(
-        expr if isinstance(expr, sp.Basic) else sp.sympify(expr),
-        env.dist.coupling if env.dist is not None else "independent",
-    )
-    with np.errstate(all="ignore"):
-        out = np.asarray(c.fn(X._Ctx(env)), dtype=np.float64)
-    if per_coordinate:
-        d = env.dist.d
-        return np.array(X._bc(out.reshape(out.shape[0], -1), (env.S, d)))
-    return np.array(X._bc(out.reshape(-1), (env.S,)))
+    return X.evaluate_shaped(expr, env, per_coordinate=per_coordinate)
 
 
 def with_batch_size(spec: ClaimSpec, n: int, scalars: dict) -> dict:
@@ -491,7 +482,7 @@ def monte_carlo(
 def _split_expect(spec, term):
     coef, inner = sp.Integer(1), None
     for f in sp.Mul.make_args(term):
-        if X._op(f) == "Expect":
+        if X.operator_of(f) == "Expect":
             if inner is not None:
                 break
             inner = f.args[0]

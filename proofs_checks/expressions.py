@@ -44,6 +44,8 @@ __all__ = [
     "Env",
     "compile_expr",
     "evaluate",
+    "evaluate_shaped",
+    "operator_of",
     "batch_outcomes",
     "compositions",
 ]
@@ -73,7 +75,9 @@ def indicator(cond):
     return sp.Piecewise((sp.Integer(1), cond), (sp.Integer(0), True))
 
 
-def _op(e) -> str | None:
+def operator_of(e) -> str | None:
+    """The name of the toolkit operator ``e`` applies (``"CoordSum"``, ``"Expect"``, ``"Expect1"``,
+    ``"Sup1"``), or None when ``e`` is not an application of one."""
     if isinstance(e, sp.core.function.AppliedUndef) and e.func.__name__ in OPERATORS:
         return e.func.__name__
     return None
@@ -237,10 +241,10 @@ def _split_separable(e):
     for term in sp.Add.make_args(
         sp.expand(e, deep=False, mul=True, multinomial=False, power_exp=False, power_base=False, log=False)
     ):
-        sums = [f for f in sp.Mul.make_args(term) if _op(f) == "CoordSum"]
-        rest = [f for f in sp.Mul.make_args(term) if _op(f) != "CoordSum"]
+        sums = [f for f in sp.Mul.make_args(term) if operator_of(f) == "CoordSum"]
+        rest = [f for f in sp.Mul.make_args(term) if operator_of(f) != "CoordSum"]
         coef = sp.Mul(*rest)
-        if len(sums) != 1 or coef.has(x) or any(_op(a) for a in sp.preorder_traversal(coef)):
+        if len(sums) != 1 or coef.has(x) or any(operator_of(a) for a in sp.preorder_traversal(coef)):
             return None
         out.append((coef, sums[0].args[0]))
     return out
@@ -256,7 +260,7 @@ class _Compiled:
         self.fn = self._compile(self.expr)
 
     def _compile(self, e):
-        op = _op(e)
+        op = operator_of(e)
         if op == "CoordSum":
             inner = self._compile(e.args[0])
             return lambda c: np.sum(_bc(inner(c), c.shape), axis=-1, keepdims=True)
@@ -277,7 +281,7 @@ class _Compiled:
 
                 return fn_sep
             inner = self._compile(arg)
-            has_sum = any(_op(a) == "CoordSum" for a in sp.preorder_traversal(arg))
+            has_sum = any(operator_of(a) == "CoordSum" for a in sp.preorder_traversal(arg))
             layout = "joint" if (self.coupling == "joint" or has_sum) else "marginal"
 
             def fn_joint(c, inner=inner, which=which, op=op, layout=layout):
@@ -299,7 +303,7 @@ class _Compiled:
         found = []
         while stack:
             node = stack.pop()
-            if _op(node):
+            if operator_of(node):
                 found.append(node)
                 continue
             stack.extend(node.args)
@@ -424,3 +428,15 @@ def evaluate(expr, env: Env) -> np.ndarray:
             raise ValueError("the expression is per-coordinate at the top level: wrap it in CoordSum")
         out = out[:, 0, 0]
     return np.array(_bc(out, (env.S,)), dtype=np.float64)
+
+
+def evaluate_shaped(expr, env: Env, *, per_coordinate: bool) -> np.ndarray:
+    """``expr`` evaluated against ``env`` as an (S, d) array per coordinate (d of ``env.dist``), or else an
+    (S,) array; how :func:`proofs_checks.engines.constants` derives the constants an assumption defines."""
+    coupling = env.dist.coupling if env.dist is not None else "independent"
+    c = compile_expr(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), coupling)
+    with np.errstate(all="ignore"):
+        out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
+    if per_coordinate:
+        return np.array(_bc(out.reshape(out.shape[0], -1), (env.S, env.dist.d)))
+    return np.array(_bc(out.reshape(-1), (env.S,)))

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from lptheory import _validate
+from lptheory import validate
 from lptheory.problem import Certificate, Problem
 
 __all__ = ["GuzmanNemirovski", "SpectralDiagonal"]
@@ -43,12 +43,12 @@ class GuzmanNemirovski(Problem):
     stateful = True
 
     def __init__(self, d: int, T: int, p: float, R: float = 1.0, bisection_iters: int = 200):
-        self.T = _validate.integer("T", T, lo=1)
-        self.d = _validate.integer("d", d, lo=self.T + 1)
-        self.p = _validate.real("p", p, lo=2.0)
+        self.T = validate.integer("T", T, lo=1)
+        self.d = validate.integer("d", d, lo=self.T + 1)
+        self.p = validate.real("p", p, lo=2.0)
         if math.isinf(self.p):
             raise ValueError("p must be finite")
-        self.R = _validate.real("R", R, lo=0.0, lo_open=True)
+        self.R = validate.real("R", R, lo=0.0, lo_open=True)
         self.N = self.T + 1
         self.delta = self.R * self.N ** (-1.0 / self.p) / (2 * self.N)
         self.M = 8.0 / self.delta

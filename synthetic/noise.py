@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from lptheory import _validate
+from lptheory import validate
 
 __all__ = [
     "Noise",
@@ -44,8 +44,8 @@ def _const(rng, a):
 
 def sigma_profile(kind: str, d: int, sigma: float = 1.0, seed: int = 0) -> np.ndarray:
     """Per-coordinate standard deviations: ``flat`` (all sigma) or ``power`` (sigma i^{-1/2}, shuffled)."""
-    d = _validate.integer("d", d, lo=1)
-    sigma = _validate.real("sigma", sigma, lo=0.0)
+    d = validate.integer("d", d, lo=1)
+    sigma = validate.real("sigma", sigma, lo=0.0)
     if kind == "flat":
         return np.full(d, sigma)
     if kind == "power":
@@ -73,7 +73,7 @@ class Noise:
         self.d = sigma.size
 
     def sample_mean(self, rng: np.random.Generator, n: int, size: tuple = ()) -> np.ndarray:
-        n = _validate.integer("n (batch size)", n, lo=1)
+        n = validate.integer("n (batch size)", n, lo=1)
         return self._sample_mean(rng, n, tuple(size) + (self.d,))
 
     def _sample_mean(self, rng, n, shape):  # default: average draws in chunks
@@ -240,7 +240,7 @@ class FiniteSupport(Noise):
     def two_point(cls, sigma, prob=0.5):
         """Two-point zero-mean noise with std sigma_i: value a w.p. q, -a q/(1-q) otherwise."""
         sigma = np.asarray(sigma, dtype=np.float64)
-        q = _validate.real("prob", prob, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        q = validate.real("prob", prob, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         a = sigma * math.sqrt((1 - q) / q)
         vals = np.stack([a, -a * q / (1 - q)], axis=1)
         wts = np.tile([q, 1 - q], (sigma.size, 1))
@@ -254,7 +254,7 @@ class StudentT(Noise):
     name = "student-t"
 
     def __init__(self, sigma, nu: float = 3.0):
-        self.nu = _validate.real("nu", nu, lo=2.0, lo_open=True)
+        self.nu = validate.real("nu", nu, lo=2.0, lo_open=True)
         super().__init__(sigma)
 
     def _draw(self, rng, shape):

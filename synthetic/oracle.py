@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lptheory import _validate
+from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.problem import Problem, certified
 
@@ -34,12 +34,12 @@ class GradientOracle:
         if noise is not None and noise.d != problem.d:
             raise ValueError(f"noise has d={noise.d} but the problem has d={problem.d}")
         if not callable(batch):
-            _validate.integer("batch", batch, lo=1)
+            validate.integer("batch", batch, lo=1)
         self.problem, self.noise, self.batch = problem, noise, batch
 
     def batch_at(self, t: int) -> int:
         n = self.batch(t) if callable(self.batch) else self.batch
-        return _validate.integer(f"batch size at step {t}", n, lo=1)
+        return validate.integer(f"batch size at step {t}", n, lo=1)
 
     def __call__(self, theta, t: int, rngs, out=None):
         """Stochastic gradients for theta of shape (R, d), written into ``out`` when given (the

@@ -19,10 +19,10 @@ from abc import abstractmethod
 
 import numpy as np
 
-from lptheory import _validate
-from lptheory._xp import namespace
+from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.problem import Problem as _Problem
+from lptheory.problem import namespace
 
 __all__ = [
     "Problem",
@@ -49,7 +49,7 @@ def _r(p: float) -> float:
 
 
 def _check_p(p) -> float:
-    return _validate.exponent("p", p, lo=2.0, lo_open=False)
+    return validate.exponent("p", p, lo=2.0, lo_open=False)
 
 
 def curvature_profile(
@@ -57,16 +57,16 @@ def curvature_profile(
 ) -> np.ndarray:
     """Per-coordinate scales a_i: ``flat`` (all 1), ``power`` (i^{-gamma}, heavy-tailed, shuffled),
     ``spiked`` (``n_large`` coordinates of size ``large`` among ``small`` ones, positions random)."""
-    d = _validate.integer("d", d, lo=1)
+    d = validate.integer("d", d, lo=1)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     if kind == "flat":
         return np.ones(d)
     if kind == "power":
-        _validate.real("gamma", gamma, lo=0.0)
+        validate.real("gamma", gamma, lo=0.0)
         a = np.arange(1, d + 1, dtype=float) ** (-gamma)
         return rng.permutation(a)
     if kind == "spiked":
-        _validate.integer("n_large", n_large, lo=0)
+        validate.integer("n_large", n_large, lo=0)
         a = np.full(d, float(small))
         a[rng.choice(d, size=min(n_large, d), replace=False)] = float(large)
         return a
@@ -157,10 +157,10 @@ class SeparableNonconvex(Problem):
     name = "separable"
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, scale: float = 1.0, **profile_kw):
-        self.d = _validate.integer("d", d, lo=1)
+        self.d = validate.integer("d", d, lo=1)
         self.profile = profile
         self.seed = seed
-        self.a = _validate.real("scale", scale, lo=0.0, lo_open=True) * curvature_profile(
+        self.a = validate.real("scale", scale, lo=0.0, lo_open=True) * curvature_profile(
             profile, d, seed=seed, **profile_kw
         )
         rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
@@ -263,10 +263,10 @@ class RidgeSum(Problem):
     }
 
     def __init__(self, d: int = 100, m: int = 50, phi: str = "log1p-square", sparsity: float = 1.0, seed: int = 0):
-        self.d = _validate.integer("d", d, lo=1)
-        self.m = _validate.integer("m", m, lo=1)
-        _validate.choice("phi", phi, set(self._PHI))
-        sparsity = _validate.real("sparsity", sparsity, lo=0.0, hi=1.0, lo_open=True)
+        self.d = validate.integer("d", d, lo=1)
+        self.m = validate.integer("m", m, lo=1)
+        validate.choice("phi", phi, set(self._PHI))
+        sparsity = validate.real("sparsity", sparsity, lo=0.0, hi=1.0, lo_open=True)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
         A = rng.standard_normal((m, d)) / math.sqrt(d)
         if sparsity < 1.0:
@@ -330,7 +330,7 @@ class QuadraticDiagonal(Problem):
     name = "quadratic-diagonal"
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, **profile_kw):
-        self.d = _validate.integer("d", d, lo=1)
+        self.d = validate.integer("d", d, lo=1)
         self.h = curvature_profile(profile, d, seed=seed, **profile_kw)
         self.c = np.random.default_rng(np.random.SeedSequence([seed, 4])).uniform(-1, 1, size=d)
         self.f_star = 0.0
@@ -369,8 +369,8 @@ class QuadraticDense(Problem):
     name = "quadratic-dense"
 
     def __init__(self, d: int = 50, cond: float = 100.0, seed: int = 0):
-        self.d = _validate.integer("d", d, lo=1)
-        cond = _validate.real("cond", cond, lo=1.0)
+        self.d = validate.integer("d", d, lo=1)
+        cond = validate.real("cond", cond, lo=1.0)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 5]))
         Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
         lam = np.logspace(0, -math.log10(cond), d)
@@ -424,9 +424,9 @@ class LogSumExp(Problem):
     name = "logsumexp"
 
     def __init__(self, d: int = 50, m: int = 20, mu: float = 1.0, seed: int = 0):
-        self.d = _validate.integer("d", d, lo=1)
-        self.m = _validate.integer("m", m, lo=2)
-        self.mu = _validate.real("mu", mu, lo=0.0, lo_open=True)
+        self.d = validate.integer("d", d, lo=1)
+        self.m = validate.integer("m", m, lo=2)
+        self.mu = validate.real("mu", mu, lo=0.0, lo_open=True)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 6]))
         A = rng.standard_normal((m, d)) / math.sqrt(d)
         A[0] = -A[1:].sum(axis=0)  # 0 is in the convex hull of the rows: f is bounded below

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from lptheory import _validate
+from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 
 __all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration"]
@@ -68,9 +68,9 @@ def estimate_smoothness(
     problem, p: float, *, starts: int = 16, iters: int = 60, pairs: int = 256, seed: int = 0, h: float = 1e-4
 ) -> float:
     """An empirical lower bound on L_p for ``problem`` (see the module docstring). p in [2, inf]."""
-    p = _validate.exponent("p", p, lo=2.0, lo_open=False)
-    starts = _validate.integer("starts", starts, lo=1)
-    iters = _validate.integer("iters", iters, lo=1)
+    p = validate.exponent("p", p, lo=2.0, lo_open=False)
+    starts = validate.integer("starts", starts, lo=1)
+    iters = validate.integer("iters", iters, lo=1)
     q = dual_exponent(p)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 11]))
     d = problem.d

@@ -64,7 +64,7 @@ def test_trajectory_is_the_simulator_run():
     from lptheory.simulate import simulate
     from synthetic.oracle import GradientOracle
 
-    problem, noise = T1._setting("rademacher", 0.5, 8, 0)
+    problem, noise = T1.make_setting("rademacher", 0.5, 8, 0)
     oracle = GradientOracle(problem, noise, batch=2)
     tr = T1.trajectory(problem, oracle, p=3.0, eta=0.05, T=20, replicates=4, seed=5, L=1.0)
     ref = simulate(LpDescent(p=3.0, lr=0.05), problem, oracle, 20, 4, 5, record_every=1)

@@ -59,7 +59,7 @@ def test_planted_flipped_inequality_is_caught():
 
 def test_planted_wrong_convexity_is_caught_even_without_a_counterexample():
     st = _step("lemma-B1.step5")
-    wrong = dataclasses.replace(st, label="planted-jensen", pre=lambda: S._jensen(S.ts**2, S.ts, "E phi <= phi(E)"))
+    wrong = dataclasses.replace(st, label="planted-jensen", pre=lambda: S.jensen(S.ts**2, S.ts, "E phi <= phi(E)"))
     r = S.check_step(wrong, samples=200)
     assert r.status == "inconclusive" and "convex" in r.reason  # the numbers agree, the rule does not
 
@@ -181,3 +181,46 @@ def test_small_claims():
     assert recheck({k: v for k, v in w.items() if k != "recheck"})["violated"]
     for cid in ("intro.norm-ratio", "cor.batch-variance", "cor.bounded-gradient"):
         assert st[(cid, None)].status == "holds"
+
+
+def _table(tmp_path, body):
+    path = tmp_path / "steps.toml"
+    path.write_text(body)
+    return str(path)
+
+
+def test_the_proof_steps_are_a_table(tmp_path):
+    """The audit reads its steps from proof_steps.toml: every step and repair id is unique and well formed,
+    and a step written in a new table is checked like the paper's (a planted false step is caught)."""
+    steps, repairs = S.load_steps()
+    ids = [f"{s.proof}.{s.label}" for s in steps]
+    assert len(ids) == len(set(ids)) == len(S.STEPS) and ids[0] == "lemma-B1.step1"
+    assert {orig for _, orig, _ in repairs} <= {f"sym.{i}" for i in ids}
+    good = _table(
+        tmp_path,
+        '[define]\nD = "Abs(g - x)"\n'
+        '[[step]]\nid = "t.jensen"\ntext = "E|D| <= sqrt(E D^2)"\nclaim = "E(D) <= sqrt(E(D**2))"\n'
+        'rule = "Jensen"\npre = "jensen(sqrt(ts), ts, \'E phi <= phi(E)\')"\n'
+        '[[step]]\nid = "t.flipped"\ntext = "sqrt(E D^2) <= E|D|"\n'
+        'claim = "sqrt(E(D**2)) <= E(D)"\nrule = "Jensen"\n',
+    )
+    (ok, flipped), _ = S.load_steps(good)
+    assert ok.relation == "<=" and ok.pre()[0] is True and ok.sides == S.STEPS[4].sides
+    assert S.check_step(ok, samples=200).status == "holds"
+    r = S.check_step(flipped, samples=200)
+    assert r.status == "violated" and recheck({k: v for k, v in r.witness.items() if k != "recheck"})["violated"]
+    for body, words in [
+        ('[[step]]\nid = "t.x"\ntext = "t"\nclaim = "E(nosuch) <= 1"\nrule = "r"\n', ["t.x", "nosuch"]),
+        ('[[step]]\nid = "t.x"\ntext = "t"\nclaim = "E(x) >= 1"\nrule = "r"\n', ["t.x", "LHS <= RHS"]),
+        ('[[step]]\nid = "tx"\ntext = "t"\nclaim = "E(x) <= 1"\nrule = "r"\n', ["tx", "<proof>.<label>"]),
+        ('[[step]]\nid = "t.x"\ntext = "t"\nclaim = "E(x) <= 1"\nrule = "r"\nspam = 1\n', ["t.x", "spam"]),
+        ('[[step]]\nid = "t.x"\ntext = "t"\nrule = "r"\n', ["t.x", "claim"]),
+        ('[[repair]]\nof = "t.none"\nchange = "c"\ntext = "t"\nclaim = "E(x) <= 1"\nrule = "r"\n', ["t.none"]),
+    ]:
+        bad = _table(tmp_path, body)
+        try:
+            S.load_steps(bad)
+        except S.StepTableError as exc:
+            assert all(w in str(exc) for w in words), (str(exc), words)
+        else:
+            raise AssertionError(f"accepted a malformed table: {body!r}")

@@ -231,10 +231,10 @@ def alg3_margins(p: float, kappa: float, *, seed: int, quick: bool) -> dict:
 
     from synthetic.oracle import GradientOracle
 
-    from .theorem1 import _setting, theorem_eta, theorem_rhs, trajectory
+    from .theorem1 import make_setting, theorem_eta, theorem_rhs, trajectory
 
     T, R = (64, 32) if quick else (256, 64)
-    problem, noise = _setting("rademacher", 0.5, 20, 0)
+    problem, noise = make_setting("rademacher", 0.5, 20, 0)
     oracle = GradientOracle(problem, noise, batch=1)
     L, G = problem.certificate("L")(p), oracle.certified_G(p)
     eta = theorem_eta(L, G, T, p)

@@ -26,7 +26,7 @@ from lptheory.geometry import dual_exponent, lp_norm
 from .. import expressions as X
 from ..engines import Point, value_claim
 from ..spec import ClaimSpec
-from .symbolic import MAJ_SIDES, _maj_syms
+from .symbolic import MAJ_SIDES, maj_symbols
 
 STATEMENT = (
     "l2 majorization |f(y) - f(x) - grad f(x)^T (y - x)| <= 1/2 sum_i L_i (y_i - x_i)^2 implies, for p > 2, "
@@ -76,7 +76,7 @@ def _norm_ratio_point(H, L, v, p, scale=1.0) -> Point:
     """Where ||H v||_{p*} / ||v||_p <= scale ||L||_{p/(p-2)} was measured (the explicit v), with the
     majorization -diag(L) <= H <= diag(L) as conditions the re-check re-derives."""
     d = H.shape[0]
-    Hs, Ls, u, Hu = _maj_syms(d)
+    Hs, Ls, u, Hu = maj_symbols(d)
     ps, r = p / (p - 1), p / (p - 2)
     lhs = sp.Add(*[sp.Abs(h) ** ps for h in Hu]) ** (1 / ps) / sp.Add(*[sp.Abs(x) ** p for x in u]) ** (1 / p)
     rhs = sp.Add(*[x**r for x in Ls]) ** (1 / r)

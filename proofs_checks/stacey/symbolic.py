@@ -1,10 +1,12 @@
 """Symbolic audit of the proofs: Theorem 1 (Appendix A.1), Lemma B1, Lemma B2 (both cases) and the
 l2-majorization derivation of Appendix B, step by step.
 
-Each :class:`Step` records the two sides (sympy expressions in the vocabulary of
-:mod:`proofs_checks.expressions`, written once and used by the spot checks, the witnesses and their
-re-check), the relation (``=`` or ``<=``), the rule the paper invokes and its conditions, and is
-checked by
+The steps are data: ``proof_steps.toml`` (next to this module) holds one row per step: its id, the text
+the paper writes, the claim ``LHS <= RHS`` or ``LHS == RHS`` (sympy expressions in the vocabulary of
+:mod:`proofs_checks.expressions`, :data:`VOCABULARY`, written once and used by the spot checks, the
+witnesses and their re-check), the rule the paper invokes, its conditions and its precondition.
+:func:`load_steps` reads it into :class:`Step` objects; :data:`STEPS` are the paper's steps and
+:func:`corrected_steps` the local repairs of the violated ones. Each step is checked by
 
 * equalities of symbols: sympy simplification of ``lhs - rhs`` with the symbols' assumptions (p > 2
   written as p = 2 + q with q > 0), plus a numerical spot check at random points. sympy failing to
@@ -24,9 +26,12 @@ cannot decide an identity; ``holds`` otherwise. Ids: ``sym.<proof>.<step>``.
 
 from __future__ import annotations
 
+import ast
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import sympy as sp
@@ -42,8 +47,8 @@ from . import formulas as F
 # symbols: p = 2 + q with q > 0 (the paper's p > 2); a = 1/(p-1) in (0, 1)
 q = sp.Symbol("q", positive=True)
 P = 2 + q
-A_ = 1 / (P - 1)
 xs, ys, zs, ts, ss, ns, Gs, Ls, etas, Ts, gaps, S1s = sp.symbols("x y z t sigma n G L eta T gap S1", positive=True)
+rs = sp.Symbol("r", positive=True)  # rho = 1 + r > 1 (Appendix B's preconditions)
 
 p, G = F.p, F.G
 a = 1 / (p - 1)
@@ -51,6 +56,9 @@ n = F.n
 gt = sp.Symbol("gt", real=True)
 fd = sp.Symbol("fd", real=True)
 f0, fstar, rho = sp.symbols("f0 fstar rho", real=True)
+
+STEPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proof_steps.toml")
+KINDS = ("dist", "vec", "seq", "maj", "maj-eig", "sym", "dep")
 
 
 @dataclass
@@ -74,7 +82,7 @@ class Step:
 
 
 # ---------------------------------------------------------------------------------------------------
-# preconditions (sympy)
+# preconditions (sympy): the functions a step's ``pre`` may call
 
 
 def _sign(expr) -> int | None:
@@ -86,8 +94,10 @@ def _sign(expr) -> int | None:
     return None
 
 
-def _jensen(phi, var, claimed: str):
-    """Jensen as the paper uses it: ``"E phi <= phi(E)"`` needs phi concave, ``"E phi >= phi(E)"`` convex."""
+def jensen(phi, var, claimed: str):
+    """Jensen's inequality as the paper uses it (Appendix A.1, Lemmas B1 and B2): ``"E phi <= phi(E)"``
+    needs phi concave, ``"E phi >= phi(E)"`` convex; the curvature is the sign of phi'' for p > 2.
+    Returns (ok or None when undetermined, explanation)."""
     d2 = sp.diff(phi, var, 2)
     sg = _sign(d2)
     shape = {1: "convex", -1: "concave", None: "of undetermined curvature"}[sg]
@@ -96,7 +106,9 @@ def _jensen(phi, var, claimed: str):
     return ok, f"phi({var}) = {phi} is {shape} for p > 2 (phi'' = {sp.simplify(d2)}); the step needs {need}"
 
 
-def _monotone(expr, var, claimed: str):
+def monotone(expr, var, claimed: str):
+    """A monotonicity step (Lemma B2): ``claimed`` ("increasing" | "decreasing") against the sign of the
+    derivative for p > 2. Returns (ok or None when undetermined, explanation)."""
     d1 = sp.diff(expr, var)
     sg = _sign(d1)
     shape = {1: "increasing", -1: "decreasing", None: "of undetermined monotonicity"}[sg]
@@ -104,22 +116,24 @@ def _monotone(expr, var, claimed: str):
     return ok, f"{expr} is {shape} in {var} for p > 2 (derivative {sp.simplify(d1)}); the step needs {claimed}"
 
 
-def _conjugate(e1, e2):
+def conjugate(e1, e2):
+    """Hoelder / Cauchy-Schwarz (and the reverse Hoelder of Appendix B): 1/e1 + 1/e2 = 1."""
     v = sp.simplify(1 / e1 + 1 / e2 - 1)
     return v == 0, f"conjugate exponents: 1/({e1}) + 1/({e2}) - 1 simplifies to {v}"
 
 
-# ---------------------------------------------------------------------------------------------------
-# the proof steps, in the vocabulary of the claims
+def given(why: str):
+    """A precondition that holds by the step's own statement (e.g. Markov on a nonnegative variable)."""
+    return True, why
 
-ag, aX, dev = sp.Abs(g), sp.Abs(x), sp.Abs(g - x)
-SAME = sp.Eq(sp.sign(x), sp.sign(g))
-DIFF = sp.Not(SAME)
-C1 = sp.And(SAME, aX >= ag)  # case (1): |g| <= |zeta| <= |g~|
-C2 = sp.And(SAME, aX <= ag)  # case (2): |g| >= |zeta| >= |g~|
-# the mean value point of t -> |t|^a between g and g~ (same sign), |g| when they coincide
-ZETA = sp.Piecewise((ag, sp.Eq(aX, ag)), (((ag**a - aX**a) / (a * (ag - aX))) ** (1 / (a - 1)), True))
-W = ag * aX ** (a - 1) * dev
+
+def refuted(why: str):
+    """A precondition that fails as the step is written."""
+    return False, why
+
+
+# ---------------------------------------------------------------------------------------------------
+# the vocabulary of the steps' expressions
 
 
 def on(cond, e):
@@ -128,14 +142,22 @@ def on(cond, e):
 
 
 def E(e):
+    """One coordinate's expectation over the distribution of g~ (:class:`~proofs_checks.expressions.Expect1`)."""
     return Expect1(e)
+
+
+def norm2(v):
+    """||v||_p^2 = (sum_i |v_i|^p)^{2/p} (Theorem 1's proof, Appendix A.1)."""
+    return CoordSum(sp.Abs(v) ** p) ** (2 / p)
 
 
 def _lp(vs, r):
     return sp.Add(*[sp.Abs(v) ** r for v in vs]) ** (1 / r)
 
 
-def _maj_syms(d):
+def maj_symbols(d):
+    """The symbols of Appendix B's majorized quadratic in dimension d: H (H_i_j), L (L_i), the
+    displacement u (u_i) and H u."""
     H = [[sp.Symbol(f"H_{i}_{j}", real=True) for j in range(d)] for i in range(d)]
     Lv = [sp.Symbol(f"L_{i}", positive=True) for i in range(d)]
     u = [sp.Symbol(f"u_{i}", real=True) for i in range(d)]
@@ -145,7 +167,7 @@ def _maj_syms(d):
 
 # Appendix B's chain, explicit in the dimension d (symbols H_i_j, L_i, u_i, rho): (lhs, rhs) per link
 def _rh_sides(d):
-    _, Lv, u, Hu = _maj_syms(d)
+    _, Lv, u, Hu = maj_symbols(d)
     return (
         _lp(Hu, 2 * rho / (2 * rho - 1)) / _lp(Lv, rho / (rho - 1)) ** sp.Rational(1, 2),
         sp.sqrt(sp.Add(*[Hu[i] ** 2 / Lv[i] for i in range(d)])),
@@ -153,7 +175,7 @@ def _rh_sides(d):
 
 
 def _rhi_sides(d):
-    _, Lv, u, _ = _maj_syms(d)
+    _, Lv, u, _ = maj_symbols(d)
     qq = (2 * rho - 1) / rho
     uu = [sp.Abs(v) + sp.Rational(1, 1000) for v in u]
     r1, r2 = 1 / qq, -1 / (qq - 1)
@@ -164,7 +186,7 @@ def _rhi_sides(d):
 
 
 def _sm_sides(d):
-    _, Lv, u, Hu = _maj_syms(d)
+    _, Lv, u, Hu = maj_symbols(d)
     return (
         sp.sqrt(sp.Add(*[Hu[i] ** 2 / Lv[i] for i in range(d)])),
         sp.sqrt(sp.Add(*[Lv[i] * u[i] ** 2 for i in range(d)])),
@@ -172,7 +194,7 @@ def _sm_sides(d):
 
 
 def _ho_sides(d):
-    _, Lv, u, _ = _maj_syms(d)
+    _, Lv, u, _ = maj_symbols(d)
     return (
         sp.sqrt(sp.Add(*[Lv[i] * u[i] ** 2 for i in range(d)])),
         _lp(Lv, rho / (rho - 1)) ** sp.Rational(1, 2) * _lp(u, 2 * rho),
@@ -180,7 +202,7 @@ def _ho_sides(d):
 
 
 def _re_sides(d):
-    _, Lv, u, Hu = _maj_syms(d)
+    _, Lv, u, Hu = maj_symbols(d)
     return (_lp(Hu, 2 * rho / (2 * rho - 1)), _lp(Lv, rho / (rho - 1)) * _lp(u, 2 * rho))
 
 
@@ -192,581 +214,152 @@ MAJ_SIDES = {
     "rearrange": _re_sides,
 }
 
+#: the names a step's expressions (``claim``, ``pre`` and ``[define]`` in proof_steps.toml) may use
+VOCABULARY = {
+    **{k: getattr(sp, k) for k in ("Abs", "sqrt", "sign", "Eq", "Not", "And", "Piecewise", "Matrix", "Integer")},
+    "Rational": sp.Rational,
+    "True": True,
+    **{"g": g, "x": x, "gt": gt, "sigma": sigma, "n": n, "G": G, "p": p, "a": a, "pstar": F.pstar},
+    **{"eta": F.eta, "L": F.L, "T": F.T, "m_inv": F.m_inv, "ETA_THEOREM": F.ETA_THEOREM},
+    **{"THEOREM_RHS": F.THEOREM_RHS, "RATE_BOUND": F.RATE_BOUND},
+    **{"fd": fd, "f0": f0, "fstar": fstar, "rho": rho, "r": rs, "q": q, "P": P},
+    **{"xs": xs, "ys": ys, "zs": zs, "ts": ts, "ss": ss, "ns": ns},
+    **{"E": E, "on": on, "CoordSum": CoordSum, "s": F.s, "norm2": norm2},
+    **{"jensen": jensen, "monotone": monotone, "conjugate": conjugate, "given": given, "refuted": refuted},
+}
 
-def _steps() -> list[Step]:
-    st = []
-    add = st.append
-
-    # ---------------- Lemma B1 (Appendix A.1)
-    add(
-        Step(
-            "lemma-B1",
-            "step1",
-            "E[|g|(|g|^a + |g~|^a) 1[!=]] <= 2 G^a E[|g| 1[!=]]",
-            "<=",
-            "assumption",
-            "Corollary 3(b): |g|, |g~| <= G",
-            (E(on(DIFF, ag * (ag**a + aX**a))), 2 * G**a * E(on(DIFF, ag))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B1",
-            "step2",
-            "E[|g| 1[!=]] = |g| P[sgn g != sgn g~]",
-            "=",
-            "algebra",
-            "g is deterministic",
-            (E(on(DIFF, ag)), ag * E(on(DIFF, 1))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B1",
-            "step3",
-            "P[sgn g != sgn g~] <= P[|g~ - g| >= |g|]",
-            "<=",
-            "event inclusion",
-            "a sign change (or g~ = 0) moves g~ by at least |g|",
-            (E(on(DIFF, 1)), E(on(dev >= ag, 1))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B1",
-            "step4",
-            "P[|g~ - g| >= |g|] <= E|g~ - g| / |g|",
-            "<=",
-            "Markov",
-            "|g~ - g| >= 0 and |g| > 0",
-            (E(on(dev >= ag, 1)), E(dev) / ag),
-            pre=lambda: (
-                True,
-                "Markov's inequality needs a nonnegative variable (|g~ - g|) and a positive threshold (|g|)",
-            ),
-        )
-    )
-
-    def jensen_then_variance(proof, jensen_label, var_label, text_dev, var_cond):
-        """E|g~ - g| <= sqrt(E|g~ - g|^2) <= sigma / sqrt(n_t): the pair of steps both lemmas use."""
-        add(
-            Step(
-                proof,
-                jensen_label,
-                f"E{text_dev} <= sqrt(E{text_dev}^2)",
-                "<=",
-                "Jensen",
-                "phi = sqrt on [0, inf)",
-                (E(dev), sp.sqrt(E(dev**2))),
-                pre=lambda: _jensen(sp.sqrt(ts), ts, "E phi <= phi(E)"),
-            )
-        )
-        add(
-            Step(
-                proof,
-                var_label,
-                f"sqrt(E{text_dev}^2) <= sigma / sqrt(n_t)",
-                "<=",
-                "assumption",
-                var_cond,
-                (sp.sqrt(E(dev**2)), sigma / sp.sqrt(n)),
-            )
-        )
-
-    jensen_then_variance("lemma-B1", "step5", "step6", "|g~ - g|", "Assumption 3 (Corollary 2)")
-
-    # ---------------- Lemma B2 (Appendix A.1)
-    b2 = E(on(SAME, ag * sp.Abs(ag**a - aX**a)))
-    psame = E(on(SAME, 1))
-    add(
-        Step(
-            "lemma-B2",
-            "step1",
-            "E[|g| ||g|^a - |g~|^a| 1[=]] = E_{|=}[|g| ||g|^a - |g~|^a|] P[=]",
-            "=",
-            "conditioning",
-            "definition of E_{|=}; needs P[=] > 0",
-            (b2, (b2 / psame) * psame),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "step2",
-            "||g|^a - |g~|^a| = a |zeta|^{a-1} |g - g~|, zeta between g and g~ (Lagrange remainder)",
-            "=",
-            "mean value theorem",
-            "sgn g = sgn g~: t -> |t|^a is differentiable on the segment (it avoids 0)",
-            (E(on(SAME, sp.Abs(ag**a - aX**a))), E(on(SAME, a * ZETA ** (a - 1) * dev))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step1",
-            "a E[|g| |zeta|^{a-1} |g - g~|] <= a E[|zeta| |zeta|^{a-1} |g - g~|]",
-            "<=",
-            "monotonicity",
-            "case (1): |g| <= |zeta|; the other factors are >= 0",
-            (a * E(on(C1, ag * ZETA ** (a - 1) * dev)), a * E(on(C1, ZETA**a * dev))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step2",
-            "|zeta| |zeta|^{(2-p)/(p-1)} = |zeta|^{1/(p-1)}",
-            "=",
-            "algebra",
-            "zeta != 0",
-            kind="sym",
-            sym=(zs * zs ** ((2 - P) / (P - 1)), zs ** (1 / (P - 1))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step3",
-            "|zeta|^{1/(p-1)} <= |g~|^{1/(p-1)}",
-            "<=",
-            "monotonicity",
-            "case (1): |zeta| <= |g~|; t -> t^{1/(p-1)} increasing",
-            (a * E(on(C1, ZETA**a * dev)), a * E(on(C1, aX**a * dev))),
-            pre=lambda: _monotone(xs**A_, xs, "increasing"),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step4",
-            "|g~|^{1/(p-1)} <= G^{1/(p-1)}",
-            "<=",
-            "assumption",
-            "Assumption 4 (Corollary 3(b))",
-            (a * E(on(C1, aX**a * dev)), a * G**a * E(on(C1, dev))),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case1.step5",
-            "E_{|=}[|g - g~|] P[=] = (E[|g - g~|] / P[=]) P[=]",
-            "=",
-            "algebra",
-            "as written: the conditional expectation replaced by E[.]/P[=]",
-            (E(on(SAME, dev)), E(dev)),
-            note="E_{|=}[Y] P[=] = E[Y 1[=]] <= E[Y]: the equality is false, but it holds as <=, the direction the chain needs",
-        )
-    )
-    jensen_then_variance("lemma-B2", "case1.step6", "case1.step7", "|g - g~|", "Assumption 3")
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step1",
-            "E[|g| |zeta|^{(2-p)/(p-1)} |g - g~|] <= E[|g| |g~|^{(2-p)/(p-1)} |g - g~|]",
-            "<=",
-            "monotonicity",
-            "case (2): |zeta| >= |g~|; t -> t^{(2-p)/(p-1)} decreasing",
-            (E(on(C2, ag * ZETA ** (a - 1) * dev)), E(on(C2, W))),
-            pre=lambda: _monotone(xs ** ((2 - P) / (P - 1)), xs, "decreasing"),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step2",
-            "E_{|=}[Y] P[=] <= (1/P[=]) E[Y] P[=]",
-            "<=",
-            "algebra",
-            "Y >= 0: E[Y 1[=]] <= E[Y]",
-            (E(on(C2, W)), E(W)),
-        )
-    )
-    rhs3 = sp.sqrt(E(ag**2 * aX ** (2 * (a - 1))) * E(dev**2))
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step3",
-            "E[|g| |g~|^{(2-p)/(p-1)} |g - g~|] <= sqrt(E[|g|^2 |g~|^{2(2-p)/(p-1)}] E|g - g~|^2)",
-            "<=",
-            "Cauchy-Schwarz",
-            "exponents 2 and 2",
-            (E(W), rhs3),
-            pre=lambda: _conjugate(sp.Integer(2), sp.Integer(2)),
-        )
-    )
-    rhs4 = sp.sqrt(ag**2 * E(aX ** (2 * (a - 1))) * sigma**2 / n)
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step4",
-            "... E|g - g~|^2 <= ... sigma^2 / n_t",
-            "<=",
-            "assumption",
-            "Assumption 3",
-            (rhs3, rhs4),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step5",
-            "E[|g~|^{2(2-p)/(p-1)}] <= (E[|g~|^2])^{(2-p)/(p-1)}",
-            "<=",
-            "Jensen",
-            "phi(t) = t^{(2-p)/(p-1)} applied to t = |g~|^2 > 0",
-            (rhs4, sp.sqrt(ag**2 * E(aX**2) ** (a - 1) * sigma**2 / n)),
-            pre=lambda: _jensen(ts ** ((2 - P) / (P - 1)), ts, "E phi <= phi(E)"),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step6",
-            "E[|g~|^2] = Var[g~] + (E g~)^2",
-            "=",
-            "variance definition",
-            "",
-            (E(aX**2), E((x - E(x)) ** 2) + E(x) ** 2),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step7",
-            "(Var[g~] + (E g~)^2)^{(2-p)/(p-1)} <= ((E g~)^2)^{(2-p)/(p-1)}",
-            "<=",
-            "monotonicity",
-            "Var >= 0; t -> t^{(2-p)/(p-1)} decreasing",
-            (E(aX**2) ** (a - 1), (E(x) ** 2) ** (a - 1)),
-            pre=lambda: _monotone(xs ** ((2 - P) / (P - 1)), xs, "decreasing"),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step8",
-            "sqrt(|g|^2 (E g~)^{2(2-p)/(p-1)} sigma^2/n_t) = |g|^{1/(p-1)} sigma / sqrt(n_t)",
-            "=",
-            "assumption",
-            "Assumption 2: E g~ = g",
-            kind="sym",
-            sym=(sp.sqrt(xs**2 * (xs**2) ** ((2 - P) / (P - 1)) * ss**2 / ns), xs ** (1 / (P - 1)) * ss / sp.sqrt(ns)),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "case2.step9",
-            "|g|^{1/(p-1)} <= G^{1/(p-1)}",
-            "<=",
-            "assumption",
-            "Assumption 4 (Corollary 3(b))",
-            (ag**a * sigma, G**a * sigma),
-        )
-    )
-    add(
-        Step(
-            "lemma-B2",
-            "combine",
-            "E[B2] <= eta G^{1/(p-1)} ||sigma||_1 / ((p-1) sqrt(n_t)) (cases combined)",
-            "<=",
-            "law of total expectation",
-            "each case is bounded by the whole bound, so their sum is only bounded by twice it",
-            (b2, a * G**a * sigma / sp.sqrt(n)),
-            pre=lambda: (
-                False,
-                "the two cases split one expectation; bounding each part by the full bound gives 2x the "
-                "bound, not the bound",
-            ),
-        )
-    )
-
-    # ---------------- Theorem 1 (Appendix A.1): vectors g (true) and gt (stochastic)
-    sg, sgt = F.s(g), F.s(gt)
-    inner = -F.eta * CoordSum(g * sgt)
-    norm2 = lambda v: CoordSum(sp.Abs(v) ** p) ** (2 / p)  # noqa: E731  ||v||_p^2
-    add(
-        Step(
-            "thm1",
-            "step1",
-            "f(theta_{t+1}) <= f(theta_t) + <g_t, theta_{t+1} - theta_t> + L/2 ||theta_{t+1} - theta_t||_p^2",
-            "<=",
-            "assumption",
-            "Assumption 1",
-            premise=True,
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "step2",
-            "<g_t, theta_{t+1} - theta_t> + L/2 ||theta_{t+1} - theta_t||_p^2 = eta <g_t, -s(g~_t)> + L/2 ||s(g~_t)||_p^2",
-            "=",
-            "algebra",
-            "theta_{t+1} - theta_t = -eta s(g~_t) (Alg. 3 line 3)",
-            (inner + F.L / 2 * norm2(F.eta * sgt), inner + F.L / 2 * norm2(sgt)),
-            kind="vec",
-            note="a typo: the factor eta^2 is missing from the last term; the next line restores it",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "step3",
-            "eta <g, -s(g~)> + L eta^2/2 ||s(g~)||_p^2 = -A + B + C",
-            "=",
-            "algebra",
-            "definitions of A, B, C",
-            (
-                inner + F.L * F.eta**2 / 2 * norm2(sgt),
-                -F.eta * CoordSum(g * sg) + F.eta * CoordSum(g * (sg - sgt)) + F.L * F.eta**2 / 2 * norm2(sgt),
-            ),
-            kind="vec",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "A",
-            "sum_i g_i g_i / |g_i|^{(p-2)/(p-1)} = sum_i |g_i|^{p/(p-1)}",
-            "=",
-            "algebra",
-            "g_i != 0",
-            kind="sym",
-            sym=(xs * xs / xs ** ((P - 2) / (P - 1)), xs ** (P / (P - 1))),
-            note="the appendix writes A = sum_i ... without the factor eta of A = eta <g, s(g)> (a typo; the sketch has it)",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "B.step1",
-            "x / |x|^{(p-2)/(p-1)} = sgn(x) |x|^{1/(p-1)}",
-            "=",
-            "algebra",
-            "x != 0 (checked for x > 0; odd in x)",
-            kind="sym",
-            sym=(xs / xs ** ((P - 2) / (P - 1)), xs ** (1 / (P - 1))),
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "B.step2",
-            "eta sum_i g_i (s(g)_i - s(g~)_i) <= eta sum_i |g_i| |s(g)_i - s(g~)_i|",
-            "<=",
-            "algebra",
-            "x <= |x|",
-            (CoordSum(g * (sg - sgt)), CoordSum(sp.Abs(g) * sp.Abs(sg - sgt))),
-            kind="vec",
-        )
-    )
-    same_v = sp.Eq(sp.sign(g), sp.sign(gt))
-    add(
-        Step(
-            "thm1",
-            "B.step3",
-            "sum_i |g_i| |s(g)_i - s(g~)_i| = B1 + B2 (split on sgn g_i = sgn g~_i)",
-            "=",
-            "case split",
-            "",
-            (
-                CoordSum(sp.Abs(g) * sp.Abs(sg - sgt)),
-                CoordSum(
-                    sp.Abs(g)
-                    * sp.Piecewise(
-                        (sp.Abs(sp.Abs(g) ** a - sp.Abs(gt) ** a), same_v), (sp.Abs(g) ** a + sp.Abs(gt) ** a, True)
-                    )
-                ),
-            ),
-            kind="vec",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "C.step1",
-            "(L eta^2/2) ||s(g~_t)||_p^2 = (L eta^2/2) (sum_i |g_t^(i) / |g_t^(i)|^{(p-2)/(p-1)}|^p)^{2/p}",
-            "=",
-            "algebra",
-            "as written, with g_t in place of g~_t",
-            (norm2(sgt), norm2(sg)),
-            kind="vec",
-            note="a typo: C involves s(g~_t), the appendix writes g_t; with g~_t the identity holds and Assumption 4 bounds it",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "C.step2",
-            "(sum_i |x_i|^{p/(p-1)})^{2/p} = ||x||_{p*}^{2/(p-1)}",
-            "=",
-            "algebra",
-            "x_i > 0",
-            kind="sym",
-            sym=((xs ** (P / (P - 1))) ** (2 / P), ((xs ** (P / (P - 1))) ** ((P - 1) / P)) ** (2 / (P - 1))),
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "C.step3",
-            "||g~||_{p*}^{2/(p-1)} <= G^{2/(p-1)}",
-            "<=",
-            "assumption",
-            "Assumption 4",
-            (CoordSum(sp.Abs(gt) ** F.pstar) ** (2 * a / F.pstar), G ** (2 * a)),
-            kind="vec",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "therefore",
-            "eta E||g_t||_{p*}^{p*} <= f(theta_t) - f(theta_{t+1}) + eta (2p-1) G^a ||sigma||_1/((p-1) sqrt(n_t)) + L eta^2 G^{2a}/2",
-            "<=",
-            "lemmas",
-            "E[B] <= E[B1] + E[B2] and Lemmas B1, B2",
-            kind="dep",
-            note="rests on Lemma B2, which is violated (sym.lemma-B2.combine, thm1.B2); the combined bound on E[B] "
-            "itself is not contradicted by the adversarial search (thm1.B)",
-        )
-    )
-    add(
-        Step(
-            "thm1",
-            "telescope",
-            "sum_{t<T} (f(theta_t) - f(theta_{t+1})) = f(theta_0) - f(theta_T) <= f_0 - f*",
-            "<=",
-            "telescoping",
-            "f(theta_T) >= f* (f* = inf f)",
-            (CoordSum(fd), f0 - fstar),
-            kind="seq",
-        )
-    )
-    # the final display: Theorem 1's right-hand side (formulas.THEOREM_RHS) with eta = ETA_THEOREM and
-    # n_t = T equals the N^{-1/4} bound (formulas.RATE_BOUND)
-    subs = {F.eta: F.ETA_THEOREM, F.m_inv: 1 / sp.sqrt(F.T), F.p: P}
-    add(
-        Step(
-            "thm1",
-            "final",
-            "with eta = 1/(L^{1/2} G^{1/(p-1)} T^{1/2}), n_t = T, N = T^2: the bound = N^{-1/4}[L^{1/2} G^{1/(p-1)}(f_0 - f* + 1/2) + (2p-1)/(p-1) G^{1/(p-1)} ||sigma||_1]",
-            "=",
-            "algebra",
-            "T, L, G > 0",
-            kind="sym",
-            sym=(F.THEOREM_RHS.subs(subs), F.RATE_BOUND.subs({F.p: P})),
-        )
-    )
-
-    # ---------------- Appendix B: explicit in the dimension d of the majorized quadratic
-    rs = sp.Symbol("r", positive=True)  # rho = 1 + r > 1
-    Rho = 1 + rs
-    Rho_s = Rho / (Rho - 1)
-    rh_sides, rhi_sides, sm_sides, ho_sides, re_sides = (
-        MAJ_SIDES[k] for k in ("reverse-hoelder", "reverse-hoelder-inequality", "smoothness", "hoelder", "rearrange")
-    )
-
-    add(
-        Step(
-            "appendix-B",
-            "equivalence",
-            "l2 majorization <=> ||grad f(y) - grad f(x)||_{L^-1} <= ||y - x||_L",
-            "=",
-            "definition",
-            "weighted l2 geometry; checked on majorized quadratics: sup |u'Hu|/||u||_L^2 = sup ||Hu||_{L^-1}/||u||_L",
-            kind="maj-eig",
-        )
-    )
-    add(
-        Step(
-            "appendix-B",
-            "reverse-hoelder",
-            "||v||_{2rho/(2rho-1)} / ||L||_{rho*}^{1/2} <= ||v||_{L^-1}",
-            "<=",
-            "reverse Hoelder",
-            "q = (2rho-1)/rho: exponents 1/q in (0, 1) and -1/(q-1) < 0 conjugate",
-            rh_sides,
-            kind="maj",
-            pre=lambda: _conjugate(Rho / (2 * Rho - 1), -1 / ((2 * Rho - 1) / Rho - 1)),
-        )
-    )
-    add(
-        Step(
-            "appendix-B",
-            "reverse-hoelder-inequality",
-            "sum_i |u_i v_i| >= ||u||_{1/q} ||v||_{-1/(q-1)}, q = (2rho-1)/rho",
-            "<=",
-            "reverse Hoelder",
-            "u, v with positive entries; 0 < 1/q < 1",
-            rhi_sides,
-            kind="maj",
-        )
-    )
-    add(
-        Step(
-            "appendix-B",
-            "smoothness",
-            "||grad f(y) - grad f(x)||_{L^-1} <= ||y - x||_L",
-            "<=",
-            "assumption",
-            "l2 majorization (1-smoothness w.r.t. ||.||_L)",
-            sm_sides,
-            kind="maj",
-        )
-    )
-    add(
-        Step(
-            "appendix-B",
-            "hoelder",
-            "||y - x||_L <= ||L||_{rho*}^{1/2} ||y - x||_{2rho}",
-            "<=",
-            "Hoelder",
-            "exponents rho and rho* conjugate",
-            ho_sides,
-            kind="maj",
-            pre=lambda: _conjugate(Rho, Rho_s),
-        )
-    )
-    add(
-        Step(
-            "appendix-B",
-            "rearrange",
-            "||grad f(y) - grad f(x)||_{2rho/(2rho-1)} <= ||L||_{rho*} ||y - x||_{2rho}",
-            "<=",
-            "algebra",
-            "multiply the chain by ||L||_{rho*}^{1/2}",
-            re_sides,
-            kind="maj",
-        )
-    )
-    pp = 2 + q
-    add(
-        Step(
-            "appendix-B",
-            "exponents",
-            "p = 2 rho: rho* = p/(p-2) and 2rho/(2rho-1) = p/(p-1) = p*",
-            "=",
-            "algebra",
-            "p > 2",
-            kind="sym",
-            sym=(
-                sp.Matrix([(pp / 2) / (pp / 2 - 1), 2 * (pp / 2) / (2 * (pp / 2) - 1)]),
-                sp.Matrix([pp / (pp - 2), pp / (pp - 1)]),
-            ),
-        )
-    )
-    return st
+_RELATIONS = {ast.LtE: "<=", ast.Eq: "="}
+_FIELDS = {"id", "text", "claim", "relation", "rule", "conditions", "kind", "pre", "note", "premise"}
 
 
-STEPS = _steps()
+class StepTableError(ValueError):
+    """proof_steps.toml is malformed: the message names the row and the field."""
+
+
+def _eval(node_or_text, names: dict, where: str):
+    """A Python expression of the table evaluated in ``names`` only (no builtins)."""
+    tree = ast.Expression(node_or_text) if isinstance(node_or_text, ast.AST) else node_or_text
+    try:
+        code = compile(tree, where, "eval")
+        return eval(code, {"__builtins__": {}}, names)  # the package's own table, its names only
+    except Exception as exc:  # reported with the row and the field
+        raise StepTableError(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _parse(text: str, where: str) -> ast.AST:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise StepTableError(f"{where}: not an expression: {text!r} ({exc.msg})") from exc
+
+
+def _claim(text: str, names: dict, where: str):
+    """``"LHS <= RHS"`` / ``"LHS == RHS"`` -> (relation "<=" | "=", lhs, rhs)."""
+    node = _parse(text, where)
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _RELATIONS):
+        raise StepTableError(f"{where}: a claim is 'LHS <= RHS' or 'LHS == RHS', got {text!r}")
+    rel = _RELATIONS[type(node.ops[0])]
+    return rel, _eval(node.left, names, where + " (lhs)"), _eval(node.comparators[0], names, where + " (rhs)")
+
+
+def _row_step(row: dict, names: dict, where: str) -> Step:
+    unknown = set(row) - _FIELDS
+    if unknown:
+        raise StepTableError(f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}")
+    for key in ("id", "text", "rule"):
+        if not isinstance(row.get(key), str) or not row[key]:
+            raise StepTableError(f"{where}: field {key!r} (a non-empty string) is required")
+    proof, dot, label = row["id"].partition(".")
+    if not dot or not label:
+        raise StepTableError(f"{where}: id {row['id']!r} must be '<proof>.<label>'")
+    kind = row.get("kind", "dist")
+    if kind not in KINDS:
+        raise StepTableError(f"{where}: kind {kind!r} is not one of {KINDS}")
+    sides = sym = None
+    if "claim" in row:
+        if "relation" in row:
+            raise StepTableError(f"{where}: give 'claim' or 'relation', not both")
+        relation, lhs, rhs = _claim(row["claim"], names, where + ".claim")
+        if kind == "sym":
+            sym = (lhs, rhs)
+        elif kind in ("dist", "vec", "seq"):
+            sides = (lhs, rhs)
+        else:
+            raise StepTableError(f"{where}: a {kind!r} step takes 'relation', not 'claim'")
+    else:
+        relation = row.get("relation")
+        if relation not in ("<=", "="):
+            raise StepTableError(f"{where}: 'claim' is required, or 'relation' ('<=' or '=') for a {kind!r} step")
+        if kind == "maj":
+            if label not in MAJ_SIDES:
+                raise StepTableError(f"{where}: no chain link {label!r} in MAJ_SIDES ({sorted(MAJ_SIDES)})")
+            sides = MAJ_SIDES[label]
+        elif kind in ("dist", "vec", "seq", "sym") and not row.get("premise"):
+            raise StepTableError(f"{where}: a {kind!r} step needs a 'claim'")
+    pre = None
+    if "pre" in row:
+        pre = partial(_eval, _parse(row["pre"], where + ".pre"), names, where + ".pre")
+    return Step(
+        proof,
+        label,
+        row["text"],
+        relation,
+        row["rule"],
+        row.get("conditions", ""),
+        sides,
+        kind=kind,
+        sym=sym,
+        pre=pre,
+        note=row.get("note", ""),
+        premise=bool(row.get("premise", False)),
+    )
+
+
+def load_steps(path: str = STEPS_FILE) -> tuple[list[Step], list[tuple[Step, str, str]]]:
+    """The proof steps of ``path`` (``proof_steps.toml``): ``(steps, repairs)``, ``repairs`` as
+    ``(corrected step, id of the step it repairs, what changed)``. A malformed row raises
+    :class:`StepTableError` naming the row and the field."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # python < 3.11
+        import tomli as tomllib
+    with open(path, "rb") as fh:
+        table = tomllib.load(fh)
+    extra = set(table) - {"define", "step", "repair"}
+    if extra:
+        raise StepTableError(f"{path}: unknown section(s) {sorted(extra)}")
+    names = dict(VOCABULARY)
+    for key, text in table.get("define", {}).items():
+        if key in VOCABULARY:
+            raise StepTableError(f"{path} [define] {key}: shadows a vocabulary name")
+        names[key] = _eval(_parse(text, f"[define] {key}"), names, f"{path} [define] {key}")
+    steps, seen = [], set()
+    for i, row in enumerate(table.get("step", [])):
+        st = _row_step(row, names, f"{path} [[step]] #{i + 1} ({row.get('id', '?')})")
+        if row["id"] in seen:
+            raise StepTableError(f"{path}: duplicate step id {row['id']!r}")
+        seen.add(row["id"])
+        steps.append(st)
+    repairs = []
+    for i, row in enumerate(table.get("repair", [])):
+        where = f"{path} [[repair]] #{i + 1} (of {row.get('of', '?')})"
+        of, change = row.get("of"), row.get("change")
+        if of not in seen:
+            raise StepTableError(f"{where}: 'of' must name a step of the table, got {of!r}")
+        if not isinstance(change, str) or not change:
+            raise StepTableError(f"{where}: field 'change' (a non-empty string) is required")
+        body = {k: v for k, v in row.items() if k not in ("of", "change")}
+        repairs.append((_row_step({"id": of, **body}, names, where), f"sym.{of}", change))
+    return steps, repairs
+
+
+STEPS, _REPAIRS = load_steps()
 
 
 def corrected_steps() -> list[tuple[Step, str, str]]:
-    """The violated proof steps with a local repair, each as ``(corrected step, id of the step it repairs,
-    what changed)``, checked by :func:`check_step` exactly as the originals are:
+    """The violated proof steps with a local repair (the ``[[repair]]`` rows of proof_steps.toml), each
+    as ``(corrected step, id of the step it repairs, what changed)``, checked by :func:`check_step`
+    exactly as the originals are:
 
     * ``lemma-B2.case1.step5``: the equality E_{|=}[Y] P[=] = E[Y] holds as <= (E[Y 1[=]] <= E[Y], Y >= 0),
       the direction the chain needs;
@@ -777,82 +370,7 @@ def corrected_steps() -> list[tuple[Step, str, str]]:
       with the constant kappa(p): ``thm1.B2.corrected``).
 
     ``lemma-B2.combine`` has no local repair: its corrected statement is ``thm1.B2.corrected`` itself."""
-    by = {f"{st.proof}.{st.label}": st for st in STEPS}
-    out = []
-    c1 = by["lemma-B2.case1.step5"]
-    out.append(
-        (
-            Step(
-                c1.proof,
-                c1.label,
-                "E_{|=}[|g - g~|] P[=] <= E[|g - g~|]",
-                "<=",
-                "monotonicity",
-                "|g - g~| >= 0",
-                c1.sides,
-            ),
-            "sym.lemma-B2.case1.step5",
-            "'=' replaced by '<=' (E[Y 1[=]] <= E[Y] for Y >= 0)",
-        )
-    )
-    s2, s3 = by["thm1.step2"], by["thm1.step3"]
-    out.append(
-        (
-            Step(
-                s2.proof,
-                s2.label,
-                "<g_t, theta_{t+1} - theta_t> + L/2 ||theta_{t+1} - theta_t||_p^2 = eta <g_t, -s(g~_t)> + "
-                "L eta^2/2 ||s(g~_t)||_p^2",
-                "=",
-                "algebra",
-                s2.conditions,
-                (s2.sides[0], s3.sides[0]),
-                kind="vec",
-            ),
-            "sym.thm1.step2",
-            "the factor eta^2 restored on the last term",
-        )
-    )
-    cs = by["thm1.C.step1"]
-    sgt = F.s(gt)
-    out.append(
-        (
-            Step(
-                cs.proof,
-                cs.label,
-                "(L eta^2/2) ||s(g~_t)||_p^2 = (L eta^2/2) (sum_i |g~_t^(i) / |g~_t^(i)|^{(p-2)/(p-1)}|^p)^{2/p}",
-                "=",
-                "algebra",
-                "s of Alg. 3 line 3",
-                (
-                    CoordSum(sp.Abs(sgt) ** p) ** (2 / p),
-                    CoordSum(sp.Abs(gt / sp.Abs(gt) ** ((p - 2) / (p - 1))) ** p) ** (2 / p),
-                ),
-                kind="vec",
-            ),
-            "sym.thm1.C.step1",
-            "g~_t in place of g_t",
-        )
-    )
-    j = by["lemma-B2.case2.step5"]
-    out.append(
-        (
-            Step(
-                j.proof,
-                j.label,
-                "(E[|g~|^2])^{(2-p)/(p-1)} <= E[|g~|^{2(2-p)/(p-1)}]",
-                "<=",
-                "Jensen",
-                "phi(t) = t^{(2-p)/(p-1)} is convex on t > 0 for p > 2",
-                (j.sides[1], j.sides[0]),
-                pre=lambda: _jensen(ts ** ((2 - P) / (P - 1)), ts, "E phi >= phi(E)"),
-            ),
-            "sym.lemma-B2.case2.step5",
-            "the inequality reversed (Jensen for a convex function); the chain of case (2) then breaks: Lemma 2 "
-            "needs the constant kappa(p) (thm1.B2.corrected)",
-        )
-    )
-    return out
+    return list(_REPAIRS)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -147,7 +147,9 @@ def trajectory(problem, oracle, *, p: float, eta: float, T: int, replicates: int
     return obs.finish()
 
 
-def _setting(noise_kind: str, sigma: float, d: int, problem_seed: int, profile: str = "power"):
+def make_setting(noise_kind: str, sigma: float, d: int, problem_seed: int, profile: str = "power"):
+    """The instance of Theorem 1's checks: the separable nonconvex problem of dimension ``d`` (``profile``,
+    ``problem_seed``) and the noise ``noise_kind`` with per-coordinate scale ``sigma`` (Assumption 3)."""
     from synthetic.noise import make_noise
     from synthetic.problems import SeparableNonconvex
 
@@ -186,7 +188,7 @@ def bound_records(
     R = 32 if quick else 64
     out = []
     for kind, n in BOUND_SETTINGS:
-        problem, noise = _setting(kind, sigma, d, problem_seed)
+        problem, noise = make_setting(kind, sigma, d, problem_seed)
         oracle = GradientOracle(problem, noise, batch=n)
         L = problem.certificate("L")(p) * L_scale
         G = oracle.certified_G(p)
@@ -319,7 +321,7 @@ def rate_record(
 
     grid = [2**k for k in range(3, 10)] if quick else [2**k for k in range(3, 12)]
     R = 32 if quick else 64
-    problem, noise = _setting("rademacher", sigma, d, problem_seed, profile="flat")
+    problem, noise = make_setting("rademacher", sigma, d, problem_seed, profile="flat")
     L = problem.certificate("L")(p)
     f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
     s1 = float(noise.sigma.sum())
