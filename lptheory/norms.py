@@ -49,6 +49,8 @@ __all__ = [
     "SpectralRMS",
     "Scaled",
     "svd",
+    "svdvals",
+    "rebuild",
     "spectral_apply",
     "polar",
     "newton_schulz",
@@ -97,13 +99,47 @@ def _where_pos(xp, n):
 # ------------------------------------------------------------------------------------------------
 # SVD helpers (one code path for numpy and torch)
 # ------------------------------------------------------------------------------------------------
+def _finite_matrices(xp, x):
+    """(all finite?, per-matrix finiteness mask of shape x.shape[:-2])."""
+    ok = xp.isfinite(x)
+    ok = ok.all(axis=(-2, -1)) if xp is np else ok.all(dim=-1).all(dim=-1)
+    return bool(ok.all()), ok
+
+
+def _nan_where_not(xp, ok, *arrays):
+    """Each array with NaN in the batch entries whose matrix was not finite."""
+    out = []
+    for a in arrays:
+        mask = ok.reshape(tuple(ok.shape) + (1,) * (a.ndim - ok.ndim))
+        out.append(xp.where(mask, a, float("nan")))
+    return tuple(out)
+
+
 def svd(x):
-    """Thin SVD of (a batch of) matrices: ``U, s, Vh`` with ``x = U diag(s) Vh`` (numpy or torch)."""
+    """Thin SVD of (a batch of) matrices: ``U, s, Vh`` with ``x = U diag(s) Vh`` (numpy or torch).
+
+    A matrix with a NaN or inf entry (a non-finite gradient) gets NaN factors instead of an error, so the
+    update carries the NaN as every other rule does (the optimizers warn once and count it)."""
     xp, x = _matrix(x)
-    return xp.linalg.svd(x, full_matrices=False)
+    fine, ok = _finite_matrices(xp, x)
+    if fine:
+        return xp.linalg.svd(x, full_matrices=False)
+    safe = xp.where(ok.reshape(tuple(ok.shape) + (1, 1)), x, 0.0)
+    return _nan_where_not(xp, ok, *xp.linalg.svd(safe, full_matrices=False))
 
 
-def _rebuild(U, s, Vh):
+def svdvals(x):
+    """The singular values of (a batch of) matrices, descending (NaN for a matrix with a non-finite entry)."""
+    xp, x = _matrix(x)
+    fine, ok = _finite_matrices(xp, x)
+    if not fine:
+        x = xp.where(ok.reshape(tuple(ok.shape) + (1, 1)), x, 0.0)
+    s = xp.linalg.svdvals(x) if xp is not np else np.linalg.svd(x, compute_uv=False)
+    return s if fine else _nan_where_not(xp, ok, s)[0]
+
+
+def rebuild(U, s, Vh):
+    """U diag(s) Vh for (batches of) thin SVD factors."""
     return (U * s[..., None, :]) @ Vh
 
 
@@ -116,7 +152,7 @@ def spectral_apply(x, fn: Callable):
     singular values in the input's array kind.
     """
     U, s, Vh = svd(x)
-    return _rebuild(U, fn(s), Vh)
+    return rebuild(U, fn(s), Vh)
 
 
 def _rank_mask(xp, s):
@@ -134,9 +170,9 @@ def polar(x):
     steepest direction (Bernstein & Newhouse 2024, Sec. 3.2: argmax_{||D||_{S_inf} <= 1} <G, D> = U V^T).
     """
     xp, x = _matrix(x)
-    U, s, Vh = xp.linalg.svd(x, full_matrices=False)
+    U, s, Vh = svd(x)
     w = _rank_mask(xp, s).to(s.dtype) if xp is not np else _rank_mask(xp, s).astype(s.dtype)
-    return _rebuild(U, w, Vh)
+    return rebuild(U, w, Vh)
 
 
 def newton_schulz(x, steps: int = 5, coefficients=MUON_COEFFICIENTS, eps: float = 1e-7):
@@ -340,8 +376,7 @@ class Schatten(Norm):
         self.orthogonalize, self.ns_steps = _orthogonalize_args(orthogonalize, ns_steps, self.p)
 
     def singular_values(self, x):
-        xp, x = _matrix(x)
-        return xp.linalg.svdvals(x) if xp is not np else np.linalg.svd(x, compute_uv=False)
+        return svdvals(x)
 
     def norm(self, x):
         if self.p == 2.0:
@@ -359,8 +394,8 @@ class Schatten(Norm):
             return g / Frobenius._safe(xp, g)
         if math.isinf(self.p):
             return _orthogonal(g, self.orthogonalize, self.ns_steps)
-        U, s, Vh = xp.linalg.svd(g, full_matrices=False)
-        return _rebuild(U, Lp(self.p).direction(s), Vh)
+        U, s, Vh = svd(g)
+        return rebuild(U, Lp(self.p).direction(s), Vh)
 
     def steepest_map(self, g):
         """U diag(s^{1/(p-1)}) V^T (p in (1, inf]; U V^T at p = inf): the unscaled matrix s_p."""

@@ -27,12 +27,13 @@ from ._xp import copy_into, is_floating, namespace
 from .norms import (
     MUON_COEFFICIENTS,
     Schatten,
-    _rebuild,
     make_norm,
     newton_schulz,
     polar,
+    rebuild,
+    svd,
 )
-from .optimizers import Optimizer, _check_value, _is_schedule
+from .optimizers import Optimizer, _check_value, _is_schedule, note_nonfinite
 
 __all__ = [
     "MatrixOptimizer",
@@ -166,6 +167,7 @@ class MatrixOptimizer(Optimizer):
             b[k] = self._view(a)
         th, g = self._view(theta), self._view(grad)
         h = self.hyper_at(t)
+        note_nonfinite(self, xp, grad)
         ctx = xp.no_grad() if xp is not np else _Null()
         with ctx:
             if donate:
@@ -347,8 +349,8 @@ class SchattenDescent(MatrixOptimizer):
 
 
 def _spectral_kernel(xp, x, fn):
-    U, s, Vh = xp.linalg.svd(x, full_matrices=False)
-    return _rebuild(U, fn(s), Vh)
+    U, s, Vh = svd(x)  # NaN factors for a non-finite matrix (the step carries it; the optimizer warns)
+    return rebuild(U, fn(s), Vh)
 
 
 def _s_eps(xp, h, x, mode):

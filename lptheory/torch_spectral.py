@@ -122,6 +122,7 @@ class _MatrixTorch(torch.optim.Optimizer):
                     k: (state[k].view(theta.shape) if state[k].shape != theta.shape else state[k]) for k in core.buffers
                 }
                 h = core.hyper_at(state["step"])
+                _core.note_nonfinite(self, torch, g)  # one warning, a count (lptheory.optimizers.nonfinite_steps)
                 rule(torch, h, theta, g.contiguous(), bufs, {"theta": theta, **bufs})
                 state["step"] += 1
         return loss

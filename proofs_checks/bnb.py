@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .recheck import Undecided, _BallEval, ball_backend
+from .recheck import BallEval, Undecided, ball_backend
 
 __all__ = ["BnBResult", "TightPoint", "branch_and_bound", "enclose_max"]
 
@@ -99,12 +99,12 @@ def _sym(e):
 
 class _Objective:
     """lhs and rhs as sympy expressions of the box variables and ``scalars``, enclosed by ball arithmetic
-    (each expression compiled once into closures over the ball operations of :class:`recheck._BallEval`)."""
+    (each expression compiled once into closures over the ball operations of :class:`recheck.BallEval`)."""
 
     def __init__(self, lhs, rhs, scalars, num):
         self.lhs, self.rhs = _sym(lhs), _sym(rhs)
         self.num = num
-        self.ev = _BallEval({"scalars": dict(scalars or {})}, num)
+        self.ev = BallEval({"scalars": dict(scalars or {})}, num)
         self._compiled = {}
 
     def balls(self, box: dict):

@@ -180,7 +180,7 @@ def _typed(flag: str, u, proto):
             if isinstance(u, bool):
                 raise ValueError
             v = float(u)
-            if not math.isfinite(v):
+            if math.isnan(v):  # inf is a value (p = inf is an exponent); the check's validate judges ranges
                 raise ValueError
             return v
         if isinstance(proto, str):
@@ -194,7 +194,8 @@ def _typed(flag: str, u, proto):
         return u
     except (TypeError, ValueError):
         pass
-    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a finite number"}.get(kind, "a " + kind)
+    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a number (inf allowed, not NaN)"}
+    what = what.get(kind, "a " + kind)
     raise ValueError(f"{flag}: expected {what} (typed from the option's default {proto!r}), got {u!r}")
 
 

@@ -603,7 +603,7 @@ def ball_backend(prefer: str | None = None, bits: int = 256):
     return _IvNum(bits)
 
 
-class _BallEval:
+class BallEval:
     """The expression vocabulary of :class:`_Eval` evaluated to rigorous enclosures."""
 
     def __init__(self, w, num, overrides=None):
@@ -872,7 +872,7 @@ def _ball_assumptions(w, num):
     certainly admissible, and takes the defining value itself (admissible with equality) when the
     enclosures cannot tell. Returns ``(overrides, notes)``; raises Undecided for a stated constant
     certainly outside its assumption."""
-    ev = _BallEval(w, num)
+    ev = BallEval(w, num)
     overrides, notes = {}, []
     for a in w.get("assumptions", []):
         name = sp.sympify(_parse(a["lhs"])).name if isinstance(_parse(a["lhs"]), sp.Symbol) else None
@@ -922,7 +922,7 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
             mpmath.iv.prec = bits
         try:
             overrides, _ = _ball_assumptions(w, num)
-            ev = _BallEval(w, num, overrides)
+            ev = BallEval(w, num, overrides)
             if w.get("require"):
                 if not ev._truth(_parse(w["require"]), {"i": None}):
                     return {

@@ -185,9 +185,9 @@ class SpectralDiagonal(Problem):
     name = "spectral-diagonal"
 
     def __init__(self, d: int = 4096, alpha: float = 2.0, beta: float = 0.5):
-        self.d = _validate.integer("d", d, lo=1)
-        self.alpha = _validate.real("alpha", alpha, lo=0.0, lo_open=True)
-        self.beta = _validate.real("beta", beta, lo=0.0)
+        self.d = validate.integer("d", d, lo=1)
+        self.alpha = validate.real("alpha", alpha, lo=0.0, lo_open=True)
+        self.beta = validate.real("beta", beta, lo=0.0)
         j = np.arange(1, self.d + 1, dtype=np.float64)
         self.h = (j / self.d) ** self.alpha
         self.c = j ** (-self.beta)
@@ -203,7 +203,7 @@ class SpectralDiagonal(Problem):
 
     def smoothness(self, p: float) -> float:
         """L_p = ||lam||_{p/(p-2)} (lam_max at p = 2), exact for a diagonal quadratic."""
-        p = _validate.real("p", p, lo=2.0)
+        p = validate.real("p", p, lo=2.0)
         if p == 2.0:
             return float(self.h.max())
         if math.isinf(p):

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from lptheory import _validate
+from lptheory import validate as _validate
 from lptheory.geometry import dual_exponent
 from lptheory.norms import Schatten
 from lptheory.problem import Certificate

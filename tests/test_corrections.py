@@ -85,9 +85,9 @@ def test_lemma2_family_is_the_search_worst_case():
     search's re-checked witnesses give at p = 4 and 8 (1.5950, 3.5534), and no correction at p = 2.5."""
     from proofs_checks.stacey import corrections as C
 
-    assert C._kappa_b2(2.5)["kappa"] == 1.0
+    assert C.kappa_b2(2.5)["kappa"] == 1.0
     for p, search in ((4.0, 1.5950240438287955), (8.0, 3.553446698716488)):
-        k = C._kappa_b2(p)
+        k = C.kappa_b2(p)
         assert k["how"].startswith("sympy limit")
         assert abs(k["kappa"] - search) < 1e-6 * search
         ratios = [w["ratio"] for w in C._family_witnesses(p, k["q"], k["kappa"])]

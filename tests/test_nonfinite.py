@@ -125,3 +125,20 @@ def test_compiled_path_imports_raise_no_deprecation_warning():
     ]
     assert runs[0].returncode == 0, runs[0].stderr.decode()[-2000:]
     assert runs[1].returncode != 0 and b"script_method" in runs[1].stderr
+
+
+def test_torch_muon_warns_once_and_counts():
+    torch = pytest.importorskip("torch")
+    from lptheory.torch import Muon
+
+    w = torch.nn.Parameter(torch.ones(4, 3))
+    opt = Muon([w], lr=0.01)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for bad in (True, False, True):
+            w.grad = torch.full((4, 3), 0.5)
+            if bad:
+                w.grad[1, 2] = float("inf")
+            opt.step()
+    assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
+    assert nonfinite_steps(opt) == 2

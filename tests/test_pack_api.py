@@ -65,7 +65,7 @@ def test_set_keeps_scalars_scalar_and_typed(toy, capsys):
     "arg, msg",
     [
         ("n=1.5", "--set n: expected an integer"),
-        ("a=x", "--set a: expected a finite number"),
+        ("a=x", "--set a: expected a number"),
         ("a=1,2", "--set a: takes one value"),
         ("flag=maybe", "--set flag: expected a boolean"),
     ],

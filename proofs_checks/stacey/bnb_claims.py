@@ -190,14 +190,14 @@ def _point_witness(lhs, rhs, point, scalars, claim):
 )
 def run_proved(ctx):
     """``lptheory check proved``: see the module docstring."""
-    from .corrections import _kappa_b2
+    from .corrections import kappa_b2
 
     budget = 20000 if ctx.quick else 100000
     out = []
     for p in [float(v) for v in ctx.get("p") or DEFAULT_P]:
         enc = kappa_enclosure(p)
         lo, hi = enc["lo"], enc["hi"]
-        k_float = _kappa_b2(p)["sup"]
+        k_float = kappa_b2(p)["sup"]
         inside = lo - 4 * math.ulp(lo) <= k_float <= hi + 4 * math.ulp(hi)
         params = {
             "p": p,

@@ -101,7 +101,7 @@ def b2_family(p: float):
     return ratio.subs(r_, rv), at0_p, how
 
 
-def _kappa_b2(p: float) -> dict:
+def kappa_b2(p: float) -> dict:
     _, at0, how = b2_family(p)
     f = sp.lambdify(q_, at0, "mpmath")
     with mpmath.workdps(30):  # local precision: the process-wide mpmath setting is left as it was
@@ -142,7 +142,7 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
     spec_b2, spec_b = F.LEMMA_SPECS["thm1.B2"], F.LEMMA_SPECS["thm1.B"]
     out, consequences = [], []
     for p in p_list:
-        k = _kappa_b2(p)
+        k = kappa_b2(p)
         kappa = k["kappa"]
         a_txt = f"1/{p - 1:g}"
         if kappa <= 1.0:
