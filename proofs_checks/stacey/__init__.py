@@ -170,3 +170,6 @@ def _acceleration(ctx):
     from .acceleration import run_acceleration
 
     return run_acceleration(ctx)
+
+
+PACK.summary(__import__("proofs_checks.stacey.summary", fromlist=["summarize"]).summarize)

@@ -1,0 +1,126 @@
+"""The report a reviewer reads: the executive summary (numbers from the records, typos apart), merged notes,
+meaningful sizes, links that resolve; rendered from saved records (tests/data) without running checks or
+drawing figures."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import figures.report as report
+from proofs_checks.packs import load
+
+DATA = Path(__file__).parent / "data" / "stacey_quick_records.json"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return json.loads(DATA.read_text())
+
+
+def _render(tmp_path, doc, monkeypatch, pack=None):
+    monkeypatch.setattr(report, "figures_for", lambda *a, **k: [])
+    recs: dict = {}
+    for r in copy.deepcopy(doc["claims"]):
+        recs.setdefault(r.pop("check"), []).append(r)
+    report.write_report(str(tmp_path), pack=pack or load("stacey"), records=recs, meta=doc["meta"])
+    return (tmp_path / "index.html").read_text(), (tmp_path / "report.md").read_text()
+
+
+def _summary(page):
+    return page[page.index('id="summary"') : page.index('id="contents"')]
+
+
+def test_summary_first_errors_apart_from_typos(tmp_path, doc, monkeypatch):
+    page, md = _render(tmp_path, doc, monkeypatch)
+    s = _summary(page)
+    assert page.index('id="summary"') < page.index('id="sec-lemmas"') < page.index('id="verdicts"')
+    errors, typos = s.split('id="typos"')
+    for rid in ("sym.thm1.step2", "sym.thm1.C.step1", "sym.lemma-B2.case1.step5"):
+        assert f">{rid}" in typos and f">{rid}" not in errors
+    for rid in ("thm1.B2", "sym.lemma-B2.case2.step5", "sym.lemma-B2.combine", "asm1.equivalence", "lionk.first-step"):
+        assert f">{rid}" in errors
+    assert s.count('class="finding error"') == 5 and s.count('class="finding typo"') == 3
+    for label in ("What fails:", "Smallest witness:", "Why:", "What survives:"):
+        assert errors.count(label) == 5, label
+    assert "Theorem 1 still stands" in s
+    # the summary's numbers are the records' numbers: the smallest witness of Lemma 2 (p = 3)
+    b2 = min(
+        (r for r in doc["claims"] if r["id"] == "thm1.B2" and r["status"] == "violated"), key=lambda r: r["params"]["p"]
+    )
+    assert f"{b2['ratio']:#.4g}" in s
+    kappas = [r["params"]["kappa"] for r in doc["claims"] if r["id"] == "thm1.B2.corrected"]
+    assert all(f"{k:.4g}" in s for k in kappas)
+    # every evidence link resolves
+    anchors = set(re.findall(r'id="([^"]+)"', page))
+    for link in re.findall(r'href="#([^"]+)"', page):
+        assert link in anchors, link
+    m = md[md.index("## Summary") : md.index("## Contents")]
+    assert "### Typos" in m and "$\\mathbb{E}[B_2]" in m  # Markdown keeps $...$
+
+
+def test_summary_numbers_follow_the_records(tmp_path, doc, monkeypatch):
+    """A planted change in a record moves the summary's number: nothing there is hard-coded."""
+    d2 = copy.deepcopy(doc)
+    for r in d2["claims"]:
+        if r["id"] == "thm1.B2.corrected" and r["params"]["p"] == 3.0:
+            r["params"]["kappa"] = 1.2345678
+    page, _ = _render(tmp_path, d2, monkeypatch)
+    assert "1.235 ($p=3$)" in _summary(page)
+
+
+def test_summary_leaves_out_what_did_not_fail_and_covers_every_violation(tmp_path, doc, monkeypatch):
+    d2 = copy.deepcopy(doc)
+    d2["claims"] = [r for r in d2["claims"] if r["id"] != "thm1.B2" or r["status"] != "violated"]
+    for r in d2["claims"]:
+        if r["id"] == "maj.tight":  # a violation no paragraph of the pack covers
+            r["status"], r["witness"] = "violated", {"kind": "expression"}
+            break
+    page, _ = _render(tmp_path, d2, monkeypatch)
+    s = _summary(page)
+    assert "Lemma 2 ($B_2$, the same-sign term)" not in s
+    assert 'id="f-maj.tight"' in s  # the generic paragraph
+
+
+def test_notes_merged_and_sizes_meaningful(tmp_path, doc, monkeypatch):
+    page, md = _render(tmp_path, doc, monkeypatch)
+    lem = page[page.index('id="sec-lemmas"') : page.index('id="sec-theorem1"')]
+    na = [r for r in doc["claims"] if r["check"] == "lemmas" and r["status"] == "not-applicable"]
+    assert len(na) >= 30
+    assert lem.count('class="note not-applicable"') == 1  # one note, listing every record
+    assert f"({len(na)} records)" in lem
+    for i, r in enumerate(x for x in doc["claims"] if x["check"] == "lemmas"):
+        if r["status"] == "not-applicable":
+            assert f'id="d-r-lemmas-{i}"' in lem
+    # equality: the difference of the two sides; a search-driven ratio is said to be one
+    assert "difference 7.634" in page
+    assert "(search-driven)" in page and report.HUGE_NOTE in page
+    # the verdict table: collapsed, filterable by status, check and text
+    vt = page[page.index('id="verdicts"') - 40 :]
+    assert vt.startswith("<details") or '<details class="vt" id="verdicts">' in page
+    assert 'id="fcheck"' in page and 'id="ftext"' in page
+
+
+@pytest.mark.parametrize(
+    "rec, want",
+    [
+        ({"relation": "==", "empirical": 1.0, "bound": 3.0, "status": "violated"}, "difference 2 (relative 0.67)"),
+        ({"relation": "==", "empirical": 1.0, "bound": 1.0, "status": "holds"}, "difference 0"),
+        ({"relation": "<=", "empirical": 2.0, "bound": 1.0, "ratio": 2.0, "status": "violated"}, "ratio 2"),
+        (
+            {"relation": "<=", "empirical": 5e6, "bound": 1.0, "ratio": 5e6, "status": "violated"},
+            "ratio 5e+06 (search-driven)",
+        ),
+        (
+            {"relation": "rate", "empirical": 0.5, "bound": 1.0, "ci": [0.4, 0.6], "status": "holds"},
+            "exponent 0.5 [0.4, 0.6] vs 1",
+        ),
+        ({"relation": "<=", "empirical": None, "bound": None, "status": "holds"}, ""),
+    ],
+)
+def test_size_text(rec, want):
+    assert report.size_text(rec)[0] == want
