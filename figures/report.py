@@ -223,6 +223,18 @@ def _summary(pack, claims_anchored, findings_by) -> dict:
     }
 
 
+def copy_katex(out_dir: str) -> list[str]:
+    """Copy the vendored KaTeX (``figures/static/katex``: the renderer, its auto-render extension, the woff2
+    fonts and its licence) to ``out_dir/katex``, so that index.html renders its formulas with no network."""
+    import shutil
+
+    src = resources.files("figures").joinpath("static", "katex")
+    dst = os.path.join(out_dir, "katex")
+    with resources.as_file(src) as path:
+        shutil.copytree(path, dst, dirs_exist_ok=True)
+    return [os.path.join(dp, f) for dp, _, fs in os.walk(dst) for f in fs]
+
+
 def _tex(pack, cid):
     """The claim's statement in LaTeX (the pack's notation), or None."""
     fn = getattr(pack, "statement_tex", None)
@@ -455,6 +467,7 @@ def write_report(
         sections=sections,
         recheck_cmd=RECHECK_CMD,
     )
+    paths += copy_katex(out_dir)
     for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):
         text = env.get_template(tpl).render(**ctx)
         tmp = os.path.join(out_dir, f".{name}.part")

@@ -124,3 +124,46 @@ def test_notes_merged_and_sizes_meaningful(tmp_path, doc, monkeypatch):
 )
 def test_size_text(rec, want):
     assert report.size_text(rec)[0] == want
+
+
+def test_statements_in_the_papers_notation_render_offline(tmp_path, doc, monkeypatch):
+    """Every claim of the run has its LaTeX; the page loads KaTeX from files copied next to it (no network),
+    and every formula (statements and summary) compiles in KaTeX where node is installed."""
+    import shutil
+    import subprocess
+
+    pack = load("stacey")
+    ids = {r["id"] for r in doc["claims"]}
+    assert ids <= set(pack.tex), sorted(ids - set(pack.tex))
+    page, md = _render(tmp_path, doc, monkeypatch)
+    for src in re.findall(r'(?:src|href)="(katex/[^"]+)"', page):
+        assert (tmp_path / src).exists(), src
+    assert "http://" not in page and "https://" not in page
+    css = (tmp_path / "katex" / "katex.min.css").read_text()
+    for font in re.findall(r"url\((fonts/[^)]+\.woff2)\)", css):
+        assert (tmp_path / "katex" / font).exists(), font
+    assert (tmp_path / "katex" / "LICENSE").exists()
+    assert "$" + pack.tex["thm1.B2"] + "$" in md
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: KaTeX compilation not checked")
+    formulas = list(pack.tex.values())
+    s = _summary(page)
+    import html
+
+    formulas += re.findall(r"\$([^$]+)\$", html.unescape(re.sub(r"<[^>]+>", "", s)))
+    script = (
+        "const k=require(process.argv[1]);const f=JSON.parse(require('fs').readFileSync(0,'utf8'));"
+        "let bad=[];for(const t of f){try{k.renderToString(t,{throwOnError:true})}"
+        "catch(e){bad.push(t+' :: '+e.message)}}"
+        "console.log(JSON.stringify(bad));"
+    )
+    out = subprocess.run(
+        [node, "-e", script, str(tmp_path / "katex" / "katex.min.js")],
+        input=json.dumps(formulas),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [], out.stdout

@@ -173,3 +173,4 @@ def _acceleration(ctx):
 
 
 PACK.summary(__import__("proofs_checks.stacey.summary", fromlist=["summarize"]).summarize)
+PACK.notation(__import__("proofs_checks.stacey.notation", fromlist=["TEX"]).TEX)
