@@ -167,3 +167,54 @@ def test_statements_in_the_papers_notation_render_offline(tmp_path, doc, monkeyp
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [], out.stdout
+
+
+def test_figures_readable(tmp_path, doc, monkeypatch):
+    """Every figure drawn from the records: constrained layout (nothing clipped), one title saying what it
+    shows (no two alike), every axis with data labelled; the generic figure keeps violated equalities."""
+    import matplotlib
+
+    import figures
+    import figures.generic as generic
+    import figures.style as style
+
+    drawn = []
+
+    def capture(fig, stem):
+        drawn.append((stem, fig))
+        return [f"{stem}.png"]
+
+    monkeypatch.setattr(style, "save", capture)
+    monkeypatch.setattr(generic, "save", capture)
+    pack = load("stacey")
+    import proofs_checks.stacey.figures as sf
+
+    monkeypatch.setattr(sf, "save", capture)
+    recs: dict = {}
+    for r in doc["claims"]:
+        recs.setdefault(r["check"], []).append(r)
+    for check, rs in recs.items():
+        figures.figures_for(pack, check, rs, str(tmp_path))
+    assert len(drawn) >= 6
+    titles = []
+    for stem, fig in drawn:
+        assert fig.get_layout_engine() is not None and "Constrained" in type(fig.get_layout_engine()).__name__, stem
+        axes = [a for a in fig.axes if a.has_data()]
+        title = fig.get_suptitle() or (axes[0].get_title() if len(axes) == 1 else "")
+        assert title, stem
+        titles.append(title)
+        for a in axes:
+            assert a.get_xlabel() or a.get_xticklabels(), (stem, "x")
+            if a.get_subplotspec().is_first_col():
+                assert a.get_ylabel() or a.get_yticklabels(), (stem, "y")
+            if a.get_xlabel() == "" and not a.get_xticklabels():
+                raise AssertionError(stem)
+        matplotlib.pyplot.close(fig)
+    assert len(set(titles)) == len(titles), titles
+    # the generic figure of the claims check shows its violated (equality) record
+    drawn.clear()
+    figures.figures_for(pack, "claims", recs["claims"], str(tmp_path))
+    ((_, fig),) = drawn
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert any(lbl.startswith("lionk.first-step") and "tau = 0" in lbl for lbl in labels), labels
+    assert "Smaller claims" in fig.axes[0].get_title()
