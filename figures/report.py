@@ -475,6 +475,9 @@ def write_report(
             fh.write(text)
         os.replace(tmp, os.path.join(out_dir, name))
         paths.append(os.path.join(out_dir, name))
+    from .latex import write_latex
+
+    paths.append(write_latex(out_dir, ctx, lambda cid: _tex(pack, cid)))
     return {
         "counts": counts,
         "violated": [r for r in claims if r["status"] == "violated"],
