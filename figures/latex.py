@@ -155,14 +155,10 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
         keys = [k for k, _ in x["columns"]]
         rows = []
         for row in x["rows"]:
-            rid = str(row.get(keys[0], ""))
             cells = []
-            for k in keys:
-                v = row.get(k, "")
-                if k == "corrected" and tex_of(rid):
-                    cells.append(_math(tex_of(rid), v))
-                elif k == "claimed" and rid.endswith(".corrected") and tex_of(rid[: -len(".corrected")]):
-                    cells.append(_math(tex_of(rid[: -len(".corrected")]), v))
+            for k, v in zip(keys, row.get("cells") or [row.get(k, "") for k in keys]):
+                if isinstance(v, dict):
+                    cells.append(f"${v['tex']}$" + (f" ({escape(v['note'])})" if v.get("note") else ""))
                 elif k == "evidence" and isinstance(v, list):
                     cells.append(escape("; ".join(str(e).split(":", 1)[0] for e in v)))
                 elif isinstance(v, list):

@@ -173,7 +173,9 @@ def _merge_notes(rows: list[dict]) -> list[dict]:
         texts = [r["reason"] for r in rs]
         common = os.path.commonprefix(texts) if len(rs) > 1 else texts[0]
         if len(rs) > 1 and common != texts[0]:
-            cut = max(common.rfind(" "), common.rfind(";"), common.rfind(":"))
+            # back to the end of a clause ("; ", ": ", ". "), else to a word
+            cut = max(common.rfind("; "), common.rfind(": "), common.rfind(". "))
+            cut = cut if cut > 0 else common.rfind(" ")
             common = common[: cut + 1] if cut > 0 else ""
         out.append(
             {
@@ -233,6 +235,21 @@ def copy_katex(out_dir: str) -> list[str]:
     with resources.as_file(src) as path:
         shutil.copytree(path, dst, dirs_exist_ok=True)
     return [os.path.join(dp, f) for dp, _, fs in os.walk(dst) for f in fs]
+
+
+def _section_cell(pack, key, rid, value, repeat=False):
+    """A cell of a pack's report section: text, a list (shown collapsed), or ``{"tex": ...}`` where the pack
+    has the notation: the ``corrected`` statement of a ``<id>.corrected`` row and the ``claimed`` one of
+    ``<id>``. A claimed statement repeated from the row above is shown once."""
+    if key == "claimed" and repeat:
+        return "(same claim as above)"
+    # the setting-specific tail of a corrected statement ("...; at p = 3: kappa = 1.117 ...") stays as text
+    note = value.split("; at ", 1)[1] if isinstance(value, str) and "; at " in value else ""
+    if key == "corrected" and _tex(pack, rid):
+        return {"tex": _tex(pack, rid), "text": value, "note": f"at {note}" if note else ""}
+    if key == "claimed" and rid.endswith(".corrected") and _tex(pack, rid[: -len(".corrected")]):
+        return {"tex": _tex(pack, rid[: -len(".corrected")]), "text": value, "note": ""}
+    return value
 
 
 def _tex(pack, cid):
@@ -445,10 +462,14 @@ def write_report(
         rows_ = [dict(row) for row in sec.rows(claims)]
         if not rows_:
             continue
+        first_key, seen_ = sec.columns[0][0], {}
         for row in rows_:
             for k, _ in sec.columns:
                 row.setdefault(k, "")
-            row["cells"] = [row[k] for k, _ in sec.columns]
+            rid = str(row.get(first_key, ""))
+            repeat = seen_.setdefault((rid, "claimed"), row.get("claimed")) == row.get("claimed") and rid in seen_
+            seen_[rid] = True
+            row["cells"] = [_section_cell(pack, k, rid, row[k], repeat) for k, _ in sec.columns]
             row.setdefault("status", "")
         extra_sections.append(
             {"name": sec.name, "title": sec.title, "intro": sec.intro, "columns": sec.columns, "rows": rows_}
