@@ -15,7 +15,7 @@ import math
 
 __all__ = ["summarize", "TYPOS", "ERRORS"]
 
-THM_SHORT = "Theorem 1 still stands, through the combined lemma on $\\mathbb{E}[B]$ (finding 1)."
+THM_SHORT = "Theorem 1 still stands, through the combined lemma on $\\mathbb{E}[B]$ (the summary's first paragraph)."
 
 # which violated claims are typos (a misprint that the next line of the proof repairs: nothing downstream
 # changes) and which are errors that matter; the numbers come from the records
@@ -187,12 +187,17 @@ def _lemma2(claims, thm_txt, thm_ev):
         )
     else:
         survives = "no correction in this run (run the corrections check)."
-    survives += " " + thm_txt
     return {
         "key": "lemma2",
         "kind": "error",
         "title": "Lemma 2 ($B_2$, the same-sign term) is false for larger $p$",
-        "parts": [("What fails", fails), ("Smallest witness", witness), ("Why", why), ("What survives", survives)],
+        "parts": [
+            ("What fails", fails),
+            ("Smallest witness", witness),
+            ("Why", why),
+            ("What survives", survives),
+            ("Theorem 1", thm_txt or "no record of Theorem 1 in this run."),
+        ],
         "evidence": bad + ok[:1] + why_ev + cor + thm_ev,
     }
 
@@ -238,7 +243,7 @@ def _jensen(claims, thm_txt, thm_ev):
                     else ""
                 )
                 + ", which does not bound case 2: the repair is Lemma 2's constant $\\kappa(p)$ (finding 1). "
-                + THM_SHORT,
+                + (THM_SHORT if thm_txt else ""),
             ),
         ],
         "evidence": bad + cor + thm_ev,
@@ -280,7 +285,7 @@ def _combine(claims, thm_txt, thm_ev):
                 "the cases split one expectation (law of total expectation); bounding each part by the full bound "
                 "bounds their sum by twice it, not by it.",
             ),
-            ("What survives", "Lemma 2 with the constant $\\kappa(p)$ (finding 1). " + THM_SHORT),
+            ("What survives", "Lemma 2 with the constant $\\kappa(p)$ (finding 1). " + (THM_SHORT if thm_txt else "")),
         ],
         "evidence": bad + thm_ev,
     }
