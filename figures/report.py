@@ -148,7 +148,7 @@ def size_text(r: dict) -> tuple[str, str]:
         rel_txt = f" (relative {diff / scale:.2g})" if scale > 0 else ""
         return f"difference {diff:.3g}{rel_txt}", ""
     if isinstance(rat, num):
-        if rat > HUGE_RATIO and r.get("status") == "violated":
+        if rat > HUGE_RATIO and r.get("method") in ("adversarial-search", "symbolic"):
             return f"ratio {rat:.3g} (search-driven)", HUGE_NOTE
         return f"ratio {rat:.4g}", ""
     if isinstance(emp, num) and isinstance(bnd, num):

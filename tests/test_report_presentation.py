@@ -112,9 +112,17 @@ def test_notes_merged_and_sizes_meaningful(tmp_path, doc, monkeypatch):
         ({"relation": "==", "empirical": 1.0, "bound": 1.0, "status": "holds"}, "difference 0"),
         ({"relation": "<=", "empirical": 2.0, "bound": 1.0, "ratio": 2.0, "status": "violated"}, "ratio 2"),
         (
-            {"relation": "<=", "empirical": 5e6, "bound": 1.0, "ratio": 5e6, "status": "violated"},
+            {
+                "relation": "<=",
+                "empirical": 5e6,
+                "bound": 1.0,
+                "ratio": 5e6,
+                "status": "violated",
+                "method": "symbolic",
+            },
             "ratio 5e+06 (search-driven)",
         ),
+        ({"relation": "<=", "ratio": 5e6, "status": "violated", "method": "exact"}, "ratio 5e+06"),
         (
             {"relation": "rate", "empirical": 0.5, "bound": 1.0, "ci": [0.4, 0.6], "status": "holds"},
             "exponent 0.5 [0.4, 0.6] vs 1",
