@@ -125,7 +125,8 @@ def test_markdown_has_the_same_content(stacey_quick_report):
     head = lines[i]
     assert "| claim |" in head
     ncol = len(re.findall(r"(?<!\\)\|", head))
-    rows = [ln for ln in lines[i + 2 :] if ln.startswith("| ")]
+    end = next((k for k in range(i, len(lines)) if lines[k].startswith("## ")), len(lines))
+    rows = [ln for ln in lines[i + 2 : end] if ln.startswith("| ")]
     assert len(rows) == len(doc["claims"]) and all(len(re.findall(r"(?<!\\)\|", ln)) == ncol for ln in rows)
     for s in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
         assert (out / s).exists(), s
