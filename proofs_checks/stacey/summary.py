@@ -160,7 +160,9 @@ def _lemma2(claims, thm_txt, thm_ev):
         )
         + (f", $G = {_g(sc['G'], 3)}$" if "G" in sc else "")
         + (f", $\\eta = {_g(sc['eta'], 3)}$" if "eta" in sc else "")
-        + f"): $\\mathbb{{E}}[B_2] = {_g(lhs)}$ against the bound ${_g(rhs)}$, re-checked at 60 digits from the "
+        + f"): $\\mathbb{{E}}[B_2] = {_g(lhs)}$ against the bound ${_g(rhs)}$, re-checked at "
+        + (f"{dps} digits" if (dps := (wit.get("recheck") or {}).get("dps")) else "high precision")
+        + " from the "
         "witness alone. The adversarial search's worst cases all collapse to this two-point family: "
         "one value at the gradient bound, the other next to 0 with the same sign."
     )
