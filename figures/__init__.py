@@ -27,6 +27,7 @@ def figures_for(pack, check: str, records, out_dir: str) -> list[str]:
         for stem, fn in reg:
             paths += fn(records, os.path.join(out_dir, stem))
     else:
-        paths += plot_ratios(records, os.path.join(out_dir, f"{check}_ratios"))
+        title = f"{pack.section(check)}: every record, measured / claimed" if check in pack.checks else None
+        paths += plot_ratios(records, os.path.join(out_dir, f"{check}_ratios"), title=title)
         paths += plot_rates(records, os.path.join(out_dir, f"{check}_rates"))
     return paths

@@ -1,9 +1,14 @@
-"""Figures any check gets when its pack registers none: the ratio of every record with a ratio
-(> 1 means the relation fails), one marker per record, coloured by verdict, grouped by claim id; and
-for rate records (``data["rate"]`` from :func:`proofs_checks.engines.rate_claim`) the measured series
+"""Figures any check gets when its pack registers none: every record that carries numbers, one row per
+record, coloured by verdict, grouped by claim id. Records with a ratio are drawn at their ratio (> 1 means
+the relation fails), with the interval of a Monte Carlo estimate; equalities and other records without a
+ratio (the ratio has no meaning there) are drawn at 1 with a diamond and their difference written next to
+them, so a violated equality is never left out.
+Rate records (``data["rate"]`` from :func:`proofs_checks.engines.rate_claim`) get their measured series
 on log-log axes with the fitted and the claimed slopes."""
 
 from __future__ import annotations
+
+import textwrap
 
 from proofs_checks.records import setting_text
 
@@ -12,31 +17,78 @@ from .style import STATUS_COLOR, d, plt, save, status_handles
 __all__ = ["plot_ratios", "plot_rates"]
 
 
-def plot_ratios(records, stem) -> list[str]:
-    recs = [r for r in map(d, records) if isinstance(r.get("ratio"), (int, float))]
+def _label(r, width: int = 58) -> str:
+    """The record's id and the parts of its setting the id does not already say."""
+    pr = r["params"]
+    keys = [k for k in (r.get("show") or pr) if k in pr and str(pr[k]) not in r["id"]]
+    s = setting_text(pr, keys) if keys else ""
+    text = f"{r['id']}  {s}" if s else r["id"]
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def plot_ratios(records, stem, title: str | None = None) -> list[str]:
+    """The records of one check: ratio measured / claimed per record (log scale when it spans decades);
+    ``title`` says which check (default: the first record's check)."""
+    num = (int, float)
+    recs = [
+        r
+        for r in map(d, records)
+        if isinstance(r.get("ratio"), num)
+        or (isinstance(r.get("empirical"), num) and isinstance(r.get("bound"), num) and r.get("relation") != "rate")
+    ]
     if not recs:
         return []
-    fig, ax = plt.subplots(figsize=(7.6, 0.32 * len(recs) + 1.5))
-    labels = [f"{r['id']}  {setting_text(r['params'], r.get('show'))}"[:70] for r in recs]
+    fig, ax = plt.subplots(figsize=(8.4, 0.3 * len(recs) + 1.7))
+    diamonds = False
     for i, r in enumerate(recs):
-        ax.plot(max(float(r["ratio"]), 1e-300), i, "o", color=STATUS_COLOR[r["status"]], ms=7)
+        col = STATUS_COLOR[r["status"]]
+        if isinstance(r.get("ratio"), num):
+            x = max(float(r["ratio"]), 1e-300)
+            ci, b = r.get("ci"), r.get("bound")
+            if isinstance(ci, list) and len(ci) == 2 and isinstance(b, num) and b > 0 and r.get("relation") == "<=":
+                ax.errorbar(
+                    x, i, xerr=[[max(x - ci[0] / b, 0)], [max(ci[1] / b - x, 0)]], fmt="none", ecolor=col, capsize=3
+                )
+            ax.plot(x, i, "o", color=col, ms=7)
+        else:
+            diamonds = True
+            diff = abs(float(r["empirical"]) - float(r["bound"]))
+            ax.plot(1.0, i, "D", color=col, ms=7)
+            ax.annotate(
+                f" {'equality' if r.get('relation') == '==' else r.get('relation', '')} off by {diff:.3g}",
+                (1.0, i),
+                fontsize=7,
+                va="center",
+                xytext=(6, 0),
+                textcoords="offset points",
+                color=col,
+            )
     ax.axvline(1.0, color="k", ls="--", lw=1)
-    ax.set_yticks(range(len(recs)), labels, fontsize=7)
+    ax.set_yticks(range(len(recs)), [_label(r) for r in recs], fontsize=7)
     ax.invert_yaxis()
-    vals = [float(r["ratio"]) for r in recs]
-    if min(vals) > 0 and max(vals) / min(vals) > 20:
+    vals = [float(r["ratio"]) for r in recs if isinstance(r.get("ratio"), num)] or [1.0]
+    vals.append(1.0)
+    log = min(vals) > 0 and max(vals) / min(vals) > 20
+    if log:
         ax.set_xscale("log")
-    ax.set_xlabel("ratio (> 1: the claimed relation fails)")
-    ax.set_title("Claims: measured against claimed")
-    ax.grid(True, axis="x", which="both", alpha=0.3)
-    ratio_one = plt.Line2D([], [], color="k", ls="--", label="ratio 1")
-    ax.legend(
-        handles=status_handles({r["status"] for r in recs}) + [ratio_one],
-        fontsize=7,
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        frameon=False,
+    if diamonds:  # room for the differences written right of the diamonds
+        lo, hi = min(vals), max(vals)
+        ax.set_xlim(right=hi * 40 if log else hi + 0.6 * (hi - lo) + 0.3)
+    ax.set_xlabel("measured / claimed (dimensionless ratio; > 1: the claimed relation fails)")
+    check = recs[0].get("check")
+    ax.set_title(
+        "\n".join(textwrap.wrap(title, 90))
+        if title
+        else (f"{check}: every record, measured against claimed" if check else "measured against claimed"),
+        fontsize=10,
     )
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    handles = status_handles({r["status"] for r in recs}) + [plt.Line2D([], [], color="k", ls="--", label="ratio 1")]
+    if diamonds:
+        handles.append(plt.Line2D([], [], marker="D", ls="", color="k", label="no ratio (equality): difference shown"))
+    if any(isinstance(r.get("ci"), list) for r in recs):
+        handles.append(plt.Line2D([], [], marker="|", ls="-", color="k", label="95% interval (Monte Carlo)"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return save(fig, stem)
 
 

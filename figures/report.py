@@ -123,6 +123,141 @@ def _anchor(check, i):
     return f"r-{check}-{i}"
 
 
+HUGE_RATIO = 1e3
+HUGE_NOTE = (
+    "a ratio this large is where a search that maximizes it stopped, not a measured size: the relation fails, "
+    "and the search could drive the ratio further"
+)
+
+
+def size_text(r: dict) -> tuple[str, str]:
+    """A meaningful size of a record's relation, and a note explaining it (empty when none): ``<=``/``>=``:
+    the ratio (> 1 fails; above 1000: search-driven, explained); ``==``: the difference of the two sides
+    (absolute and relative); ``rate``: the fitted exponent with its interval against the claimed one."""
+    rel, emp, bnd, rat = r.get("relation"), r.get("empirical"), r.get("bound"), r.get("ratio")
+    num = (int, float)
+    if rel == "rate" and isinstance(emp, num):
+        ci = r.get("ci")
+        iv = f" [{ci[0]:.3g}, {ci[1]:.3g}]" if isinstance(ci, list) and len(ci) == 2 else ""
+        return f"exponent {emp:.3g}{iv} vs {_fmt(bnd)}", ""
+    if rel == "==" and isinstance(emp, num) and isinstance(bnd, num):
+        diff = abs(float(emp) - float(bnd))
+        scale = max(abs(float(emp)), abs(float(bnd)))
+        if diff == 0:
+            return "difference 0", ""
+        rel_txt = f" (relative {diff / scale:.2g})" if scale > 0 else ""
+        return f"difference {diff:.3g}{rel_txt}", ""
+    if isinstance(rat, num):
+        if rat > HUGE_RATIO and r.get("method") in ("adversarial-search", "symbolic"):
+            return f"ratio {rat:.3g} (search-driven)", HUGE_NOTE
+        return f"ratio {rat:.4g}", ""
+    if isinstance(emp, num) and isinstance(bnd, num):
+        return f"difference {float(emp) - float(bnd):.3g}", ""
+    return "", ""
+
+
+def _merge_notes(rows: list[dict]) -> list[dict]:
+    """The inconclusive / not-applicable notes of a section, records with the same reason (numbers and
+    parenthesized details aside) merged into one note: ``{"status", "text" (the shared words), "items"
+    [(row, the rest of its reason)], "anchors"}``."""
+    import re
+
+    groups: dict = {}
+    for row in rows:
+        head = re.sub(r"\([^()]*\)", "", row["reason"])
+        head = re.split(r"[:;]", head, maxsplit=1)[0]
+        head = re.sub(r"[-+]?\d[\d.,eE+-]*", "#", head).strip()
+        groups.setdefault((row["status"], head), []).append(row)
+    out = []
+    for (status, _), rs in groups.items():
+        texts = [r["reason"] for r in rs]
+        common = os.path.commonprefix(texts) if len(rs) > 1 else texts[0]
+        if len(rs) > 1 and common != texts[0]:
+            # back to the end of a clause ("; ", ": ", ". "), else to a word
+            cut = max(common.rfind("; "), common.rfind(": "), common.rfind(". "))
+            cut = cut if cut > 0 else common.rfind(" ")
+            common = common[: cut + 1] if cut > 0 else ""
+        out.append(
+            {
+                "status": status,
+                "text": common.strip() or "(see each record)",
+                "recs": [(r, r["reason"][len(common) :].strip()) for r in rs],
+                "anchor": "n-" + rs[0]["anchor"],
+            }
+        )
+    return out
+
+
+def _summary(pack, claims_anchored, findings_by) -> dict:
+    """The executive summary: the pack's (:meth:`Pack.summarize`), each item's evidence as links, plus a
+    generic item for every violated claim no item covers."""
+    got = pack.summarize(claims_anchored) if hasattr(pack, "summarize") else None
+    got = got or {}
+    items, covered = [], set()
+    for it in got.get("items", []):
+        links, seen = [], set()
+        for r in it.get("evidence", []):
+            if r["anchor"] in seen:
+                continue
+            seen.add(r["anchor"])
+            covered.add(r["id"]) if r["status"] == "violated" else None
+            target = r["anchor"] if r["status"] == "holds" else "d-" + r["anchor"]
+            p = r["params"].get("p")
+            st = f"p={p:g}" if isinstance(p, (int, float)) else ""
+            links.append({"anchor": target, "label": r["id"] + (f" ({st})" if st else ""), "status": r["status"]})
+        items.append({**it, "links": links})
+    for (_check, cid), recs in findings_by.items():
+        if cid in covered:
+            continue
+        items.append(
+            {
+                "key": cid,
+                "kind": "error",
+                "title": cid,
+                "parts": [("What fails", finding_sentence([x[0] for x in recs]))],
+                "links": [{"anchor": "d-" + a, "label": s or cid, "status": "violated"} for _, a, s in recs],
+            }
+        )
+    return {
+        "lead": got.get("lead", ""),
+        "errors": [x for x in items if x.get("kind") != "typo"],
+        "typos": [x for x in items if x.get("kind") == "typo"],
+    }
+
+
+def copy_katex(out_dir: str) -> list[str]:
+    """Copy the vendored KaTeX (``figures/static/katex``: the renderer, its auto-render extension, the woff2
+    fonts and its licence) to ``out_dir/katex``, so that index.html renders its formulas with no network."""
+    import shutil
+
+    src = resources.files("figures").joinpath("static", "katex")
+    dst = os.path.join(out_dir, "katex")
+    with resources.as_file(src) as path:
+        shutil.copytree(path, dst, dirs_exist_ok=True)
+    return [os.path.join(dp, f) for dp, _, fs in os.walk(dst) for f in fs]
+
+
+def _section_cell(pack, key, rid, value, repeat=False):
+    """A cell of a pack's report section: text, a list (shown collapsed), or ``{"tex": ...}`` where the pack
+    has the notation: the ``corrected`` statement of a ``<id>.corrected`` row and the ``claimed`` one of
+    ``<id>``. A claimed statement repeated from the row above is shown once."""
+    if key == "claimed" and repeat:
+        return "(same claim as above)"
+    # the setting-specific tail of a corrected statement ("...; at p = 3: kappa = 1.117 ...") stays as text
+    note = value.split("; at ", 1)[1] if isinstance(value, str) and "; at " in value else ""
+    if key == "corrected" and _tex(pack, rid):
+        return {"tex": _tex(pack, rid), "text": value, "note": f"at {note}" if note else ""}
+    if key == "claimed" and rid.endswith(".corrected") and _tex(pack, rid[: -len(".corrected")]):
+        return {"tex": _tex(pack, rid[: -len(".corrected")]), "text": value, "note": ""}
+    return value
+
+
+def _tex(pack, cid):
+    """The claim's statement in LaTeX (the pack's notation), or None."""
+    fn = getattr(pack, "statement_tex", None)
+    return fn(cid) if fn else None
+
+
 def _cell(v):
     """A parameter as one CSV cell: scalars as they are, a numeric list as ``first..last``, other
     containers as text."""
@@ -233,7 +368,7 @@ def write_report(
     for check, recs in records.items():
         figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
         paths += [os.path.join(out_dir, f) for f in figs]
-        rows, details, seen = [], [], set()
+        rows, details, notes_in, seen = [], [], [], set()
         for i, r in enumerate(recs):
             anchor = _anchor(check, i)
             p = r["params"].get("p")
@@ -247,6 +382,9 @@ def write_report(
                 "empirical": _fmt(r.get("empirical")),
                 "bound": _fmt(r.get("bound")),
                 "ratio": _fmt(r.get("ratio")),
+                "size": size_text(r)[0],
+                "size_note": size_text(r)[1],
+                "tex": _tex(pack, r["id"]),
                 "relation": r.get("relation", ""),
                 "method": r["method"],
                 "anchor": anchor,
@@ -268,7 +406,7 @@ def write_report(
                 findings_by.setdefault((check, r["id"]), []).append((r, anchor, row["setting"]))
                 details.append(row)
             elif r["status"] in ("inconclusive", "not-applicable"):
-                details.append(row)
+                notes_in.append(row)
                 if r["status"] == "inconclusive":
                     open_q.append({"anchor": "d-" + anchor, "label": f"{r['id']} ({row['setting'] or check})"})
             row["first"] = r["id"] not in seen  # the statement is printed once per claim in the table
@@ -280,6 +418,7 @@ def write_report(
                 "title": pack.section(check),
                 "rows": rows,
                 "details": details,
+                "notes": _merge_notes(notes_in),
                 "figures": [f for f in figs if f.endswith(".png")],
                 "seconds": f"{elapsed.get(check, 0.0):.1f}",
                 "counts": {s: n for s in STATUSES if (n := sum(r["status"] == s for r in recs))},
@@ -288,6 +427,10 @@ def write_report(
                 ),
             }
         )
+    claims_anchored = [
+        {**r, "check": c, "anchor": _anchor(c, i)} for c, recs in records.items() for i, r in enumerate(recs)
+    ]
+    summary = _summary(pack, claims_anchored, findings_by)
     findings = [
         {
             "sentence": finding_sentence([x[0] for x in items]),
@@ -319,10 +462,14 @@ def write_report(
         rows_ = [dict(row) for row in sec.rows(claims)]
         if not rows_:
             continue
+        first_key, seen_ = sec.columns[0][0], {}
         for row in rows_:
             for k, _ in sec.columns:
                 row.setdefault(k, "")
-            row["cells"] = [row[k] for k, _ in sec.columns]
+            rid = str(row.get(first_key, ""))
+            repeat = seen_.setdefault((rid, "claimed"), row.get("claimed")) == row.get("claimed") and rid in seen_
+            seen_[rid] = True
+            row["cells"] = [_section_cell(pack, k, rid, row[k], repeat) for k, _ in sec.columns]
             row.setdefault("status", "")
         extra_sections.append(
             {"name": sec.name, "title": sec.title, "intro": sec.intro, "columns": sec.columns, "rows": rows_}
@@ -334,10 +481,14 @@ def write_report(
         provenance=provenance,
         counts=counts,
         findings=findings,
+        summary=summary,
+        statuses=STATUSES,
+        checks=list(records),
         open_questions=open_q,
         sections=sections,
         recheck_cmd=RECHECK_CMD,
     )
+    paths += copy_katex(out_dir)
     for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):
         text = env.get_template(tpl).render(**ctx)
         tmp = os.path.join(out_dir, f".{name}.part")
@@ -345,6 +496,9 @@ def write_report(
             fh.write(text)
         os.replace(tmp, os.path.join(out_dir, name))
         paths.append(os.path.join(out_dir, name))
+    from .latex import write_latex
+
+    paths.append(write_latex(out_dir, ctx, lambda cid: _tex(pack, cid)))
     return {
         "counts": counts,
         "violated": [r for r in claims if r["status"] == "violated"],

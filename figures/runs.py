@@ -72,6 +72,5 @@ def plot_runs(traces: dict, path, *, title: str = "", p_measure: float = 2.0) ->
     )
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     stem = str(path)[:-4] if str(path).endswith(".png") else str(path)
     return save(fig, stem)

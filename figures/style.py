@@ -8,6 +8,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# constrained layout: axis labels, titles and outside legends are never clipped (tight_layout is not needed)
+matplotlib.rcParams["figure.constrained_layout.use"] = True
+
 __all__ = ["plt", "STATUS_COLOR", "status_handles", "save", "d"]
 
 STATUS_COLOR = {

@@ -109,7 +109,6 @@ def plot_sweep(
     axes[0][0].set_ylabel(f"{y} (mean, 95% interval)")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
     return slopes, save(fig, stem)
 

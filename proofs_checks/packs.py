@@ -343,6 +343,31 @@ class Pack:
 
         return deco
 
+    def summary(self, fn):
+        """Decorator registering ``fn(claims) -> dict``: the report's executive summary, shown above
+        everything. ``claims``: every record of the run as a dict (with ``check`` and ``anchor``, the record's
+        anchor in the report). Returns ``{"lead": text, "items": [item, ...]}``, an item a dict with
+        ``title``, ``kind`` (``"error"``: it matters; ``"typo"``: it changes nothing), ``parts``
+        (``[(label, text), ...]``) and ``evidence`` (the records it rests on). Text may hold LaTeX
+        between ``$...$``."""
+        self._summary = fn
+        return fn
+
+    def summarize(self, claims) -> dict | None:
+        """The registered summary of ``claims`` (:meth:`summary`), or None."""
+        fn = getattr(self, "_summary", None)
+        return None if fn is None else fn(claims)
+
+    def notation(self, tex: dict):
+        """Register ``{claim id: LaTeX}``: each claim's statement in the source's notation (math mode, no
+        ``$``), shown by the report instead of the plain-text statement."""
+        self.tex = {**getattr(self, "tex", {}), **dict(tex)}
+        return self.tex
+
+    def statement_tex(self, claim_id: str) -> str | None:
+        """The registered LaTeX of ``claim_id`` (:meth:`notation`), or None."""
+        return getattr(self, "tex", {}).get(claim_id)
+
     def format_text(self, check: str, records) -> str | None:
         """The registered text of ``check``'s records (:meth:`text_format`), or None (use the table)."""
         fn = self._text.get(check)

@@ -93,7 +93,8 @@ def test_corrections_section_after_the_verdict_table(stacey_quick_report):
     thm = next(r for r in cor if r["id"] == "thm1.corrected")
     assert all(row["holds_empirically"] and row["paper_margin"] > 1 for row in thm["data"]["correction"]["rows"])
     page = (out / "index.html").read_text()
-    assert page.index('id="verdicts"') < page.index('id="corrections"') < page.index('id="sec-lemmas"')
+    assert page.index('id="summary"') < page.index('id="corrections"') < page.index('id="sec-lemmas"')
+    assert page.index('id="sec-lemmas"') < page.index('id="verdicts"')  # the verdict table last, collapsed
     md = (out / "report.md").read_text()
     assert "## Corrections" in md and "thm1.B2.corrected" in md
     assert (out / "corrections.png").exists() and (out / "corrections.svg").exists()
@@ -104,10 +105,17 @@ def test_html_puts_findings_first_with_links_and_provenance(stacey_quick_report)
     page = (out / "index.html").read_text()
     for key in ("date (UTC)", "seed", "config hash", "git commit", "versions", "quick"):
         assert key in page
-    assert page.index('id="findings"') < page.index('id="verdicts"') < page.index('id="sec-lemmas"')
-    findings = page[page.index('id="findings"') : page.index('id="contents"')]
+    assert page.index('id="summary"') < page.index('id="sec-lemmas"') < page.index('id="verdicts"')
+    findings = page[page.index('id="summary"') : page.index('id="contents"')]
     for rid in ("thm1.B2", "asm1.equivalence", "lionk.first-step", "sym.lemma-B2.combine"):
         assert rid in findings
+    # every violated claim is linked from the summary, typos apart from the errors that matter
+    errors, typos = findings.split('id="typos"')
+    for rid in ("sym.thm1.step2", "sym.thm1.C.step1", "sym.lemma-B2.case1.step5"):
+        assert rid in typos and rid not in errors
+    for r in doc["claims"]:
+        if r["status"] == "violated":
+            assert r["id"] in findings, r["id"]
     anchors = set(re.findall(r'id="([^"]+)"', page))
     for link in re.findall(r'href="#([^"]+)"', page):
         assert link in anchors, link
@@ -121,13 +129,14 @@ def test_html_puts_findings_first_with_links_and_provenance(stacey_quick_report)
 def test_markdown_has_the_same_content(stacey_quick_report):
     out, doc = stacey_quick_report
     md = (out / "report.md").read_text()
-    assert md.index("## Findings") < md.index("## Verdict table")
+    assert md.index("## Summary") < md.index("## Verdict table")
     lines = md.splitlines()
     i = lines.index("## Verdict table") + 2
     head = lines[i]
-    assert "claim (as the paper states it)" in head
+    assert "| claim |" in head
     ncol = len(re.findall(r"(?<!\\)\|", head))
-    rows = [ln for ln in lines[i + 2 :] if ln.startswith("| ")]
+    end = next((k for k in range(i, len(lines)) if lines[k].startswith("## ")), len(lines))
+    rows = [ln for ln in lines[i + 2 : end] if ln.startswith("| ")]
     assert len(rows) == len(doc["claims"]) and all(len(re.findall(r"(?<!\\)\|", ln)) == ncol for ln in rows)
     for s in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
         assert (out / s).exists(), s

@@ -81,6 +81,18 @@ def plot_terms(records, stem) -> list[str]:
             for i, r in pts:
                 x = i + (k - (len(noises) - 1) / 2) * 0.12
                 na = r["status"] == "not-applicable"
+                ci, b = r.get("ci"), r.get("bound")
+                if isinstance(ci, list) and len(ci) == 2 and isinstance(b, (int, float)) and b > 0:
+                    lo, hi = ci[0] / b, ci[1] / b
+                    ax.errorbar(
+                        x,
+                        r["ratio"],
+                        yerr=[[max(r["ratio"] - lo, 0.0)], [max(hi - r["ratio"], 0.0)]],
+                        fmt="none",
+                        ecolor=_NOISE_COLOR.get(nz, "k"),
+                        capsize=3,
+                        lw=1,
+                    )
                 ax.plot(
                     x,
                     r["ratio"],
@@ -97,17 +109,20 @@ def plot_terms(records, stem) -> list[str]:
         ax.set_yscale("log")
         ax.set_title(f"p = {p:g}", fontsize=10)
         ax.grid(True, axis="y", which="both", alpha=0.3)
-    axes[0][0].set_ylabel("E[term] / paper's bound")
+    axes[0][0].set_ylabel("E[term] / paper's bound (dimensionless)")
+    for ax in axes[0]:
+        ax.set_xlabel("term of Theorem 1's proof")
     handles = [plt.Line2D([], [], marker="o", ls="", color=_NOISE_COLOR.get(nz, "k"), label=nz) for nz in noises]
     handles += [
         plt.Line2D([], [], marker="o", ls="", mfc="none", mec="k", label="assumption broken (not-applicable)"),
+        plt.Line2D([], [], marker="|", ls="-", color="k", label="95% interval (Monte Carlo)"),
+        plt.Line2D([], [], marker="x", ls="", color="red", mew=2, label="violated"),
         plt.Line2D([], [], ls="--", color="k", label="bound (ratio 1)"),
     ]
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False, title="noise")
+    fig.legend(handles=handles, loc="outside right center", fontsize=8, frameon=False, title="noise")
     fig.suptitle(
         r"Theorem 1's terms at a fixed $\theta$: measured expectation / bound (exact or Monte Carlo)", fontsize=10
     )
-    fig.tight_layout()
     return save(fig, stem)
 
 
@@ -135,8 +150,8 @@ def plot_search(records, stem) -> list[str]:
         plt.Line2D([], [], marker="x", ls="", color="red", mew=2, label="violated (witness re-checked)"),
     ]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_xlabel("p")
-    ax.set_ylabel("worst E[term] / bound found")
+    ax.set_xlabel("exponent p of the norm")
+    ax.set_ylabel("worst E[term] / bound found (dimensionless)")
     ax.set_yscale("log")
     ax.set_title("Adversarial search over finite-support noise meeting Assumptions 2-4")
     ax.grid(True, which="both", alpha=0.3)
@@ -170,14 +185,16 @@ def plot_bound_terms(records, stem) -> list[str]:
         ax.plot(i, r["data"]["terms"]["total"], "_", color="k", ms=18, mew=2)
     ax.set_yscale("log")
     ax.set_xticks(list(xs), labels, fontsize=7, rotation=40, ha="right")
-    ax.set_ylabel(r"$E[\frac{1}{T}\sum_t \|g_t\|_{p^*}^{p^*}]$")
+    ax.set_ylabel(r"$E[\frac{1}{T}\sum_t \|g_t\|_{p^*}^{p^*}]$ (mean, 95% interval)")
+    ax.set_xlabel("setting (exponent p, batch n, noise)")
     ax.set_title("left side (colour = verdict) and Theorem 1's bound (black bar)", fontsize=9)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(
         handles=status_handles({r["status"] for r in recs})
         + [plt.Line2D([], [], marker="_", ls="", color="k", ms=14, mew=2, label="bound")],
         fontsize=7,
-        loc="center",
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.06),
         ncol=5,
         frameon=False,
     )
@@ -190,11 +207,15 @@ def plot_bound_terms(records, stem) -> list[str]:
         bottoms = [b + f for b, f in zip(bottoms, fr)]
     bx.set_xticks(list(xs), labels, fontsize=7, rotation=40, ha="right")
     bx.set_ylim(0, 1)
-    bx.set_ylabel("share of the bound")
+    bx.set_ylabel("share of the bound (fraction)")
+    bx.set_xlabel("setting (exponent p, batch n, noise)")
     bx.set_title("what the bound is made of", fontsize=9)
-    bx.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.32), ncol=3, frameon=False)
-    fig.suptitle(f"Theorem 1 at fixed T = {recs[0]['params']['T']}, eta as in the theorem", fontsize=10)
-    fig.tight_layout()
+    bx.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(
+        f"Theorem 1 along runs of Algorithm 3 (T = {recs[0]['params']['T']} steps, the theorem's step size): "
+        "measured left side against the bound, and the bound's three terms",
+        fontsize=10,
+    )
     return save(fig, stem)
 
 
@@ -238,54 +259,60 @@ def plot_acceleration(records, stem) -> list[str]:
             ax.set_title(f"p = {p:g}, {inst}", fontsize=8)
             ax.tick_params(labelsize=7)
             if j == 0:
-                ax.set_ylabel(r"$(f - f^*)/(L R^2)$", fontsize=8)
+                ax.set_ylabel(r"gap $(f - f^*)/(L R^2)$", fontsize=8)
             if i == len(ps) - 1:
-                ax.set_xlabel(r"$N = T + 1$", fontsize=8)
+                ax.set_xlabel(r"gradient calls $N = T + 1$", fontsize=8)
     handles = [plt.Line2D([], [], **_METHOD_STYLE.get(m, {}), label=m) for m in methods]
     handles.append(plt.Line2D([], [], color="k", ls="--", label="slope -(p+2)/p"))
     fig.legend(
         handles=handles,
-        loc="center left",
-        bbox_to_anchor=(1.0, 0.5),
+        loc="outside right center",
         fontsize=8,
         frameon=False,
         title="method (fitted exponents in each panel)",
     )
-    fig.tight_layout()
+    fig.suptitle(
+        "Acceleration (eq. (1)): normalized gap against gradient calls, every method on every instance "
+        "(dashed: slope -(p+2)/p)",
+        fontsize=10,
+    )
     paths = save(fig, stem)
-    fig, ax = plt.subplots(figsize=(7.4, 4.4))
-    grid = [2 + k * 0.05 for k in range(121)]
-    ax.plot(grid, [(p + 2) / p for p in grid], "k-", lw=1.2)
-    ax.axhline(1.0, color="gray", ls=":")
-    marks = dict(zip(insts, "osD^v"))
-    for m in methods:
-        st = _METHOD_STYLE.get(m, {})
-        for inst in insts:
-            pts = sorted(
-                (r["params"]["p"], r["empirical"])
-                for r in recs
-                if r["params"]["method"] == m and r["params"]["instance"] == inst
-            )
-            if pts:
-                ax.plot(
-                    [q[0] for q in pts], [q[1] for q in pts], marks[inst], color=st.get("color", "k"), ms=5, alpha=0.8
-                )
-    ax.set_xlabel("p")
-    ax.set_ylabel("fitted decay exponent of the gap")
-    ax.set_title("Fitted exponents against the claimed (p+2)/p")
+    # the fitted exponents: one panel per instance, methods side by side at each p, 95% intervals
+    fig, axes = plt.subplots(1, len(insts), figsize=(3.6 * len(insts) + 2.0, 4.2), squeeze=False, sharey=True)
+    grid = [min(ps) + k * (max(ps) - min(ps)) / 100 for k in range(101)] if len(ps) > 1 else ps
+    width = 0.6 * (min(b - a for a, b in zip(ps, ps[1:])) if len(ps) > 1 else 1.0)
+    for ax, inst in zip(axes[0], insts):
+        ax.plot(grid, [(p + 2) / p for p in grid], "k-", lw=1.2)
+        ax.axhline(1.0, color="gray", ls=":")
+        for k, m in enumerate(methods):
+            col = _METHOD_STYLE.get(m, {}).get("color", "k")
+            off = (k - (len(methods) - 1) / 2) * width / max(len(methods), 1)
+            for r in recs:
+                if r["params"]["method"] != m or r["params"]["instance"] != inst:
+                    continue
+                x, y, ci = r["params"]["p"] + off, r["empirical"], r.get("ci")
+                if isinstance(ci, list) and len(ci) == 2:
+                    ax.errorbar(x, y, yerr=[[max(y - ci[0], 0.0)], [max(ci[1] - y, 0.0)]], fmt="none", ecolor=col, lw=1)
+                filled = r["status"] in ("holds", "violated")
+                ax.plot(x, y, "o", ms=5.5, mec=col, mfc=col if filled else "white", mew=1.4)
+                if r["status"] == "violated":
+                    ax.plot(x, y, "x", color="red", ms=10, mew=2)
+        ax.set_title(inst, fontsize=9)
+        ax.set_xticks(ps)
+        ax.set_xlabel("exponent p of the norm")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("fitted decay exponent of the gap (95% interval)")
     h1 = [
         plt.Line2D([], [], color=_METHOD_STYLE.get(m, {}).get("color", "k"), marker="o", ls="", label=m)
         for m in methods
     ]
     h1 += [
-        plt.Line2D([], [], color="k", label="(p+2)/p"),
-        plt.Line2D([], [], color="gray", ls=":", label="1 (steepest)"),
+        plt.Line2D([], [], color="k", label="claimed (p+2)/p"),
+        plt.Line2D([], [], color="gray", ls=":", label="1 (steepest descent)"),
+        plt.Line2D([], [], marker="o", ls="", mfc="white", mec="k", label="inconclusive / not-applicable"),
     ]
-    h2 = [plt.Line2D([], [], color="k", marker=marks[i], ls="", label=i) for i in insts]
-    leg = ax.legend(handles=h1, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title="method")
-    ax.add_artist(leg)
-    ax.legend(handles=h2, fontsize=7, loc="lower left", bbox_to_anchor=(1.01, 0.0), frameon=False, title="instance")
-    ax.grid(True, which="both", alpha=0.3)
+    fig.legend(handles=h1, fontsize=7, loc="outside right upper", frameon=False, title="method")
+    fig.suptitle("Fitted decay exponents against the claimed (p+2)/p, one panel per instance", fontsize=10)
     return paths + save(fig, stem + "_exponents")
 
 
@@ -363,7 +390,7 @@ def plot_corrections(records, stem) -> list[str]:
         if q[3] == "violated":
             ax.plot(q[0], q[2], "x", color="red", ms=11, mew=2.2)
     ax.axhline(1.0, color="k", lw=1, ls="--", label="ratio 1 (the bound)")
-    ax.set_ylabel("worst E[B2] / bound")
+    ax.set_ylabel("worst E[B2] / bound (dimensionless)")
     ax.set_title("Lemma 2: claimed and corrected constants")
     panels = [ax]
     if rows:
@@ -385,17 +412,17 @@ def plot_corrections(records, stem) -> list[str]:
             label="Alg. 3 runs / the paper's bound (95% upper)",
         )
         ax2.axhline(1.0, color="k", lw=1, ls="--")
-        ax2.set_ylabel("ratio")
+        ax2.set_ylabel("ratio (dimensionless; < 1: holds)")
         ax2.set_title("Theorem 1: consequence")
         panels.append(ax2)
+    fig.suptitle("Corrections: Lemma 2's constant kappa(p), and Theorem 1 through the combined lemma", fontsize=10)
     for a in panels:
         a.set_xscale("log")
         a.set_yscale("log")
         a.xaxis.set_major_formatter(mticker.ScalarFormatter())
         a.xaxis.set_minor_formatter(mticker.NullFormatter())
         a.set_xticks(ps)
-        a.set_xlabel("p")
+        a.set_xlabel("exponent p of the norm (log scale)")
         a.legend(fontsize=8, loc="best", frameon=False)
         a.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
     return save(fig, stem)

@@ -1,0 +1,260 @@
+r"""``report.tex``: the report for a review or an appendix, in LaTeX (booktabs tables), written by the report
+next to ``index.html`` from the same content: the executive summary, the claims in the paper's notation,
+the corrections, every verdict and the figures.
+
+It compiles with ``pdflatex`` and the packages of a basic TeX Live (``booktabs``, ``longtable``, ``array``,
+``amsmath``, ``amssymb``, ``graphicx``, ``geometry``, ``hyperref``). Text is escaped (``& % $ # _ { } ~ ^ \``
+and ``< > |``); formulas between ``$...$`` (the summary's) and the pack's LaTeX statements pass unchanged.
+:func:`check_structure` is the structural check the tests run where pdflatex is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+__all__ = ["render", "write_latex", "escape", "text_with_math", "check_structure"]
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "\u2026": r"\ldots{}",
+    "\u00d7": r"$\times$",
+    "\u2264": r"$\le$",
+    "\u2265": r"$\ge$",
+    "\u2013": "--",
+    "\u2014": "---",
+    "\u201c": "``",
+    "\u201d": "''",
+    "\u2019": "'",
+}
+_SPECIAL_RE = re.compile("|".join(re.escape(k) for k in _SPECIAL))
+
+
+def escape(text) -> str:
+    """Plain text as LaTeX text: specials escaped, other non-ASCII characters replaced by ``?`` (pdflatex
+    has no glyph for most of them)."""
+    s = _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(0)], str(text))
+    s = re.sub(r'"([^"]*)"', r"``\1''", s)
+    return "".join(c if ord(c) < 128 else "?" for c in s)
+
+
+def text_with_math(text) -> str:
+    """Text with formulas between ``$...$``: the text escaped, the formulas kept (an unpaired ``$`` is
+    escaped as text)."""
+    parts = str(text).split("$")
+    if len(parts) % 2 == 0:  # unpaired: no math at all
+        return escape(text)
+    return "".join(f"${p}$" if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
+def _id(text) -> str:
+    """An identifier in typewriter type that may break after its dots and hyphens."""
+    return "\\texttt{" + escape(text).replace(".", ".\\allowbreak{}").replace("-", "-\\allowbreak{}") + "}"
+
+
+def _math(tex: str | None, fallback: str) -> str:
+    return f"${tex}$" if tex else escape(fallback)
+
+
+_PREAMBLE = r"""\documentclass[10pt]{article}
+\usepackage[a4paper,margin=1.2cm]{geometry}
+\usepackage{amsmath,amssymb}
+\usepackage{booktabs,longtable,array}
+\usepackage{graphicx}
+\usepackage[hidelinks]{hyperref}
+\setlength{\LTpre}{4pt}\setlength{\LTpost}{4pt}
+\newcolumntype{P}[1]{>{\raggedright\arraybackslash}p{#1}}
+\newcolumntype{R}[1]{>{\raggedleft\arraybackslash}p{#1}}
+"""
+
+
+def _longtable(spec: str, head: list[str], rows: list[list[str]], size: str = r"\footnotesize") -> str:
+    h = " & ".join(f"\\textbf{{{c}}}" for c in head) + r" \\"
+    out = [
+        "{" + size,
+        f"\\begin{{longtable}}{{{spec}}}",
+        r"\toprule",
+        h,
+        r"\midrule",
+        r"\endfirsthead",
+        r"\toprule",
+        h,
+        r"\midrule",
+        r"\endhead",
+        r"\bottomrule",
+        r"\endfoot",
+    ]
+    for row in rows:
+        if row and row[0] == "__rule__":
+            out.append(r"\midrule")
+            continue
+        out.append(" & ".join(row) + r" \\")
+    out += [r"\end{longtable}", "}"]
+    return "\n".join(out)
+
+
+def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> str:
+    """The LaTeX document of a report context (the one the HTML and Markdown templates get);
+    ``tex_of(claim id)`` gives a claim's statement in LaTeX (or None: the plain text, escaped);
+    figures are included when their PNG exists in ``out_dir``."""
+    L = [_PREAMBLE, f"\\title{{{escape(ctx['title'])}}}", r"\date{}", r"\begin{document}", r"\maketitle"]
+    if ctx.get("description"):
+        L.append(escape(ctx["description"]) + "\n")
+    L.append(r"\noindent Verdicts: " + ", ".join(f"{n} {escape(s)}" for s, n in ctx["counts"].items()) + ".\n")
+    summ = ctx.get("summary") or {}
+    L.append(r"\section{Summary}")
+    if summ.get("lead"):
+        L.append(text_with_math(summ["lead"]) + "\n")
+    for head, items in (
+        ("Errors that matter", summ.get("errors") or []),
+        ("Typos (they change nothing)", summ.get("typos") or []),
+    ):
+        if not items:
+            continue
+        L.append(f"\\subsection*{{{head}}}")
+        for k, it in enumerate(items, 1):
+            num = f"{k}. " if head.startswith("Errors") else ""
+            L.append(f"\\paragraph{{{num}{text_with_math(it['title'])}.}}")
+            L.append(" ".join(f"\\emph{{{escape(lbl)}:}} {text_with_math(txt)}" for lbl, txt in it["parts"]))
+            ev = ", ".join(escape(a["label"]) for a in it.get("links", []))
+            if ev:
+                L.append(f"\\\\ {{\\footnotesize Evidence: {ev}.}}")
+            L.append("")
+    if not summ.get("errors") and not summ.get("typos"):
+        L.append("No claim was found violated.\n")
+    # the claims in the paper's notation
+    seen, claim_rows = {}, []
+    for s in ctx["sections"]:
+        for r in s["rows"]:
+            seen.setdefault(r["id"], {"row": r, "counts": {}})
+            c = seen[r["id"]]["counts"]
+            c[r["status"]] = c.get(r["status"], 0) + 1
+    for cid, v in seen.items():
+        r = v["row"]
+        verdict = ", ".join(f"{n} {st}" for st, n in v["counts"].items())
+        claim_rows.append([_id(cid), escape(r["source"]), _math(tex_of(cid), r["statement"]), escape(verdict)])
+    L.append(r"\section{Claims in the paper's notation}")
+    L.append(_longtable("P{3.0cm}P{2.8cm}P{9.4cm}P{2.4cm}", ["claim", "source", "statement", "verdicts"], claim_rows))
+    # the pack's sections (e.g. corrections)
+    for x in ctx.get("extra_sections") or []:
+        L.append(f"\\section{{{escape(x['title'])}}}")
+        if x.get("intro"):
+            L.append(escape(x["intro"]) + "\n")
+        keys = [k for k, _ in x["columns"]]
+        rows = []
+        for row in x["rows"]:
+            cells = []
+            for k, v in zip(keys, row.get("cells") or [row.get(k, "") for k in keys]):
+                if isinstance(v, dict):
+                    cells.append(f"${v['tex']}$" + (f" ({escape(v['note'])})" if v.get("note") else ""))
+                elif k == "evidence" and isinstance(v, list):
+                    cells.append(escape("; ".join(str(e).split(":", 1)[0] for e in v)))
+                elif isinstance(v, list):
+                    cells.append(escape("; ".join(map(str, v))))
+                else:
+                    cells.append(_id(v) if k == keys[0] else escape(v))
+            rows.append(cells)
+        width = 18.4 / max(len(keys), 1)
+        spec = "".join(f"P{{{width - 0.25:.2f}cm}}" for _ in keys)
+        L.append(_longtable(spec, [escape(lbl) for _, lbl in x["columns"]], rows, size=r"\scriptsize"))
+    # every verdict
+    L.append(r"\section{Verdicts}")
+    rows = []
+    for s in ctx["sections"]:
+        rows.append(["__rule__"])
+        rows.append([f"\\multicolumn{{6}}{{l}}{{\\textbf{{{escape(s['title'])}}}}}"])
+        for r in s["rows"]:
+            st = r["status"]
+            rows.append(
+                [
+                    _id(r["id"]),
+                    escape(r["setting"]),
+                    f"\\textbf{{{escape(st)}}}" if st == "violated" else escape(st),
+                    escape(r.get("relation", "")),
+                    escape(r.get("size", "")),
+                    escape(r["method"]),
+                ]
+            )
+    L.append(
+        _longtable(
+            "P{3.4cm}P{6.2cm}P{1.9cm}P{0.8cm}P{3.2cm}P{2.0cm}",
+            ["claim", "setting", "status", "rel.", "size", "method"],
+            rows[1:],
+            size=r"\scriptsize",
+        )
+    )
+    figs = [(s["title"], f) for s in ctx["sections"] for f in s.get("figures", [])]
+    if out_dir is not None:
+        figs = [(t, f) for t, f in figs if os.path.exists(os.path.join(out_dir, f))]
+    if figs:
+        L.append(r"\section{Figures}")
+        for t, f in figs:
+            L.append(
+                r"\begin{figure}[htbp]\centering"
+                f"\\includegraphics[width=\\linewidth,height=0.42\\textheight,keepaspectratio]{{{f}}}"
+                f"\\caption{{{escape(t)} (\\texttt{{{escape(f)}}})}}\\end{{figure}}"
+            )
+            L.append(r"\clearpage" if figs.index((t, f)) % 2 == 1 else "")
+    L.append(r"\section*{Provenance}")
+    L.append(_longtable("P{3.2cm}P{14.8cm}", ["", ""], [[escape(k), escape(v)] for k, v in ctx.get("provenance", [])]))
+    L.append(r"\end{document}")
+    return "\n".join(L) + "\n"
+
+
+def write_latex(out_dir: str, ctx: dict, tex_of=lambda cid: None) -> str:
+    """Write ``report.tex`` into ``out_dir`` (atomically) and return its path."""
+    text = render(ctx, tex_of, out_dir)
+    problems = check_structure(text)
+    if problems:  # a bug here, never the reader's problem: say where
+        raise ValueError("report.tex is malformed: " + "; ".join(problems[:5]))
+    path = os.path.join(out_dir, "report.tex")
+    tmp = os.path.join(out_dir, ".report.tex.part")
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return path
+
+
+def check_structure(text: str) -> list[str]:
+    """Structural problems of a LaTeX document (empty when none): unbalanced ``\\begin``/``\\end``,
+    unbalanced braces, an odd number of unescaped ``$`` on a line (a paragraph or a table row), an unescaped ``%`` or
+    ``#``, a non-ASCII character."""
+    out = []
+    stack = []
+    for m in re.finditer(r"\\(begin|end)\{([^}]+)\}", text):
+        kind, env = m.groups()
+        if kind == "begin":
+            stack.append(env)
+        elif not stack or stack.pop() != env:
+            out.append(f"\\end{{{env}}} at offset {m.start()} closes nothing open")
+    if stack:
+        out.append(f"unclosed environments: {stack}")
+    body = re.sub(r"\\[\\{}$&%#_]", "", text)  # drop escaped characters (and the row ends \\)
+    depth = 0
+    for i, c in enumerate(body):
+        depth += (c == "{") - (c == "}")
+        if depth < 0:
+            out.append(f"a closing brace without an opening one near offset {i}")
+            break
+    if depth > 0:
+        out.append(f"{depth} unclosed brace(s)")
+    for k, line in enumerate(body.splitlines()):
+        if line.count("$") % 2:
+            out.append(f"odd number of $ on line {k + 1}: {line[:80]!r}")
+        if "%" in line or "#" in line.replace("#1", ""):
+            out.append(f"unescaped % or # on line {k + 1}: {line[:80]!r}")
+    if any(ord(c) > 127 for c in text):
+        out.append("non-ASCII characters")
+    return out
