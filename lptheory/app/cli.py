@@ -682,7 +682,10 @@ def _cmd_report(args) -> int:
             extra = f" p={p:g}" if isinstance(p, float) else ""
             rt = r["ratio"]
             print(f"  {r['id']}{extra}  [{r['check']}]  ratio {f'{rt:.4g}' if isinstance(rt, float) else '-'}")
-    print(f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/claims.json, {args.out}/results.csv")
+    print(
+        f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
+        f"{args.out}/results.csv"
+    )
     return EXIT_OK
 
 
@@ -859,9 +862,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_rep = sub.add_parser(
         "report",
-        help="run a pack's checks and write the report (HTML, Markdown, figures, claims.json, results.csv/.parquet)",
-        description="Run the checks of a pack (the Stacey paper by default) and write index.html, report.md, every "
-        "figure (PNG and SVG), claims.json and results.csv (and results.parquet with pyarrow) to --out.",
+        help="run a pack's checks and write the report (HTML, Markdown, LaTeX, figures, claims.json, results.csv)",
+        description="Run the checks of a pack (the Stacey paper by default) and write index.html (math rendered "
+        "offline by the vendored KaTeX), report.md, report.tex, every figure (PNG and SVG), claims.json and "
+        "results.csv (and results.parquet with pyarrow) to --out.",
     )
     p_rep.add_argument(
         "--claims",
