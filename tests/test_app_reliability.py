@@ -135,14 +135,14 @@ def test_ctrl_c_keeps_an_existing_report_whole(gated, tmp_path):
     out = tmp_path / "report"
     (gate / "go").touch()
     assert cli.main(["report", "--claims", claims, "--out", str(out), "--jobs", "1", "--quiet"]) == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     for f in gate.iterdir():
         f.unlink()
     proc = _start(["report", "--claims", claims, "--out", str(out), "--seed", "5", "--jobs", "2", "--quiet"], gate)
     _wait_for(lambda: len(_started(gate)) >= 2, proc=proc)
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=10) == 130
-    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    after = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
 
 

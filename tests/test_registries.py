@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from lptheory.optimizers import OPTIMIZERS
+from lptheory.spectral import MatrixOptimizer
 from proofs_checks.packs import DEFAULT_PACK, load
 
 PACK = load(DEFAULT_PACK)
@@ -17,7 +18,8 @@ def test_every_registered_optimizer_is_pure_batched_and_per_replicate(name):
     opt = OPTIMIZERS[name]()
     assert opt.name == name
     rng = np.random.default_rng(sum(map(ord, name)))
-    theta, g = rng.standard_normal((3, 7)), rng.standard_normal((3, 7))
+    shape = (3, 4, 5) if isinstance(opt, MatrixOptimizer) else (3, 7)  # matrices (..., m, n): Muon, Scion, ...
+    theta, g = rng.standard_normal(shape), rng.standard_normal(shape)
     state = opt.init(theta)
     before = (theta.copy(), g.copy(), {k: np.array(state[k], copy=True) for k in opt.buffers})
     new, new_state = opt.step(theta, g, state)
