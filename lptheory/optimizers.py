@@ -61,6 +61,8 @@ __all__ = [
     "Optimizer",
     "ElementwiseOptimizer",
     "NonFiniteGradientWarning",
+    "is_schedule",
+    "check_hyper",
     "nonfinite_steps",
     "note_nonfinite",
     "count_nonfinite",
@@ -135,11 +137,15 @@ def nonfinite_steps(opt) -> int:
     return opt.__dict__.get("_nonfinite_steps", 0)
 
 
-def _is_schedule(v) -> bool:
+def is_schedule(v) -> bool:
+    """Whether a hyper-parameter value is a schedule ``t -> value`` (any callable but a number or text)."""
     return callable(v) and not isinstance(v, (bool, int, float, str))
 
 
-def _check_value(name: str, value, spec: dict):
+def check_hyper(name: str, value, spec: dict):
+    """``value`` of hyper-parameter ``name`` checked against its ``limits`` entry ``spec`` (``lo``, ``hi``,
+    ``lo_open``, ``hi_open``; ``exponent=True`` for an exponent p): the value, or a ValueError naming
+    ``name`` and the allowed range. Shared by every optimizer family (element-wise and matrix)."""
     if spec.get("exponent"):
         return _validate.exponent(
             name,
@@ -188,9 +194,9 @@ class ElementwiseOptimizer(Optimizer):
     def __post_init__(self):
         for name, spec in self.limits.items():
             v = getattr(self, name)
-            if _is_schedule(v):
+            if is_schedule(v):
                 continue
-            object.__setattr__(self, name, _check_value(name, v, spec))
+            object.__setattr__(self, name, check_hyper(name, v, spec))
 
     # -- hooks --------------------------------------------------------------------------------------
     def derived(self, h: Hyper, t: int) -> dict:
@@ -214,7 +220,7 @@ class ElementwiseOptimizer(Optimizer):
             fixed, sched = {}, []
             for f in dataclasses.fields(self):
                 v = getattr(self, f.name)
-                if _is_schedule(v):
+                if is_schedule(v):
                     sched.append(f.name)
                 fixed[f.name] = v
             split = (fixed, tuple(sched))
@@ -225,7 +231,7 @@ class ElementwiseOptimizer(Optimizer):
             spec = self.limits.get(name)
             v = fixed[name](t)
             if spec is not None:
-                v = _check_value(f"{name} (at step {t})", v, spec)
+                v = check_hyper(f"{name} (at step {t})", v, spec)
             h[name] = v
         return h
 
@@ -319,7 +325,7 @@ class ElementwiseOptimizer(Optimizer):
         got = self.__dict__.get("_dynamic")
         if got is None:
             got = tuple(
-                f.name for f in dataclasses.fields(self) if f.name == "lr" or _is_schedule(getattr(self, f.name))
+                f.name for f in dataclasses.fields(self) if f.name == "lr" or is_schedule(getattr(self, f.name))
             )
             object.__setattr__(self, "_dynamic", got)
         return got

@@ -33,7 +33,7 @@ from .norms import (
     rebuild,
     svd,
 )
-from .optimizers import Optimizer, _check_value, _is_schedule, note_nonfinite
+from .optimizers import Optimizer, check_hyper, is_schedule, note_nonfinite
 
 __all__ = [
     "MatrixOptimizer",
@@ -91,9 +91,9 @@ class MatrixOptimizer(Optimizer):
     def __post_init__(self):
         for name, spec in self.limits.items():
             v = getattr(self, name)
-            if _is_schedule(v):
+            if is_schedule(v):
                 continue
-            object.__setattr__(self, name, _check_value(name, v, spec))
+            object.__setattr__(self, name, check_hyper(name, v, spec))
         shape = getattr(self, "shape", None)
         if shape is not None:
             if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
@@ -105,11 +105,11 @@ class MatrixOptimizer(Optimizer):
         h = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if _is_schedule(v):
+            if is_schedule(v):
                 v = v(t)
                 spec = self.limits.get(f.name)
                 if spec is not None:
-                    v = _check_value(f"{f.name} (at step {t})", v, spec)
+                    v = check_hyper(f"{f.name} (at step {t})", v, spec)
             h[f.name] = v
         h["t"] = t
         return h
@@ -305,7 +305,7 @@ class Scion(MatrixOptimizer):
             raise TypeError(f"constrained must be a bool, got {type(self.constrained).__name__}")
         if self.norm.ndim == 1 and self.shape is not None:
             raise ValueError(f"shape is for matrix norms; norm {self.norm!r} acts on vectors (..., d)")
-        if self.constrained and not _is_schedule(self.lr) and self.lr > 1.0:
+        if self.constrained and not is_schedule(self.lr) and self.lr > 1.0:
             raise ValueError(f"lr (gamma) must be in [0, 1] for the constrained form, got {self.lr}")
 
     @property
