@@ -14,7 +14,7 @@ import json
 import os
 from importlib import resources
 
-from proofs_checks.records import STATUSES, _clean, setting_text
+from proofs_checks.records import STATUSES, clean, setting_text
 
 from . import figures_for
 
@@ -355,7 +355,7 @@ def write_report(
     options = options or {}
     os.makedirs(out_dir, exist_ok=True)
     claims = [{"check": c, **r} for c, recs in records.items() for r in recs]
-    doc = {"claims": _clean(claims), "meta": _clean(meta)}
+    doc = {"claims": clean(claims), "meta": clean(meta)}
     tmp = os.path.join(out_dir, ".claims.json.part")
     with open(tmp, "w") as fh:
         json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)

@@ -52,6 +52,7 @@ __all__ = [
     "format_table",
     "dumps",
     "to_html",
+    "clean",
     "source_info",
 ]
 
@@ -75,13 +76,13 @@ _REQUIRED = (
 )
 
 
-def _clean(x):
+def clean(x):
     """JSON-safe: numpy scalars and arrays to Python, non-finite floats to strings ('inf', 'nan')."""
     try:
         import numpy as np
 
         if isinstance(x, np.ndarray):
-            return [_clean(v) for v in x.tolist()]
+            return [clean(v) for v in x.tolist()]
         if isinstance(x, np.generic):
             x = x.item()
     except ImportError:  # pragma: no cover
@@ -89,9 +90,9 @@ def _clean(x):
     if isinstance(x, float) and not math.isfinite(x):
         return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
     if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
+        return {str(k): clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
+        return [clean(v) for v in x]
     return x
 
 
@@ -147,7 +148,7 @@ class Claim:
         for k in ("check", "show"):  # only some records carry these
             if d[k] is None:
                 del d[k]
-        return _clean(d)
+        return clean(d)
 
     def _repr_html_(self) -> str:
         """The record as a one-row HTML table (Jupyter and other notebooks)."""
@@ -222,7 +223,7 @@ def config_hash(config) -> str:
     """A short, stable hash of a configuration (canonical JSON)."""
     import hashlib
 
-    return hashlib.sha256(json.dumps(_clean(config), sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(clean(config), sort_keys=True).encode()).hexdigest()[:16]
 
 
 def meta(check: str, seed: int, config: dict, *, quick: bool | None = None) -> dict:
@@ -241,12 +242,12 @@ def meta(check: str, seed: int, config: dict, *, quick: bool | None = None) -> d
         "source": source_info()["text"],
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
-    return _clean(out)
+    return clean(out)
 
 
 def dumps(claims: list, meta_: dict, **kw) -> str:
     """The ``--json`` document: ``{"claims": [...], "meta": {...}}`` (strict JSON: no NaN tokens)."""
-    doc = {"claims": [c.to_dict() if isinstance(c, Claim) else _clean(c) for c in claims], "meta": _clean(meta_)}
+    doc = {"claims": [c.to_dict() if isinstance(c, Claim) else clean(c) for c in claims], "meta": clean(meta_)}
     return json.dumps(doc, allow_nan=False, **kw)
 
 

@@ -28,13 +28,6 @@ SCANNED = (*PACKAGES, "examples")  # the examples are written as a user writes: 
 # The lead empties this list at integration; a new private use anywhere else fails the test, and an entry
 # that is no longer used fails it too (so the list only shrinks).
 ALLOWED = {
-    # proofs_checks/records.py (h23) defines _clean (a record value made JSON-safe); figures/report.py (h24b)
-    # and lptheory/app/cli.py (h24) use it. Fix: rename it clean() (public, in records.__all__), update both.
-    ("figures.report", "proofs_checks.records._clean"),
-    ("lptheory.app.cli", "proofs_checks.records._clean"),
-    # lptheory/app/testing/__init__.py defines _SEED, read by its pytest_plugin (h24's lptheory/app/**).
-    # Fix: name it SEED (or DEFAULT_SEED) in lptheory/app/testing/__init__.py and its plugin.
-    ("lptheory.app.testing.pytest_plugin", "lptheory.app.testing._SEED"),
     # lptheory/_engine.py <-> lptheory/_fused.py import each other (h25): _fused.py takes _engine's pool.
     # Fix: move the worker pool to lptheory/_pool.py as get_pool(), imported by both, no circle.
     ("lptheory._fused", "lptheory._engine._get_pool"),

@@ -297,7 +297,7 @@ def _cmd_run(args) -> int:
 
     from figures.runs import plot_runs
     from lptheory.simulate import simulate
-    from proofs_checks.records import _clean, config_hash, versions
+    from proofs_checks.records import clean, config_hash, versions
     from synthetic.noise import make_noise, sigma_profile
     from synthetic.oracle import GradientOracle
     from synthetic.problems import make_problem
@@ -384,7 +384,7 @@ def _cmd_run(args) -> int:
 
     meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     with open(os.path.join(stage, "run.json"), "w") as fh:
-        json.dump(_clean(meta), fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
+        json.dump(clean(meta), fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
     publish(stage, args.out)
     csv_path, png = os.path.join(args.out, "trace.csv"), os.path.join(args.out, "run.png")
     print(f"wrote {csv_path}, {png}, {png[:-4]}.svg, {os.path.join(args.out, 'run.json')}")

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 __all__ = ["assert_claim_holds", "assert_violation_found", "run_claim", "default_seed"]
 
-_SEED = {"value": 0}
+SEED = {"value": 0}
 
 
 def default_seed() -> int:
     """The seed the assertions use when none is given: ``--lptheory-seed`` under pytest, else 0."""
-    return _SEED["value"]
+    return SEED["value"]
 
 
 def run_claim(claim, setting: dict | None = None, *, budget=None, seed: int | None = None, quick: bool = False):

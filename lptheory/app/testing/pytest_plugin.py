@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from . import _SEED
+from . import SEED
 
 
 def pytest_addoption(parser):
@@ -27,7 +27,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "lptheory_slow: a slow claim check (run with --lptheory-slow)")
     seed = config.getoption("--lptheory-seed", default=None)
     if seed is not None:
-        _SEED["value"] = int(seed)
+        SEED["value"] = int(seed)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -42,7 +42,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def lptheory_seed(request) -> int:
     """The seed of the claim assertions (``--lptheory-seed``, default 0)."""
-    return _SEED["value"]
+    return SEED["value"]
 
 
 class _Assertions:
