@@ -7,6 +7,7 @@ in place and out of place, one thread and several.
 """
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -267,3 +268,19 @@ def test_rademacher_draws_in_the_kernel_are_numpys_int8_samples(monkeypatch):
     # another bit generator: general path
     other = [np.random.Generator(np.random.Philox(i)) for i in range(4)]
     assert real(other, np.ones(16), np.zeros((4, 16))) is False
+
+
+def test_engine_info_reports_the_engine_in_use(monkeypatch):
+    """``lptheory.engine_info()``: the fused engine, verified by a kernel run against the reference bits,
+    and the reference engine (with the reason) under ``LPTHEORY_ENGINE=numpy`` or without numba."""
+    import lptheory
+
+    info = lptheory.engine_info()
+    assert info["engine"] == "fused" and info["verified"] and info["numba"] and info["threads"] >= 1
+    monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    info = lptheory.engine_info()
+    assert info["engine"] == "numpy" and not info["verified"] and "LPTHEORY_ENGINE" in info["reason"]
+    monkeypatch.delenv("LPTHEORY_ENGINE")
+    monkeypatch.setitem(sys.modules, "numba", None)  # numba not importable
+    info = lptheory.engine_info()
+    assert info["engine"] == "numpy" and info["numba"] is None and "not installed" in info["reason"]
