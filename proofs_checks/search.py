@@ -16,6 +16,7 @@ generator's C ``next_uint32``): the same samples and stream positions, so the sa
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import numpy as np
 from scipy.optimize import differential_evolution
@@ -258,35 +259,103 @@ def maximize(objective, bounds, *, seed, maxiter: int, popsize: int, polish_maxf
     )[0]
 
 
+class _Merge:
+    """Objective calls of several solvers, each in its own thread, merged: a call waits until every
+    solver still running has posted its rows, then the last one to arrive evaluates them all in one
+    ``objective(X, owner)`` call (the value of a row does not depend on the other rows)."""
+
+    def __init__(self, objective, n):
+        self.objective = objective
+        self.cv = threading.Condition()
+        self.pending: dict = {}
+        self.results: dict = {}
+        self.active = n
+        self.error = None
+
+    def _flush(self):
+        items = sorted(self.pending.items())
+        self.pending = {}
+        try:
+            X = np.concatenate([x for _, x in items], axis=0)
+            own = np.concatenate([np.full(x.shape[0], j) for j, x in items])
+            vals = np.asarray(self.objective(X, own), dtype=np.float64)
+            pos = 0
+            for j, x in items:
+                self.results[j] = vals[pos : pos + x.shape[0]]
+                pos += x.shape[0]
+        except BaseException as exc:  # handed to every waiting solver
+            self.error = exc
+        self.cv.notify_all()
+
+    def call(self, j, X):
+        with self.cv:
+            if self.error is not None:
+                raise self.error
+            self.pending[j] = X
+            if len(self.pending) == self.active:
+                self._flush()
+            while j not in self.results and self.error is None:
+                self.cv.wait()
+            if self.error is not None:
+                raise self.error
+            return self.results.pop(j)
+
+    def done(self):
+        with self.cv:
+            self.active -= 1
+            if self.pending and len(self.pending) == self.active:
+                self._flush()
+
+
+def _de_lockstep(objective, bounds, seeds, *, maxiter: int, popsize: int):
+    """scipy's differential evolution (vectorized, deferred updating, no polish) for each seed, the
+    solvers run in lockstep: one objective call per generation serves every solver's population (each
+    solver gets the result it gets alone)."""
+    kw = dict(maxiter=maxiter, popsize=popsize, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    if len(seeds) == 1:
+
+        def neg(xT):
+            X = np.asarray(xT).T
+            return -np.asarray(objective(X, np.zeros(X.shape[0], dtype=np.int64)), dtype=np.float64)
+
+        return [_differential_evolution(neg, bounds, seed=seeds[0], **kw)]
+    merge = _Merge(objective, len(seeds))
+    out: list = [None] * len(seeds)
+
+    def run(j):
+        try:
+
+            def neg(xT):
+                return -merge.call(j, np.asarray(xT).T)
+
+            out[j] = _differential_evolution(neg, bounds, seed=seeds[j], **kw)
+        except BaseException as exc:
+            out[j] = exc
+        finally:
+            merge.done()
+
+    threads = [threading.Thread(target=run, args=(j,), name=f"lptheory-de-{j}") for j in range(len(seeds))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in out:
+        if isinstance(r, BaseException):
+            raise r
+    return out
+
+
 def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):
     """:func:`maximize` for ``len(seeds)`` problems on one box at once: ``objective(X, owner)`` gives
     the value of each row of ``X`` for problem ``owner[i]``. Differential evolution runs per problem
-    (scipy's, one generation per call); the Nelder-Mead polishes run in lockstep, every problem's
-    candidates in one call. Each problem's result is the one :func:`maximize` gives it alone (the
-    objective's value at a point must not depend on the other rows of the call).
+    (scipy's), the problems' generations in lockstep (one call per generation for all of them); the
+    Nelder-Mead polishes run in lockstep too, every problem's candidates in one call. Each problem's
+    result is the one :func:`maximize` gives it alone (the objective's value at a point must not
+    depend on the other rows of the call).
     Returns a list of ``(x, value, nfev)``."""
     lo = np.array([b[0] for b in bounds], dtype=np.float64)
     hi = np.array([b[1] for b in bounds], dtype=np.float64)
-    des = []
-    for j, seed in enumerate(seeds):
-
-        def neg(xT, j=j):
-            X = np.asarray(xT).T
-            return -np.asarray(objective(X, np.full(X.shape[0], j)), dtype=np.float64)
-
-        des.append(
-            _differential_evolution(
-                neg,
-                bounds,
-                maxiter=maxiter,
-                popsize=popsize,
-                seed=seed,
-                vectorized=True,
-                updating="deferred",
-                polish=False,
-                tol=1e-12,
-            )
-        )
+    des = _de_lockstep(objective, bounds, seeds, maxiter=maxiter, popsize=popsize)
     dim = lo.size
     polished = nelder_mead(
         lambda X, own: -np.asarray(objective(np.clip(X, lo, hi), own), dtype=np.float64),
