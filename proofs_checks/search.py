@@ -16,6 +16,7 @@ generator's C ``next_uint32``): the same samples and stream positions, so the sa
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 
 import numpy as np
@@ -24,10 +25,19 @@ from scipy.optimize import differential_evolution
 __all__ = ["nelder_mead", "maximize", "maximize_many"]
 
 
-def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool = False):
+def nelder_mead(
+    fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool = False, speculate: bool = True, spec_rows=512
+):
     """Minimize ``fun`` from each row of ``x0s`` (B, N); ``fun`` maps (M, N) points to (M,) values.
     With ``owners=True`` the B rows are B different problems: ``fun(points, owner)`` gets the problem
     index of each point as well (one call serves every problem's candidates).
+
+    ``speculate``: a call that evaluates an iteration's candidates also evaluates the candidates of
+    every simplex the next iteration can start from (the worst vertex replaced by each candidate that
+    can be accepted, at each rank it can take; :func:`_speculate`), when that is at most ``spec_rows``
+    rows; the next iteration then finds its candidates' values without a call. The iterates are
+    unchanged (the values are those of the same points; a next simplex that was not foreseen, a
+    shrink or a tie that sorts otherwise, is simply evaluated), and the calls about halve.
 
     Returns a list of ``(x, fval, nfev)`` per row, as scipy's Nelder-Mead with ``maxfev``,
     ``xatol``, ``fatol`` (``maxiter`` unlimited; default ``maxfev`` 200 N) would.
@@ -60,6 +70,7 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool =
         sims[b], fs[b] = sims[b][ind], fs[b][ind]
     active = np.ones(B, dtype=bool)
     active &= ncalls < maxfev
+    cache: list = [None] * B  # per problem: values of the next iteration's possible candidates (speculated)
     while active.any():
         idx = np.flatnonzero(active)
         # termination test, per problem
@@ -79,7 +90,32 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool =
         xc = (1 + psi * rho) * xbar - psi * rho * worst
         xcc = (1 - psi) * xbar + psi * worst
         cand = np.stack([xr, xe, xc, xcc], axis=1)  # (b, 4, N)
-        fc = np.asarray(fun(cand.reshape(-1, N), np.repeat(idx, 4)), dtype=np.float64).reshape(-1, 4)
+        fc = np.empty((idx.size, 4))
+        need = []
+        for j, b in enumerate(idx):
+            c = cache[b]
+            cache[b] = None
+            if c is not None:
+                try:
+                    fc[j] = [c[cand[j, q].tobytes()] for q in range(4)]
+                    continue
+                except KeyError:
+                    pass
+            need.append(j)
+        if need:
+            need = np.asarray(need)
+            pts, own = cand[need].reshape(-1, N), np.repeat(idx[need], 4)
+            spec = None
+            if speculate and need.size * (4 + 4 * len(_spec_maps(N))) <= spec_rows:
+                spec = _speculate(sims[idx[need], :N], cand[need], N, rho, chi, psi)  # (nb, K4, N)
+                pts = np.concatenate([pts, spec.reshape(-1, N)])
+                own = np.concatenate([own, np.repeat(idx[need], spec.shape[1])])
+            vals = np.asarray(fun(pts, own), dtype=np.float64)
+            fc[need] = vals[: 4 * need.size].reshape(-1, 4)
+            if spec is not None:
+                sv = vals[4 * need.size :].reshape(need.size, -1)
+                for jj, j in enumerate(need):
+                    cache[idx[j]] = {x.tobytes(): v for x, v in zip(spec[jj], sv[jj].tolist())}
         shrink = []
         for j, b in enumerate(idx):
             fxr, fxe, fxc, fxcc = fc[j]
@@ -243,6 +279,36 @@ def _differential_evolution(fun, bounds, **kw):
         kw["rng"] = kw.pop("seed")
     with Solver(fun, bounds, **kw) as solver:
         return solver.solve()
+
+
+@functools.cache
+def _spec_maps(N: int):
+    """Row maps of the simplexes that can follow an iteration (module: :func:`nelder_mead`): into the
+    N best vertices (0..N-1, sorted) and the candidates xr, xe, xc, xcc (N..N+3), the new point at
+    each rank it can take: xe at rank 0 (it beat the best); xr at 0..N-1 (better than the second
+    worst); xc and xcc at 0..N (better than the worst)."""
+    maps = [[N + 1, *range(N)]]
+    for q, ranks in ((0, range(N)), (2, range(N + 1)), (3, range(N + 1))):
+        for r in ranks:
+            maps.append([*range(r), N + q, *range(r, N)])
+    return np.asarray(maps)
+
+
+def _speculate(best, cand, N, rho, chi, psi):
+    """The candidates (xr, xe, xc, xcc) of every simplex of :func:`_spec_maps`, computed as the main
+    loop computes them (same operations, same order: the same bits): (nb, 4 K, N)."""
+    maps = _spec_maps(N)
+    E = np.concatenate([best, cand], axis=1)  # (nb, N + 4, N)
+    S = E[:, maps]  # (nb, K, N + 1, N)
+    nb, K = S.shape[:2]
+    flat = S.reshape(nb * K, N + 1, N)
+    xbar = np.add.reduce(flat[:, :-1], 1) / N
+    worst = flat[:, -1]
+    xr = (1 + rho) * xbar - rho * worst
+    xe = (1 + rho * chi) * xbar - rho * chi * worst
+    xc = (1 + psi * rho) * xbar - psi * rho * worst
+    xcc = (1 - psi) * xbar + psi * worst
+    return np.stack([xr, xe, xc, xcc], axis=1).reshape(nb, 4 * K, N)
 
 
 def maximize(objective, bounds, *, seed, maxiter: int, popsize: int, polish_maxfev: int | None = None):
