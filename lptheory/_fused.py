@@ -350,8 +350,9 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
         "",
     ]
-    if between and cast == "float64" and all(op == "power" for op, _, _, _ in between):
-        lines[2:2] = ["from lptheory._svml import pow_block_jit as pow_block"]
+    if between and all(op == "power" for op, _, _, _ in between):
+        jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
+        lines[2:2] = [f"from lptheory._svml import {jit_name} as pow_block"]
     plan = []
     for k, seg in enumerate(segments):
         defined = {t for t, _, _ in seg}
@@ -402,16 +403,16 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
     blocked = None
-    if between and cast == "float64" and all(op == "power" for op, _, _, _ in between):
+    if between and all(op == "power" for op, _, _, _ in between):
         blocked = [expo for _, _, _, expo in between]
-        lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {})
+        lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast)
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked
 
 
 BLOCK = 256  # elements per block of the one-pass kernel (its scratch stays in L1)
 
 
-def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias):
+def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast):
     """Source of ``fused``: the whole rule in one pass over memory, block by block, with each power
     computed by numpy's own SVML routine (:mod:`lptheory._svml`) on the block's values in L1, instead
     of a numpy call between loops over larger chunks. Same operations, same order, same bits."""
@@ -424,8 +425,8 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         f"def fused({', '.join(['n', *arrays, *dyn_names, *expos])}):",
         f"    BL = {BLOCK}",
     ]
-    lines += [f"    {name} = np.empty(BL, dtype=np.float64)" for name in sorted(set(slot.values()))]
-    lines += ["    pad = np.empty(16, dtype=np.float64)", "    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
+    lines += [f"    {name} = np.empty(BL, dtype=np.{cast})" for name in sorted(set(slot.values()))]
+    lines += [f"    pad = np.empty(32, dtype=np.{cast})", "    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
     # per-block views, indexed from 0 by the inner loops' induction variable (vectorizable like seg*)
     lines += [f"        b_{a} = {a}[b:b + m]" for a in arrays]
     for k, seg in enumerate(segments):
@@ -616,7 +617,8 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
     if k.blocked is not None and USE_SVML:
         values = dict(zip(k.dyn_names, scalars))
         expos = [_eval(src, values) for src in k.blocked]
-        if all(_svml.agrees(e) for e in expos):  # numpy's power at these exponents is SVML's (else numpy.power)
+        dt = next(iter(flats.values())).dtype.name
+        if all(_svml.agrees(e, dt) for e in expos):  # numpy's power at these exponents is SVML's (else numpy.power)
             arrs = [flats[x][lo:hi] for x in k.blocked_arrays]
             mod.fused(hi - lo, *arrs, *scalars, *expos)
             return

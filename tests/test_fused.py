@@ -336,14 +336,15 @@ def test_svml_power_is_numpy_power_within_1_ulp(binade, frac, e, m):
 
 
 @needs_svml
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("p", [2.5, 2.7, 5.0])
-def test_svml_one_pass_and_numpy_power_path_same_bits(p, monkeypatch, rng):
+def test_svml_one_pass_and_numpy_power_path_same_bits(p, dtype, monkeypatch, rng):
     """The one-pass kernel (SVML powers in blocks) and the older path (numpy.power between loops on
     chunks) give the same bits; numpy takes another route at some exponents (0.5 here), which
     agrees() detects, and the engine then keeps numpy.power."""
     opt = O.StaceyPP(p=p, lr=1e-2, weight_decay=0.1)
-    theta = rng.standard_normal((3, 1000 + 5)) * np.exp(rng.uniform(-30, 30, (3, 1005)))
-    grads = [rng.standard_normal(theta.shape) for _ in range(3)]
+    theta = (rng.standard_normal((3, 1000 + 5)) * np.exp(rng.uniform(-30, 30, (3, 1005)))).astype(dtype)
+    grads = [rng.standard_normal(theta.shape).astype(dtype) for _ in range(3)]
     outs = []
     for use in (True, False):
         monkeypatch.setattr(_fused, "USE_SVML", use)
@@ -354,4 +355,5 @@ def test_svml_one_pass_and_numpy_power_path_same_bits(p, monkeypatch, rng):
     _assert_same(outs[0][0], outs[1][0], "theta")
     for k in opt.buffers:
         _assert_same(outs[0][1][k], outs[1][1][k], k)
-    assert _svml.agrees(0.7 / 1.7) and _svml.agrees(0.5) == _svml._probe(0.5)
+    assert _svml.agrees(0.7 / 1.7, np.dtype(dtype).name)
+    assert _svml.agrees(0.5) == _svml._probe(0.5) and _svml.available("float32") == _svml._probe(2.7, "float32")
