@@ -5,7 +5,10 @@ interleaved, minimum of the repeats (>= 9):
   arrays: the traffic of an AdamW or a StaceyPP step), threaded like the fused engine;
 * the project's AdamW and StaceyPP (p = 3 and p = 2.7) on the fused engine (the default when numba is
   installed) and on the reference numpy engine (``lptheory._engine.apply``: ~20 chunked passes);
-* a plain numpy transcription of Alg. 2 (fresh arrays, the baseline kept from the first issue).
+* a plain numpy transcription of Alg. 2 (fresh arrays, the baseline kept from the first issue);
+* p = 2.7 on the fused engine's previous path (numpy.power between fused loops), and the floor of the
+  new one: three SVML powers (numpy's ``__svml_pow8_ha``) on blocks in L1, plus the memory floor
+  (issue 25's target: the p = 2.7 step <= 1.2x that floor).
 
 Targets (issue "Fused CPU kernels"): AdamW <= 1.3x the floor; StaceyPP p = 3 <= 1.1x AdamW; StaceyPP
 p = 2.7 <= 3.0x AdamW and <= 0.55x the reference engine.
