@@ -350,7 +350,7 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
         "",
     ]
-    if between and all(op == "power" for op, _, _, _ in between):
+    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
         jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
         lines[2:2] = [f"from lptheory._svml import {jit_name} as pow_block"]
     plan = []
@@ -403,7 +403,7 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
     blocked = None
-    if between and all(op == "power" for op, _, _, _ in between):
+    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
         blocked = [expo for _, _, _, expo in between]
         lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast)
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked

@@ -38,8 +38,11 @@ def _addresses() -> dict:
         return {}
     try:
         import numpy._core as core
+        from numpy._core._multiarray_umath import __cpu_features__ as cpu
     except ImportError:  # numpy < 2
-        import numpy.core as core  # type: ignore[no-redef]
+        return {}
+    if not cpu.get("AVX512_SKX"):  # numpy runs SVML only there (and calling it elsewhere would fault)
+        return {}
     out = {}
     for so in glob.glob(os.path.join(os.path.dirname(core.__file__), "_multiarray_umath*")):
         try:
