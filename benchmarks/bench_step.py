@@ -86,7 +86,7 @@ def _svml_floor(flats, nthreads, pool):
         return None
     import numba
 
-    pow_block = _svml._kernels()[1]
+    pow_block = _svml._kernels()["float64"]
 
     @numba.njit(nogil=True)
     def k(src, e0, e1, e2):
