@@ -159,7 +159,9 @@ def engine() -> str:
 
 def engine_info(verify: bool = True) -> dict:
     """Which CPU engine runs the optimizers' updates, and why: ``{"engine": "fused" | "numpy", "numba":
-    version or None, "threads": n, "reason": str, "verified": bool}``.
+    version or None, "threads": n, "reason": str, "verified": bool}``, and for the fused engine
+    ``"svml_power"``: per dtype, whether its kernels compute fractional powers with numpy's own SVML
+    routine in one pass (:mod:`lptheory._svml`) rather than numpy.power calls between loops.
 
     With ``verify`` (the default) a one-step AdamW update on a small array is run through the fused engine
     and compared bit for bit with the reference engine, so ``engine == "fused"`` means the numba kernels
@@ -202,6 +204,10 @@ def engine_info(verify: bool = True) -> dict:
         if not np.array_equal(outs[0], outs[1]):
             raise AssertionError("fused engine differs from the reference engine on a one-step AdamW update")
         info.update(verified=True, reason="numba kernels compiled, ran, and matched the reference bits")
+    from . import _svml
+
+    # fractional powers inside the fused kernels through numpy's own SVML routines (same bits), per dtype
+    info["svml_power"] = {dt: _svml.available(dt) for dt in ("float64", "float32")}
     return info
 
 

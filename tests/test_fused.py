@@ -277,6 +277,7 @@ def test_engine_info_reports_the_engine_in_use(monkeypatch):
 
     info = lptheory.engine_info()
     assert info["engine"] == "fused" and info["verified"] and info["numba"] and info["threads"] >= 1
+    assert set(info["svml_power"]) == {"float64", "float32"}
     monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
     info = lptheory.engine_info()
     assert info["engine"] == "numpy" and not info["verified"] and "LPTHEORY_ENGINE" in info["reason"]
