@@ -502,6 +502,7 @@ class _Kernel:
     exps: dict
     blocked: list | None = None  # exponent sources of the one-pass kernel ``fused`` (None: no such kernel)
     blocked_arrays: list | None = None  # its array arguments: inputs, then the outputs that are not inputs
+    expos: dict = dataclasses.field(default_factory=dict)  # memo of the one-pass kernel's exponents by scalars
 
     def guards_hold(self, values: dict) -> bool:
         for src, op, other, res in self.guards:
@@ -615,12 +616,20 @@ _NP = {"power": np.power, "cbrt": np.cbrt, "exp": np.exp, "log": np.log}
 def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: int):
     mod = k.module
     if k.blocked is not None and USE_SVML:
-        values = dict(zip(k.dyn_names, scalars))
-        expos = [_eval(src, values) for src in k.blocked]
         dt = next(iter(flats.values())).dtype.name
-        if all(_svml.agrees(e, dt) for e in expos):  # numpy's power at these exponents is SVML's (else numpy.power)
-            arrs = [flats[x][lo:hi] for x in k.blocked_arrays]
-            mod.fused(hi - lo, *arrs, *scalars, *expos)
+        memo = k.expos  # (dtype, scalars) -> exponents, or None where numpy.power is not SVML's there
+        key = (dt, *scalars)
+        expos = memo.get(key, False)
+        if expos is False:
+            values = dict(zip(k.dyn_names, scalars))
+            expos = [_eval(src, values) for src in k.blocked]
+            if not all(_svml.agrees(e, dt) for e in expos):  # numpy's power at these exponents is not SVML's
+                expos = None
+            if len(memo) > 256:
+                memo.clear()
+            memo[key] = expos
+        if expos is not None:
+            mod.fused(hi - lo, *[flats[x][lo:hi] for x in k.blocked_arrays], *scalars, *expos)
             return
     if len(k.plan) == 1:  # one fused loop: the whole range in one call
         _, name, loads, _, _, outs = k.plan[0]
