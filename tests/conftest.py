@@ -151,14 +151,17 @@ class _QuickReport:
             root = _cache_root()
             if root is not None and self.key == _report_key():  # the tree did not change during the build
                 dest = root / self.key
-                if not dest.exists():
-                    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=_mkdir(root)))
-                    shutil.copytree(report, tmp / "r")
-                    try:
-                        os.replace(tmp / "r", dest)
-                    except OSError:
-                        pass  # another session stored it first
-                    shutil.rmtree(tmp, ignore_errors=True)
+                try:
+                    if not dest.exists():
+                        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=_mkdir(root)))
+                        shutil.copytree(report, tmp / "r")
+                        try:
+                            os.replace(tmp / "r", dest)
+                        except OSError:
+                            pass  # another session stored it first
+                        shutil.rmtree(tmp, ignore_errors=True)
+                except OSError:
+                    pass  # no writable cache directory: the next session builds it again
         return report, json.loads((report / "claims.json").read_text())
 
     def stop(self):
