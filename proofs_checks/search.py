@@ -181,48 +181,15 @@ _SELECT: dict = {}
 
 
 def _select_kernel():
-    """numba kernel: for each candidate, shuffle ``idx`` in place as ``Generator.shuffle`` does (from the
-    end, ``j = random_interval(i)``: the smallest bit mask >= i applied to ``next_uint32`` words until the
-    value is <= i) and keep the first ``k`` of ``idx[:k + 1]`` that are not the candidate (scipy's
-    ``_select_samples``). None without numba."""
+    """The numba kernel of the generation's sample selection (:mod:`proofs_checks._search_kernels`),
+    or None without numba."""
     if "k" in _SELECT:
         return _SELECT["k"]
     try:
-        import numba
+        from ._search_kernels import select_many
     except ImportError:
-        _SELECT["k"] = None
-        return None
-    next32 = np.random.PCG64(0).ctypes.next_uint32
-
-    @numba.njit(nogil=True, cache=False)
-    def select_many(st, idx, candidates, k, out):
-        n = idx.shape[0]
-        one = np.uint64(1)
-        for s in range(candidates.shape[0]):
-            for i in range(n - 1, 0, -1):
-                mask = np.uint64(i)
-                mask |= mask >> one
-                mask |= mask >> np.uint64(2)
-                mask |= mask >> np.uint64(4)
-                mask |= mask >> np.uint64(8)
-                mask |= mask >> np.uint64(16)
-                mask |= mask >> np.uint64(32)
-                v = np.uint64(next32(st)) & mask
-                while v > np.uint64(i):
-                    v = np.uint64(next32(st)) & mask
-                j = np.int64(v)
-                t = idx[i]
-                idx[i] = idx[j]
-                idx[j] = t
-            c = candidates[s]
-            m = 0
-            for q in range(k + 1):
-                if idx[q] != c and m < k:
-                    out[s, m] = idx[q]
-                    m += 1
-
+        select_many = None
     _SELECT["k"] = select_many
-    _SELECT["addr"] = ctypes.cast(next32, ctypes.c_void_p).value
     return select_many
 
 
@@ -252,13 +219,13 @@ def _solver_class():
                 or idx is None
                 or idx.dtype != np.int64
                 or not idx.flags.c_contiguous
-                or ctypes.cast(bg.ctypes.next_uint32, ctypes.c_void_p).value != _SELECT["addr"]
             ):
                 return super()._mutate_many(candidates)
             cands = np.asarray(candidates, dtype=np.int64)
             out = np.empty((cands.size, 5), dtype=np.int64)
             with rng._bit_generator.lock if hasattr(rng, "_bit_generator") else bg.lock:
-                kern(bg.ctypes.state_address, idx, cands, 5, out)
+                fn = ctypes.cast(bg.ctypes.next_uint32, ctypes.c_void_p).value
+                kern(fn, bg.ctypes.state_address, idx, cands, 5, out)
             rows = iter(out)
             self._select_samples = lambda candidate, number_samples: next(rows)
             try:
