@@ -5,7 +5,10 @@ interleaved, minimum of the repeats (>= 9):
   arrays: the traffic of an AdamW or a StaceyPP step), threaded like the fused engine;
 * the project's AdamW and StaceyPP (p = 3 and p = 2.7) on the fused engine (the default when numba is
   installed) and on the reference numpy engine (``lptheory._engine.apply``: ~20 chunked passes);
-* a plain numpy transcription of Alg. 2 (fresh arrays, the baseline kept from the first issue).
+* a plain numpy transcription of Alg. 2 (fresh arrays, the baseline kept from the first issue);
+* p = 2.7 on the fused engine's previous path (numpy.power between fused loops), and the floor of the
+  new one: three SVML powers (numpy's ``__svml_pow8_ha``) on blocks in L1, plus the memory floor
+  (issue 25's target: the p = 2.7 step <= 1.2x that floor).
 
 Targets (issue "Fused CPU kernels"): AdamW <= 1.3x the floor; StaceyPP p = 3 <= 1.1x AdamW; StaceyPP
 p = 2.7 <= 3.0x AdamW and <= 0.55x the reference engine.
@@ -72,6 +75,69 @@ def _power_floor(flats, nthreads, pool, chunk=16384):
     return run
 
 
+def _svml_floor(flats, nthreads, pool):
+    """Three accurate powers per element with nothing else: numpy's SVML power (``__svml_pow8_ha``, what
+    numpy.power runs here) on 512-element blocks of |g| held in L1, threaded like the engine. With the
+    memory floor, the p = 2.7 step's floor (the fused kernel computes its powers the same way). None where
+    the SVML route is not available."""
+    from lptheory import _svml
+
+    if not _svml.available():
+        return None
+    import numba
+
+    pow_block = _svml._kernels()["float64"]
+
+    @numba.njit(nogil=True)
+    def k(src, e0, e1, e2):
+        buf = np.empty(512)
+        out = np.empty(512)
+        pad = np.empty(16)
+        n = src.size
+        for b in range(0, n, 512):
+            m = min(512, n - b)
+            for i in range(m):
+                buf[i] = abs(src[b + i])
+            pow_block(buf, 0, e0, out, m, pad)
+            pow_block(out, 0, e1, buf, m, pad)
+            pow_block(buf, 0, e2, out, m, pad)
+
+    src = flats[1]
+    n = src.size
+    per = -(-n // nthreads)
+    es = (0.7 / 1.7, 0.7, 1.0 / 1.7)
+
+    def run():
+        if pool is None:
+            k(src, *es)
+            return
+        for f in [pool.submit(k, src[lo : lo + per], *es) for lo in range(0, n, per)]:
+            f.result()
+
+    return run
+
+
+class _OldPath:
+    """StaceyPP with numpy.power called between fused loops on 65536-element chunks (the engine before
+    the SVML route), for comparison in the same run."""
+
+    def __init__(self, opt):
+        self.opt = opt
+        self.buffers = opt.buffers
+
+    def init(self, theta):
+        return self.opt.init(theta)
+
+    def step(self, th, g, st, donate=False):
+        from lptheory import _fused
+
+        _fused.USE_SVML = False
+        try:
+            return self.opt.step(th, g, st, donate=donate)
+        finally:
+            _fused.USE_SVML = True
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=11)
@@ -95,11 +161,13 @@ def main(argv=None):
         "adamw": AdamW(lr=1e-3, weight_decay=1e-2),
         "stacey p=3": StaceyPP(p=3.0, **hp),
         "stacey p=2.7": StaceyPP(p=2.7, **hp),
+        "p=2.7 numpy.power path": _OldPath(StaceyPP(p=2.7, **hp)),
     }
     states = {k: (theta0.copy(), o.init(theta0)) for k, o in contenders.items()}
     ref_states = {
         k: (theta0.copy(), o.init(theta0), [np.empty(shape) for _ in range(1 + len(o.buffers))])
         for k, o in contenders.items()
+        if not isinstance(o, _OldPath)
     }
     fa = [theta0.copy(), g, theta0.copy(), theta0.copy()]
     flats = [a.reshape(-1) for a in fa]
@@ -119,7 +187,10 @@ def main(argv=None):
         return run
 
     floors = {"floor": threaded(_floor_kernel()), "3 numpy.power": _power_floor(flats, nthreads, pool)}
-    times = {k: [] for k in [*floors, *contenders, *[f"ref {k}" for k in contenders], "transcription p=2.7"]}
+    svml = _svml_floor(flats, nthreads, pool)
+    if svml is not None:
+        floors["3 SVML powers (L1)"] = svml
+    times = {k: [] for k in [*floors, *contenders, *[f"ref {k}" for k in ref_states], "transcription p=2.7"]}
     tr = (theta0.copy(), theta0.copy(), np.zeros(shape))
     for _ in range(args.repeats + 2):
         for k, run in floors.items():
@@ -132,6 +203,8 @@ def main(argv=None):
             th, st = o.step(th, g, st, donate=True)
             times[k].append(time.perf_counter() - t0)
             states[k] = (th, st)
+            if isinstance(o, _OldPath):
+                continue
             th, st, outs = ref_states[k]
             h = o.scalars(st["step"])
             arrays = o.named(th, g, [st[b] for b in o.buffers], outs)
@@ -173,6 +246,18 @@ def main(argv=None):
         f"{best['stacey p=2.7'] / (best['3 numpy.power'] + best['floor']):6.2f}x"
     )
     print(f"  {'(3 numpy.power + floor) / AdamW':<48} {(best['3 numpy.power'] + best['floor']) / best['adamw']:6.2f}x")
+    if "3 SVML powers (L1)" in best:
+        pf = best["3 SVML powers (L1)"] + best["floor"]
+        r = best["stacey p=2.7"] / pf
+        print(
+            f"  {'StaceyPP p=2.7 / (3 SVML powers + floor)':<48} {r:6.2f}x   "
+            f"target <= 1.2x: {'met' if r <= 1.2 else 'NOT met'}"
+        )
+        print(f"  {'(3 SVML powers + floor) / AdamW':<48} {pf / best['adamw']:6.2f}x")
+    print(
+        f"  {'p=2.7 SVML one pass / numpy.power path':<48} "
+        f"{best['stacey p=2.7'] / best['p=2.7 numpy.power path']:6.2f}x"
+    )
     return 0 if ok else 1
 
 

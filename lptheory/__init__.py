@@ -5,6 +5,7 @@ Core layer: l_p geometry (:mod:`lptheory.geometry`), the paper's optimizers and 
 """
 
 from . import geometry, optimizers, schedules
+from ._engine import engine_info
 from .geometry import (
     dual_exponent,
     inverse_mirror_map,
@@ -20,6 +21,7 @@ from .optimizers import SGD, Adam, AdamW, Lion, LpDescent, SignSGD, StaceyP2, St
 __version__ = "0.1.0"
 
 __all__ = [
+    "engine_info",
     "geometry",
     "optimizers",
     "schedules",

@@ -37,6 +37,7 @@ import threading
 
 import numpy as np
 
+from . import _svml
 from ._engine import Buffers, Hyper
 
 __all__ = ["available", "run", "TraceNS", "FusedUnsupported"]
@@ -46,6 +47,7 @@ _KERNELS: dict = {}
 _LAST: dict = {}
 _FIELDS: dict = {}
 _NUMPY_OPS = ("power", "cbrt", "exp", "log")
+USE_SVML = True  # powers through numpy's SVML routine inside one pass (benchmarks clear it to time the older path)
 CHUNK = 65536  # elements per numpy call between fused loops (measured: 16384 cost 10-27% more at p = 2.7)
 
 
@@ -348,6 +350,9 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
         "",
     ]
+    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
+        jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
+        lines[2:2] = [f"from lptheory._svml import {jit_name} as pow_block"]
     plan = []
     for k, seg in enumerate(segments):
         defined = {t for t, _, _ in seg}
@@ -397,7 +402,55 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
             plan.append(
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
-    return "\n".join(lines), plan, sorted(set(slot.values()))
+    blocked = None
+    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
+        blocked = [expo for _, _, _, expo in between]
+        lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast)
+    return "\n".join(lines), plan, sorted(set(slot.values())), blocked
+
+
+BLOCK = 256  # elements per block of the one-pass kernel (its scratch stays in L1)
+
+
+def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast):
+    """Source of ``fused``: the whole rule in one pass over memory, block by block, with each power
+    computed by numpy's own SVML routine (:mod:`lptheory._svml`) on the block's values in L1, instead
+    of a numpy call between loops over larger chunks. Same operations, same order, same bits."""
+    last = len(segments) - 1
+    target = {nm: (f"a_{alias[nm]}" if nm in alias else f"o_{nm}") for nm in finals}
+    arrays = [f"a_{n}" for n in inputs] + [f"o_{nm}" for nm in outputs if nm not in alias]
+    expos = [f"e{j}" for j in range(len(between))]
+    lines = [
+        "@_jit",
+        f"def fused({', '.join(['n', *arrays, *dyn_names, *expos])}):",
+        f"    BL = {BLOCK}",
+    ]
+    lines += [f"    {name} = np.empty(BL, dtype=np.{cast})" for name in sorted(set(slot.values()))]
+    lines += [f"    pad = np.empty(32, dtype=np.{cast})", "    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
+    # per-block views, indexed from 0 by the inner loops' induction variable (vectorizable like seg*)
+    lines += [f"        b_{a} = {a}[b:b + m]" for a in arrays]
+    for k, seg in enumerate(segments):
+        defined = {t for t, _, _ in seg}
+        reads = {r for _, _, rs in seg for r in rs}
+        if k == last:
+            reads |= set(finals.values())
+        loads_in = sorted(r for r in reads if where.get(r) == "in")
+        loads_slot = sorted(r for r in reads if r not in defined and where.get(r) != "in")
+        stores = sorted(v for v in defined if v in slot)
+        outs = finals if k == last else {}
+        body = [f"            {v} = b_a_{v[3:]}[l]" for v in loads_in]
+        body += [f"            {v} = {slot[v]}[l]" for v in loads_slot]
+        body += [f"            {t} = {e}" for t, e, _ in seg]
+        body += [f"            {slot[v]}[l] = {v}" for v in stores]
+        body += [f"            b_{target[nm]}[l] = {v}" for nm, v in outs.items()]
+        if body:
+            lines += ["        for l in range(m):", *body]
+        if k < len(between):
+            _op, x, tgt, _expo = between[k]
+            src = f"{slot[x]}, 0" if x in slot else f"b_a_{x[3:]}, 0"
+            lines.append(f"        pow_block({src}, e{k}, {slot[tgt]}, m, pad)")
+    lines.append("")
+    return lines
 
 
 def _names_in(expr: str):
@@ -447,6 +500,9 @@ class _Kernel:
     inputs: list
     outputs: list
     exps: dict
+    blocked: list | None = None  # exponent sources of the one-pass kernel ``fused`` (None: no such kernel)
+    blocked_arrays: list | None = None  # its array arguments: inputs, then the outputs that are not inputs
+    expos: dict = dataclasses.field(default_factory=dict)  # memo of the one-pass kernel's exponents by scalars
 
     def guards_hold(self, values: dict) -> bool:
         for src, op, other, res in self.guards:
@@ -529,9 +585,10 @@ def _kernel(opt, h: Hyper, arrays: dict, dtype):
         inputs = [n for n in names if not n.startswith("new_")]
         outputs = [n for n in names if n.startswith("new_")]
         cast = "float32" if np.dtype(dtype) == np.float32 else "float64"
-        source, plan, slots = _generate(tracer.ops, inputs, outputs, dyn_names, cast, dict(alias))
+        source, plan, slots, blocked = _generate(tracer.ops, inputs, outputs, dyn_names, cast, dict(alias))
         mod = _module(source)
-        k = _Kernel(mod, plan, slots, dyn_names, tracer.guards, inputs, outputs, {})
+        fused_arrays = inputs + [nm for nm in outputs if nm not in dict(alias)]
+        k = _Kernel(mod, plan, slots, dyn_names, tracer.guards, inputs, outputs, {}, blocked, fused_arrays)
         cands.append(k)
         return k
 
@@ -558,6 +615,22 @@ _NP = {"power": np.power, "cbrt": np.cbrt, "exp": np.exp, "log": np.log}
 
 def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: int):
     mod = k.module
+    if k.blocked is not None and USE_SVML:
+        dt = next(iter(flats.values())).dtype.name
+        memo = k.expos  # (dtype, scalars) -> exponents, or None where numpy.power is not SVML's there
+        key = (dt, *scalars)
+        expos = memo.get(key, False)
+        if expos is False:
+            values = dict(zip(k.dyn_names, scalars))
+            expos = [_eval(src, values) for src in k.blocked]
+            if not all(_svml.agrees(e, dt) for e in expos):  # numpy's power at these exponents is not SVML's
+                expos = None
+            if len(memo) > 256:
+                memo.clear()
+            memo[key] = expos
+        if expos is not None:
+            mod.fused(hi - lo, *[flats[x][lo:hi] for x in k.blocked_arrays], *scalars, *expos)
+            return
     if len(k.plan) == 1:  # one fused loop: the whole range in one call
         _, name, loads, _, _, outs = k.plan[0]
         getattr(mod, name)(hi - lo, *[flats[x][lo:hi] for x in loads], *[flats[o][lo:hi] for o in outs], *scalars)

@@ -6,9 +6,18 @@ generation per call) followed by Nelder-Mead polishes run in lockstep.
 count of evaluations), but for several independent problems at once and with the candidate points
 of an iteration (reflection, expansion, both contractions) evaluated in one vectorized call. The
 iterates and results are those of scipy's; only the number of objective calls drops.
+
+Differential evolution is scipy's solver; its per-member sample selection (one ``Generator.shuffle``
+of the population index per trial vector, most of its bookkeeping) runs as one numba pass per
+generation on the same PCG64 stream (numpy's Fisher-Yates with ``random_interval`` through the bit
+generator's C ``next_uint32``): the same samples and stream positions, so the same results.
 """
 
 from __future__ import annotations
+
+import ctypes
+import functools
+import threading
 
 import numpy as np
 from scipy.optimize import differential_evolution
@@ -16,10 +25,22 @@ from scipy.optimize import differential_evolution
 __all__ = ["nelder_mead", "maximize", "maximize_many"]
 
 
-def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool = False):
+def nelder_mead(
+    fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool = False, speculate: bool = False, spec_rows=512
+):
     """Minimize ``fun`` from each row of ``x0s`` (B, N); ``fun`` maps (M, N) points to (M,) values.
     With ``owners=True`` the B rows are B different problems: ``fun(points, owner)`` gets the problem
     index of each point as well (one call serves every problem's candidates).
+
+    ``speculate``: a call that evaluates an iteration's candidates also evaluates the candidates of
+    every simplex the next iteration can start from (the worst vertex replaced by each candidate that
+    can be accepted, at each rank it can take; :func:`_speculate`), when that is at most ``spec_rows``
+    rows; the next iteration then finds its candidates' values without a call. The iterates are
+    unchanged (the values are those of the same points; a next simplex that was not foreseen, a
+    shrink or a tie that sorts otherwise, is simply evaluated), and the calls about halve. Off by
+    default: on the claim searches (2-4 problems, N = 4-24) the extra rows cost as much CPU as the calls
+    saved (measured: check lemmas' searches at p = 4, 18.7-19.0 s against 17.1-18.0 s of CPU; Lemma 2's
+    corrected search 12.2 s against 11.9 s); it pays where an objective's cost is mostly per call.
 
     Returns a list of ``(x, fval, nfev)`` per row, as scipy's Nelder-Mead with ``maxfev``,
     ``xatol``, ``fatol`` (``maxiter`` unlimited; default ``maxfev`` 200 N) would.
@@ -52,6 +73,7 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool =
         sims[b], fs[b] = sims[b][ind], fs[b][ind]
     active = np.ones(B, dtype=bool)
     active &= ncalls < maxfev
+    cache: list = [None] * B  # per problem: values of the next iteration's possible candidates (speculated)
     while active.any():
         idx = np.flatnonzero(active)
         # termination test, per problem
@@ -71,7 +93,33 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool =
         xc = (1 + psi * rho) * xbar - psi * rho * worst
         xcc = (1 - psi) * xbar + psi * worst
         cand = np.stack([xr, xe, xc, xcc], axis=1)  # (b, 4, N)
-        fc = np.asarray(fun(cand.reshape(-1, N), np.repeat(idx, 4)), dtype=np.float64).reshape(-1, 4)
+        fc = np.empty((idx.size, 4))
+        need = []
+        for j, b in enumerate(idx):
+            c = cache[b]
+            cache[b] = None
+            if c is not None:  # the simplex that followed is one of those foreseen: same candidates, bit for bit
+                hit = np.flatnonzero((c[0] == cand[j]).all(axis=(1, 2)))
+                if hit.size:
+                    fc[j] = c[1][hit[0]]
+                    continue
+            need.append(j)
+        if need:
+            need = np.asarray(need)
+            pts, own = cand[need].reshape(-1, N), np.repeat(idx[need], 4)
+            spec = None
+            if speculate and need.size * (4 + 4 * len(_spec_maps(N))) <= spec_rows:
+                spec = _speculate(sims[idx[need], :N], cand[need], N, rho, chi, psi)  # (nb, K4, N)
+                pts = np.concatenate([pts, spec.reshape(-1, N)])
+                own = np.concatenate([own, np.repeat(idx[need], spec.shape[1])])
+            vals = np.asarray(fun(pts, own), dtype=np.float64)
+            fc[need] = vals[: 4 * need.size].reshape(-1, 4)
+            if spec is not None:
+                K = spec.shape[1] // 4
+                sv = vals[4 * need.size :].reshape(need.size, K, 4)
+                sp = spec.reshape(need.size, K, 4, N)
+                for jj, j in enumerate(need):
+                    cache[idx[j]] = (sp[jj], sv[jj])
         shrink = []
         for j, b in enumerate(idx):
             fxr, fxe, fxc, fxcc = fc[j]
@@ -129,6 +177,111 @@ def nelder_mead(fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool =
     return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
 
 
+_SELECT: dict = {}
+
+
+def _select_kernel():
+    """The numba kernel of the generation's sample selection (:mod:`proofs_checks._search_kernels`),
+    or None without numba."""
+    if "k" in _SELECT:
+        return _SELECT["k"]
+    try:
+        from ._search_kernels import select_many
+    except ImportError:
+        select_many = None
+    _SELECT["k"] = select_many
+    return select_many
+
+
+def _solver_class():
+    """scipy's DifferentialEvolutionSolver with the generation's sample selection in one numba pass
+    (module docstring), or None where scipy's internals are not the expected ones."""
+    if "solver" in _SELECT:
+        return _SELECT["solver"]
+    try:
+        from scipy.optimize._differentialevolution import DifferentialEvolutionSolver as Base
+    except ImportError:
+        Base = None
+    if Base is None or not all(hasattr(Base, a) for a in ("_mutate_many", "_select_samples", "solve")):
+        _SELECT["solver"] = None
+        return None
+
+    class Solver(Base):
+        def _mutate_many(self, candidates):
+            rng = self.random_number_generator
+            kern = _select_kernel()
+            idx = getattr(self, "_random_population_index", None)
+            bg = getattr(rng, "bit_generator", None)
+            if (
+                kern is None
+                or callable(self.strategy)
+                or type(bg) is not np.random.PCG64
+                or idx is None
+                or idx.dtype != np.int64
+                or not idx.flags.c_contiguous
+            ):
+                return super()._mutate_many(candidates)
+            cands = np.asarray(candidates, dtype=np.int64)
+            out = np.empty((cands.size, 5), dtype=np.int64)
+            with rng._bit_generator.lock if hasattr(rng, "_bit_generator") else bg.lock:
+                fn = ctypes.cast(bg.ctypes.next_uint32, ctypes.c_void_p).value
+                kern(fn, bg.ctypes.state_address, idx, cands, 5, out)
+            rows = iter(out)
+            self._select_samples = lambda candidate, number_samples: next(rows)
+            try:
+                return super()._mutate_many(candidates)
+            finally:
+                del self._select_samples
+
+    _SELECT["solver"] = Solver
+    return Solver
+
+
+def _differential_evolution(fun, bounds, **kw):
+    """``scipy.optimize.differential_evolution(fun, bounds, **kw)`` with the faster sample selection:
+    the same result."""
+    Solver = _solver_class()
+    if Solver is None or not isinstance(kw.get("seed"), np.random.Generator):
+        return differential_evolution(fun, bounds, **kw)
+    import inspect
+
+    params = inspect.signature(Solver.__init__).parameters
+    if "seed" not in params and "rng" in params:  # scipy >= 1.15 (the public function maps seed= to rng=)
+        kw["rng"] = kw.pop("seed")
+    with Solver(fun, bounds, **kw) as solver:
+        return solver.solve()
+
+
+@functools.cache
+def _spec_maps(N: int):
+    """Row maps of the simplexes that can follow an iteration (module: :func:`nelder_mead`): into the
+    N best vertices (0..N-1, sorted) and the candidates xr, xe, xc, xcc (N..N+3), the new point at
+    each rank it can take: xe at rank 0 (it beat the best); xr at 0..N-1 (better than the second
+    worst); xc and xcc at 0..N (better than the worst)."""
+    maps = [[N + 1, *range(N)]]
+    for q, ranks in ((0, range(N)), (2, range(N + 1)), (3, range(N + 1))):
+        for r in ranks:
+            maps.append([*range(r), N + q, *range(r, N)])
+    return np.asarray(maps)
+
+
+def _speculate(best, cand, N, rho, chi, psi):
+    """The candidates (xr, xe, xc, xcc) of every simplex of :func:`_spec_maps`, computed as the main
+    loop computes them (same operations, same order: the same bits): (nb, 4 K, N)."""
+    maps = _spec_maps(N)
+    E = np.concatenate([best, cand], axis=1)  # (nb, N + 4, N)
+    S = E[:, maps]  # (nb, K, N + 1, N)
+    nb, K = S.shape[:2]
+    flat = S.reshape(nb * K, N + 1, N)
+    xbar = np.add.reduce(flat[:, :-1], 1) / N
+    worst = flat[:, -1]
+    xr = (1 + rho) * xbar - rho * worst
+    xe = (1 + rho * chi) * xbar - rho * chi * worst
+    xc = (1 + psi * rho) * xbar - psi * rho * worst
+    xcc = (1 - psi) * xbar + psi * worst
+    return np.stack([xr, xe, xc, xcc], axis=1).reshape(nb, 4 * K, N)
+
+
 def maximize(objective, bounds, *, seed, maxiter: int, popsize: int, polish_maxfev: int | None = None):
     """Maximize a vectorized ``objective`` ((M, dim) -> (M,)) over the box ``bounds``: differential
     evolution, then a Nelder-Mead polish from its best point (the objective clips to the box).
@@ -143,35 +296,103 @@ def maximize(objective, bounds, *, seed, maxiter: int, popsize: int, polish_maxf
     )[0]
 
 
+class _Merge:
+    """Objective calls of several solvers, each in its own thread, merged: a call waits until every
+    solver still running has posted its rows, then the last one to arrive evaluates them all in one
+    ``objective(X, owner)`` call (the value of a row does not depend on the other rows)."""
+
+    def __init__(self, objective, n):
+        self.objective = objective
+        self.cv = threading.Condition()
+        self.pending: dict = {}
+        self.results: dict = {}
+        self.active = n
+        self.error = None
+
+    def _flush(self):
+        items = sorted(self.pending.items())
+        self.pending = {}
+        try:
+            X = np.concatenate([x for _, x in items], axis=0)
+            own = np.concatenate([np.full(x.shape[0], j) for j, x in items])
+            vals = np.asarray(self.objective(X, own), dtype=np.float64)
+            pos = 0
+            for j, x in items:
+                self.results[j] = vals[pos : pos + x.shape[0]]
+                pos += x.shape[0]
+        except BaseException as exc:  # handed to every waiting solver
+            self.error = exc
+        self.cv.notify_all()
+
+    def call(self, j, X):
+        with self.cv:
+            if self.error is not None:
+                raise self.error
+            self.pending[j] = X
+            if len(self.pending) == self.active:
+                self._flush()
+            while j not in self.results and self.error is None:
+                self.cv.wait()
+            if self.error is not None:
+                raise self.error
+            return self.results.pop(j)
+
+    def done(self):
+        with self.cv:
+            self.active -= 1
+            if self.pending and len(self.pending) == self.active:
+                self._flush()
+
+
+def _de_lockstep(objective, bounds, seeds, *, maxiter: int, popsize: int):
+    """scipy's differential evolution (vectorized, deferred updating, no polish) for each seed, the
+    solvers run in lockstep: one objective call per generation serves every solver's population (each
+    solver gets the result it gets alone)."""
+    kw = dict(maxiter=maxiter, popsize=popsize, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    if len(seeds) == 1:
+
+        def neg(xT):
+            X = np.asarray(xT).T
+            return -np.asarray(objective(X, np.zeros(X.shape[0], dtype=np.int64)), dtype=np.float64)
+
+        return [_differential_evolution(neg, bounds, seed=seeds[0], **kw)]
+    merge = _Merge(objective, len(seeds))
+    out: list = [None] * len(seeds)
+
+    def run(j):
+        try:
+
+            def neg(xT):
+                return -merge.call(j, np.asarray(xT).T)
+
+            out[j] = _differential_evolution(neg, bounds, seed=seeds[j], **kw)
+        except BaseException as exc:
+            out[j] = exc
+        finally:
+            merge.done()
+
+    threads = [threading.Thread(target=run, args=(j,), name=f"lptheory-de-{j}") for j in range(len(seeds))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in out:
+        if isinstance(r, BaseException):
+            raise r
+    return out
+
+
 def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):
     """:func:`maximize` for ``len(seeds)`` problems on one box at once: ``objective(X, owner)`` gives
     the value of each row of ``X`` for problem ``owner[i]``. Differential evolution runs per problem
-    (scipy's, one generation per call); the Nelder-Mead polishes run in lockstep, every problem's
-    candidates in one call. Each problem's result is the one :func:`maximize` gives it alone (the
-    objective's value at a point must not depend on the other rows of the call).
+    (scipy's), the problems' generations in lockstep (one call per generation for all of them); the
+    Nelder-Mead polishes run in lockstep too, every problem's candidates in one call. Each problem's
+    result is the one :func:`maximize` gives it alone (the objective's value at a point must not
+    depend on the other rows of the call).
     Returns a list of ``(x, value, nfev)``."""
     lo = np.array([b[0] for b in bounds], dtype=np.float64)
     hi = np.array([b[1] for b in bounds], dtype=np.float64)
-    des = []
-    for j, seed in enumerate(seeds):
-
-        def neg(xT, j=j):
-            X = np.asarray(xT).T
-            return -np.asarray(objective(X, np.full(X.shape[0], j)), dtype=np.float64)
-
-        des.append(
-            differential_evolution(
-                neg,
-                bounds,
-                maxiter=maxiter,
-                popsize=popsize,
-                seed=seed,
-                vectorized=True,
-                updating="deferred",
-                polish=False,
-                tol=1e-12,
-            )
-        )
+    des = _de_lockstep(objective, bounds, seeds, maxiter=maxiter, popsize=popsize)
     dim = lo.size
     polished = nelder_mead(
         lambda X, own: -np.asarray(objective(np.clip(X, lo, hi), own), dtype=np.float64),

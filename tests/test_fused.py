@@ -7,6 +7,7 @@ in place and out of place, one thread and several.
 """
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -267,3 +268,93 @@ def test_rademacher_draws_in_the_kernel_are_numpys_int8_samples(monkeypatch):
     # another bit generator: general path
     other = [np.random.Generator(np.random.Philox(i)) for i in range(4)]
     assert real(other, np.ones(16), np.zeros((4, 16))) is False
+
+
+def test_engine_info_reports_the_engine_in_use(monkeypatch):
+    """``lptheory.engine_info()``: the fused engine, verified by a kernel run against the reference bits,
+    and the reference engine (with the reason) under ``LPTHEORY_ENGINE=numpy`` or without numba."""
+    import lptheory
+
+    info = lptheory.engine_info()
+    assert info["engine"] == "fused" and info["verified"] and info["numba"] and info["threads"] >= 1
+    assert set(info["svml_power"]) == {"float64", "float32"}
+    monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    info = lptheory.engine_info()
+    assert info["engine"] == "numpy" and not info["verified"] and "LPTHEORY_ENGINE" in info["reason"]
+    monkeypatch.delenv("LPTHEORY_ENGINE")
+    monkeypatch.setitem(sys.modules, "numba", None)  # numba not importable
+    info = lptheory.engine_info()
+    assert info["engine"] == "numpy" and info["numba"] is None and "not installed" in info["reason"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# powers through numpy's SVML routine (lptheory._svml): numpy.power's bits, within 1 ulp of the exact power
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from lptheory import _svml  # noqa: E402
+
+needs_svml = pytest.mark.skipif(not _svml.available(), reason="numpy does not run SVML's pow8_ha on this machine")
+
+
+@needs_svml
+@settings(max_examples=300, deadline=None)
+@given(
+    binade=st.integers(-1074, 1023),
+    frac=st.floats(0.0, 1.0, exclude_max=True),
+    e=st.one_of(st.floats(min_value=-4.0, max_value=8.0), st.sampled_from([0.7 / 1.7, 1 / 1.7, 1.7, 1.5, 2 / 3])),
+    m=st.integers(1, 19),
+)
+def test_svml_power_is_numpy_power_within_1_ulp(binade, frac, e, m):
+    """Every binade, subnormals included (x = (1 + frac) 2^binade, or frac 2^-1074.. below the normal
+    range): the fused engine's power equals numpy.power bit for bit, at any block length (the last
+    partial group of 8 padded), and is within 1 ulp of the exact power (mpmath, 200 bits) wherever the
+    result is finite and non-zero."""
+    import mpmath
+
+    x0 = math.ldexp(1.0 + frac, binade) if binade >= -1022 else math.ldexp(frac, -1022)
+    if not math.isfinite(x0):
+        x0 = math.ldexp(1.0 + frac, 1022)
+    x = np.full(m, x0)
+    x[::2] = np.nextafter(x0, np.inf)
+    out = np.empty(m)
+    _svml.pow_block(x, 0, float(e), out, m, np.empty(16))
+    with np.errstate(all="ignore"):
+        ref = np.power(x, float(e))
+    assert np.array_equal(out.view(np.int64), ref.view(np.int64)) or not _svml.agrees(float(e)), (x0, e)
+    for xi, got in zip(x[:2], out[:2]):
+        with mpmath.workprec(200):
+            exact = mpmath.mpf(float(xi)) ** mpmath.mpf(float(e))
+            if (
+                got == 0.0
+                or not math.isfinite(got)
+                or not (mpmath.mpf(5e-324) <= exact < mpmath.mpf(1.7976931348623157e308))
+            ):
+                continue
+            ulp = mpmath.mpf(float(np.spacing(float(exact))))
+            assert abs(mpmath.mpf(float(got)) - exact) <= ulp, (xi, e, got)
+
+
+@needs_svml
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("p", [2.5, 2.7, 5.0])
+def test_svml_one_pass_and_numpy_power_path_same_bits(p, dtype, monkeypatch, rng):
+    """The one-pass kernel (SVML powers in blocks) and the older path (numpy.power between loops on
+    chunks) give the same bits; numpy takes another route at some exponents (0.5 here), which
+    agrees() detects, and the engine then keeps numpy.power."""
+    opt = O.StaceyPP(p=p, lr=1e-2, weight_decay=0.1)
+    theta = (rng.standard_normal((3, 1000 + 5)) * np.exp(rng.uniform(-30, 30, (3, 1005)))).astype(dtype)
+    grads = [rng.standard_normal(theta.shape).astype(dtype) for _ in range(3)]
+    outs = []
+    for use in (True, False):
+        monkeypatch.setattr(_fused, "USE_SVML", use)
+        th, stt = theta, opt.init(theta)
+        for g in grads:
+            th, stt = opt.step(th, g, stt)
+        outs.append((th, stt))
+    _assert_same(outs[0][0], outs[1][0], "theta")
+    for k in opt.buffers:
+        _assert_same(outs[0][1][k], outs[1][1][k], k)
+    assert _svml.agrees(0.7 / 1.7, np.dtype(dtype).name)
+    assert _svml.agrees(0.5) == _svml._probe(0.5) and _svml.available("float32") == _svml._probe(2.7, "float32")
