@@ -28,7 +28,7 @@ def _floor(R, d, T, nthreads):
     trivial. Returns coordinate-steps per second (issue 25's floor; best of 3)."""
     import numba
 
-    from lptheory import _engine
+    from lptheory import parallel
 
     @numba.njit(nogil=True)
     def k(th, g, z, m):
@@ -44,7 +44,7 @@ def _floor(R, d, T, nthreads):
     rng = np.random.default_rng(0)
     arrs = [rng.standard_normal(R * d) * 1e-3 for _ in range(4)]
     per = -(-R * d // nthreads)
-    pool = _engine._get_pool(nthreads) if nthreads > 1 else None
+    pool = parallel.get_pool(nthreads) if nthreads > 1 else None
     parts = [[a[lo : lo + per] for a in arrs] for lo in range(0, R * d, per)]
     k(*[a[:16] for a in arrs])
     best = np.inf
@@ -113,7 +113,7 @@ def main(argv=None):
         print(f"simulate numpy: {rate:.3g} coordinate-steps/s; torch / numpy throughput = {trate / rate:.2f}x")
     # breakdown: the simulator's pieces on its own paths (gradient and noise into a reused buffer, the
     # optimizer in place, the one-pass finiteness check), timed separately for a tenth of the steps
-    from lptheory._engine import threads
+    from lptheory.parallel import threads
 
     k = max(1, T // 10)
     theta = pr.x0(R)

@@ -148,10 +148,10 @@ def main(argv=None):
         raise SystemExit("--repeats must be >= 9 (min of >= 9 interleaved repeats)")
     if args.threads:
         os.environ["LPTHEORY_THREADS"] = str(args.threads)
-    from lptheory import _engine
+    from lptheory import _engine, parallel
     from lptheory.optimizers import AdamW, StaceyPP
 
-    nthreads = _engine.threads(fused=True)
+    nthreads = parallel.threads(fused=True)
     rng = np.random.default_rng(np.random.SeedSequence(0))
     shape = tuple(args.shape)
     theta0 = rng.standard_normal(shape)
@@ -173,7 +173,7 @@ def main(argv=None):
     flats = [a.reshape(-1) for a in fa]
     n = flats[0].size
     per = -(-n // nthreads)
-    pool = _engine._get_pool(nthreads) if nthreads > 1 else None
+    pool = parallel.get_pool(nthreads) if nthreads > 1 else None
 
     def threaded(kernel):
         def run():

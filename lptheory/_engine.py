@@ -17,78 +17,15 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-
-class Hyper(dict):
-    """The named scalars of one step: ``h.lr``, ``h.beta1``, ... (a dict with attribute access)."""
-
-    __slots__ = ()
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(f"no scalar {name!r} in this step (have {sorted(self)})") from None
-
-
-class Buffers:
-    """The named arrays a rule reads and writes: ``theta``, ``grad``, the state buffers, their
-    ``new_`` outputs and the scratch arrays ``s1``, ``s2``, ..."""
-
-    def __init__(self, **arrays):
-        self.__dict__.update(arrays)
-
-    def __repr__(self):
-        return f"Buffers({', '.join(self.__dict__)})"
-
+from ._pool import get_pool, threads
+from ._state import Buffers
 
 CHUNK = 16384
 _PARALLEL_MIN = 1 << 18
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 _tls = threading.local()
-
-
-def threads(fused: bool = False) -> int:
-    """Worker threads for large numpy arrays: ``LPTHEORY_THREADS`` (set it to 1 to pin one core);
-    by default every core for the fused engine (measured faster on 2 cores) and 1 for the reference
-    engine (two threads were slower there: its many passes are bound by the interpreter)."""
-    env = os.environ.get("LPTHEORY_THREADS")
-    if env:
-        try:
-            n = int(env)
-        except ValueError as exc:
-            raise ValueError(f"LPTHEORY_THREADS must be a positive integer, got {env!r}") from exc
-        if n < 1:
-            raise ValueError(f"LPTHEORY_THREADS must be a positive integer, got {env!r}")
-        return n
-    return _CPUS if fused else 1
-
-
-_CPUS = max(1, min(os.cpu_count() or 1, 16))
-
-
-def _forget_pool_in_child() -> None:
-    """A forked child (multiprocessing's "fork": the parallel checks) inherits the pool object but not
-    its threads: work submitted to it would wait forever. The child starts its own pool instead."""
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
-
-
-def _get_pool(n: int) -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool._max_workers < n:  # noqa: SLF001
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="lptheory")
-        return _pool
 
 
 def _scratch(n_scratch: int, dtype) -> list[np.ndarray]:
@@ -143,7 +80,7 @@ def apply(rule, xp, h, arrays: dict, n_scratch: int, scratch=None) -> None:
     # contiguous ranges aligned to CHUNK, one per worker
     per = -(-n // (nt * CHUNK)) * CHUNK
     bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
-    pool = _get_pool(nt)
+    pool = get_pool(nt)
     futures = [pool.submit(_run_range, rule, h, names, flats, n_scratch, lo, hi) for lo, hi in bounds]
     for f in futures:
         f.result()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from ._engine import Buffers
+from ._state import Buffers
 
 __all__ = ["TensorList", "ForeachNamespace", "apply_foreach"]
 

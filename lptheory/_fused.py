@@ -38,7 +38,7 @@ import threading
 import numpy as np
 
 from . import _svml
-from ._engine import Buffers, Hyper
+from ._state import Buffers, Hyper
 
 __all__ = ["available", "run", "TraceNS", "FusedUnsupported"]
 
@@ -687,11 +687,11 @@ def run(opt, h: Hyper, arrays: dict, threads: int) -> bool:
     if threads <= 1 or n < (1 << 17):
         _run_range(k, flats, scalars, 0, n, CHUNK)
         return True
-    from ._engine import _get_pool
+    from ._pool import get_pool
 
     per = -(-n // (threads * CHUNK)) * CHUNK
     bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
-    pool = _get_pool(threads)
+    pool = get_pool(threads)
     futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
     for f in futures:
         f.result()

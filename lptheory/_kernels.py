@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ._xp import _own, combine, copy_into, eps_vanishes, numpyish, pow_abs
+from ._xp import combine, copy_into, eps_vanishes, namespace_helper, numpyish, pow_abs
 
 
 def steepest(xp, x, p: float, out, tmp):
@@ -73,7 +73,7 @@ def steepest_eps_step(xp, theta, k1: float, x, k2: float, p: float, eps: float, 
         s = steepest_eps(xp, x, p, eps, mode, tmp, tmp)
         return combine(xp, theta, k1, s, k2, out, tmp, sub=True)
     den = _eps_denominator(xp, x, p, eps, mode, tmp)
-    own = _own(xp, "addcdiv_scaled")
+    own = namespace_helper(xp, "addcdiv_scaled")
     if own is not None:  # a multi-tensor namespace
         return own(theta, k1, x, den, -k2, out)
     if out is theta:

@@ -115,10 +115,10 @@ def row_sums(x: np.ndarray, p: float, threads: int = 1):
     if threads <= 1 or R < 2:
         rows(x, code, 0, R, s, m)
         return s, m
-    from ._engine import _get_pool
+    from ._pool import get_pool
 
     per = -(-R // threads)
-    futs = [_get_pool(threads).submit(rows, x, code, lo, min(R, lo + per), s, m) for lo in range(0, R, per)]
+    futs = [get_pool(threads).submit(rows, x, code, lo, min(R, lo + per), s, m) for lo in range(0, R, per)]
     for f in futs:
         f.result()
     return s, m

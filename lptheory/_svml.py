@@ -32,7 +32,7 @@ _AGREES: dict = {}
 
 
 @functools.lru_cache(maxsize=1)
-def _addresses() -> dict:
+def addresses() -> dict:
     """{dtype name: address of numpy's SVML power} for the symbols numpy exports (empty: none)."""
     if os.environ.get("LPTHEORY_SVML", "") == "0":
         return {}
@@ -62,7 +62,7 @@ def _addresses() -> dict:
 @functools.lru_cache(maxsize=1)
 def _kernels():
     """{dtype name: pow_block}, from :mod:`lptheory._svml_kernels`; None without numba or the symbols."""
-    if not _addresses():
+    if not addresses():
         return None
     try:
         from . import _svml_kernels as K

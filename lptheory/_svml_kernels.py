@@ -10,9 +10,9 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._svml import LANES, SYMBOLS, _addresses
+from ._svml import LANES, SYMBOLS, addresses
 
-_ADDR = _addresses()
+_ADDR = addresses()
 if not _ADDR:
     raise ImportError("numpy does not export SVML's power")
 for _dt, _a in _ADDR.items():

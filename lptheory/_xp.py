@@ -60,7 +60,7 @@ def _is_torch_module(xp) -> bool:
     return getattr(xp, "__name__", None) == "torch"
 
 
-def _own(xp, name):
+def namespace_helper(xp, name):
     """A namespace's own implementation of a composite helper (the multi-tensor namespace), or None."""
     return None if (xp is np or _is_torch_module(xp)) else getattr(xp, name, None)
 
@@ -110,7 +110,7 @@ def combine(xp, x, a, y, b: float, out, tmp, *, sub: bool = False):
             x = xp.multiply(x, a, out=out)
         xp.multiply(y, b, out=tmp)
         return (xp.subtract if sub else xp.add)(x, tmp, out=out)
-    own = _own(xp, "combine")
+    own = namespace_helper(xp, "combine")
     if own is not None:  # a multi-tensor namespace
         return own(x, a, y, b, out, sub)
     alpha = -b if sub else b
@@ -134,7 +134,7 @@ def ema(xp, m, beta: float, g, out, tmp):
     ``out`` may alias ``m``, not ``g``; ``tmp`` must alias neither ``m`` nor ``out``."""
     if numpyish(xp):
         return combine(xp, m, beta, g, 1.0 - beta, out, tmp)
-    own = _own(xp, "ema")
+    own = namespace_helper(xp, "ema")
     if own is not None:
         return own(m, beta, g, out)
     if out is m:

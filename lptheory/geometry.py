@@ -75,7 +75,7 @@ def _lp_norm(xp, x, p: float, axis: int):
         return xp.sum(ax, axis=axis) if xp is np else xp.sum(ax, dim=axis)
     if xp is np and axis in (-1, x.ndim - 1) and _rownorm.available(x, p):
         # one pass per row in a numba kernel, same bits as below (lptheory._rownorm)
-        from ._engine import threads
+        from ._pool import threads
 
         s, m = _rownorm.row_sums(x, p, threads(fused=True))
         with np.errstate(invalid="ignore"):

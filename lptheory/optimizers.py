@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import _engine, _kernels, _validate
-from ._engine import Buffers, Hyper
+from ._state import Buffers, Hyper
 from ._xp import combine, ema, is_floating, namespace
 
 __all__ = [

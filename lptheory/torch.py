@@ -62,8 +62,8 @@ import torch
 
 from . import _engine
 from . import optimizers as _core
-from ._engine import Buffers
 from ._foreach import apply_foreach
+from ._state import Buffers
 
 __all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
 

@@ -14,9 +14,9 @@ _STREAMS: dict = {}
 
 
 def enabled() -> bool:
-    from lptheory import _fused
+    from lptheory import parallel
 
-    return _fused.available()
+    return parallel.fused_available()
 
 
 def _kernels():
@@ -50,15 +50,15 @@ def _kernels():
 def _rows(fn, first, *rest):
     """Run ``fn(first[r0:r1], *rest_r)`` over row blocks on the engine's threads (rest: row-wise
     arrays or shared vectors)."""
-    from lptheory import _engine
+    from lptheory import parallel
 
     R = first.shape[0]
-    nt = _engine.threads(fused=True)
+    nt = parallel.threads(fused=True)
     if nt <= 1 or first.size < (1 << 17) or R < 2:
         fn(first, *rest)
         return
     per = -(-R // nt)
-    pool = _engine._get_pool(nt)
+    pool = parallel.get_pool(nt)
     futs = []
     for r0 in range(0, R, per):
         r1 = min(R, r0 + per)
@@ -132,14 +132,14 @@ def rademacher_add_streams(rngs, sigma, out) -> bool:
     if _address(rngs[0].bit_generator.ctypes.next_uint64) != _STREAMS["addr"]:
         return False
     addrs = np.array([rng.bit_generator.ctypes.state_address for rng in rngs], dtype=np.uintp)
-    from lptheory import _engine
+    from lptheory import parallel
 
-    nt = _engine.threads(fused=True)
+    nt = parallel.threads(fused=True)
     if nt <= 1 or out.size < (1 << 17) or R < 2:
         kern(addrs, sigma, out)
         return True
     per = -(-R // nt)
-    pool = _engine._get_pool(nt)
+    pool = parallel.get_pool(nt)
     futs = [pool.submit(kern, addrs[r0 : r0 + per], sigma, out[r0 : r0 + per]) for r0 in range(0, R, per)]
     for f in futs:
         f.result()

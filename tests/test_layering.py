@@ -9,8 +9,6 @@ from __future__ import annotations
 import ast
 import os
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("lptheory", "synthetic", "proofs_checks", "figures")
 # modules outside lptheory/app allowed to import lptheory.app: `python -m lptheory` and the old
@@ -160,12 +158,9 @@ def test_no_module_level_import_cycle_engine_fused():
     assert ("lptheory._engine", "lptheory._fused") not in cycles(scan(ROOT), only_top_level=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lptheory._engine imports _fused lazily (inside functions) while _fused imports _engine at module "
-    "level: a lazy cycle (reported to the owner of these files; remove this marker when it is gone)",
-)
 def test_no_import_cycle_engine_fused_even_lazily():
+    """The engines share the pool (_pool) and the step's names (_state); neither imports the other's
+    module at import time, and _fused never imports _engine at all."""
     assert ("lptheory._engine", "lptheory._fused") not in cycles(scan(ROOT), only_top_level=False)
 
 

@@ -27,19 +27,7 @@ SCANNED = (*PACKAGES, "examples")  # the examples are written as a user writes: 
 # Uses left to other helpers' files (issue 22 was split): each entry is (importing module, used name).
 # The lead empties this list at integration; a new private use anywhere else fails the test, and an entry
 # that is no longer used fails it too (so the list only shrinks).
-ALLOWED = {
-    # lptheory/_engine.py <-> lptheory/_fused.py import each other (h25): _fused.py takes _engine's pool.
-    # Fix: move the worker pool to lptheory/_pool.py as get_pool(), imported by both, no circle.
-    ("lptheory._fused", "lptheory._engine._get_pool"),
-    ("lptheory._rownorm", "lptheory._engine._get_pool"),
-    # lptheory/_kernels.py (h25) imports the helper _own of lptheory/_xp.py. Fix: rename it own() in _xp.
-    ("lptheory._kernels", "lptheory._xp._own"),
-    # synthetic/_fast.py (h25) drives lptheory's private engine: its pool and fused kernels.
-    # Fix: a public lptheory entry point for batched steps (e.g. lptheory.engine.run_batch / get_pool).
-    ("synthetic._fast", "lptheory._fused"),
-    ("synthetic._fast", "lptheory._engine"),
-    ("synthetic._fast", "lptheory._engine._get_pool"),
-}
+ALLOWED: set = set()  # emptied at integration: every private name stays in its module
 
 
 def _modules():

@@ -1,0 +1,55 @@
+"""The worker threads of the numpy engines (the reference engine, the fused kernels, the simulator's
+kernels): one pool per process, sized by :func:`threads`. Imports nothing from lptheory, so every engine
+module can use it without importing another. The layers above reach it through :mod:`lptheory.parallel`."""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["threads", "get_pool"]
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def threads(fused: bool = False) -> int:
+    """Worker threads for large numpy arrays: ``LPTHEORY_THREADS`` (set it to 1 to pin one core);
+    by default every core for the fused engine (measured faster on 2 cores) and 1 for the reference
+    engine (two threads were slower there: its many passes are bound by the interpreter)."""
+    env = os.environ.get("LPTHEORY_THREADS")
+    if env:
+        try:
+            n = int(env)
+        except ValueError as exc:
+            raise ValueError(f"LPTHEORY_THREADS must be a positive integer, got {env!r}") from exc
+        if n < 1:
+            raise ValueError(f"LPTHEORY_THREADS must be a positive integer, got {env!r}")
+        return n
+    return _CPUS if fused else 1
+
+
+_CPUS = max(1, min(os.cpu_count() or 1, 16))
+
+
+def _forget_pool_in_child() -> None:
+    """A forked child (multiprocessing's "fork": the parallel checks) inherits the pool object but not
+    its threads: work submitted to it would wait forever. The child starts its own pool instead."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
+def get_pool(n: int) -> ThreadPoolExecutor:
+    """The process's worker pool, with at least ``n`` threads (created on first use; a forked child
+    starts its own)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:  # noqa: SLF001
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="lptheory")
+        return _pool
