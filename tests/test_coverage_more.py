@@ -71,3 +71,13 @@ def test_lionk_first_step_over_p_and_gradients():
     assert len(formula) == len(tau0) == 3 and len({str(r.params["g0"]) for r in formula}) == 3
     assert all(r.status == "holds" for r in formula)
     assert all(r.status == "violated" and r.evidence == "proved" for r in tau0)
+
+
+def test_lionk_no_coupling_holds_off_tau_zero_and_its_control_fails():
+    """tau in (0, 1): Stacey's first iterate is off the ray of every Lion-K first iterate (holds); tau = 0 (no
+    coupling, the control the same rule must fail) puts it on that ray: not holds."""
+    recs = CM.lionk_coupling_records(0, ps=(4.0,), taus=(0.0, 0.5))
+    ctrl, real = recs
+    validate_record(real.to_dict())
+    assert real.status == "holds" and real.empirical > 1e-6
+    assert ctrl.status != "holds" and ctrl.empirical <= ctrl.bound

@@ -20,6 +20,9 @@
   the two-sided side is the closed form; the re-check encloses both in ball arithmetic. What is proved: the
   equivalence with the same constant fails in d = 3 (ratio (3/2)^{1-2/p}) and d = 4 (2^{1-2/p}); the other
   direction L_2s <= L_lip holds on these matrices. Non-diagonal matrices in d = 3, 4 are not decided here.
+* ``lionk.no-coupling`` (Section 4.2: "there is no choice of parameters for Lion-K to recover linear
+  coupling"): on the first iterate, Stacey(p,2) at tau in (0, 1) is off the ray that contains every Lion-K
+  first iterate (:func:`lionk_coupling_records`).
 * ``lionk.first-step`` (Section 4.2) over p = 3, 4, 8 and three first gradients per p (dimensions 3, 5, 8):
   Algorithm 1's first iterate against the paper's formula, and at tau = 0 against Lion-K's
   (:func:`proofs_checks.stacey.claims.lionk_records`).
@@ -231,6 +234,66 @@ def lionk_sweep_records(seed: int, ps=(3.0, 4.0, 8.0)) -> list[Claim]:
     return out
 
 
+LIONK_COUPLING_SPEC = ClaimSpec(
+    id="lionk.no-coupling",
+    statement="there is no choice of parameters for Lion-K to recover linear coupling (Stacey(p,2)'s first iterate "
+    "-(1-tau) eta s^eps((1-beta1) g~_0) - tau alpha (1-beta1) g~_0 is not a Lion-K first iterate "
+    "-eta' grad K((1-beta1') g~_0), K = ||.||_{p*}, for any eta' >= 0, beta1' in [0, 1])",
+    source="Section 4.2",
+    assumptions=("theta_0 = z_0 = m_0 = 0", "tau in (0, 1), alpha > 0", "g~_0 with coordinates of unequal magnitude"),
+    relation=">=",
+    show=("p", "tau", "setting"),
+)
+
+
+def lionk_coupling_records(seed: int, ps=(3.0, 4.0, 8.0), taus=(0.1, 0.5, 0.9)) -> list[Claim]:
+    """``lionk.no-coupling``: grad K is 0-homogeneous, so every Lion-K first iterate from theta_0 = m_0 = 0 (any
+    eta' >= 0, beta1' in [0, 1], any weight decay, which multiplies theta_0 = 0) lies on the ray
+    {-t u : t >= 0}, u = grad K(g~_0) = sgn(g~_0)|g~_0|^{p*-1} / ||g~_0||_{p*}^{p*-1}. The distance of
+    Stacey(p,2)'s first iterate (Alg. 1, :class:`lptheory.optimizers.StaceyP2`) to that ray is computed exactly
+    (projection: t* = max(0, -<theta_1, u>/||u||^2)); the claim holds at a setting when that distance is
+    above rounding (relative 1e-9 of ||theta_1||_2: a stricter test than > 0)."""
+    from lptheory.geometry import lp_norm
+    from lptheory.optimizers import StaceyP2
+
+    out = []
+    eta, alpha, b1 = 0.1, 0.05, 0.9
+    for p in ps:
+        ps_ = dual_exponent(p)
+        g0 = np.random.default_rng([seed, 2325, int(p)]).standard_normal(5)
+        u = np.sign(g0) * np.abs(g0) ** (ps_ - 1) / lp_norm(g0, ps_) ** (ps_ - 1)
+        for tau in taus:
+            opt = StaceyP2(
+                p=p, lr=eta, alpha=alpha, tau=tau, beta1=b1, beta2=0.99, eps=0.0, weight_decay=0.0, z_init="zero"
+            )
+            zero = np.zeros_like(g0)
+            th1, _ = opt.step(zero, g0, opt.init(zero))
+            t_star = max(0.0, -float(th1 @ u) / float(u @ u))
+            dist = float(np.linalg.norm(th1 + t_star * u))
+            floor = 1e-9 * float(np.linalg.norm(th1))
+            out.append(
+                value_claim(
+                    LIONK_COUPLING_SPEC,
+                    dist,
+                    floor,
+                    {
+                        "p": p,
+                        "tau": tau,
+                        "alpha": alpha,
+                        "eta": eta,
+                        "beta1": b1,
+                        "g0": g0.tolist(),
+                        "setting": "first iterate vs the Lion-K ray",
+                    },
+                    method="exact",
+                    note=f"distance of Stacey(p,2)'s theta_1 to the ray of every Lion-K theta_1: {dist:.4g} "
+                    f"(||theta_1||_2 = {np.linalg.norm(th1):.4g}, best Lion-K step t* = {t_star:.4g}); decided on the "
+                    "first iterate, which already separates the two methods",
+                )
+            )
+    return out
+
+
 def _validate(options):
     for p in options.get("p") or ():
         if not (p > 2.0):
@@ -255,5 +318,7 @@ def run_coverage_more(ctx):
     for p in [p for p in ps if math.isfinite(p)]:
         for d in (3, 4):
             out += asm1_diag_records(p, d)
-    out += lionk_sweep_records(ctx.seed, tuple(p for p in ps if math.isfinite(p)))
+    finite = tuple(p for p in ps if math.isfinite(p))
+    out += lionk_sweep_records(ctx.seed, finite)
+    out += lionk_coupling_records(ctx.seed, finite)
     return out
