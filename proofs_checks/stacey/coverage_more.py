@@ -23,6 +23,9 @@
 * ``lionk.no-coupling`` (Section 4.2: "there is no choice of parameters for Lion-K to recover linear
   coupling"): on the first iterate, Stacey(p,2) at tau in (0, 1) is off the ray that contains every Lion-K
   first iterate (:func:`lionk_coupling_records`).
+* ``maj.p-inf`` (Appendix B at p = inf, where ||L||_{p/(p-2)} -> ||L||_1): ||H||_{inf->1} <= ||L||_1 on
+  random l2-majorized quadratics, computed exactly by vertex enumeration, and attained by H = diag(L)
+  (:func:`maj_inf_records`).
 * ``lionk.first-step`` (Section 4.2) over p = 3, 4, 8 and three first gradients per p (dimensions 3, 5, 8):
   Algorithm 1's first iterate against the paper's formula, and at tau = 0 against Lion-K's
   (:func:`proofs_checks.stacey.claims.lionk_records`).
@@ -294,6 +297,81 @@ def lionk_coupling_records(seed: int, ps=(3.0, 4.0, 8.0), taus=(0.1, 0.5, 0.9)) 
     return out
 
 
+MAJ_INF_SPEC = ClaimSpec(
+    id="maj.p-inf",
+    statement="Appendix B at p = inf: l2 majorization |f(y) - f(x) - grad f(x)^T (y - x)| <= 1/2 sum_i L_i (y_i - x_i)^2 "
+    "implies ||grad f(y) - grad f(x)||_1 <= ||L||_1 ||y - x||_inf (the p -> inf limit of ||L||_{p/(p-2)}-smoothness "
+    "w.r.t. ||.||_p)",
+    source="Appendix B (p = inf)",
+    assumptions=("l2 majorization with vector L (Appendix B)",),
+    show=("p", "setting"),
+)
+
+
+def maj_inf_records(seed: int, quick: bool) -> list[Claim]:
+    """``maj.p-inf`` on random l2-majorized quadratics (-diag(L) <= H <= diag(L),
+    :func:`proofs_checks.stacey.majorization.majorized_quadratic`), d = 2..6: the l_inf -> l_1 operator norm
+    ||H||_{inf->1} = max_{v in {-1, 1}^d} ||H v||_1 is computed exactly by enumerating the vertices of the
+    l_inf ball (v -> ||H v||_1 is convex, so its maximum over the cube is at a vertex), against ||L||_1; the worst
+    case's witness is the explicit vertex. And H = diag(L), which attains ||L||_1 at v = (1, ..., 1)."""
+    import itertools
+
+    from .majorization import majorized_quadratic
+
+    rng = np.random.default_rng([seed, 2326])
+    n = 60 if quick else 400
+    worst = (-math.inf, None)
+    for k in range(n):
+        d = 2 + k % 5
+        H, L = majorized_quadratic(rng, d)
+        V = np.array(list(itertools.product((-1.0, 1.0), repeat=d)))
+        vals = np.abs(V @ H.T).sum(axis=1)
+        i = int(np.argmax(vals))
+        ratio = float(vals[i]) / float(L.sum())
+        if ratio > worst[0]:
+            worst = (ratio, (H, L, V[i]))
+    ratio, (H, L, v) = worst
+    d = H.shape[0]
+    hs = [[sp.Symbol(f"h{i + 1}_{j + 1}", real=True) for j in range(d)] for i in range(d)]
+    vs = sp.symbols(f"v1:{d + 1}", real=True)
+    ls = sp.symbols(f"L1:{d + 1}", positive=True)
+    lhs = sp.Add(*[sp.Abs(sp.Add(*[hs[i][j] * vs[j] for j in range(d)])) for i in range(d)])
+    rhs = sp.Add(*ls)
+    sc = {f"h{i + 1}_{j + 1}": float(H[i, j]) for i in range(d) for j in range(d)}
+    sc.update({f"v{j + 1}": float(v[j]) for j in range(d)})
+    sc.update({f"L{j + 1}": float(L[j]) for j in range(d)})
+    emp, bnd = float(np.abs(H @ v).sum()), float(L.sum())
+    out = [
+        value_claim(
+            MAJ_INF_SPEC,
+            emp,
+            bnd,
+            {"p": math.inf, "setting": f"{n} random majorized quadratics, d = 2..6, exact vertex enumeration"},
+            method="exact",
+            at=Point(sc, lhs=lhs, rhs=rhs, extra={"matrix": H.tolist(), "L": L.tolist()}),
+            tolerance=1e-12,
+            note=f"worst ||H||_(inf->1) / ||L||_1 = {ratio:.6f} (d = {d}); ||H||_(inf->1) exact by enumerating "
+            "the 2^d vertices of the l_inf ball",
+        )
+    ]
+    Ld = 10.0 ** rng.uniform(-1, 1, 4)
+    V = np.array(list(itertools.product((-1.0, 1.0), repeat=4)))
+    tight = float(np.abs(V * Ld).sum(axis=1).max())
+    out.append(
+        value_claim(
+            MAJ_INF_SPEC,
+            tight,
+            float(Ld.sum()),
+            {"p": math.inf, "setting": "H = diag(L) (d = 4): the constant is attained"},
+            method="exact",
+            relation=">=",
+            tolerance=1e-12,
+            note="||diag(L)||_(inf->1) = ||L||_1 (at v = (1, ..., 1)): the p = inf constant cannot be lowered",
+        )
+    )
+    return out
+
+
 def _validate(options):
     for p in options.get("p") or ():
         if not (p > 2.0):
@@ -321,4 +399,6 @@ def run_coverage_more(ctx):
     finite = tuple(p for p in ps if math.isfinite(p))
     out += lionk_sweep_records(ctx.seed, finite)
     out += lionk_coupling_records(ctx.seed, finite)
+    if math.inf in ps:
+        out += maj_inf_records(ctx.seed, ctx.quick)
     return out
