@@ -171,10 +171,18 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
         L.append(_longtable(spec, [escape(lbl) for _, lbl in x["columns"]], rows, size=r"\scriptsize"))
     # every verdict
     L.append(r"\section{Verdicts}")
+    legend = ctx.get("evidence_legend") or []
+    if legend:  # each evidence level explained once, before the table that shows it beside every status
+        L.append("The column \\emph{evidence} says how strong each verdict's evidence is (strongest first):")
+        L.append(r"\begin{description}")
+        for e in legend:
+            n = e.get("count", 0)
+            L.append(f"\\item[{escape(e['level'])}] ({n} record{'s' if n != 1 else ''}) {escape(e['text'])}.")
+        L.append(r"\end{description}")
     rows = []
     for s in ctx["sections"]:
         rows.append(["__rule__"])
-        rows.append([f"\\multicolumn{{6}}{{l}}{{\\textbf{{{escape(s['title'])}}}}}"])
+        rows.append([f"\\multicolumn{{7}}{{l}}{{\\textbf{{{escape(s['title'])}}}}}"])
         for r in s["rows"]:
             st = r["status"]
             rows.append(
@@ -182,6 +190,7 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
                     _id(r["id"]),
                     escape(r["setting"]),
                     f"\\textbf{{{escape(st)}}}" if st == "violated" else escape(st),
+                    escape(r.get("evidence", "-")),
                     escape(r.get("relation", "")),
                     escape(r.get("size", "")),
                     escape(r["method"]),
@@ -189,8 +198,8 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
             )
     L.append(
         _longtable(
-            "P{3.4cm}P{6.2cm}P{1.9cm}P{0.8cm}P{3.2cm}P{2.0cm}",
-            ["claim", "setting", "status", "rel.", "size", "method"],
+            "P{3.2cm}P{5.4cm}P{1.8cm}P{1.4cm}P{0.8cm}P{3.0cm}P{1.9cm}",
+            ["claim", "setting", "status", "evidence", "rel.", "size", "method"],
             rows[1:],
             size=r"\scriptsize",
         )

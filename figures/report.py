@@ -14,11 +14,12 @@ import json
 import os
 from importlib import resources
 
-from proofs_checks.records import STATUSES, clean, setting_text
+from proofs_checks.records import EVIDENCE, STATUSES, clean, setting_text
+from proofs_checks.verdict import EVIDENCE_TEXT
 
 from . import figures_for
 
-__all__ = ["write_report", "load_config", "RESULT_COLUMNS", "result_columns", "finding_sentence"]
+__all__ = ["write_report", "evidence_levels", "load_config", "RESULT_COLUMNS", "result_columns", "finding_sentence"]
 
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
@@ -97,6 +98,15 @@ def load_config(path: str | None, pack) -> dict:
                 raise ValueError(f"--config {path}: checks.{name}.p must be a number or a list of numbers, got {v!r}")
             cfg["checks"][name][k] = [float(u) for u in vals] if k == "p" else v
     return cfg
+
+
+def evidence_levels(claims: list[dict]) -> list[dict]:
+    """The legend of the evidence levels, strongest first, each explained once
+    (:data:`proofs_checks.verdict.EVIDENCE_TEXT`): ``[{"level", "text", "count"}]`` (``count``: the records at
+    that level; every level is listed, used or not, so that the reader sees the whole scale)."""
+    return [
+        {"level": e, "text": EVIDENCE_TEXT[e], "count": sum(r.get("evidence") == e for r in claims)} for e in EVIDENCE
+    ]
 
 
 def _fmt(x):
@@ -364,6 +374,7 @@ def write_report(
     paths = [os.path.join(out_dir, "claims.json"), *_write_csv_and_parquet(out_dir, claims, meta, setting_cols)]
     seed, quick = meta.get("seed", 0), bool(meta.get("quick"))
     counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}
+    evidence_legend = evidence_levels(claims)
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
         figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
@@ -379,6 +390,7 @@ def write_report(
                 "source": r["source"],
                 "setting": setting_text(r["params"], r.get("show")),
                 "status": r["status"],
+                "evidence": r.get("evidence") or "-",  # absent only in files written before the field
                 "empirical": _fmt(r.get("empirical")),
                 "bound": _fmt(r.get("bound")),
                 "ratio": _fmt(r.get("ratio")),
@@ -487,6 +499,7 @@ def write_report(
         open_questions=open_q,
         sections=sections,
         recheck_cmd=RECHECK_CMD,
+        evidence_legend=evidence_legend,
     )
     paths += copy_katex(out_dir)
     for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):

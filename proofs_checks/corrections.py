@@ -30,6 +30,8 @@ __all__ = [
     "CORRECTION_COLUMNS",
     "EVIDENCE_KINDS",
     "correction_rows",
+    "supported_constant",
+    "annotate_supported",
 ]
 
 # a report section of corrections (Pack.report_section(..., columns=CORRECTION_COLUMNS)(correction_rows))
@@ -217,6 +219,56 @@ def as_correction(
         },
     }
     return rec
+
+
+SUPPORTED_LABEL = (
+    "smallest constant the evidence supports (the largest ratio term / bound the evidence found; a lower "
+    "estimate of the true constant, not proved: the true one may be larger, up to the claimed 1)"
+)
+
+
+def supported_constant(rec: Claim) -> dict | None:
+    """For a record of ``term <= bound`` that holds with room: the smallest kappa with term <= kappa * bound
+    that the evidence supports, ``{"kappa", "label", "basis", "room"}``, never below any value found: the
+    search's worst ratio (adversarial search: the largest ratio any candidate reached), the upper end of the
+    interval over the bound (interval methods: every replicate mean the interval covers), or the computed
+    ratio (exact). ``None`` when the record does not hold, is not a ``<=`` claim, or has no positive bound."""
+    if rec.status != "holds" or rec.relation != "<=" or rec.bound is None or rec.empirical is None:
+        return None
+    bnd = float(rec.bound)
+    if not (bnd > 0 and math.isfinite(bnd)):
+        return None
+    if rec.ci is not None:
+        top, basis = max(float(rec.ci[1]), float(rec.empirical)), f"upper end of the 95% interval ({rec.method})"
+    else:
+        top = float(rec.empirical)
+        basis = (
+            f"worst case of the search ({params_budget(rec)})"
+            if rec.method == "adversarial-search"
+            else f"computed value ({rec.method})"
+        )
+    kappa = max(top / bnd, 0.0)
+    return {"kappa": kappa, "label": SUPPORTED_LABEL, "basis": basis, "room": 1.0 - kappa}
+
+
+def annotate_supported(records, methods=("adversarial-search",)) -> list:
+    """``records`` with, on each of ``methods`` that holds with room (:func:`supported_constant`, kappa < 1), the
+    supported constant in ``data["supported_constant"]`` and one sentence in the reason. Statuses are unchanged.
+    By default only searches over the claim's whole admissible space: a ratio at one setting is no constant of the
+    claim."""
+    for rec in records:
+        sc = supported_constant(rec) if rec.method in methods else None
+        if sc is None or sc["kappa"] >= 1.0:
+            continue
+        rec.data = {
+            **(rec.data if isinstance(rec.data, dict) else {} if rec.data is None else {"data": rec.data}),
+            "supported_constant": sc,
+        }
+        rec.reason = (rec.reason or "") + (
+            f"; smallest constant the evidence supports: kappa = {sc['kappa']:.4g} ({sc['basis']}; a lower estimate "
+            "of the true constant, not proved)"
+        )
+    return records
 
 
 def params_budget(rec: Claim) -> str:

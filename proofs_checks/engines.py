@@ -369,6 +369,7 @@ def claim_record(
         data=data,
         relation=relation or spec.relation,
         show=list(spec.show) or None,
+        evidence=getattr(verdict, "evidence", None),  # the verdict's own level when it sets one, else derived
     )
 
 
@@ -391,6 +392,7 @@ def _record(
         data=data,
         relation=relation or spec.relation,
         show=list(spec.show) or None,
+        evidence=getattr(verdict, "evidence", None),  # the verdict's own level when it sets one, else derived
     )
 
 

@@ -89,3 +89,32 @@ def test_theorem1_rejects_bad_p():
         pack.checks["theorem1"].resolve({"p": [2.0]})
     with pytest.raises(ValueError, match=r"--p must be in \[2, inf\)"):
         pack.checks["lemmas"].resolve({"p": [1.5]})
+
+
+def test_rate_negative_controls_fail_and_gate_the_holds(theorem1_quick):
+    """thm1.rate runs, by the same measurement, a method that does not move and one with a known slower
+    exponent; each control's record carries params.control, is never holds, and fails as it must; Alg. 3's
+    holds names them."""
+    rates = [r for r in theorem1_quick if r.id == "thm1.rate"]
+    method = [r for r in rates if "control" not in r.params]
+    ctrl = {r.params["control"]: r for r in rates if "control" in r.params}
+    assert len(method) == 1 and set(ctrl) == set(T1.RATE_CONTROLS) == {"static", "slow-step"}
+    for name, r in ctrl.items():
+        assert r.status != "holds" and "fails as it must" in r.reason, name
+        assert r.params["control_for"] == "Alg. 3" and r.data["T"] == method[0].data["T"]
+        assert -r.data["slope"] < 0.25  # slower than the claimed N^{-1/4}: the rate rule cannot pass it
+    assert ctrl["static"].data["slope"] == pytest.approx(0.0, abs=1e-12)  # it does not move
+    if method[0].status == "holds":
+        assert "every negative control fails as it must (static, slow-step)" in method[0].reason
+
+
+def test_rate_planted_control_that_passes_withdraws_the_holds():
+    """A planted vacuous check: a 'control' that is Alg. 3 itself passes the rule, so the check cannot tell
+    the method from it and Alg. 3's holds is withdrawn (inconclusive); the control's record is not holds."""
+    plain = T1.rate_records(4.0, seed=0, quick=True, controls={})
+    assert plain[0].status == "holds" and len(plain) == 1
+    planted = {"itself": ("Alg. 3 itself (planted)", lambda T: 1.0)}
+    recs = T1.rate_records(4.0, seed=0, quick=True, controls=planted)
+    assert recs[0].status == "inconclusive" and "cannot tell Alg. 3 from itself" in recs[0].reason
+    assert recs[1].status == "inconclusive" and "PASSES the rule it must fail" in recs[1].reason
+    assert recs[1].params["control"] == "itself"

@@ -175,4 +175,4 @@ def _acceleration(ctx):
 PACK.summary(__import__("proofs_checks.stacey.summary", fromlist=["summarize"]).summarize)
 PACK.notation(__import__("proofs_checks.stacey.notation", fromlist=["TEX"]).TEX)
 
-from . import bnb_claims, coverage  # noqa: E402,F401  (register the 'proved' and 'coverage' checks, issue 23)
+from . import bnb_claims, coverage, coverage_more  # noqa: E402,F401  (register 'proved', 'coverage', 'coverage-more'; issue 23)

@@ -127,6 +127,68 @@ SPECS = {
 }
 
 
+def lionk_records(p: float, g0, *, label: str = "") -> list:
+    """``lionk.first-step`` at one p and one first gradient ``g0`` (Section 4.2): Algorithm 1's first iterate
+    against the paper's formula (``setting`` "Alg. 1 vs formula"), and at tau = 0 Stacey(p,2)'s first iterate
+    against Lion-K's (K = ||.||_{p*}; "coincide only when tau = 0"). ``label`` is appended to the setting."""
+    g0 = np.asarray(g0, dtype=np.float64)
+    # lionk.first-step: Algorithm 1's first iterate against the paper's formula
+    eta, alpha, tau, b1, eps = 0.1, 0.05, 0.3, 0.9, 1e-8
+    out = []
+    zero = np.zeros_like(g0)
+    opt = StaceyP2(p=p, lr=eta, alpha=alpha, tau=tau, beta1=b1, beta2=0.99, eps=eps, weight_decay=0.0, z_init="zero")
+    th1, _ = opt.step(zero, g0, opt.init(zero))
+    sc = {"p": p, "eta": eta, "alpha": alpha, "tau": tau, "beta1": b1, "epsilon": eps}
+    formula = F.stacey_p2_first_step(g)  # the paper's first iterate, per coordinate
+    subs = {F.p: p, F.eta: eta, F.alpha: alpha, F.tau: tau, F.beta1: b1, F.eps: eps}
+    paper = np.array([float(formula.subs({**subs, g: gi})) for gi in g0])
+    err = float(np.max(np.abs(th1 - paper)))
+    out.append(
+        value_claim(
+            SPECS["lionk.formula"],
+            err,
+            1e-15,
+            {
+                "p": p,
+                "eta": eta,
+                "alpha": alpha,
+                "tau": tau,
+                "beta1": b1,
+                "eps": eps,
+                "g0": g0.tolist(),
+                "setting": "Alg. 1 vs formula" + label,
+            },
+            at=Point(sc, {"g": g0, "theta1": th1}, extra={"tolerance": 1e-12}),
+            relation="<=",
+            note="max |Algorithm 1 (lptheory.optimizers.StaceyP2) - the paper's formula| against rounding",
+        )
+    )
+    # "coincide only when tau = 0": at tau = 0 Stacey's first step is -eta s(c); Lion-K's is -eta grad K(c)
+    opt0 = StaceyP2(p=p, lr=eta, alpha=alpha, tau=0.0, beta1=b1, beta2=0.99, eps=0.0, weight_decay=0.0, z_init="zero")
+    st1, _ = opt0.step(zero, g0, opt0.init(zero))
+    ps = dual_exponent(p)
+    c = (1 - b1) * g0
+    lion1 = -eta * np.sign(c) * np.abs(c) ** (ps - 1) / lp_norm(c, ps) ** (ps - 1)
+    gap = float(np.max(np.abs(st1 - lion1)))
+    scale = float(lp_norm(c, ps) ** (1 / (p - 1)))
+    extra = {"theta1_stacey": st1.tolist(), "theta1_lionK": lion1.tolist(), "ratio_of_steps": scale}
+    out.append(
+        value_claim(
+            SPECS["lionk.coincide"],
+            gap,
+            0.0,
+            {"p": p, "eta": eta, "tau": 0.0, "beta1": b1, "g0": g0.tolist(), "setting": "tau = 0" + label},
+            at=Point({**sc, "tau": 0.0, "epsilon": 0.0}, {"g": g0}, extra=extra),
+            relation="==",
+            note=f"at tau = 0 the first iterates differ (max gap {gap:.3g}): Stacey's steepest step s(c) is "
+            f"||c||_{{p*}}^(1/(p-1)) = {scale:.4g} times Lion-K's grad K(c) = s(c)/||c||_{{p*}}^(1/(p-1)) (same direction). They "
+            "coincide only up to a g-dependent rescaling of eta (or when ||(1-beta1) g~_0||_{p*} = 1); for tau > 0 the "
+            "directions differ too, as the paper says",
+        )
+    )
+    return out
+
+
 _STEEPEST_NOTE = "the closed form's objective (uc) against a numerical minimizer's (ub)"
 
 
@@ -149,60 +211,8 @@ def run_claims(ctx):
             note="largest relative excess of the closed form's objective over BFGS's minimum",
         )
     )
-    # lionk.first-step: Algorithm 1's first iterate against the paper's formula
-    p, eta, alpha, tau, b1, eps = 3.0, 0.1, 0.05, 0.3, 0.9, 1e-8
-    g0 = np.array([0.3, -2.0, 0.7])
-    zero = np.zeros_like(g0)
-    opt = StaceyP2(p=p, lr=eta, alpha=alpha, tau=tau, beta1=b1, beta2=0.99, eps=eps, weight_decay=0.0, z_init="zero")
-    th1, _ = opt.step(zero, g0, opt.init(zero))
-    sc = {"p": p, "eta": eta, "alpha": alpha, "tau": tau, "beta1": b1, "epsilon": eps}
-    formula = F.stacey_p2_first_step(g)  # the paper's first iterate, per coordinate
-    subs = {F.p: p, F.eta: eta, F.alpha: alpha, F.tau: tau, F.beta1: b1, F.eps: eps}
-    paper = np.array([float(formula.subs({**subs, g: gi})) for gi in g0])
-    err = float(np.max(np.abs(th1 - paper)))
-    out.append(
-        value_claim(
-            SPECS["lionk.formula"],
-            err,
-            1e-15,
-            {
-                "p": p,
-                "eta": eta,
-                "alpha": alpha,
-                "tau": tau,
-                "beta1": b1,
-                "eps": eps,
-                "g0": g0.tolist(),
-                "setting": "Alg. 1 vs formula",
-            },
-            at=Point(sc, {"g": g0, "theta1": th1}, extra={"tolerance": 1e-12}),
-            relation="<=",
-            note="max |Algorithm 1 (lptheory.optimizers.StaceyP2) - the paper's formula| against rounding",
-        )
-    )
-    # "coincide only when tau = 0": at tau = 0 Stacey's first step is -eta s(c); Lion-K's is -eta grad K(c)
-    opt0 = StaceyP2(p=p, lr=eta, alpha=alpha, tau=0.0, beta1=b1, beta2=0.99, eps=0.0, weight_decay=0.0, z_init="zero")
-    st1, _ = opt0.step(zero, g0, opt0.init(zero))
-    ps = dual_exponent(p)
-    c = (1 - b1) * g0
-    lion1 = -eta * np.sign(c) * np.abs(c) ** (ps - 1) / lp_norm(c, ps) ** (ps - 1)
-    gap = float(np.max(np.abs(st1 - lion1)))
-    scale = float(lp_norm(c, ps) ** (1 / (p - 1)))
-    extra = {"theta1_stacey": st1.tolist(), "theta1_lionK": lion1.tolist(), "ratio_of_steps": scale}
-    out.append(
-        value_claim(
-            SPECS["lionk.coincide"],
-            gap,
-            0.0,
-            {"p": p, "eta": eta, "tau": 0.0, "beta1": b1, "g0": g0.tolist(), "setting": "tau = 0"},
-            at=Point({**sc, "tau": 0.0, "epsilon": 0.0}, {"g": g0}, extra=extra),
-            relation="==",
-            note=f"at tau = 0 the first iterates differ (max gap {gap:.3g}): Stacey's steepest step s(c) is "
-            f"||c||_{{p*}}^(1/(p-1)) = {scale:.4g} times Lion-K's grad K(c) = s(c)/||c||_{{p*}}^(1/(p-1)) (same direction). They "
-            "coincide only up to a g-dependent rescaling of eta (or when ||(1-beta1) g~_0||_{p*} = 1); for tau > 0 the "
-            "directions differ too, as the paper says",
-        )
-    )
+    # lionk.first-step: Algorithm 1's first iterate against the paper's formula; at tau = 0 against Lion-K
+    out += lionk_records(3.0, np.array([0.3, -2.0, 0.7]))
     # intro.norm-ratio
     worst_min, arg = math.inf, None
     for _ in range(n_cases):

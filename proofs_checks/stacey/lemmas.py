@@ -292,4 +292,6 @@ def run_lemmas(ctx):
     recs += measured_records(p_list, seed=ctx.seed, quick=ctx.quick)
     ctx.say(f"measured terms done ({time.perf_counter() - t0:.1f}s)")
     recs += search_records(p_list, seed=ctx.seed, quick=ctx.quick, progress=ctx.say, workers=ctx.jobs)
-    return recs
+    from ..corrections import annotate_supported
+
+    return annotate_supported(recs)  # the lemmas that hold with room: the tightest constant the evidence supports

@@ -28,7 +28,7 @@ from ..engines import Point, claim_record, fit_slope, interval_claim, pointwise,
 from ..expressions import CoordSum, x
 from ..records import Claim
 from ..spec import Assumption, ClaimSpec
-from ..verdict import combine, decide, decide_rate
+from ..verdict import combine, control_verdict, decide, decide_rate, gate_on_controls
 from . import formulas as F
 
 DEFAULT_P = (3.0, 4.0)
@@ -65,6 +65,8 @@ RATE_SPEC = ClaimSpec(
     bound=F.RATE_BOUND,
     show=("p", "d", "noise", "n"),
 )
+
+RATE_CONTROL_SPEC = dataclasses.replace(RATE_SPEC, show=(*RATE_SPEC.show, "control"))  # a control's record
 
 
 def theorem_eta(L: float, G: float, T: int, p: float) -> float:
@@ -300,38 +302,38 @@ def step_records(tr, *, p, eta, L, G, n, sigma_l1, params, applicable, why, prob
     return out
 
 
-def rate_record(
-    p: float,
-    *,
-    seed: int,
-    quick: bool,
-    d: int = 4,
-    sigma: float = 0.2,
-    problem_seed: int = 0,
-    n_boot: int = 1000,
-    tail: int = 4,
-) -> Claim:
-    """thm1.rate: T on a geometric grid, n_t = T, eta as in the theorem; the left side with Student-t
-    intervals against the theorem's N^{-1/4} bound at every T, and the slope of log(left side) on log N
-    fitted on the ``tail`` largest T with a bootstrap interval (replicates resampled within each T). A
-    small flat problem (d = 4) so that eta T = O(sqrt(T)) reaches the stationary regime on the grid."""
+RATE_CONTROLS = {
+    "static": (
+        "Alg. 3 with lr = 0 (does not move: the left side stays ||grad f(theta_0)||_{p*}^{p*}, exponent 0)",
+        lambda T: 0.0,
+    ),
+    "slow-step": (
+        "Alg. 3 with Theorem 1's eta times T^{-1/4} (eta ~ T^{-3/4}: the term (f_0 - f*)/(eta T) of the bound "
+        "decays as T^{-1/4} = N^{-1/8}: the left side decays at most like N^{-1/8} while the run travels, a known "
+        "slower exponent)",
+        lambda T: T**-0.25,
+    ),
+}
+"""The negative controls of ``thm1.rate`` (name -> (what it is, the factor applied to Theorem 1's eta at
+horizon T)): run by the same measurement as Alg. 3, they must fail the rate rule; a ``holds`` of the method
+stands only when every control fails (:func:`proofs_checks.verdict.gate_on_controls`)."""
+
+
+def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor, n_boot, tail):
+    """One run of the rate measurement: Alg. 3 with eta = ``eta_factor(T)`` x Theorem 1's eta at each T of
+    ``grid`` (n_t = T), the left side with Student-t intervals against the N^{-1/4} bound at every T, and the
+    tail-fitted slope; returns the raw verdict (bound parts and rate combined) and the numbers."""
+    from scipy.stats import t as student_t
+
     from synthetic.oracle import GradientOracle
 
     from ..engines import sample_witness
 
-    grid = [2**k for k in range(3, 10)] if quick else [2**k for k in range(3, 12)]
-    R = 32 if quick else 64
-    problem, noise = make_setting("rademacher", sigma, d, problem_seed, profile="flat")
-    L = problem.certificate("L")(p)
-    f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
-    s1 = float(noise.sigma.sum())
     per_T, lhs, bounds, cis, parts = [], [], [], [], []
-    from scipy.stats import t as student_t
-
     for T in grid:
         oracle = GradientOracle(problem, noise, batch=T)
         G = oracle.certified_G(p)
-        eta = theorem_eta(L, G, T, p)
+        eta = theorem_eta(L, G, T, p) * eta_factor(T)
         tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L)
         xs = tr["gp"].mean(axis=0)
         per_T.append(xs)
@@ -360,6 +362,56 @@ def rate_record(
     failing = [pt for pt in parts if pt.status != "holds"]
     v = combine([*(failing or [parts[worst]]), rate_v])
     v.reason += f"; the bound's worst ratio {ratios[worst]:.3g} (T = {grid[worst]}); {slope_txt}"
+    data = {
+        "T": grid,
+        "N": Ns,
+        "lhs": lhs,
+        "ci": cis,
+        "bound": bounds,
+        "slope": slope,
+        "slope_ci": [s_lo, s_hi],
+        "theory_slope": -0.25,
+    }
+    return v, data, worst
+
+
+def rate_records(
+    p: float,
+    *,
+    seed: int,
+    quick: bool,
+    d: int = 4,
+    sigma: float = 0.2,
+    problem_seed: int = 0,
+    n_boot: int = 1000,
+    tail: int = 4,
+    controls=RATE_CONTROLS,
+) -> list[Claim]:
+    """thm1.rate: T on a geometric grid, n_t = T, eta as in the theorem; the left side with Student-t
+    intervals against the theorem's N^{-1/4} bound at every T, and the slope of log(left side) on log N
+    fitted on the ``tail`` largest T with a bootstrap interval (replicates resampled within each T). A
+    small flat problem (d = 4) so that eta T = O(sqrt(T)) reaches the stationary regime on the grid.
+
+    Negative controls (``controls``, default :data:`RATE_CONTROLS`: a method that does not move and Alg. 3
+    with a step that gives the known slower exponent 1/8) are run by the same measurement; Alg. 3's
+    ``holds`` stands only when every control fails the rule ("the check cannot tell Alg. 3 from
+    <control>" otherwise). One record for Alg. 3, then one per control (``params.control``; never holds)."""
+    grid = [2**k for k in range(3, 10)] if quick else [2**k for k in range(3, 12)]
+    R = 32 if quick else 64
+    problem, noise = make_setting("rademacher", sigma, d, problem_seed, profile="flat")
+    L = problem.certificate("L")(p)
+    f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
+    s1 = float(noise.sigma.sum())
+    common = dict(
+        seed=seed, grid=grid, R=R, problem=problem, noise=noise, L=L, f_gap=f_gap, s1=s1, n_boot=n_boot, tail=tail
+    )
+    v, data, worst = _rate_measure(p, eta_factor=lambda T: 1.0, **common)
+    raw, ctrl = {}, []
+    for name, (what, factor) in controls.items():
+        cv, cdata, cworst = _rate_measure(p, eta_factor=factor, **common)
+        raw[name] = cv
+        ctrl.append((name, what, cv, cdata, cworst))
+    v = gate_on_controls("Alg. 3", v, raw)
     params = {
         "p": p,
         "d": d,
@@ -374,31 +426,46 @@ def rate_record(
         "sigma_l1": s1,
         "f0-f*": f_gap,
     }
-    data = {
-        "T": grid,
-        "N": Ns,
-        "lhs": lhs,
-        "ci": cis,
-        "bound": bounds,
-        "slope": slope,
-        "slope_ci": [s_lo, s_hi],
-        "theory_slope": -0.25,
-    }
-    return claim_record(
-        RATE_SPEC,
-        v,
-        params=params,
-        method="simulation",
-        empirical=lhs[worst],
-        bound=bounds[worst],
-        ci=cis[worst],
-        data=data,
-    )
+    if controls:
+        params["controls"] = list(controls)
+    out = [
+        claim_record(
+            RATE_SPEC,
+            v,
+            params=params,
+            method="simulation",
+            empirical=data["lhs"][worst],
+            bound=data["bound"][worst],
+            ci=data["ci"][worst],
+            data=data,
+        )
+    ]
+    for name, what, cv, cdata, cworst in ctrl:
+        cparams = {k: val for k, val in params.items() if k != "controls"}
+        cparams.update(control=name, control_for="Alg. 3", control_method=what)
+        out.append(
+            claim_record(
+                RATE_CONTROL_SPEC,
+                control_verdict(name, cv),
+                params=cparams,
+                method="simulation",
+                empirical=cdata["lhs"][cworst],
+                bound=cdata["bound"][cworst],
+                ci=cdata["ci"][cworst],
+                data=cdata,
+            )
+        )
+    return out
+
+
+def rate_record(p: float, *, seed: int, quick: bool, **kw) -> Claim:
+    """The Alg. 3 record of :func:`rate_records` (gated on the negative controls)."""
+    return rate_records(p, seed=seed, quick=quick, **kw)[0]
 
 
 def run_theorem1(ctx):
     """``lptheory check theorem1``: thm1.bound and thm1.step for bounded and unbounded noise, and
-    thm1.rate, for each p."""
+    thm1.rate with its negative controls (:data:`RATE_CONTROLS`), for each p."""
     p_list = [float(p) for p in ctx.get("p") or DEFAULT_P]
     for p in p_list:
         if not (2.0 < p < math.inf):
@@ -408,6 +475,6 @@ def run_theorem1(ctx):
     for p in p_list:
         out += bound_records(p, seed=ctx.seed, quick=ctx.quick)
         ctx.say(f"theorem1 p={p:g}: bound and one-step checks done ({time.perf_counter() - t0:.1f}s)")
-        out.append(rate_record(p, seed=ctx.seed, quick=ctx.quick))
+        out += rate_records(p, seed=ctx.seed, quick=ctx.quick)
         ctx.say(f"theorem1 p={p:g}: rate done ({time.perf_counter() - t0:.1f}s)")
     return out
