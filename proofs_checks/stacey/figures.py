@@ -36,7 +36,8 @@ _METHOD_STYLE = {
 @PACK.figure("theorem1", "theorem1_rate")
 def plot_rate(records, stem) -> list[str]:
     """thm1.rate: the left side E[(1/T) sum ||g_t||_{p*}^{p*}] with its 95% band against the theorem's
-    N^{-1/4} bound, log-log, with the tail-fitted slope."""
+    N^{-1/4} bound, log-log, with the tail-fitted slope; the negative controls (a method that does not move,
+    a slower step size) thin and dotted, each labelled by its control name."""
     recs = [d(r) for r in records if d(r)["id"] == "thm1.rate" and d(r).get("data")]
     if not recs:
         return []
@@ -45,9 +46,20 @@ def plot_rate(records, stem) -> list[str]:
         dd = r["data"]
         c = f"C{i}"
         p = r["params"]["p"]
+        control = r["params"].get("control")  # negative controls: measured only, drawn thin and dotted
+        who = f"control '{control}'" if control else "Alg. 3"
         ax.fill_between(dd["N"], [x[0] for x in dd["ci"]], [x[1] for x in dd["ci"]], color=c, alpha=0.25)
-        ax.plot(dd["N"], dd["lhs"], "o-", color=c, label=f"p = {p:g}: measured (tail slope {dd['slope']:.3f})")
-        ax.plot(dd["N"], dd["bound"], "--", color=c, label=f"p = {p:g}: Theorem 1 bound [{r['status']}]")
+        ax.plot(
+            dd["N"],
+            dd["lhs"],
+            "o:" if control else "o-",
+            color=c,
+            ms=3 if control else 6,
+            lw=1.0 if control else 1.8,
+            label=f"p = {p:g}, {who}: tail slope {dd['slope']:.3f} [{r['status']}]",
+        )
+        if not control:
+            ax.plot(dd["N"], dd["bound"], "--", color=c, label=f"p = {p:g}: Theorem 1 bound")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"gradient calls $N = T^2$ (batch $n_t = T$)")
