@@ -73,7 +73,7 @@ class GuzmanNemirovski(Problem):
         out = fn(x[0])
         return np.asarray(out)[None, ...] if np.ndim(out) else np.array([out])
 
-    def _x0(self):
+    def start(self):
         return np.zeros(self.d)
 
     def certificates(self):
@@ -195,7 +195,8 @@ class SpectralDiagonal(Problem):
 
     def f(self, x, t=None):
         x = np.asarray(x, dtype=np.float64)
-        return 0.5 * np.sum(self.h * (x - self.c) ** 2, axis=-1)
+        with np.errstate(over="ignore"):  # a diverged iterate has f = inf: a result the callers count
+            return 0.5 * np.sum(self.h * (x - self.c) ** 2, axis=-1)
 
     def grad(self, x, t=None):
         x = np.asarray(x, dtype=np.float64)
@@ -211,7 +212,7 @@ class SpectralDiagonal(Problem):
         r = p / (p - 2.0)
         return float(np.sum(self.h**r) ** (1.0 / r))
 
-    def _x0(self):
+    def start(self):
         return np.zeros(self.d)
 
     def argmin(self):
