@@ -89,6 +89,20 @@ class NonFiniteGradientWarning(RuntimeWarning):
     parameters). Issued once per optimizer; :func:`nonfinite_steps` counts every such step."""
 
 
+def _threaded_sum(a: np.ndarray) -> float:
+    """sum(a) over the engines' worker threads for a large contiguous array (numpy releases the GIL in
+    its reductions), so the check reads the gradient at the speed of the threaded step, not of one core."""
+    from ._pool import get_pool, threads
+
+    nt = threads(fused=True)
+    if nt <= 1 or a.size < (1 << 18) or not a.flags.c_contiguous:
+        return float(np.add.reduce(a, axis=None))
+    flat = a.reshape(-1)
+    per = -(-flat.size // nt)
+    parts = [flat[lo : lo + per] for lo in range(0, flat.size, per)]
+    return float(sum(get_pool(nt).map(lambda x: np.add.reduce(x, axis=None), parts)))
+
+
 def note_nonfinite(opt, xp, grad) -> None:
     """Count (on ``opt``) a step whose gradient has a NaN or inf entry and warn at the first. numpy: one
     summing pass (a non-finite sum is confirmed entry-wise, so a finite gradient whose sum overflows is
@@ -96,7 +110,7 @@ def note_nonfinite(opt, xp, grad) -> None:
     host synchronization in ``step``) and read by :func:`nonfinite_steps`."""
     if xp is np:
         with np.errstate(over="ignore", invalid="ignore"):
-            total = np.add.reduce(grad, axis=None)
+            total = _threaded_sum(grad)
         if math.isfinite(total) or np.isfinite(grad).all():
             return
     elif grad.device.type != "cpu":

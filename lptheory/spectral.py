@@ -33,7 +33,7 @@ from .norms import (
     rebuild,
     svd,
 )
-from .optimizers import Optimizer, check_hyper, is_schedule, note_nonfinite
+from .optimizers import Optimizer, StaceyP2, check_hyper, is_schedule, note_nonfinite
 
 __all__ = [
     "MatrixOptimizer",
@@ -378,17 +378,8 @@ class _StaceySchatten(MatrixOptimizer):
     z_init: str = "params"
     shape: tuple | None = None
 
-    buffers: ClassVar[tuple[str, ...]] = ("z", "m")
-    limits: ClassVar[dict] = {
-        "p": dict(exponent=True, lo=2.0, lo_open=False),
-        "lr": _NONNEG,
-        "alpha": _NONNEG,
-        "tau": dict(lo=0.0, hi=1.0),
-        "beta1": _UNIT,
-        "beta2": _UNIT,
-        "eps": _NONNEG,
-        "weight_decay": _NONNEG,
-    }
+    buffers: ClassVar[tuple[str, ...]] = StaceyP2.buffers
+    limits: ClassVar[dict] = StaceyP2.limits  # the same hyper-parameters and ranges as Algorithms 1 and 2
 
     def __post_init__(self):
         super().__post_init__()
@@ -396,9 +387,7 @@ class _StaceySchatten(MatrixOptimizer):
         _validate.choice("z_init", self.z_init, {"params", "zero"})
 
     def init_buffer(self, xp, name, theta):
-        if name == "z" and self.z_init == "params":  # as lptheory.optimizers.StaceyP2 (z_0 = theta_0)
-            return theta.copy() if xp is np else theta.detach().clone()
-        return xp.zeros_like(theta)
+        return StaceyP2.init_buffer(self, xp, name, theta)  # z_0 = theta_0 (or 0), m_0 = 0, as StaceyP2
 
     @staticmethod
     def primal(xp, h, theta, grad, b, out):

@@ -161,13 +161,9 @@ class _Dist:
         return out
 
 
-class _Eval:
-    def __init__(self, w):
-        self.scalars = {k: _mp(v) for k, v in (w.get("scalars") or {}).items()}
-        self.coords = {k: [_mp(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
-        self.dist = _Dist(w["distribution"]) if w.get("distribution") else None
-        self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
-        self._fns = {}
+class _Symbols:
+    """The symbol lookup shared by the 60-digit evaluator and the ball evaluator: ``x`` from the
+    expectation's context, a bound variable, a per-coordinate value (inside CoordSum), a scalar."""
 
     def value(self, name, ctx):
         i = ctx.get("i")
@@ -188,6 +184,15 @@ class _Eval:
         if name in self.scalars:
             return self.scalars[name]
         raise ValueError(f"no value for the symbol {name!r}")
+
+
+class _Eval(_Symbols):
+    def __init__(self, w):
+        self.scalars = {k: _mp(v) for k, v in (w.get("scalars") or {}).items()}
+        self.coords = {k: [_mp(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
+        self.dist = _Dist(w["distribution"]) if w.get("distribution") else None
+        self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
+        self._fns = {}
 
     def ev(self, e, ctx):
         op = _op(e)
@@ -603,7 +608,7 @@ def ball_backend(prefer: str | None = None, bits: int = 256):
     return _IvNum(bits)
 
 
-class BallEval:
+class BallEval(_Symbols):
     """The expression vocabulary of :class:`_Eval` evaluated to rigorous enclosures."""
 
     def __init__(self, w, num, overrides=None):
@@ -615,26 +620,6 @@ class BallEval:
         self.dist = _Dist(w["distribution"], num.exact) if w.get("distribution") else None
         self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
         self.maxover_boxes = int(w.get("maxover_boxes", 4096))
-
-    def value(self, name, ctx):
-        i = ctx.get("i")
-        if name == "x":
-            if "xvec" in ctx:
-                return ctx["xvec"][0 if i is None else i]
-            if "xval" in ctx:
-                return ctx["xval"]
-            raise ValueError("x appears outside Expect/Expect1/Sup1")
-        if name in ctx.get("bound", {}):
-            return ctx["bound"][name]
-        if name in self.coords:
-            if i is None:
-                if self.d != 1:
-                    raise ValueError(f"per-coordinate symbol {name} outside CoordSum")
-                i = 0
-            return self.coords[name][i]
-        if name in self.scalars:
-            return self.scalars[name]
-        raise ValueError(f"no value for the symbol {name!r}")
 
     def _sum(self, xs):
         xs = list(xs)

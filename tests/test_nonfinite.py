@@ -142,3 +142,18 @@ def test_torch_muon_warns_once_and_counts():
             opt.step()
     assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
     assert nonfinite_steps(opt) == 2
+
+
+def test_large_gradients_are_checked_across_the_worker_threads():
+    """The check of a large gradient is split over the engines' threads: a NaN in the last part, an inf in the
+    first, are each counted; finite entries whose sum overflows are not."""
+    opt = OPTIMIZERS["sgd"](lr=1e-300)
+    theta = np.zeros((4, 1 << 17))
+    good = np.full(theta.shape, 0.5)
+    nan_last = good.copy()
+    nan_last[-1, -1] = np.nan
+    inf_first = good.copy()
+    inf_first[0, 0] = np.inf
+    big = np.full(theta.shape, 1e308)
+    assert len(_steps(opt, [good, nan_last, big, inf_first], theta)) == 1
+    assert nonfinite_steps(opt) == 2
