@@ -77,16 +77,16 @@ def _finite(spec, name, values, params):
 # constants from the assumptions
 
 
-def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict | None = None):
+def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict | None = None, rows=None):
     """The constants defined by the spec's assumptions (distribution form), evaluated on ``dist``:
     returns ``(scalars, coords, checks)``. A constant in ``given`` (a stated value) is kept and its
     assumption checked (``checks``: list of (name, ok) per assumption); otherwise the tightest
-    admissible value is used."""
+    admissible value is used. ``rows``: per-row scalars (:class:`~proofs_checks.expressions.Env`)."""
     given = dict(given or {})
     sc = dict(scalars)
     coords = {}
     checks = []
-    env = X.Env(scalars=sc, dist=dist)  # grows with each constant (the outcomes are shared)
+    env = X.Env(scalars=sc, dist=dist, rows=rows)  # grows with each constant (the outcomes are shared)
     for a in spec.defining():
         val = _per(a.value, env, a.per_coordinate)
         name = a.symbol.name
@@ -887,24 +887,27 @@ def _ratios(spec, space, xs, scalars, scale, require):
     return _ratio_of(spec, env, scale, require), dist, sc, coords
 
 
-def _search_env(spec, space, xs, scalars):
+def _search_env(spec, space, xs, scalars, rows=None):
     """The population ``xs`` decoded, with the constants the assumptions define (shared by every spec
-    with the same defining assumptions)."""
+    with the same defining assumptions). ``rows``: per-row scalars (the rows of several settings in one
+    population, :class:`~proofs_checks.expressions.Env`)."""
     dist = space.decode(xs)
     sc = with_batch_size(spec, space.n, scalars)
-    sc, coords, _ = constants(spec, dist, sc)
-    return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist)
+    sc, coords, _ = constants(spec, dist, sc, rows=rows)
+    return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist, rows=rows)
 
 
 def _ratio_of(spec, env, scale, require):
+    """term / (scale * bound) per row (``scale`` a number or one per row), 0 where not finite or where
+    ``require`` fails; bound / term for a ``>=`` claim."""
     with np.errstate(all="ignore"):
         term, bound = evaluate_sides(spec, env)
         ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
         if require is not None:
             ok &= np.asarray(X.evaluate(require, env), dtype=bool)
         r = np.where(ok, term / np.where(ok, scale * bound, 1.0), 0.0)
-    if spec.relation == ">=":
-        r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
+        if spec.relation == ">=":
+            r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
     return r
 
 
@@ -914,7 +917,8 @@ def _defining_key(spec):
 
 @dataclass(frozen=True)
 class SearchJob:
-    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition.
+    """One adversarial search of :func:`search_worst_many`: a spec, its seed, bound scale and condition,
+    and optionally its own scalars (``scalars``, e.g. ``{"p": 4.0}``: over the shared ones).
 
     ``require``: a condition the candidates must meet, a sympy relation (or a boolean combination of
     relations) of the setting's scalars and the constants the assumptions define, evaluated on every
@@ -924,9 +928,18 @@ class SearchJob:
     seed: object
     scale: float = 1.0
     require: object = None
+    scalars: dict | None = None
 
     def __post_init__(self):
         _check_require(self.spec, self.require)
+        if self.scalars is not None and not isinstance(self.scalars, dict):
+            raise TypeError(f"claim {self.spec.id}: SearchJob.scalars must be a dict of numbers, got {self.scalars!r}")
+
+
+def _job_scalars(jb, scalars: dict) -> dict:
+    """The job's own scalars (:class:`SearchJob`), then the shared ones it does not set."""
+    own = dict(jb.scalars or {})
+    return {**own, **{k: v for k, v in scalars.items() if k not in own}}
 
 
 def _check_require(spec, require):
@@ -957,24 +970,40 @@ def search_worst(
 def search_worst_many(
     jobs, spaces, scalars: dict, *, budget: SearchBudget = SearchBudget(), workers: int = 1
 ) -> list[dict]:
-    """:func:`search_worst` for several jobs on the same spaces and scalars, each with the result it
-    gets alone. Jobs whose specs share their defining assumptions are polished in lockstep: one
-    evaluation of the constants serves every job's candidates. ``workers > 1``: the spaces are
-    searched in that many forked processes (same results)."""
+    """:func:`search_worst` for several jobs on the same spaces, each with the result it gets alone.
+    Jobs whose specs share their defining assumptions (and the names of their own scalars) are searched
+    in lockstep: one evaluation of the constants per call serves every job's candidates, the jobs of
+    other settings (their own ``scalars``, e.g. other p) included, as per-row scalars. ``workers > 1``:
+    the spaces are searched in that many forked processes (same results)."""
     jobs = list(jobs)
     for jb in jobs:
         if jb.spec.relation not in ("<=", ">="):
             raise ClaimError(f"claim {jb.spec.id}: the search needs a <= or >= relation, got {jb.spec.relation!r}")
         for space in spaces:  # a scalar n must be each space's batch size (checked before any work)
-            with_batch_size(jb.spec, space.n, scalars)
+            with_batch_size(jb.spec, space.n, _job_scalars(jb, scalars))
     children = []
     for jb in jobs:
         seq = jb.seed if isinstance(jb.seed, np.random.SeedSequence) else np.random.SeedSequence(jb.seed)
         children.append(seq.spawn(len(spaces)))
     groups: dict = {}
     for j, jb in enumerate(jobs):
-        groups.setdefault(_defining_key(jb.spec), []).append(j)
-    tasks = [(i, members) for i in range(len(spaces)) for members in groups.values()]
+        groups.setdefault((_defining_key(jb.spec), tuple(sorted(jb.scalars or {}))), []).append(j)
+    order = []
+    for members in groups.values():  # rows of one spec together, and within it those of one setting
+        kinds: dict = {}
+        for j in members:
+            kinds.setdefault((id(jobs[j].spec), id(jobs[j].require)), len(kinds))
+        order.append(
+            sorted(
+                members,
+                key=lambda j: (
+                    kinds[(id(jobs[j].spec), id(jobs[j].require))],
+                    tuple(float(v) for _, v in sorted((jobs[j].scalars or {}).items())),
+                    j,
+                ),
+            )
+        )
+    tasks = [(i, members) for i in range(len(spaces)) for members in order]
     state = (jobs, spaces, scalars, budget, children)
     cost = [spaces[i].dim * spaces[i].k ** (spaces[i].n - 1) * len(m) for i, m in tasks]  # biggest first
     results = _map_tasks(_search_task, state, tasks, workers, cost=cost)
@@ -990,24 +1019,62 @@ def search_worst_many(
     return best
 
 
+def _lockstep_objective(jobs, members, space, scalars):
+    """``obj(xs, owner)``: the ratio of each row of ``xs`` for the job ``members[owner]``, for jobs that
+    share their defining assumptions (one evaluation of the constants for all rows; a job's own scalars
+    that differ between jobs become per-row scalars) and are ordered spec by spec (``members``)."""
+    own = [dict(jobs[j].scalars or {}) for j in members]
+    names = sorted(own[0]) if own else []
+    varying = [k for k in names if len({float(o[k]) for o in own}) > 1]
+    shared = {k: own[0][k] for k in names if k not in varying}  # the jobs' own scalars first (as _job_scalars)
+    shared.update({k: v for k, v in scalars.items() if k not in names})
+    lane_vals = {k: np.array([float(o[k]) for o in own]) for k in varying}
+    spec0 = jobs[members[0]].spec
+    # blocks of consecutive members with the same spec and condition: one evaluation each
+    blocks = []
+    for m, j in enumerate(members):
+        key = (id(jobs[j].spec), id(jobs[j].require))
+        if blocks and blocks[-1][0] == key:
+            blocks[-1][2] = m + 1
+        else:
+            blocks.append([key, m, m + 1])
+    scales = np.array([float(jobs[j].scale) for j in members])
+
+    def obj(xs, owner):
+        xs = np.asarray(xs)
+        owner = np.asarray(owner)
+        perm = None
+        if owner.size > 1 and np.any(owner[1:] < owner[:-1]):  # rows grouped by job (a row's value is its own)
+            perm = np.argsort(owner, kind="stable")
+            xs, owner = xs[perm], owner[perm]
+        rows = {k: v[owner] for k, v in lane_vals.items()} or None
+        _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows)
+        out = np.zeros(len(xs))
+        for _, m0, m1 in blocks:
+            a, b = np.searchsorted(owner, [m0, m1])
+            if a == b:
+                continue
+            jb = jobs[members[m0]]
+            sub = env if (a == 0 and b == len(xs)) else env.take(a, b)
+            sc = scales[owner[a:b]]
+            scale = float(sc[0]) if np.all(sc == sc[0]) else sc
+            out[a:b] = _ratio_of(jb.spec, sub, scale, jb.require)
+        if perm is not None:
+            res = np.empty_like(out)
+            res[perm] = out
+            out = res
+        return out
+
+    return obj
+
+
 def _search_task(state, task):
     """One space's searches for a group of jobs sharing their constants (see search_worst_many)."""
     jobs, spaces, scalars, budget, children = state
     i, members = task
     space = spaces[i]
-
-    def obj(xs, owner):
-        owner = np.asarray(owner)
-        _, _, _, env = _search_env(jobs[members[0]].spec, space, xs, scalars)
-        out = np.zeros(len(xs))
-        for m in np.unique(owner):
-            jb = jobs[members[m]]
-            rows = owner == m
-            out[rows] = _ratio_of(jb.spec, env, jb.scale, jb.require)[rows]
-        return out
-
     return maximize_many(
-        obj,
+        _lockstep_objective(jobs, members, space, scalars),
         space.bounds(),
         seeds=[np.random.default_rng(children[j][i]) for j in members],
         maxiter=budget.maxiter,
@@ -1112,7 +1179,7 @@ def adversarial_search_many(
     jobs = list(jobs)
     # setting-form assumptions (Assumption(check=...)) are checked on every candidate: a job with such
     # assumptions searches only the candidates that meet them (its own filtered spaces)
-    filt = {j: _candidate_filter(jb.spec, sc_in) for j, jb in enumerate(jobs)}
+    filt = {j: _candidate_filter(jb.spec, _job_scalars(jb, sc_in)) for j, jb in enumerate(jobs)}
     plain = [j for j in range(len(jobs)) if filt[j] is None]
     bests = [None] * len(jobs)
     if plain:
@@ -1127,10 +1194,11 @@ def adversarial_search_many(
     out = []
     for j, (jb, best, prm) in enumerate(zip(jobs, bests, params)):
         spec, scale, require = jb.spec, jb.scale, jb.require
+        sc_j = _job_scalars(jb, sc_in)
         space = dataclasses.replace(best["space"], where=None)
         applicable, why, searched_within = True, None, ""
         if filt[j] is not None:
-            setting = {**sc_in, **space.setting(space.decode(best["x"][None]))}
+            setting = {**sc_j, **space.setting(space.decode(best["x"][None]))}
             applicable, why = _applicability(spec, setting)
             if applicable:
                 searched_within = "; searched only candidates meeting " + ", ".join(
@@ -1139,10 +1207,10 @@ def adversarial_search_many(
             else:  # no candidate met them: measured anyway on the unfiltered space
                 best = search_worst_many([jb], spaces, sc_in, budget=budget, workers=workers)[0]
                 space = best["space"]
-                setting = {**sc_in, **space.setting(space.decode(best["x"][None]))}
+                setting = {**sc_j, **space.setting(space.decode(best["x"][None]))}
                 applicable, why = _applicability(spec, setting)
                 why = (why or "") + " (no candidate of the space meets it; the worst unrestricted candidate is shown)"
-        r, dist, sc, coords = _ratios(spec, space, best["x"][None], sc_in, scale, require)
+        r, dist, sc, coords = _ratios(spec, space, best["x"][None], sc_j, scale, require)
         wsc, wco = _round_up_constants(spec, sc, coords)
         bound_expr = spec.bound if scale == 1.0 else sp.Float(scale) * spec.bound
         extra = {"require": _srepr(require)} if require is not None else None  # re-checked from the witness

@@ -24,7 +24,9 @@ expectations cost O(d M), not O(M^d); anything else is evaluated on the joint ou
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import itertools
 import math
 
@@ -198,6 +200,19 @@ class Distribution:
         jp = np.prod(p[:, cols, idx], axis=-1)[..., None]
         return jv, jp
 
+    def take(self, a: int, b: int) -> Distribution:
+        """Rows ``a:b`` of the population (views, with the cached outcomes sliced the same way)."""
+        out = Distribution.__new__(Distribution)
+        out.values, out.weights = self.values[a:b], self.weights[a:b]
+        out.n, out.coupling = self.n, self.coupling
+        out.k = self.k
+        out.d = self.d
+        out.S = out.values.shape[0]
+        cache = self.__dict__.get("_cache")
+        if cache:
+            out._cache = {key: (v[a:b], p[a:b]) for key, (v, p) in cache.items()}
+        return out
+
     def mean(self) -> np.ndarray:
         """(S, d): the mean of one sample (= of the batch mean)."""
         if self.coupling == "joint":
@@ -205,12 +220,27 @@ class Distribution:
         return np.sum(self.values * self.weights, axis=-1)
 
 
+_LANE_MEMO: dict = {}  # the lanes of the last per-row scalars seen (one entry, holding the arrays)
+
+
+def _lane_values(keys, col) -> dict:
+    """The scalars of one lane, name -> 0-d array (as Env holds a scalar)."""
+    return {name: np.asarray(float(v)) for name, v in zip(keys, col.tolist())}
+
+
 class Env:
     """What an expression is evaluated against: scalars (name -> number or (S,) array), coordinate
     constants (name -> (S, d) or (d,)), an optional :class:`Distribution` (for ``Expect``, ``Expect1``,
-    ``Sup1``) or optional samples (S, N, d) standing in for it (Monte Carlo), and S."""
+    ``Sup1``) or optional samples (S, N, d) standing in for it (Monte Carlo), and S.
 
-    def __init__(self, scalars=None, coords=None, dist: Distribution | None = None, samples=None, S=None):
+    ``rows``: per-row scalars (name -> (S,) array), for populations whose rows belong to problems with
+    different settings (the searches of several p in one call). Each row gets exactly the value it gets
+    in an Env whose scalar is that row's number: the sub-expressions that read a per-row scalar are
+    evaluated once per run of rows sharing its values (a *lane*), with the lane's number as a scalar,
+    so scalar arithmetic and numpy's scalar fast paths (``x ** 0.5`` is ``sqrt``) are those of a
+    one-setting evaluation, bit for bit. Rows grouped by setting make few lanes."""
+
+    def __init__(self, scalars=None, coords=None, dist: Distribution | None = None, samples=None, S=None, rows=None):
         self.dist = dist
         self.samples = None if samples is None else np.asarray(samples, dtype=np.float64)
         if S is None:
@@ -218,6 +248,99 @@ class Env:
         self.S = S
         self.scalars = {k: self._scalar(v) for k, v in (scalars or {}).items()}
         self.coords = {k: self._coord(v) for k, v in (coords or {}).items()}
+        self.rows = {}
+        for k, v in (rows or {}).items():
+            a = np.asarray(v, dtype=np.float64)
+            a = a if a.ndim == 1 else a.reshape(-1)
+            if a.shape != (S,):
+                raise ValueError(f"Env rows[{k!r}] must have one value per row ({S}), got shape {np.shape(v)}")
+            if k in self.scalars:
+                raise ValueError(f"Env: {k!r} is given both as a scalar and per row (rows=)")
+            self.rows[k] = a
+        self._lanes = None
+        self._lidx = None
+        self._lkey = None
+
+    def lanes(self):
+        """The runs of rows sharing their per-row scalars: a list of ``(rows, values)``, ``rows`` a slice
+        (or an index array when the rows of one setting are not contiguous), ``values`` name -> 0-d
+        array (what a scalar of that number is in an Env)."""
+        if self._lanes is None:
+            memo = _LANE_MEMO.get("last")
+            ids = tuple((k, id(v)) for k, v in self.rows.items())
+            if memo is not None and memo[0] == ids:  # the same row arrays as the last Env (constants, then sides)
+                self._lanes, self._lidx = memo[2], memo[3]
+                return self._lanes
+            self._lidx = None
+            keys = list(self.rows)
+            R = np.stack([self.rows[k] for k in keys]) if keys else np.zeros((0, self.S))
+            S = self.S
+            if S == 0 or not keys:
+                self._lanes = [(slice(0, S), {})]
+                return self._lanes
+            cut = np.flatnonzero(np.any(R[:, 1:] != R[:, :-1], axis=0)) + 1
+            starts = [0, *cut.tolist()]
+            stops = [*cut.tolist(), S]
+            uniq = {}
+            for a in starts:
+                uniq.setdefault(tuple(R[:, a].tolist()), []).append(a)
+            if len(starts) <= 2 * len(uniq):
+                self._lanes = [(slice(a, b), _lane_values(keys, R[:, a])) for a, b in zip(starts, stops)]
+            else:  # interleaved settings: one lane per distinct setting, its rows by index
+                tup = [tuple(col) for col in R.T.tolist()]
+                groups: dict = {}
+                for r, t in enumerate(tup):
+                    groups.setdefault(t, []).append(r)
+                self._lanes = [
+                    (np.asarray(idx, dtype=np.intp), _lane_values(keys, R[:, idx[0]])) for idx in groups.values()
+                ]
+            if keys and self.S:
+                _LANE_MEMO["last"] = (ids, [self.rows[k] for k in keys], self._lanes, self.lane_index())
+        return self._lanes
+
+    def lane_key(self) -> tuple:
+        """The settings of :meth:`lanes`, in order (keys memos of per-lane values)."""
+        key = getattr(self, "_lkey", None)
+        if key is None:
+            key = self._lkey = tuple(tuple(float(v) for v in vals.values()) for _, vals in self.lanes())
+        return key
+
+    def lane_index(self) -> np.ndarray:
+        """(S,): the lane of each row (:meth:`lanes`)."""
+        lanes = self.lanes()
+        if getattr(self, "_lidx", None) is None:
+            idx = np.empty(self.S, dtype=np.intp)
+            for i, (sel, _) in enumerate(lanes):
+                idx[sel] = i
+            self._lidx = idx
+        return self._lidx
+
+    def take(self, a: int, b: int) -> Env:
+        """The Env of rows ``a:b`` (a view: the distribution's cached outcomes are sliced, not rebuilt).
+        Every row evaluates as it does in the whole Env."""
+        S = self.S
+        out = Env.__new__(Env)
+        out.dist = None if self.dist is None else self.dist.take(a, b)
+        out.samples = None if self.samples is None else self.samples[a:b]
+        out.S = len(range(S)[a:b])
+
+        def cut(v):
+            return v[a:b] if (np.ndim(v) and v.shape[0] == S) else v
+
+        out.scalars = {k: cut(v) for k, v in self.scalars.items()}
+        out.coords = {k: cut(v) for k, v in self.coords.items()}
+        out.rows = {k: v[a:b] for k, v in self.rows.items()}
+        out._lanes = None
+        out._lidx = None
+        out._lkey = None
+        if self._lanes is not None and all(isinstance(sel, slice) for sel, _ in self._lanes):
+            lanes = []  # the runs of the whole population cut to a:b
+            for sel, vals in self._lanes:
+                lo, hi = max(sel.start, a), min(sel.stop, b)
+                if lo < hi:
+                    lanes.append((slice(lo - a, hi - a), vals))
+            out._lanes = lanes
+        return out
 
     def _scalar(self, v):
         a = np.asarray(v, dtype=np.float64)
@@ -317,8 +440,14 @@ class _Compiled:
         f = sp.lambdify(syms, body, modules=[{"Heaviside": _heaviside}, "numpy"], printer=_printer())
         names = [s for s in syms]
         dmap = dict(parts)
+        plain = frozenset(s.name for s in names if s not in dmap)  # the symbols read from the Env
 
-        def fn_leaf(c, f=f, names=names, dmap=dmap):
+        variants: dict = {}  # lane evaluation plans of this leaf, per kind of each argument
+
+        def fn_leaf(c, f=f, names=names, dmap=dmap, plain=plain, variants=variants):
+            rows = c.env.rows
+            if rows and not plain.isdisjoint(rows):
+                return _lane_leaf(c, f, names, dmap, variants)
             args = []
             for s in names:
                 if s in dmap:
@@ -328,6 +457,289 @@ class _Compiled:
             return np.asarray(f(*args), dtype=np.float64)  # errors silenced once, in evaluate()
 
         return fn_leaf
+
+
+_EXACT_CALLS = frozenset(
+    {
+        "where",
+        "sign",
+        "abs",
+        "absolute",
+        "fabs",
+        "negative",
+        "equal",
+        "not_equal",
+        "greater",
+        "greater_equal",
+        "less",
+        "less_equal",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "logical_xor",
+        "maximum",
+        "minimum",
+        "copysign",
+        "select",
+        "_heaviside",
+        "heaviside",
+    }
+)  # element-wise functions whose value at a row does not depend on whether an argument is a scalar
+_EXACT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)  # IEEE-exact: the same bits with a scalar or an array
+
+
+def _lane_plan(f, kinds):
+    """The lane plan of a lambdified leaf ``f`` whose arguments are of ``kinds`` (``"L"`` per-row scalar,
+    ``"S"`` scalar, ``"A"`` array), from its generated source: every largest sub-expression of scalars only
+    that reads a per-row scalar becomes a table lookup (computed once per lane with the lane's numbers,
+    as a one-setting evaluation computes it), every power with such an exponent a per-lane power (numpy
+    takes another route for a scalar exponent 0.5, 2 or -1); the rest, element-wise and IEEE-exact with
+    arrays or scalars alike, runs once on all rows. Returns ``(fn, subs)`` (``fn(*args, lanes)``;
+    ``subs``: the sub-expressions' functions of the arguments; then the indices of those read per row,
+    and a memo of their lane values), or None when the source has anything else (the leaf is then
+    evaluated lane by lane)."""
+    try:
+        tree = ast.parse(inspect.getsource(f))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef) or len(fdef.body) != 1 or not isinstance(fdef.body[0], ast.Return):
+        return None
+    argn = [a.arg for a in fdef.args.args]
+    if len(argn) != len(kinds) or fdef.args.vararg or fdef.args.kwonlyargs:
+        return None
+    kind_of = dict(zip(argn, kinds))
+    subs: list = []
+    as_rows: list = []  # the sub-expressions read as per-row arrays (the others are exponents)
+    bad = []
+
+    def lookup(node):
+        as_rows.append(len(subs))
+        subs.append(node)
+        return ast.Subscript(
+            value=ast.Attribute(value=ast.Name("_lanes_", ast.Load()), attr="rows", ctx=ast.Load()),
+            slice=ast.Constant(len(subs) - 1),
+            ctx=ast.Load(),
+        )
+
+    def join(ks):
+        if "A" in ks:
+            return "A"
+        if "L" in ks:
+            return "L"
+        return "S"
+
+    def visit(node):
+        """(kind, node) with the lane sub-expressions below an array-valued node replaced."""
+        if isinstance(node, ast.Constant):
+            return "S", node
+        if isinstance(node, ast.Name):
+            return kind_of.get(node.id, "S"), node  # a module or builtin name: a constant
+        if isinstance(node, ast.Attribute):
+            return "S", node  # numpy.sqrt and the like (a function, not a value)
+        if isinstance(node, ast.UnaryOp):
+            k, v = visit(node.operand)
+            node.operand = v
+            return k, node
+        if isinstance(node, ast.BinOp):
+            (kl, l), (kr, r) = visit(node.left), visit(node.right)
+            k = join((kl, kr))
+            if k != "A":
+                node.left, node.right = l, r
+                return k, node
+            if isinstance(node.op, ast.Pow) and kr == "L":
+                ln = lookup(r) if kl == "L" else l
+                call = ast.Call(
+                    func=ast.Attribute(value=ast.Name("_lanes_", ast.Load()), attr="pow", ctx=ast.Load()),
+                    args=[ln, ast.Constant(len(subs))],
+                    keywords=[],
+                )
+                subs.append(r)
+                return "A", call
+            if not isinstance(node.op, _EXACT_OPS + (ast.Pow,)) or (isinstance(node.op, ast.Pow) and kl == "L"):
+                if kl == "L" or kr == "L":
+                    bad.append(node)
+            node.left = lookup(l) if kl == "L" else l
+            node.right = lookup(r) if kr == "L" else r
+            return "A", node
+        if isinstance(node, ast.Call):
+            if node.keywords:
+                bad.append(node)
+            fk, _ = visit(node.func)
+            res = [visit(a) for a in node.args]
+            k = join([kk for kk, _ in res])
+            if k != "A":
+                node.args = [v for _, v in res]
+                return k, node
+            fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if any(kk == "L" for kk, _ in res) and fname not in _EXACT_CALLS:
+                bad.append(node)
+            node.args = [lookup(v) if kk == "L" else v for kk, v in res]
+            return "A", node
+        bad.append(node)
+        return "A", node
+
+    k, body = visit(fdef.body[0].value)
+    if bad:
+        return None
+    if k == "L":
+        body = lookup(body)
+    fdef.body[0].value = body
+    fdef.args.args.append(ast.arg("_lanes_"))
+    fdef.name = "_lane_leaf"
+    mods = [ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))]
+    for node in subs:
+        sub = ast.FunctionDef(
+            name="_lane_sub",
+            args=ast.arguments(
+                posonlyargs=[], args=[ast.arg(a) for a in argn], kwonlyargs=[], kw_defaults=[], defaults=[]
+            ),
+            body=[ast.Return(node)],
+            decorator_list=[],
+        )
+        mods.append(ast.fix_missing_locations(ast.Module(body=[sub], type_ignores=[])))
+    fns = []
+    for mod in mods:
+        ns: dict = {}
+        exec(compile(mod, "<lane plan>", "exec"), f.__globals__, ns)
+        fns.append(next(iter(ns.values())))
+    return fns[0], fns[1:], frozenset(as_rows), {}
+
+
+class _LaneTable:
+    """A leaf's per-row values of its lane sub-expressions (``rows[k]``, (S, 1, 1)) and its powers with
+    a lane exponent (``pow(base, k)``), for one evaluation."""
+
+    __slots__ = ("lanes", "per_lane", "S", "rows")
+
+    def __init__(self, lanes, lidx, per_lane, tabs, S):
+        self.lanes, self.per_lane, self.S = lanes, per_lane, S
+        self.rows = [None if t is None else t[lidx].reshape(-1, 1, 1) for t in tabs]
+
+    def pow(self, base, k):
+        """``base ** e`` with e the lane's value of sub-expression k (its scalar form): lane by lane, into
+        an array laid out as ``base`` (as ``base ** e`` is)."""
+        vals, S = self.per_lane[k], self.S
+        if isinstance(base, np.ndarray) and base.ndim >= 1 and base.shape[0] == S and S != 1:
+            res = None
+            for (sel, _), e in zip(self.lanes, vals):
+                pc = base[sel] ** e
+                if res is None:
+                    res = np.empty_like(base, dtype=np.result_type(pc))
+                res[sel] = pc
+            return res
+        pieces = [np.asarray(base ** e) for e in vals]  # a base shared by every row
+        tail = np.broadcast_shapes(*[pc.shape[1:] if pc.ndim else () for pc in pieces])
+        res = _empty_as(max(pieces, key=np.ndim), (S, *tail), np.result_type(*pieces))
+        for (sel, _), pc in zip(self.lanes, pieces):
+            res[sel] = pc.reshape(pc.shape[1:]) if pc.ndim == 1 + len(tail) and pc.shape[0] == 1 else pc
+        return res
+
+
+def _empty_as(proto, shape, dtype):
+    """An empty array of ``shape`` laid out in memory as ``proto`` is (its axes in the same stride order):
+    what numpy gives an element-wise result of ``proto``. The order matters downstream: a sum over an
+    axis adds in another order when that axis is the contiguous one."""
+    proto = np.asarray(proto)
+    if proto.ndim != len(shape) or proto.ndim < 2:
+        return np.empty(shape, dtype=dtype)
+    order = sorted(range(proto.ndim), key=lambda ax: -abs(proto.strides[ax]) if proto.shape[ax] > 1 else 0)
+    if order == list(range(proto.ndim)):
+        return np.empty(shape, dtype=dtype)
+    return np.empty([shape[ax] for ax in order], dtype=dtype).transpose(np.argsort(order))
+
+
+def _lane_leaf(c, f, names, dmap, variants):
+    """A leaf that reads per-row scalars (``Env(rows=...)``): through its lane plan (:func:`_lane_plan`)
+    when it has one, else lane by lane (:func:`_per_lane`). Either way each row gets the bits of a
+    one-setting evaluation."""
+    env = c.env
+    full, kinds = [], []
+    for s in names:
+        if s in dmap:
+            v = dmap[s](c)
+            full.append(v)
+            kinds.append("S" if np.ndim(v) == 0 else "A")
+        elif s.name in env.rows:
+            full.append(None)
+            kinds.append("L")
+        else:
+            v = c.value(s.name)
+            full.append(v)
+            kinds.append("S" if np.ndim(v) == 0 else "A")
+    lanes = env.lanes()
+    if len(lanes) == 1:
+        vals = lanes[0][1]
+        return np.asarray(f(*[vals[s.name] if v is None else v for s, v in zip(names, full)]), dtype=np.float64)
+    key = tuple(kinds)
+    plan = variants.get(key, False)
+    if plan is False:
+        plan = variants[key] = _lane_plan(f, key)
+    if plan is None:
+        return _per_lane(c, f, names, dmap, full)
+    fn, subs, as_rows, memo = plan
+    mkey = (env.lane_key(), tuple(float(v) for v, kk in zip(full, kinds) if kk == "S"))
+    hit = memo.get(mkey)
+    if hit is None:  # the lane values of the sub-expressions: computed once per setting of the lanes
+        per_lane = [[] for _ in subs]
+        for _, vals in lanes:
+            args = [vals[s.name] if v is None else (v if kk == "S" else None) for s, v, kk in zip(names, full, kinds)]
+            for k, g_k in enumerate(subs):
+                per_lane[k].append(g_k(*args))
+        tabs = []
+        for k, vals in enumerate(per_lane):
+            if k in as_rows:
+                v0 = np.asarray(vals[0])
+                tabs.append(np.array([np.asarray(v, dtype=v0.dtype) for v in vals], dtype=v0.dtype))
+            else:
+                tabs.append(None)
+        if len(memo) > 256:
+            memo.clear()
+        hit = memo[mkey] = (per_lane, tabs)
+    table = _LaneTable(lanes, env.lane_index(), hit[0], hit[1], c.shape[0])
+    return np.asarray(fn(*full, table), dtype=np.float64)
+
+
+def _per_lane(c, f, names, dmap, full=None):
+    """A leaf that reads per-row scalars (``Env(rows=...)``), evaluated lane by lane: each lane's rows of
+    the array arguments with the lane's numbers as scalars (the evaluation of a one-setting Env, row
+    for row), the pieces put back in row order."""
+    env = c.env
+    S = c.shape[0]
+    if full is None:
+        full = []
+        for s in names:
+            if s in dmap:
+                full.append(dmap[s](c))
+            elif s.name in env.rows:
+                full.append(None)
+            else:
+                full.append(c.value(s.name))
+    lanes = env.lanes()
+    if len(lanes) == 1:
+        vals = lanes[0][1]
+        return np.asarray(f(*[vals[s.name] if v is None else v for s, v in zip(names, full)]), dtype=np.float64)
+    pieces = []
+    for sel, vals in lanes:
+        n = len(range(S)[sel]) if isinstance(sel, slice) else sel.size
+        args = []
+        for s, v in zip(names, full):
+            if v is None:
+                args.append(vals[s.name])
+            elif np.ndim(v) and v.shape[0] == S and S != 1:
+                args.append(v[sel])
+            else:
+                args.append(v)
+        out = np.asarray(f(*args), dtype=np.float64)
+        if out.ndim < 3:
+            out = out.reshape((1,) * (3 - out.ndim) + out.shape)
+        pieces.append((sel, n, out))
+    tail = np.broadcast_shapes(*[o.shape[1:] for _, _, o in pieces])
+    rowwise = [v for v in full if v is not None and np.ndim(v) == 1 + len(tail) and np.shape(v)[0] == S]
+    res = _empty_as(rowwise[0] if rowwise else pieces[0][2], (S, *tail), np.float64)  # the inputs' memory order
+    for sel, n, o in pieces:
+        res[sel] = np.broadcast_to(o, (n, *tail))
+    return res
 
 
 @functools.lru_cache(maxsize=1)
@@ -388,6 +800,8 @@ class _Ctx(dict):
         env = self.env
         if name in env.scalars:
             return env.scalars[name]
+        if name in env.rows:
+            return env.rows[name].reshape(-1, 1, 1)
         if name in env.coords:
             return env.coords[name]
         if name == "x":

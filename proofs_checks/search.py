@@ -356,6 +356,9 @@ def _de_lockstep(objective, bounds, seeds, *, maxiter: int, popsize: int):
             return -np.asarray(objective(X, np.zeros(X.shape[0], dtype=np.int64)), dtype=np.float64)
 
         return [_differential_evolution(neg, bounds, seed=seeds[0], **kw)]
+    driven = _de_driven(objective, bounds, seeds, kw)
+    if driven is not None:
+        return driven
     merge = _Merge(objective, len(seeds))
     out: list = [None] * len(seeds)
 
@@ -380,6 +383,129 @@ def _de_lockstep(objective, bounds, seeds, *, maxiter: int, popsize: int):
         if isinstance(r, BaseException):
             raise r
     return out
+
+
+def _de_driven(objective, bounds, seeds, kw):
+    """The lockstep of :func:`_de_lockstep` without threads: scipy's solvers (the class of
+    :func:`_solver_class`) stepped generation by generation as ``solve()`` and ``__next__`` step them
+    (deferred updating, no constraints), each generation's trial populations evaluated in one call.
+    Each solver calls its own methods in scipy's order (the same draws from its generator, the same
+    arithmetic), so it ends where it ends alone. None where scipy's internals are not the expected ones
+    (the threaded lockstep is used then)."""
+    Solver = _solver_class()
+    if Solver is None or not all(isinstance(r, np.random.Generator) for r in seeds):
+        return None
+    import inspect
+
+    need = (
+        "_calculate_population_feasibilities",
+        "_calculate_population_energies",
+        "_promote_lowest_energy",
+        "_ensure_constraint",
+        "_scale_parameters",
+        "_accept_trial",
+        "_result",
+        "converged",
+    )
+    if not all(hasattr(Solver, a) for a in need):
+        return None
+    params = inspect.signature(Solver.__init__).parameters
+    key = "rng" if ("seed" not in params and "rng" in params) else "seed"
+    try:
+        from scipy.optimize._optimize import _status_message
+    except ImportError:
+        return None
+    states = [r.bit_generator.state for r in seeds]  # given back if this path does not apply
+    held: list = [None] * len(seeds)
+    solvers = []
+    try:
+        for j, rng in enumerate(seeds):
+
+            def fun(xT, j=j):  # the values of this solver's rows, evaluated with every other solver's
+                return held[j]
+
+            solvers.append(Solver(fun, bounds, **{**kw, key: rng}))
+        for sv in solvers:
+            if (
+                getattr(sv, "_updating", None) != "deferred"
+                or not getattr(sv, "vectorized", False)
+                or getattr(sv, "_wrapped_constraints", True)
+                or np.isfinite(sv.maxfun)
+            ):
+                for r, st in zip(seeds, states):
+                    r.bit_generator.state = st
+                return None
+
+        def evaluate(parts):
+            """``parts``: (j, population in [0, 1]) -> held[j], the solver's energies (-objective)."""
+            parts = [(j, sv_pop) for j, sv_pop in parts if len(sv_pop)]
+            if not parts:
+                return
+            X = np.concatenate([solvers[j]._scale_parameters(pop) for j, pop in parts], axis=0)
+            own = np.concatenate([np.full(len(pop), j) for j, pop in parts])
+            vals = -np.asarray(objective(X, own), dtype=np.float64)
+            pos = 0
+            for j, pop in parts:
+                held[j] = vals[pos : pos + len(pop)]
+                pos += len(pop)
+
+        # solve(): the initial energies
+        init = [j for j, sv in enumerate(solvers) if np.all(np.isinf(sv.population_energies))]
+        for j in init:
+            sv = solvers[j]
+            sv.feasible, sv.constraint_violation = sv._calculate_population_feasibilities(sv.population)
+        evaluate([(j, solvers[j].population[solvers[j].feasible]) for j in init])
+        for j in init:
+            sv = solvers[j]
+            sv.population_energies[sv.feasible] = sv._calculate_population_energies(sv.population[sv.feasible])
+            sv._promote_lowest_energy()
+        maxiter = kw["maxiter"]
+        status = [None] * len(solvers)  # (nit, message, warning_flag) once a solver stops
+        for nit in range(1, maxiter + 1):
+            live = [j for j in range(len(solvers)) if status[j] is None]
+            if not live:
+                break
+            trials = {}
+            for j in live:  # __next__, deferred updating, up to the objective's call
+                sv = solvers[j]
+                if sv.dither is not None:
+                    sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
+                trial = sv._mutate_many(np.arange(sv.num_population_members))
+                sv._ensure_constraint(trial)
+                feasible, cv = sv._calculate_population_feasibilities(trial)
+                trials[j] = (trial, feasible, cv)
+            evaluate([(j, t[0][t[1]]) for j, t in trials.items()])
+            for j, (trial, feasible, cv) in trials.items():  # __next__ from the call on
+                sv = solvers[j]
+                energies = np.full(sv.num_population_members, np.inf)
+                energies[feasible] = sv._calculate_population_energies(trial[feasible])
+                if np.all(feasible) and np.all(sv.feasible):  # _accept_trial of feasible pairs: energy <=
+                    loc = energies <= sv.population_energies
+                else:
+                    loc = np.array(
+                        [
+                            sv._accept_trial(*val)
+                            for val in zip(
+                                energies, feasible, cv, sv.population_energies, sv.feasible, sv.constraint_violation
+                            )
+                        ]
+                    )
+                sv.population = np.where(loc[:, np.newaxis], trial, sv.population)
+                sv.population_energies = np.where(loc, energies, sv.population_energies)
+                sv.feasible = np.where(loc, feasible, sv.feasible)
+                sv.constraint_violation = np.where(loc[:, np.newaxis], cv, sv.constraint_violation)
+                sv._promote_lowest_energy()
+                if sv.converged():  # solve()'s test after each generation
+                    status[j] = (nit, _status_message["success"], False)
+        return [
+            sv._result(nit=nit, message=msg, warning_flag=warn)
+            for sv, (nit, msg, warn) in (
+                (sv, status[j] or (maxiter, _status_message["maxiter"], True)) for j, sv in enumerate(solvers)
+            )
+        ]
+    finally:
+        for sv in solvers:
+            sv.__exit__(None, None, None)
 
 
 def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import mpmath
 import numpy as np
@@ -65,6 +66,48 @@ q_, e_ = sp.symbols("q epsilon", positive=True)
 r_ = sp.Symbol("r", positive=True)  # r = p - 1 > 0
 
 
+def _limit_cache_dir():
+    """Where :func:`cached_limit` keeps its results: ``$LPTHEORY_LIMIT_CACHE`` (``0``: no cache), else
+    ``~/.cache/lptheory/sympy-limits``."""
+    env = os.environ.get("LPTHEORY_LIMIT_CACHE")
+    if env == "0":
+        return None
+    return env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sympy-limits")
+
+
+def cached_limit(expr, var, point, direction="+"):
+    """``sympy.limit(expr, var, point, direction)``, kept on disk: a result does not depend on the run's
+    options, only on the expression and sympy, so it is computed once per machine (keyed by sympy's
+    version and the arguments' ``srepr``) and read back as the same expression afterwards. A missing,
+    unreadable or corrupt entry, or an unwritable directory, just means sympy computes it."""
+    import hashlib
+
+    args = "\n".join([sp.__version__, sp.srepr(expr), sp.srepr(var), sp.srepr(sp.sympify(point)), direction])
+    root = _limit_cache_dir()
+    path = None
+    if root is not None:
+        path = os.path.join(root, hashlib.sha256(args.encode()).hexdigest() + ".srepr")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                head, text = fh.read().split("\n", 1)
+            if head == hashlib.sha256(text.encode()).hexdigest():  # a whole entry, as written
+                return sp.sympify(text)
+        except (OSError, ValueError, SyntaxError, TypeError, sp.SympifyError):
+            pass
+    lim = sp.limit(expr, var, point, direction)
+    if path is not None:
+        try:
+            os.makedirs(root, exist_ok=True)
+            text = sp.srepr(lim)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(hashlib.sha256(text.encode()).hexdigest() + "\n" + text)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return lim
+
+
 @functools.lru_cache(maxsize=1)
 def _b2_limit():
     """The B2 ratio along the worst-case family for symbolic p = 1 + r (one coordinate; -1 with
@@ -81,7 +124,7 @@ def _b2_limit():
     ratio = term / (sig / r_)  # bound: G^a sigma / ((p - 1) sqrt(n)) with G = eta = n = 1
     at0 = r_ * (q_**2 * (1 - q_**a) + (1 - q_) * q_ ** (1 + a)) / sp.sqrt(q_ * (1 - q_))
     try:
-        lim = sp.limit(ratio, e_, 0, "+")
+        lim = cached_limit(ratio, e_, 0, "+")
         how = "sympy limit epsilon -> 0+, for every p > 1"
     except Exception:  # noqa: BLE001 (sympy raises several kinds): the closed form, by continuity
         lim, how = at0, "continuity (sympy's limit did not return)"

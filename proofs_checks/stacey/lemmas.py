@@ -256,27 +256,28 @@ def search_records(
     distributions meeting Assumptions 2-4 exactly; ``violated`` only after the mpmath re-check."""
     mode = "quick" if quick else "full"
     spaces = [DistributionSpace(d, k, n) for d, k, n in SEARCH_CONFIGS[mode]]
-    out = []
-    for p in p_list:  # the lemmas' searches at one p share their evaluations (same records as one by one)
-        jobs = [
-            SearchJob(
-                F.LEMMA_SPECS[lemma],
-                np.random.SeedSequence([seed, int(round(p * 1000)), F.LEMMAS.index(lemma)]),
-                scale,
-                None if lemma == "thm1.C" else NONDEGENERATE,
-            )
-            for lemma in lemmas
-        ]
-        out += adversarial_search_many(
-            jobs,
-            spaces,
-            [{"p": p, "lemma": lemma} for lemma in lemmas],
-            scalars={"p": p, "eta": 1.0, "L": 1.0},
-            budget=SEARCH_BUDGET[mode],
-            progress=progress,
-            workers=workers,
+    # every (lemma, p) search in lockstep: one evaluation per call serves all of them (p per row); each
+    # gets the record it gets alone
+    jobs = [
+        SearchJob(
+            F.LEMMA_SPECS[lemma],
+            np.random.SeedSequence([seed, int(round(p * 1000)), F.LEMMAS.index(lemma)]),
+            scale,
+            None if lemma == "thm1.C" else NONDEGENERATE,
+            scalars={"p": p},
         )
-    return out
+        for p in p_list
+        for lemma in lemmas
+    ]
+    return adversarial_search_many(
+        jobs,
+        spaces,
+        [{"p": p, "lemma": lemma} for p in p_list for lemma in lemmas],
+        scalars={"eta": 1.0, "L": 1.0},
+        budget=SEARCH_BUDGET[mode],
+        progress=progress,
+        workers=workers,
+    )
 
 
 def run_lemmas(ctx):
