@@ -77,16 +77,18 @@ def _finite(spec, name, values, params):
 # constants from the assumptions
 
 
-def constants(spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict | None = None, rows=None):
+def constants(
+    spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict | None = None, rows=None, lanes=None
+):
     """The constants defined by the spec's assumptions (distribution form), evaluated on ``dist``:
     returns ``(scalars, coords, checks)``. A constant in ``given`` (a stated value) is kept and its
     assumption checked (``checks``: list of (name, ok) per assumption); otherwise the tightest
-    admissible value is used. ``rows``: per-row scalars (:class:`~proofs_checks.expressions.Env`)."""
+    admissible value is used. ``rows``, ``lanes``: per-row scalars (:class:`~proofs_checks.expressions.Env`)."""
     given = dict(given or {})
     sc = dict(scalars)
     coords = {}
     checks = []
-    env = X.Env(scalars=sc, dist=dist, rows=rows)  # grows with each constant (the outcomes are shared)
+    env = X.Env(scalars=sc, dist=dist, rows=rows, lanes=lanes)  # grows with each constant (outcomes shared)
     for a in spec.defining():
         val = _per(a.value, env, a.per_coordinate)
         name = a.symbol.name
@@ -887,14 +889,14 @@ def _ratios(spec, space, xs, scalars, scale, require):
     return _ratio_of(spec, env, scale, require), dist, sc, coords
 
 
-def _search_env(spec, space, xs, scalars, rows=None):
+def _search_env(spec, space, xs, scalars, rows=None, lanes=None):
     """The population ``xs`` decoded, with the constants the assumptions define (shared by every spec
     with the same defining assumptions). ``rows``: per-row scalars (the rows of several settings in one
-    population, :class:`~proofs_checks.expressions.Env`)."""
+    population, :class:`~proofs_checks.expressions.Env`), ``lanes`` their runs when known."""
     dist = space.decode(xs)
     sc = with_batch_size(spec, space.n, scalars)
-    sc, coords, _ = constants(spec, dist, sc, rows=rows)
-    return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist, rows=rows)
+    sc, coords, _ = constants(spec, dist, sc, rows=rows, lanes=lanes)
+    return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist, rows=rows, lanes=lanes)
 
 
 def _ratio_of(spec, env, scale, require):
@@ -1029,6 +1031,11 @@ def _lockstep_objective(jobs, members, space, scalars):
     shared = {k: own[0][k] for k in names if k not in varying}  # the jobs' own scalars first (as _job_scalars)
     shared.update({k: v for k, v in scalars.items() if k not in names})
     lane_vals = {k: np.array([float(o[k]) for o in own]) for k in varying}
+    settings: dict = {}  # one dict of lane scalars per setting, shared by the jobs of that setting
+    lane_of = []
+    for o in own:
+        key = tuple(float(o[k]) for k in varying)
+        lane_of.append(settings.setdefault(key, X.lane_values(varying, np.array(key))))
     spec0 = jobs[members[0]].spec
     # blocks of consecutive members with the same spec and condition: one evaluation each
     blocks = []
@@ -1048,7 +1055,19 @@ def _lockstep_objective(jobs, members, space, scalars):
             perm = np.argsort(owner, kind="stable")
             xs, owner = xs[perm], owner[perm]
         rows = {k: v[owner] for k, v in lane_vals.items()} or None
-        _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows)
+        lanes = None
+        if rows:  # runs of consecutive jobs with the same setting
+            cuts = np.searchsorted(owner, np.arange(len(members) + 1))
+            lanes = []
+            for m in range(len(members)):
+                a, b = int(cuts[m]), int(cuts[m + 1])
+                if a == b:
+                    continue
+                if lanes and lanes[-1][1] is lane_of[m] and lanes[-1][0].stop == a:
+                    lanes[-1] = (slice(lanes[-1][0].start, b), lane_of[m])
+                else:
+                    lanes.append((slice(a, b), lane_of[m]))
+        _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows, lanes=lanes)
         out = np.zeros(len(xs))
         for _, m0, m1 in blocks:
             a, b = np.searchsorted(owner, [m0, m1])

@@ -223,8 +223,8 @@ class Distribution:
 _LANE_MEMO: dict = {}  # the lanes of the last per-row scalars seen (one entry, holding the arrays)
 
 
-def _lane_values(keys, col) -> dict:
-    """The scalars of one lane, name -> 0-d array (as Env holds a scalar)."""
+def lane_values(keys, col) -> dict:
+    """The scalars of one lane (:meth:`Env.lanes`): name -> 0-d array, as Env holds a scalar."""
     return {name: np.asarray(float(v)) for name, v in zip(keys, col.tolist())}
 
 
@@ -238,9 +238,13 @@ class Env:
     in an Env whose scalar is that row's number: the sub-expressions that read a per-row scalar are
     evaluated once per run of rows sharing its values (a *lane*), with the lane's number as a scalar,
     so scalar arithmetic and numpy's scalar fast paths (``x ** 0.5`` is ``sqrt``) are those of a
-    one-setting evaluation, bit for bit. Rows grouped by setting make few lanes."""
+    one-setting evaluation, bit for bit. Rows grouped by setting make few lanes. ``lanes``: those runs,
+    when the caller knows them (a list of ``(slice, {name: 0-d array})`` covering the rows in order, the
+    values those of ``rows``)."""
 
-    def __init__(self, scalars=None, coords=None, dist: Distribution | None = None, samples=None, S=None, rows=None):
+    def __init__(
+        self, scalars=None, coords=None, dist: Distribution | None = None, samples=None, S=None, rows=None, lanes=None
+    ):
         self.dist = dist
         self.samples = None if samples is None else np.asarray(samples, dtype=np.float64)
         if S is None:
@@ -260,6 +264,8 @@ class Env:
         self._lanes = None
         self._lidx = None
         self._lkey = None
+        if lanes is not None:  # the caller's runs of rows sharing their per-row scalars (as lanes() finds them)
+            self._lanes = list(lanes)
 
     def lanes(self):
         """The runs of rows sharing their per-row scalars: a list of ``(rows, values)``, ``rows`` a slice
@@ -285,14 +291,14 @@ class Env:
             for a in starts:
                 uniq.setdefault(tuple(R[:, a].tolist()), []).append(a)
             if len(starts) <= 2 * len(uniq):
-                self._lanes = [(slice(a, b), _lane_values(keys, R[:, a])) for a, b in zip(starts, stops)]
+                self._lanes = [(slice(a, b), lane_values(keys, R[:, a])) for a, b in zip(starts, stops)]
             else:  # interleaved settings: one lane per distinct setting, its rows by index
                 tup = [tuple(col) for col in R.T.tolist()]
                 groups: dict = {}
                 for r, t in enumerate(tup):
                     groups.setdefault(t, []).append(r)
                 self._lanes = [
-                    (np.asarray(idx, dtype=np.intp), _lane_values(keys, R[:, idx[0]])) for idx in groups.values()
+                    (np.asarray(idx, dtype=np.intp), lane_values(keys, R[:, idx[0]])) for idx in groups.values()
                 ]
             if keys and self.S:
                 _LANE_MEMO["last"] = (ids, [self.rows[k] for k in keys], self._lanes, self.lane_index())
@@ -386,7 +392,7 @@ class _Compiled:
         op = operator_of(e)
         if op == "CoordSum":
             inner = self._compile(e.args[0])
-            return lambda c: np.sum(_bc(inner(c), c.shape), axis=-1, keepdims=True)
+            return lambda c: np.add.reduce(_bc(inner(c), c.shape), axis=-1, keepdims=True)  # = np.sum, fewer layers
         if op in ("Expect", "Expect1", "Sup1"):
             arg = e.args[0]
             which = "batch" if op == "Expect" else "single"
@@ -398,8 +404,8 @@ class _Compiled:
                     cm = c.with_outcomes(which, "marginal")
                     total = 0.0
                     for cf, phi in parts:
-                        e_phi = np.sum(_bc(cm["_p"] * phi(cm), cm.shape), axis=1, keepdims=True)
-                        total = total + cf(c) * np.sum(e_phi, axis=-1, keepdims=True)
+                        e_phi = np.add.reduce(_bc(cm["_p"] * phi(cm), cm.shape), axis=1, keepdims=True)
+                        total = total + cf(c) * np.add.reduce(e_phi, axis=-1, keepdims=True)
                     return total
 
                 return fn_sep
@@ -416,8 +422,8 @@ class _Compiled:
                 pr = cj["_p"]
                 v = _bc(v, (S, M, max(v.shape[-1], pr.shape[-1] if layout == "marginal" else 1)))
                 if op == "Sup1":
-                    return np.max(np.where(pr > 0, v, -np.inf), axis=1, keepdims=True)
-                return np.sum(pr * v, axis=1, keepdims=True)
+                    return np.maximum.reduce(np.where(pr > 0, v, -np.inf), axis=1, keepdims=True)
+                return np.add.reduce(pr * v, axis=1, keepdims=True)
 
             return fn_joint
         # no operator at the top: replace operator subterms by dummies and lambdify the rest

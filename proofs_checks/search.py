@@ -68,22 +68,18 @@ def nelder_mead(
     vals = np.asarray(fun(sims[:, :n0].reshape(-1, N), np.repeat(np.arange(B), n0)), dtype=np.float64).reshape(B, n0)
     fs[:, :n0] = vals
     ncalls = np.full(B, n0)
-    for b in range(B):
-        ind = np.argsort(fs[b])
-        sims[b], fs[b] = sims[b][ind], fs[b][ind]
+    _sort_simplexes(sims, fs, np.arange(B))
     active = np.ones(B, dtype=bool)
     active &= ncalls < maxfev
     cache: list = [None] * B  # per problem: values of the next iteration's possible candidates (speculated)
     while active.any():
         idx = np.flatnonzero(active)
-        # termination test, per problem
-        for b in idx:
-            if (
-                np.max(np.ravel(np.abs(sims[b, 1:] - sims[b, 0]))) <= xatol
-                and np.max(np.abs(fs[b, 0] - fs[b, 1:])) <= fatol
-            ):
-                active[b] = False
-        idx = np.flatnonzero(active)
+        # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol)
+        conv = (np.max(np.abs(sims[idx, 1:] - sims[idx, :1]), axis=(1, 2)) <= xatol) & (
+            np.max(np.abs(fs[idx, :1] - fs[idx, 1:]), axis=1) <= fatol
+        )
+        active[idx[conv]] = False
+        idx = idx[~conv]
         if idx.size == 0:
             break
         xbar = np.add.reduce(sims[idx, :-1], 1) / N
@@ -94,18 +90,21 @@ def nelder_mead(
         xcc = (1 - psi) * xbar + psi * worst
         cand = np.stack([xr, xe, xc, xcc], axis=1)  # (b, 4, N)
         fc = np.empty((idx.size, 4))
-        need = []
-        for j, b in enumerate(idx):
-            c = cache[b]
-            cache[b] = None
-            if c is not None:  # the simplex that followed is one of those foreseen: same candidates, bit for bit
-                hit = np.flatnonzero((c[0] == cand[j]).all(axis=(1, 2)))
-                if hit.size:
-                    fc[j] = c[1][hit[0]]
-                    continue
-            need.append(j)
-        if need:
-            need = np.asarray(need)
+        if speculate:
+            need = []
+            for j, b in enumerate(idx):
+                c = cache[b]
+                cache[b] = None
+                if c is not None:  # the simplex that followed is one of those foreseen: same candidates, bit for bit
+                    hit = np.flatnonzero((c[0] == cand[j]).all(axis=(1, 2)))
+                    if hit.size:
+                        fc[j] = c[1][hit[0]]
+                        continue
+                need.append(j)
+            need = np.asarray(need, dtype=np.intp)
+        else:
+            need = np.arange(idx.size)
+        if need.size:
             pts, own = cand[need].reshape(-1, N), np.repeat(idx[need], 4)
             spec = None
             if speculate and need.size * (4 + 4 * len(_spec_maps(N))) <= spec_rows:
@@ -120,37 +119,31 @@ def nelder_mead(
                 sp = spec.reshape(need.size, K, 4, N)
                 for jj, j in enumerate(need):
                     cache[idx[j]] = (sp[jj], sv[jj])
-        shrink = []
-        for j, b in enumerate(idx):
-            fxr, fxe, fxc, fxcc = fc[j]
-            budget = maxfev - ncalls[b]
-            ncalls[b] += 1  # xr
-            done = False
-            if fxr < fs[b, 0]:
-                if budget >= 2:
-                    ncalls[b] += 1
-                    if fxe < fxr:
-                        sims[b, -1], fs[b, -1] = xe[j], fxe
-                    else:
-                        sims[b, -1], fs[b, -1] = xr[j], fxr
-                done = True
-            elif fxr < fs[b, -2]:
-                sims[b, -1], fs[b, -1] = xr[j], fxr
-                done = True
-            elif budget >= 2:
-                ncalls[b] += 1
-                if fxr < fs[b, -1]:
-                    if fxc <= fxr:
-                        sims[b, -1], fs[b, -1] = xc[j], fxc
-                        done = True
-                elif fxcc < fs[b, -1]:
-                    sims[b, -1], fs[b, -1] = xcc[j], fxcc
-                    done = True
-                if not done:
-                    shrink.append(b)
-            else:
-                done = True  # the contraction's call would exceed maxfev: scipy stops here
-        if shrink:
+        # one iteration of scipy's loop per problem, for all problems at once (the same comparisons)
+        fxr, fxe, fxc, fxcc = fc[:, 0], fc[:, 1], fc[:, 2], fc[:, 3]
+        f0, fsec, fw = fs[idx, 0], fs[idx, -2], fs[idx, -1]
+        two = (maxfev - ncalls[idx]) >= 2  # budget for the second call of the iteration
+        ncalls[idx] += 1  # xr
+        refl_best = fxr < f0
+        refl_mid = ~refl_best & (fxr < fsec)
+        contract = ~refl_best & ~refl_mid & two
+        ncalls[idx] += (refl_best & two) | contract
+        take_e = refl_best & two & (fxe < fxr)
+        take_r = (refl_best & two & ~(fxe < fxr)) | refl_mid
+        outside = contract & (fxr < fw)
+        take_c = outside & (fxc <= fxr)
+        take_cc = contract & ~(fxr < fw) & (fxcc < fw)
+        new_x = np.where(
+            take_e[:, None],
+            xe,
+            np.where(take_r[:, None], xr, np.where(take_c[:, None], xc, xcc)),
+        )
+        new_f = np.where(take_e, fxe, np.where(take_r, fxr, np.where(take_c, fxc, fxcc)))
+        repl = take_e | take_r | take_c | take_cc
+        sims[idx[repl], -1] = new_x[repl]
+        fs[idx[repl], -1] = new_f[repl]
+        shrink = idx[contract & ~take_c & ~take_cc]
+        if shrink.size:
             pts, owners_m = [], []
             for b in shrink:
                 avail = maxfev - ncalls[b]
@@ -169,12 +162,18 @@ def nelder_mead(
                 fs[b, 1 : 1 + m] = vals[pos : pos + m]
                 pos += m
                 ncalls[b] += m
-        for b in idx:
-            ind = np.argsort(fs[b])
-            sims[b], fs[b] = sims[b][ind], fs[b][ind]
-            if ncalls[b] >= maxfev:
-                active[b] = False
+        _sort_simplexes(sims, fs, idx)
+        active[idx[ncalls[idx] >= maxfev]] = False
     return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
+
+
+def _sort_simplexes(sims, fs, idx):
+    """Each simplex of ``idx`` ordered by its values, as scipy orders one (``numpy.argsort`` of the row)."""
+    if idx.size == 0:
+        return
+    ind = np.argsort(fs[idx], axis=1)
+    fs[idx] = np.take_along_axis(fs[idx], ind, axis=1)
+    sims[idx] = np.take_along_axis(sims[idx], ind[:, :, None], axis=1)
 
 
 _SELECT: dict = {}

@@ -184,26 +184,29 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
     spaces = _spaces(mode)
     spec_b2, spec_b = F.LEMMA_SPECS["thm1.B2"], F.LEMMA_SPECS["thm1.B"]
     out, consequences = [], []
+    todo = []
     for p in p_list:
         k = kappa_b2(p)
+        if k["kappa"] <= 1.0:
+            continue  # Lemma 2 holds at this p along the family: no correction
+        todo.append((p, k))
+    # one search serves both jobs of a p: B2 against kappa * bound, and the combined lemma B at the paper's
+    # constant; the searches of every p run in lockstep (p per row), each with the record it gets alone
+    jobs, params = [], []
+    for p, k in todo:
+        jobs += [
+            SearchJob(spec_b2, np.random.SeedSequence([seed, int(p * 1000), 21]), k["kappa"], NONDEGENERATE, {"p": p}),
+            SearchJob(spec_b, np.random.SeedSequence([seed, int(p * 1000), 22]), 1.0, NONDEGENERATE, {"p": p}),
+        ]
+        params += [{"p": p, "lemma": "thm1.B2"}, {"p": p, "lemma": "thm1.B"}]
+    recs = adversarial_search_many(
+        jobs, spaces, params, scalars={"eta": 1.0, "L": 1.0}, budget=SEARCH_BUDGET[mode], workers=workers
+    )
+    for i, (p, k) in enumerate(todo):
         kappa = k["kappa"]
         a_txt = f"1/{p - 1:g}"
-        if kappa <= 1.0:
-            continue  # Lemma 2 holds at this p along the family: no correction
         wits = _family_witnesses(p, k["q"], kappa)
-        # one search serves both: B2 against kappa * bound, and the combined lemma B at the paper's constant
-        jobs = [
-            SearchJob(spec_b2, np.random.SeedSequence([seed, int(p * 1000), 21]), kappa, NONDEGENERATE),
-            SearchJob(spec_b, np.random.SeedSequence([seed, int(p * 1000), 22]), 1.0, NONDEGENERATE),
-        ]
-        rec_b2, rec_b = adversarial_search_many(
-            jobs,
-            spaces,
-            [{"p": p, "lemma": "thm1.B2"}, {"p": p, "lemma": "thm1.B"}],
-            scalars={"p": p, "eta": 1.0, "L": 1.0},
-            budget=SEARCH_BUDGET[mode],
-            workers=workers,
-        )
+        rec_b2, rec_b = recs[2 * i], recs[2 * i + 1]
         general = (
             "E[B2] <= kappa(p) eta G^(1/(p-1)) ||sigma||_1 / ((p-1) sqrt(n_t)) with kappa(p) = max(1, sup_q R_p(q)), "
             "R_p(q) = (p-1)[q^2 (1 - q^a) + (1-q) q^(1+a)] / sqrt(q(1-q)), a = 1/(p-1)"
