@@ -54,3 +54,4 @@ def select_many(fn, st, idx, candidates, k, out):
             if idx[q] != c and m < k:
                 out[s, m] = idx[q]
                 m += 1
+

@@ -225,6 +225,8 @@ def _solver_class():
             with rng._bit_generator.lock if hasattr(rng, "_bit_generator") else bg.lock:
                 fn = ctypes.cast(bg.ctypes.next_uint32, ctypes.c_void_p).value
                 kern(fn, bg.ctypes.state_address, idx, cands, 5, out)
+            if self.strategy == "best1bin" and _best1bin is not None:  # scipy's steps, without the per-candidate loop
+                return _best1bin(self, cands, out)
             rows = iter(out)
             self._select_samples = lambda candidate, number_samples: next(rows)
             try:
@@ -232,8 +234,33 @@ def _solver_class():
             finally:
                 del self._select_samples
 
+    try:
+        from scipy._lib._util import rng_integers
+    except ImportError:
+        rng_integers = None
+
+    def best1bin(self, candidates, samples):
+        """scipy's ``_mutate_many`` for 'best1bin' (``_best1`` then binomial crossover) with the samples
+        drawn: the same operations on the same draws, in scipy's order."""
+        rng = self.random_number_generator
+        S = len(candidates)
+        trial = np.copy(self.population[candidates])
+        r0, r1 = samples[..., :2].T
+        bprime = self.population[0] + self.scale * (self.population[r0] - self.population[r1])
+        fill_point = rng_integers(rng, self.parameter_count, size=S)
+        crossovers = rng.uniform(size=(S, self.parameter_count))
+        crossovers = crossovers < self.cross_over_probability
+        i = np.arange(S)
+        crossovers[i, fill_point[i]] = True
+        return np.where(crossovers, bprime, trial)
+
+    ok = rng_integers is not None and getattr(Base, "_binomial", {}).get("best1bin") == "_best1"
+    globals()["_best1bin"] = best1bin if ok else None
     _SELECT["solver"] = Solver
     return Solver
+
+
+_best1bin = None
 
 
 def _differential_evolution(fun, bounds, **kw):
