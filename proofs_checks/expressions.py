@@ -223,9 +223,17 @@ class Distribution:
 _LANE_MEMO: dict = {}  # the lanes of the last per-row scalars seen (one entry, holding the arrays)
 
 
+class _LaneValues(dict):
+    """name -> 0-d array, with ``key``: the numbers, in order."""
+
+    __slots__ = ("key",)
+
+
 def lane_values(keys, col) -> dict:
     """The scalars of one lane (:meth:`Env.lanes`): name -> 0-d array, as Env holds a scalar."""
-    return {name: np.asarray(float(v)) for name, v in zip(keys, col.tolist())}
+    out = _LaneValues((name, np.asarray(float(v))) for name, v in zip(keys, col.tolist()))
+    out.key = tuple(float(v) for v in col.tolist())
+    return out
 
 
 class Env:
@@ -308,7 +316,10 @@ class Env:
         """The settings of :meth:`lanes`, in order (keys memos of per-lane values)."""
         key = getattr(self, "_lkey", None)
         if key is None:
-            key = self._lkey = tuple(tuple(float(v) for v in vals.values()) for _, vals in self.lanes())
+            key = self._lkey = tuple(
+                vals.key if type(vals) is _LaneValues else tuple(float(v) for v in vals.values())
+                for _, vals in self.lanes()
+            )
         return key
 
     def lane_index(self) -> np.ndarray:
@@ -612,21 +623,34 @@ def _lane_plan(f, kinds):
     return fns[0], fns[1:], frozenset(as_rows), {}
 
 
+_FAST_POWERS = ((0.5, np.sqrt), (2.0, np.square), (-1.0, np.reciprocal))  # numpy's array ** scalar fast paths
+
+
 class _LaneTable:
     """A leaf's per-row values of its lane sub-expressions (``rows[k]``, (S, 1, 1)) and its powers with
     a lane exponent (``pow(base, k)``), for one evaluation."""
 
-    __slots__ = ("lanes", "per_lane", "S", "rows")
+    __slots__ = ("lanes", "per_lane", "S", "rows", "specials")
 
-    def __init__(self, lanes, lidx, per_lane, tabs, S):
-        self.lanes, self.per_lane, self.S = lanes, per_lane, S
+    def __init__(self, lanes, lidx, per_lane, tabs, specials, S):
+        self.lanes, self.per_lane, self.S, self.specials = lanes, per_lane, S, specials
         self.rows = [None if t is None else t[lidx].reshape(-1, 1, 1) for t in tabs]
 
     def pow(self, base, k):
-        """``base ** e`` with e the lane's value of sub-expression k (its scalar form): lane by lane, into
-        an array laid out as ``base`` (as ``base ** e`` is)."""
+        """``base ** e`` with e the lane's value of sub-expression k, as a one-setting evaluation computes
+        it with e a scalar: ``numpy.power`` with the exponent per row (the same element-wise power, laid
+        out as ``base``), except where numpy takes its scalar fast path (``x ** 0.5`` is ``sqrt(x)``,
+        ``x ** 2`` ``square``, ``x ** -1`` ``reciprocal``: other bits), whose rows get that function."""
         vals, S = self.per_lane[k], self.S
-        if isinstance(base, np.ndarray) and base.ndim >= 1 and base.shape[0] == S and S != 1:
+        specials = self.specials[k]
+        rowwise = isinstance(base, np.ndarray) and base.ndim >= 1 and base.shape[0] == S and S != 1
+        if rowwise and specials is not None and base.dtype == np.float64:
+            e_rows = self.rows[k]
+            res = np.power(base, e_rows)
+            for v, fast in specials:
+                res = np.where(e_rows == v, fast(base), res)
+            return res
+        if rowwise:  # lane by lane, into an array laid out as base
             res = None
             for (sel, _), e in zip(self.lanes, vals):
                 pc = base[sel] ** e
@@ -683,7 +707,7 @@ def _lane_leaf(c, f, names, dmap, variants):
         plan = variants[key] = _lane_plan(f, key)
     if plan is None:
         return _per_lane(c, f, names, dmap, full)
-    fn, subs, as_rows, memo = plan
+    fn, subs, _, memo = plan
     mkey = (env.lane_key(), tuple(float(v) for v, kk in zip(full, kinds) if kk == "S"))
     hit = memo.get(mkey)
     if hit is None:  # the lane values of the sub-expressions: computed once per setting of the lanes
@@ -692,17 +716,16 @@ def _lane_leaf(c, f, names, dmap, variants):
             args = [vals[s.name] if v is None else (v if kk == "S" else None) for s, v, kk in zip(names, full, kinds)]
             for k, g_k in enumerate(subs):
                 per_lane[k].append(g_k(*args))
-        tabs = []
-        for k, vals in enumerate(per_lane):
-            if k in as_rows:
-                v0 = np.asarray(vals[0])
-                tabs.append(np.array([np.asarray(v, dtype=v0.dtype) for v in vals], dtype=v0.dtype))
-            else:
-                tabs.append(None)
+        tabs, specials = [], []
+        for vals in per_lane:
+            v0 = np.asarray(vals[0])
+            tabs.append(np.array([np.asarray(v, dtype=v0.dtype) for v in vals], dtype=v0.dtype))
+            floats = all(type(e) is np.float64 or (isinstance(e, np.ndarray) and e.dtype == np.float64) for e in vals)
+            specials.append([(v, fn) for v, fn in _FAST_POWERS if any(e == v for e in vals)] if floats else None)
         if len(memo) > 256:
             memo.clear()
-        hit = memo[mkey] = (per_lane, tabs)
-    table = _LaneTable(lanes, env.lane_index(), hit[0], hit[1], c.shape[0])
+        hit = memo[mkey] = (per_lane, tabs, specials)
+    table = _LaneTable(lanes, env.lane_index(), hit[0], hit[1], hit[2], c.shape[0])
     return np.asarray(fn(*full, table), dtype=np.float64)
 
 
