@@ -127,3 +127,28 @@ def test_repaired_proof_steps_hold_and_a_wrong_repair_is_caught():
     lhs, rhs = step2.sides
     wrong = dataclasses.replace(step2, sides=(lhs, rhs.xreplace({F.eta: F.eta * sp.Rational(3, 2)})))
     assert check_step(wrong, samples=200, seed=0).status == "violated"
+
+
+def test_sympy_limit_cache(tmp_path, monkeypatch):
+    """cached_limit computes a limit once and reads it back from disk afterwards (sympy not called); a
+    corrupt entry is recomputed; an unwritable directory or LPTHEORY_LIMIT_CACHE=0 just computes it."""
+    from proofs_checks.stacey import corrections as C
+
+    t = sp.Symbol("t", positive=True)
+    expr, want = sp.sin(3 * t) / t, sp.Integer(3)
+    monkeypatch.setenv("LPTHEORY_LIMIT_CACHE", str(tmp_path / "lim"))
+    assert C.cached_limit(expr, t, 0, "+") == want
+    (entry,) = list((tmp_path / "lim").iterdir())
+    calls = []
+    real = sp.limit
+    monkeypatch.setattr(C.sp, "limit", lambda *a: calls.append(a) or real(*a))
+    assert C.cached_limit(expr, t, 0, "+") == want and not calls  # read back, not computed
+    entry.write_text(entry.read_text()[:-3])  # truncated: its checksum fails
+    assert C.cached_limit(expr, t, 0, "+") == want and len(calls) == 1
+    assert C.cached_limit(expr, t, 0, "+") == want and len(calls) == 1  # rewritten whole
+    ro = tmp_path / "file"
+    ro.write_text("not a directory")
+    monkeypatch.setenv("LPTHEORY_LIMIT_CACHE", str(ro / "lim"))
+    assert C.cached_limit(expr, t, 0, "+") == want and len(calls) == 2
+    monkeypatch.setenv("LPTHEORY_LIMIT_CACHE", "0")
+    assert C.cached_limit(expr, t, 0, "+") == want and len(calls) == 3

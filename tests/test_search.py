@@ -115,3 +115,28 @@ def test_differential_evolution_sample_selection_is_scipys(dim, popsize):
     np.testing.assert_array_equal(ours.x, ref.x)
     assert ours.fun == ref.fun and ours.nfev == ref.nfev and ours.nit == ref.nit
     assert ga.integers(0, 2**62) == gb.integers(0, 2**62)
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_lockstep_differential_evolution_is_each_solver_alone(flat):
+    """The solvers stepped together (one objective call per generation for all, no threads) end where
+    scipy's solve() ends each alone: same x, value, evaluations and generations, also when some converge
+    early (a flat objective: scipy stops after the first generation) and others do not."""
+    from proofs_checks.search import _de_lockstep
+
+    bounds = [(-1.0, 1.0)] * 4
+
+    def obj(X, own):
+        v = -_kink(X) + 0.1 * own
+        return np.where(own % 2 == 0, 1.0, v) if flat else v
+
+    seeds = [11, 12, 13]
+    together = _de_lockstep(obj, bounds, [np.random.default_rng(s) for s in seeds], maxiter=20, popsize=5)
+    for j, s in enumerate(seeds):
+        (alone,) = _de_lockstep(
+            lambda X, o, j=j: obj(X, np.full(len(X), j)), bounds, [np.random.default_rng(s)], maxiter=20, popsize=5
+        )
+        np.testing.assert_array_equal(together[j].x, alone.x)
+        assert (together[j].fun, together[j].nfev, together[j].nit) == (alone.fun, alone.nfev, alone.nit)
+    if flat:
+        assert together[0].nit == 1 and together[1].nit > 1
