@@ -498,30 +498,24 @@ def _de_driven(objective, bounds, seeds, kw):
                     sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
                 trial = sv._mutate_many(np.arange(sv.num_population_members))
                 sv._ensure_constraint(trial)
-                feasible, cv = sv._calculate_population_feasibilities(trial)
-                trials[j] = (trial, feasible, cv)
-            evaluate([(j, t[0][t[1]]) for j, t in trials.items()])
-            for j, (trial, feasible, cv) in trials.items():  # __next__ from the call on
+                trials[j] = trial
+            # without constraints every trial is feasible (feasible stays all True, the violations 0), so
+            # _calculate_population_energies gives the values as they are (one vectorized call: nfev + 1),
+            # _accept_trial is energy <= energy, and _promote_lowest_energy swaps the argmin into row 0
+            evaluate(list(trials.items()))
+            for j, trial in trials.items():  # __next__ from the call on
                 sv = solvers[j]
-                energies = np.full(sv.num_population_members, np.inf)
-                energies[feasible] = sv._calculate_population_energies(trial[feasible])
-                if np.all(feasible) and np.all(sv.feasible):  # _accept_trial of feasible pairs: energy <=
-                    loc = energies <= sv.population_energies
-                else:
-                    loc = np.array(
-                        [
-                            sv._accept_trial(*val)
-                            for val in zip(
-                                energies, feasible, cv, sv.population_energies, sv.feasible, sv.constraint_violation
-                            )
-                        ]
-                    )
+                energies = np.array(held[j], dtype=np.float64)
+                sv._nfev += 1
+                loc = energies <= sv.population_energies
                 sv.population = np.where(loc[:, np.newaxis], trial, sv.population)
-                sv.population_energies = np.where(loc, energies, sv.population_energies)
-                sv.feasible = np.where(loc, feasible, sv.feasible)
-                sv.constraint_violation = np.where(loc[:, np.newaxis], cv, sv.constraint_violation)
-                sv._promote_lowest_energy()
-                if sv.converged():  # solve()'s test after each generation
+                pe = sv.population_energies = np.where(loc, energies, sv.population_energies)
+                best = int(np.argmin(pe))
+                if best:
+                    pe[[0, best]] = pe[[best, 0]]
+                    sv.population[[0, best], :] = sv.population[[best, 0], :]
+                # solve()'s test after each generation (converged())
+                if not np.any(np.isinf(pe)) and np.std(pe) <= sv.atol + sv.tol * np.abs(np.mean(pe)):
                     status[j] = (nit, _status_message["success"], False)
         return [
             sv._result(nit=nit, message=msg, warning_flag=warn)
