@@ -1054,6 +1054,25 @@ def _lockstep_objective(jobs, members, space, scalars):
         if owner.size > 1 and np.any(owner[1:] < owner[:-1]):  # rows grouped by job (a row's value is its own)
             perm = np.argsort(owner, kind="stable")
             xs, owner = xs[perm], owner[perm]
+        if len(xs) >= _SPLIT_ROWS and _search_threads() > 1:  # two halves on two threads (numpy frees the GIL)
+            cuts = np.flatnonzero(owner[1:] != owner[:-1]) + 1  # between jobs: each half keeps its lanes whole
+            if cuts.size:
+                c = int(cuts[np.argmin(np.abs(cuts - len(xs) / 2))])
+                fut = _search_pool().submit(evaluate, xs[:c], owner[:c])
+                tail = evaluate(xs[c:], owner[c:])
+                out = np.concatenate([fut.result(), tail])
+            else:
+                out = evaluate(xs, owner)
+        else:
+            out = evaluate(xs, owner)
+        if perm is not None:
+            res = np.empty_like(out)
+            res[perm] = out
+            out = res
+        return out
+
+    def evaluate(xs, owner):
+        """The ratios of rows grouped by job (owner sorted)."""
         rows = {k: v[owner] for k, v in lane_vals.items()} or None
         lanes = None
         if rows:  # runs of consecutive jobs with the same setting
@@ -1078,13 +1097,38 @@ def _lockstep_objective(jobs, members, space, scalars):
             sc = scales[owner[a:b]]
             scale = float(sc[0]) if np.all(sc == sc[0]) else sc
             out[a:b] = _ratio_of(jb.spec, sub, scale, jb.require)
-        if perm is not None:
-            res = np.empty_like(out)
-            res[perm] = out
-            out = res
         return out
 
     return obj
+
+
+_SPLIT_ROWS = 512  # an objective call with this many rows is split over two threads
+_POOL: dict = {}
+
+
+def _search_threads() -> int:
+    """Threads for one large objective call: ``$LPTHEORY_SEARCH_THREADS``, else min(2, cores). A row's
+    value does not depend on the other rows of its call, so the results do not depend on this."""
+    import os
+
+    env = os.environ.get("LPTHEORY_SEARCH_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"LPTHEORY_SEARCH_THREADS must be an integer >= 1, got {env!r}") from None
+    return min(2, os.cpu_count() or 1)
+
+
+def _search_pool():
+    """One worker thread for the other half of a split call (made again in a forked child)."""
+    import concurrent.futures as cf
+    import os
+
+    got = _POOL.get("pool")
+    if got is None or got[0] != os.getpid():
+        got = _POOL["pool"] = (os.getpid(), cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="lptheory-search"))
+    return got[1]
 
 
 def _search_task(state, task):

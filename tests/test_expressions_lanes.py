@@ -95,3 +95,25 @@ def test_searches_of_several_p_in_lockstep_equal_each_alone():
         )
         assert got["ratio"] == alone["ratio"] and got["nfev"] == alone["nfev"]
         np.testing.assert_array_equal(got["x"], alone["x"])
+
+
+def test_a_large_call_split_over_two_threads_gives_the_same_values(monkeypatch):
+    """An objective call of many rows (several jobs, several p) is evaluated in two halves on two
+    threads: the values are those of the call in one piece (one thread)."""
+    jobs = [
+        E.SearchJob(F.LEMMA_SPECS[lem], [1, i], 1.0, NONDEGENERATE, scalars={"p": p})
+        for p in (3.0, 4.0, 8.0)
+        for i, lem in enumerate(("thm1.B1", "thm1.B2"))
+    ]
+    members = sorted(range(len(jobs)), key=lambda j: (j % 2, j // 2))
+    space = E.DistributionSpace(2, 2, 1)
+    obj = E._lockstep_objective(jobs, members, space, {"eta": 1.0, "L": 1.0})
+    rng = np.random.default_rng(9)
+    owner = np.repeat(np.arange(len(jobs)), 120)
+    xs = rng.uniform(-1, 1, (owner.size, space.dim))
+    monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "2")
+    split = obj(xs, owner)
+    monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
+    np.testing.assert_array_equal(split, obj(xs, owner))
+    perm = rng.permutation(owner.size)  # rows in any order: each keeps its value
+    np.testing.assert_array_equal(obj(xs[perm], owner[perm]), split[perm])
