@@ -289,8 +289,8 @@ class Env:
             keys = list(self.rows)
             R = np.stack([self.rows[k] for k in keys]) if keys else np.zeros((0, self.S))
             S = self.S
-            if S == 0 or not keys:
-                self._lanes = [(slice(0, S), {})]
+            if S == 0 or not keys:  # no rows (the scalars' values do not matter) or no per-row scalars
+                self._lanes = [(slice(0, S), lane_values(keys, np.full(len(keys), np.nan)))]
                 return self._lanes
             cut = np.flatnonzero(np.any(R[:, 1:] != R[:, :-1], axis=0)) + 1
             starts = [0, *cut.tolist()]

@@ -10,7 +10,11 @@ iterates and results are those of scipy's; only the number of objective calls dr
 Differential evolution is scipy's solver; its per-member sample selection (one ``Generator.shuffle``
 of the population index per trial vector, most of its bookkeeping) runs as one numba pass per
 generation on the same PCG64 stream (numpy's Fisher-Yates with ``random_interval`` through the bit
-generator's C ``next_uint32``): the same samples and stream positions, so the same results.
+generator's C ``next_uint32``): the same samples and stream positions, so the same results; the
+'best1bin' mutation then takes scipy's steps without its per-candidate loop. Several solvers run in
+lockstep (:func:`maximize_many`): stepped generation by generation as scipy's ``solve()`` steps each,
+one objective call per generation for all of them (:func:`_de_driven`; threads where scipy's
+internals are not the expected ones).
 """
 
 from __future__ import annotations
