@@ -54,4 +54,3 @@ def select_many(fn, st, idx, candidates, k, out):
             if idx[q] != c and m < k:
                 out[s, m] = idx[q]
                 m += 1
-
