@@ -1055,23 +1055,11 @@ def _lockstep_objective(jobs, members, space, scalars):
             perm = np.argsort(owner, kind="stable")
             xs, owner = xs[perm], owner[perm]
         n = len(xs)
-        if n > _CHUNK_ROWS:  # pieces of at most _CHUNK_ROWS rows (their arrays stay in cache), on two threads
-            k = -(-n // _CHUNK_ROWS)
-            cuts = [n * i // k for i in range(k + 1)]
-            pieces = list(zip(cuts[:-1], cuts[1:]))
-
-            def run(part):
-                return [evaluate(xs[a:b], owner[a:b]) for a, b in part]
-
-            if _search_threads() > 1:
-                fut = _search_pool().submit(run, pieces[1::2])
-                mine = run(pieces[0::2])
-                theirs = fut.result()
-                done = [None] * len(pieces)
-                done[0::2], done[1::2] = mine, theirs
-            else:
-                done = run(pieces)
-            out = np.concatenate(done)
+        if n >= _SPLIT_ROWS and _search_threads() > 1:  # two halves on two threads (numpy frees the GIL)
+            c = n // 2
+            fut = _search_pool().submit(evaluate, xs[:c], owner[:c])
+            tail = evaluate(xs[c:], owner[c:])
+            out = np.concatenate([fut.result(), tail])
         else:
             out = evaluate(xs, owner)
         if perm is not None:
@@ -1111,15 +1099,14 @@ def _lockstep_objective(jobs, members, space, scalars):
     return obj
 
 
-_CHUNK_ROWS = 512  # a larger objective call is evaluated in pieces, split over two threads
+_SPLIT_ROWS = 512  # an objective call with this many rows is split in two halves over two threads
 _POOL: dict = {}
 
 
 def _search_threads() -> int:
     """Threads for one large objective call: ``$LPTHEORY_SEARCH_THREADS``, else min(2, cores). A row's
-    value does not depend on the other rows of its call, so the results depend neither on this nor on
-    the pieces (``_CHUNK_ROWS``: larger calls' arrays left the caches, 4 settings x 576 rows in one call
-    measured slower than 4 calls under memory contention)."""
+    value does not depend on the other rows of its call, so the results do not depend on this (nor on
+    where a call is cut: anywhere, the rows stay grouped by job)."""
     import os
 
     env = os.environ.get("LPTHEORY_SEARCH_THREADS")
