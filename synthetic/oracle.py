@@ -37,6 +37,13 @@ class GradientOracle:
             validate.integer("batch", batch, lo=1)
         self.problem, self.noise, self.batch = problem, noise, batch
 
+    @property
+    def rows_independent(self) -> bool:
+        """Row r of the answer depends only on row r of theta and on ``rngs[r]`` (bit for bit): true when
+        the problem and the noise say so; the simulator then splits a step by rows over its threads."""
+        prob = getattr(self.problem, "rows_independent", False)
+        return bool(prob) and (self.noise is None or bool(getattr(self.noise, "rows_independent", False)))
+
     def batch_at(self, t: int) -> int:
         n = self.batch(t) if callable(self.batch) else self.batch
         return validate.integer(f"batch size at step {t}", n, lo=1)

@@ -15,6 +15,7 @@ A common tool below (Hoelder): for a diagonal D with |D_ii| <= ell_i and p > 2,
 from __future__ import annotations
 
 import math
+import threading
 from abc import abstractmethod
 
 import numpy as np
@@ -106,14 +107,17 @@ class Problem(_Problem):
 
 # ------------------------------------------------------------------------------------------------
 _BLOCK = 1 << 15  # elements per block of the in-place gradients (two scratch rows stay in cache)
-_scratch_cache: dict = {}
+_scratch_tls = threading.local()  # per thread: the simulator may evaluate row blocks on several threads
 
 
 def _scratch(k: int, n: int):
+    cache = getattr(_scratch_tls, "cache", None)
+    if cache is None:
+        cache = _scratch_tls.cache = {}
     key = (k, n)
-    got = _scratch_cache.get(key)
+    got = cache.get(key)
     if got is None:
-        got = _scratch_cache[key] = [np.empty(n) for _ in range(k)]
+        got = cache[key] = [np.empty(n) for _ in range(k)]
     return got
 
 
@@ -155,6 +159,9 @@ class SeparableNonconvex(Problem):
     """
 
     name = "separable"
+    # row r of grad(x) (and of f(x)) depends only on row r of x, with the same bits whatever the rows
+    # around it: the simulator may split a step by rows (lptheory.simulate)
+    rows_independent = True
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, scale: float = 1.0, **profile_kw):
         self.d = validate.integer("d", d, lo=1)
@@ -328,6 +335,7 @@ class QuadraticDiagonal(Problem):
     """
 
     name = "quadratic-diagonal"
+    rows_independent = True  # element-wise gradient (see SeparableNonconvex)
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, **profile_kw):
         self.d = validate.integer("d", d, lo=1)
