@@ -594,15 +594,16 @@ class _RowSplit:
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         g = self.oracle(th, t, self.rngs[r0:r1], out=gb)
-        if not _same_memory(gb, g):
+        if g is not gb:
             np.copyto(gb, g)
         if prev is not None:
             np.copyto(prev[r0:r1], th)
         if _simkernels.nonfinite_rows(gb, self.gbad[r0:r1]).any():
             return None
-        new_th, new_st = self.optimizer.step(th, gb, self._rows(state, theta, slice(r0, r1)), donate=True)
+        given = self._rows(state, theta, slice(r0, r1))
+        new_th, new_st = self.optimizer.step(th, gb, given, donate=True)
         _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1])
-        return new_th, new_st
+        return new_th, new_st, {"theta": th, **given}
 
     def _run(self, fn, *args):
         """``[fn(r0, r1, *args) for each part]``: the first part on this thread, the others on the pool (one
@@ -646,7 +647,7 @@ class _RowSplit:
                 np.ascontiguousarray(theta[idx]), np.ascontiguousarray(gbuf[idx]), self._rows(state, theta, idx)
             )
             self.tbad[idx] = _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), np.empty(idx.size, bool))
-            parts.append((idx, (new_th, new_st)))
+            parts.append((idx, (new_th, new_st, {})))
         return self._assemble(theta, state, parts)
 
     def metrics(self, problem, point, t, q, mbuf):
@@ -667,17 +668,11 @@ class _RowSplit:
         return fv, gp, g2
 
     def _assemble(self, theta, state, parts):
-        """The whole-array (theta, state) from the parts' results (in place already, unless an optimizer
-        returned fresh arrays or a part was gathered: then copied in)."""
-
-        def place(full, index, got):
-            dst = full[index]
-            if isinstance(index, slice) and _same_memory(dst, got):
-                return
-            full[index] = got
-
-        for index, (new_th, _) in parts:
-            place(theta, index, new_th)
+        """The whole-array (theta, state) from the parts' results: in place already where the optimizer
+        wrote into the row views it was given (``donate=True``), else copied in."""
+        for index, (new_th, _, given) in parts:
+            if new_th is not given.get("theta"):
+                theta[index] = new_th
         ref = parts[0][1][1]
         new_state = {}
         for key, v in ref.items():
@@ -685,21 +680,13 @@ class _RowSplit:
                 full = state.get(key)
                 if not (isinstance(full, np.ndarray) and full.shape == theta.shape and full.flags.writeable):
                     full = np.empty(theta.shape, dtype=v.dtype)
-                for index, (_, st) in parts:
-                    place(full, index, st[key])
+                for index, (_, st, given) in parts:
+                    if st[key] is not given.get(key) or full is not state.get(key):
+                        full[index] = st[key]
                 new_state[key] = full
             else:
                 new_state[key] = v
         return theta, new_state, self.tbad
-
-
-def _same_memory(a, b) -> bool:
-    return (
-        isinstance(b, np.ndarray)
-        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-        and a.shape == b.shape
-        and a.strides == b.strides
-    )
 
 
 def _f_star(problem) -> float:

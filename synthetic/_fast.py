@@ -82,17 +82,22 @@ def _streams_kernel():
     """out[r] += (2 bit - 1) sigma with the bits drawn inside the loop from replicate r's PCG64 stream
     (through the bit generator's C ``next_uint64``, called on its state): the same 64-bit words, in the
     same order, as ``random_raw``, and for each word the top bits of its bytes, low byte first, which are
-    numpy's int8 samples of {0, 1} (see ``synthetic.noise._int8_bits``). Not cached on disk: the C
-    function's address is a constant of the compiled code."""
+    numpy's int8 samples of {0, 1} (see ``synthetic.noise._int8_bits``). Returns False, having drawn
+    nothing, when a stream holds a buffered 32-bit half (read from the state struct). Not cached on disk:
+    the C function's address is a constant of the compiled code."""
     if "k" in _STREAMS:
         return _STREAMS["k"]
     import numba
 
     next64 = np.random.PCG64(0).ctypes.next_uint64
+    has_uint32 = _int32_at()
 
     @numba.njit(nogil=True, error_model="numpy", cache=False)
     def rad_streams(addrs, sigma, out):
         rows, d = out.shape
+        for r in range(rows):  # a buffered 32-bit half would shift the stream: nothing drawn, the caller decides
+            if has_uint32(addrs[r] + _HAS_UINT32_OFFSET) != 0:
+                return False
         words = np.empty(d // 8, dtype=np.uint64)  # one row's words (in L1), then a vectorizable pass
         low_first = words.view(np.uint8)  # little-endian: byte k of word w is low_first[8 w + k]
         for r in range(rows):
@@ -102,10 +107,49 @@ def _streams_kernel():
             orow = out[r]
             for i in range(d):
                 orow[i] = orow[i] + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
+        return True
 
     _STREAMS["k"] = rad_streams
     _STREAMS["addr"] = _address(next64)
     return rad_streams
+
+
+# numpy's PCG64 state (``bit_generator.ctypes.state_address``) is a ``pcg64_state`` struct: a pointer to
+# the 128-bit generator, then ``int has_uint32`` (numpy/random/src/pcg64/pcg64.h); checked against
+# ``bit_generator.state["has_uint32"]`` before use (:func:`_layout_ok`)
+_HAS_UINT32_OFFSET = 8
+
+
+def _int32_at():
+    """A numba intrinsic ``f(address) -> int32``: the int32 stored at ``address``."""
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def int32_at(typingctx, addr):
+        def codegen(context, builder, signature, args):
+            return builder.load(builder.inttoptr(args[0], ir.IntType(32).as_pointer()))
+
+        return types.int32(types.uintp), codegen
+
+    return int32_at
+
+
+def _layout_ok() -> bool:
+    """Whether ``has_uint32`` of a PCG64 state sits at ``_HAS_UINT32_OFFSET`` (both values checked)."""
+    if "layout" not in _STREAMS:
+        import ctypes
+
+        ok = np.dtype(np.uintp).itemsize == 8
+        for flag in (0, 1, 0):
+            bg = np.random.PCG64(12345)
+            st = bg.state
+            st["has_uint32"], st["uinteger"] = flag, 7
+            bg.state = st
+            ok = ok and ctypes.c_int.from_address(bg.ctypes.state_address + _HAS_UINT32_OFFSET).value == flag
+        _STREAMS["layout"] = ok
+    return _STREAMS["layout"]
 
 
 def _address(fn) -> int:
@@ -122,23 +166,24 @@ def rademacher_add_streams(rngs, sigma, out) -> bool:
     import sys
 
     R, d = out.shape
-    if d % 8 or sys.byteorder != "little" or len(rngs) != R:
+    if d % 8 or sys.byteorder != "little" or len(rngs) != R or not _layout_ok():
         return False
-    for rng in rngs:
-        bg = rng.bit_generator
-        if type(bg) is not np.random.PCG64 or bg.state["has_uint32"]:
+    bgs = [rng.bit_generator for rng in rngs]
+    for bg in bgs:
+        if type(bg) is not np.random.PCG64:
             return False
     kern = _streams_kernel()
-    if _address(rngs[0].bit_generator.ctypes.next_uint64) != _STREAMS["addr"]:
+    if _address(bgs[0].ctypes.next_uint64) != _STREAMS["addr"]:
         return False
-    addrs = np.array([rng.bit_generator.ctypes.state_address for rng in rngs], dtype=np.uintp)
+    addrs = np.array([bg.ctypes.state_address for bg in bgs], dtype=np.uintp)
     from lptheory import parallel
 
     nt = parallel.threads(fused=True)
     if nt <= 1 or out.size < (1 << 17) or R < 2:
-        kern(addrs, sigma, out)
-        return True
+        return bool(kern(addrs, sigma, out))  # False: a stream holds a buffered half, nothing drawn
     per = -(-R // nt)
+    if any(bg.state["has_uint32"] for bg in bgs):  # checked here: the parts must draw all or nothing
+        return False
     pool = parallel.get_pool(nt)
     futs = [pool.submit(kern, addrs[r0 : r0 + per], sigma, out[r0 : r0 + per]) for r0 in range(0, R, per)]
     for f in futs:
