@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["enabled", "separable_grad", "rademacher_add", "rademacher_add_streams"]
+__all__ = ["enabled", "separable_grad", "rademacher_add", "rademacher_add_streams", "separable_grad_rademacher_streams"]
 
 _K: dict = {}
 _STREAMS: dict = {}
@@ -109,7 +109,27 @@ def _streams_kernel():
                 orow[i] = orow[i] + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
         return True
 
+    @numba.njit(nogil=True, error_model="numpy", cache=False)
+    def sep_grad_rad_streams(x, a, b, addrs, sigma, out):
+        rows, d = out.shape
+        for r in range(rows):
+            if has_uint32(addrs[r] + _HAS_UINT32_OFFSET) != 0:
+                return False
+        words = np.empty(d // 8, dtype=np.uint64)
+        low_first = words.view(np.uint8)
+        for r in range(rows):
+            st = addrs[r]
+            for w in range(d // 8):
+                words[w] = next64(st)
+            xr, orow = x[r], out[r]
+            for i in range(d):
+                u = xr[i] - b[i]
+                gi = a[i] * ((u * 2.0) / (u * u + 1.0))  # sep_grad's operations, then rad_streams' addition
+                orow[i] = gi + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
+        return True
+
     _STREAMS["k"] = rad_streams
+    _STREAMS["grad_k"] = sep_grad_rad_streams
     _STREAMS["addr"] = _address(next64)
     return rad_streams
 
@@ -158,31 +178,53 @@ def _address(fn) -> int:
     return ctypes.cast(fn, ctypes.c_void_p).value
 
 
+def _stream_addresses(rngs, R: int, d: int):
+    """The PCG64 state addresses of ``rngs`` for the stream kernels, or None where they do not apply."""
+    import sys
+
+    if d % 8 or sys.byteorder != "little" or len(rngs) != R or not _layout_ok():
+        return None
+    bgs = [rng.bit_generator for rng in rngs]
+    for bg in bgs:
+        if type(bg) is not np.random.PCG64:
+            return None
+    _streams_kernel()
+    if _address(bgs[0].ctypes.next_uint64) != _STREAMS["addr"]:
+        return None
+    return np.array([bg.ctypes.state_address for bg in bgs], dtype=np.uintp)
+
+
+def separable_grad_rademacher_streams(x, a, b, rngs, sigma, out) -> bool:
+    """``out = a * (2 u / (1 + u^2)) + (2 bits - 1) sigma``, u = x - b: :func:`separable_grad` then
+    :func:`rademacher_add_streams` in one pass per row (the same operations in the same order: the same
+    bits, and each stream left where ``integers`` leaves it), on the calling thread (for callers that split
+    rows over threads themselves). False, nothing drawn or written, where the stream kernel does not apply
+    (see :func:`rademacher_add_streams`)."""
+    R, d = out.shape
+    addrs = _stream_addresses(rngs, R, d)
+    if addrs is None:
+        return False
+    return bool(_STREAMS["grad_k"](x, a, b, addrs, sigma, out))
+
+
 def rademacher_add_streams(rngs, sigma, out) -> bool:
     """``out[r] += (2 b - 1) sigma`` with b the int8 samples of {0, 1} that ``rngs[r].integers(0, 2, d,
     int8)`` would give, drawn and added in one pass per row (rows split over the engine's threads, each
     thread owning its rows' streams). Only for PCG64 streams with no buffered 32-bit half, d a multiple of 8,
     little-endian: returns False (nothing drawn) otherwise, and the caller takes the general path."""
-    import sys
 
     R, d = out.shape
-    if d % 8 or sys.byteorder != "little" or len(rngs) != R or not _layout_ok():
+    addrs = _stream_addresses(rngs, R, d)
+    if addrs is None:
         return False
-    bgs = [rng.bit_generator for rng in rngs]
-    for bg in bgs:
-        if type(bg) is not np.random.PCG64:
-            return False
-    kern = _streams_kernel()
-    if _address(bgs[0].ctypes.next_uint64) != _STREAMS["addr"]:
-        return False
-    addrs = np.array([bg.ctypes.state_address for bg in bgs], dtype=np.uintp)
+    kern = _STREAMS["k"]
     from lptheory import parallel
 
     nt = parallel.threads(fused=True)
     if nt <= 1 or out.size < (1 << 17) or R < 2:
         return bool(kern(addrs, sigma, out))  # False: a stream holds a buffered half, nothing drawn
     per = -(-R // nt)
-    if any(bg.state["has_uint32"] for bg in bgs):  # checked here: the parts must draw all or nothing
+    if any(rng.bit_generator.state["has_uint32"] for rng in rngs):  # checked here: the parts must draw all or nothing
         return False
     pool = parallel.get_pool(nt)
     futs = [pool.submit(kern, addrs[r0 : r0 + per], sigma, out[r0 : r0 + per]) for r0 in range(0, R, per)]

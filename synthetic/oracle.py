@@ -57,6 +57,11 @@ class GradientOracle:
         which all replicates' noise is drawn at once, on the device.
         """
         if out is not None and isinstance(theta, np.ndarray) and hasattr(self.problem, "grad_into"):
+            fused = getattr(self.problem, "grad_noise_into", None)
+            if fused is not None and self.noise is not None and isinstance(rngs, list) and len(rngs) == len(theta):
+                # gradient and noise in one pass where the problem has a kernel for this noise (same bits)
+                if fused(theta, t, self.noise, rngs, self.batch_at(t), out):
+                    return out
             g = self.problem.grad_into(theta, t, out)
         else:
             g = self.problem.grad(theta, t)

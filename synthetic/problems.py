@@ -219,6 +219,31 @@ class SeparableNonconvex(Problem):
             np.multiply(uu, self.a, out=os_[r0:r1])
         return out
 
+    def grad_noise_into(self, x, t, noise, rngs, n, out) -> bool:
+        """``out = grad f(x)`` plus ``noise.add_means_into(rngs, n, out)`` in one pass per row, the same
+        bits (:func:`synthetic._fast.separable_grad_rademacher_streams`), where it applies: Rademacher
+        noise with n = 1 on PCG64 streams, float64 rows, and one engine thread here (inside a part of the
+        simulator's split step, or ``LPTHEORY_THREADS=1``; else the threaded passes are faster). False,
+        nothing drawn or written, otherwise."""
+        from lptheory import parallel
+
+        from . import _fast
+        from .noise import Rademacher
+
+        if n != 1 or type(noise).add_means_into is not Rademacher.add_means_into or not isinstance(noise, Rademacher):
+            return False
+        if type(noise)._sample_mean is not Rademacher._sample_mean or type(self).grad is not SeparableNonconvex.grad:
+            return False
+        if not _fast.enabled():
+            return False
+        if not (isinstance(x, np.ndarray) and isinstance(out, np.ndarray) and x.ndim == 2 and x.shape == out.shape):
+            return False
+        if x.dtype != np.float64 or out.dtype != np.float64 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+            return False
+        if x.shape[1] != self.d or parallel.threads(fused=True) != 1 or np.may_share_memory(x, out):
+            return False
+        return _fast.separable_grad_rademacher_streams(x, self.a, self.b, rngs, noise.sigma, out)
+
     def smoothness(self, p):
         p = _check_p(p)
         return float(lp_norm(self.ell, _r(p)))
