@@ -190,3 +190,26 @@ def test_rademacher_kernel_refuses_a_buffered_half_in_any_row():
     assert not out.any() and [g.bit_generator.state for g in rngs] == before
     rngs[3].bit_generator.state = {**before[3], "has_uint32": 0}
     assert _fast.rademacher_add_streams(rngs, np.ones(16), out) is True and out.all()
+
+
+def test_dual_and_l2_has_lp_norms_bits():
+    """The recorded gradient norms of the split path, one kernel for both, against lp_norm itself (its
+    numpy path below 2^15 entries, its row kernel above): every row length up to 139 and large ones,
+    zero rows, NaN, +-inf, subnormals, scales from 1e-300 to 1e300."""
+    pytest.importorskip("numba")
+    from lptheory._simkernels import dual_and_l2
+    from lptheory.geometry import lp_norm
+
+    rng = np.random.default_rng(0)
+    for d in [*range(1, 140), 255, 256, 257, 4097, 10000]:
+        for q in (1.5, 2.0, 3.0):
+            g = rng.standard_normal((7, d)) * np.exp(rng.uniform(-690, 690, (7, 1)))
+            g[1] = 0.0
+            if d > 2:
+                g[2, 1], g[3, 0], g[4, d // 2] = np.nan, np.inf, -np.inf
+                g[5] = 5e-324 * rng.integers(-4, 5, d)
+            with np.errstate(all="ignore"):
+                want = (lp_norm(g, q) ** q, lp_norm(g, 2.0))
+                got = dual_and_l2(g, q)
+            assert want[0].tobytes() == got[0].tobytes() and want[1].tobytes() == got[1].tobytes(), (d, q)
+    assert dual_and_l2(np.ones((2, 3)), 4.0) is None  # other exponents: lp_norm
