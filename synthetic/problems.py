@@ -20,10 +20,14 @@ from abc import abstractmethod
 
 import numpy as np
 
+from lptheory import parallel as _parallel
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.problem import Problem as _Problem
 from lptheory.problem import namespace
+
+from . import _fast
+from . import noise as _noise
 
 __all__ = [
     "Problem",
@@ -106,6 +110,7 @@ class Problem(_Problem):
 
 
 # ------------------------------------------------------------------------------------------------
+_FUSED_NOISES = (_noise.Rademacher,)  # noises with a kernel fused with the separable gradient (exact types)
 _BLOCK = 1 << 15  # elements per block of the in-place gradients (two scratch rows stay in cache)
 _scratch_tls = threading.local()  # per thread: the simulator may evaluate row blocks on several threads
 
@@ -222,25 +227,18 @@ class SeparableNonconvex(Problem):
     def grad_noise_into(self, x, t, noise, rngs, n, out) -> bool:
         """``out = grad f(x)`` plus ``noise.add_means_into(rngs, n, out)`` in one pass per row, the same
         bits (:func:`synthetic._fast.separable_grad_rademacher_streams`), where it applies: Rademacher
-        noise with n = 1 on PCG64 streams, float64 rows, and one engine thread here (inside a part of the
-        simulator's split step, or ``LPTHEORY_THREADS=1``; else the threaded passes are faster). False,
-        nothing drawn or written, otherwise."""
-        from lptheory import parallel
-
-        from . import _fast
-        from .noise import Rademacher
-
-        if n != 1 or type(noise).add_means_into is not Rademacher.add_means_into or not isinstance(noise, Rademacher):
+        noise with n = 1 on PCG64 streams, float64 rows, d a multiple of 8, on one thread (inside a part
+        of the simulator's split step, ``LPTHEORY_THREADS=1``, or arrays below the threaded size: else
+        the threaded passes are faster). False, nothing drawn or written, otherwise."""
+        if n != 1 or self.d % 8 or type(noise) not in _FUSED_NOISES or type(self).grad is not SeparableNonconvex.grad:
             return False
-        if type(noise)._sample_mean is not Rademacher._sample_mean or type(self).grad is not SeparableNonconvex.grad:
+        if not (type(x) is np.ndarray and type(out) is np.ndarray and x.dtype == out.dtype == np.float64):
             return False
-        if not _fast.enabled():
+        if x.ndim != 2 or x.shape != out.shape or not (x.flags.c_contiguous and out.flags.c_contiguous):
             return False
-        if not (isinstance(x, np.ndarray) and isinstance(out, np.ndarray) and x.ndim == 2 and x.shape == out.shape):
+        if x.size >= (1 << 17) and _parallel.threads(fused=True) != 1:
             return False
-        if x.dtype != np.float64 or out.dtype != np.float64 or not (x.flags.c_contiguous and out.flags.c_contiguous):
-            return False
-        if x.shape[1] != self.d or parallel.threads(fused=True) != 1 or np.may_share_memory(x, out):
+        if not _fast.enabled() or np.may_share_memory(x, out):
             return False
         return _fast.separable_grad_rademacher_streams(x, self.a, self.b, rngs, noise.sigma, out)
 
