@@ -80,8 +80,9 @@ def rademacher_add(bits, sigma, out) -> None:
 
 def _streams_kernel():
     """out[r] += (2 bit - 1) sigma with the bits drawn inside the loop from replicate r's PCG64 stream
-    (through the bit generator's C ``next_uint64``, called on its state): the same 64-bit words, in the
-    same order, as ``random_raw``, and for each word the top bits of its bytes, low byte first, which are
+    (numpy's generator inlined, :func:`_pcg64_fill`, where it passes its check here; else the bit
+    generator's C ``next_uint64``, called on its state): the same 64-bit words, in the same order, as
+    ``random_raw``, and for each word the top bits of its bytes, low byte first, which are
     numpy's int8 samples of {0, 1} (see ``synthetic.noise._int8_bits``). Returns False, having drawn
     nothing, when a stream holds a buffered 32-bit half (read from the state struct). Not cached on disk:
     the C function's address is a constant of the compiled code."""
@@ -91,6 +92,28 @@ def _streams_kernel():
 
     next64 = np.random.PCG64(0).ctypes.next_uint64
     has_uint32 = _int32_at()
+    fill_inline = _pcg64_fill()
+
+    @numba.njit(nogil=True, cache=False)
+    def fill_calls(st, words, n):  # numpy's own next_uint64, one C call per word
+        for w in range(n):
+            words[w] = next64(st)
+
+    @numba.njit(nogil=True, cache=False)
+    def fill_jit(st, words, n):
+        fill_inline(st, words, n)
+
+    fill = fill_calls
+    probe = np.empty(1000, dtype=np.uint64)
+    for key in (0, 1, 2):  # the inlined generator only where it gives numpy's words and states here
+        bg = np.random.PCG64(np.random.SeedSequence(key, spawn_key=(key + 7,)))
+        twin = np.random.PCG64(np.random.SeedSequence(key, spawn_key=(key + 7,)))
+        fill_jit(bg.ctypes.state_address, probe, probe.size)
+        if not (np.array_equal(probe, twin.random_raw(probe.size)) and bg.state == twin.state):
+            break
+    else:
+        fill = fill_jit
+    _STREAMS["inline"] = fill is fill_jit
 
     @numba.njit(nogil=True, error_model="numpy", cache=False)
     def rad_streams(addrs, sigma, out):
@@ -101,9 +124,7 @@ def _streams_kernel():
         words = np.empty(d // 8, dtype=np.uint64)  # one row's words (in L1), then a vectorizable pass
         low_first = words.view(np.uint8)  # little-endian: byte k of word w is low_first[8 w + k]
         for r in range(rows):
-            st = addrs[r]
-            for w in range(d // 8):
-                words[w] = next64(st)
+            fill(addrs[r], words, d // 8)
             orow = out[r]
             for i in range(d):
                 orow[i] = orow[i] + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
@@ -118,9 +139,7 @@ def _streams_kernel():
         words = np.empty(d // 8, dtype=np.uint64)
         low_first = words.view(np.uint8)
         for r in range(rows):
-            st = addrs[r]
-            for w in range(d // 8):
-                words[w] = next64(st)
+            fill(addrs[r], words, d // 8)
             xr, orow = x[r], out[r]
             for i in range(d):
                 u = xr[i] - b[i]
@@ -154,6 +173,45 @@ def _int32_at():
         return types.int32(types.uintp), codegen
 
     return int32_at
+
+
+def _pcg64_fill():
+    """A numba intrinsic ``fill(state_address, words, n)``: the next n outputs of numpy's PCG64 (XSL-RR 128/64:
+    ``state = state * M + inc`` in 128-bit arithmetic, then the output of the new state) written to
+    ``words`` and the state stored back, inlined in the loop (numpy's ``pcg64_next64`` without a call per
+    word). ``state_address`` points at numpy's ``pcg64_state``, whose first field points at the
+    generator's ``{state, inc}`` (two 128-bit integers); the caller checks the words and the state left
+    against ``random_raw`` before use."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    mult = 0x2360ED051FC65DA44385DF649FCCF645  # PCG_DEFAULT_MULTIPLIER_128
+
+    @intrinsic
+    def fill(typingctx, addr, words, n):
+        def codegen(context, builder, signature, args):
+            addr_, words_, n_ = args
+            i64, i128 = ir.IntType(64), ir.IntType(128)
+            sptr = builder.load(builder.inttoptr(addr_, i128.as_pointer().as_pointer()))
+            inc = builder.load(builder.gep(sptr, [ir.Constant(ir.IntType(32), 1)]), align=8)
+            arr = context.make_array(signature.args[1])(context, builder, words_)
+            st = cgutils.alloca_once_value(builder, builder.load(sptr, align=8))
+            with cgutils.for_range(builder, n_) as loop:
+                s = builder.add(builder.mul(builder.load(st), ir.Constant(i128, mult)), inc)
+                builder.store(s, st)
+                hi = builder.trunc(builder.lshr(s, ir.Constant(i128, 64)), i64)
+                v = builder.xor(hi, builder.trunc(s, i64))
+                rot = builder.lshr(hi, ir.Constant(i64, 58))
+                left = builder.shl(v, builder.and_(builder.neg(rot), ir.Constant(i64, 63)))
+                builder.store(builder.or_(builder.lshr(v, rot), left), builder.gep(arr.data, [loop.index]))
+            builder.store(builder.load(st), sptr, align=8)
+            return context.get_dummy_value()
+
+        return types.void(types.uintp, words, types.intp), codegen
+
+    return fill
 
 
 def _layout_ok() -> bool:
