@@ -88,8 +88,17 @@ def test_split_step_with_observers_offset_and_start(monkeypatch, two_threads):
             monkeypatch.setattr(S._RowSplit, "plan", classmethod(lambda cls, *a: None))
         res.append(
             simulate(
-                StaceyPP(p=3.0, lr=1e-2), pr, orc, 7, 16, seed=2, replicate_offset=5, theta0=np.ones(D),
-                observers=obs(), snapshots=True, record_every=3,
+                StaceyPP(p=3.0, lr=1e-2),
+                pr,
+                orc,
+                7,
+                16,
+                seed=2,
+                replicate_offset=5,
+                theta0=np.ones(D),
+                observers=obs(),
+                snapshots=True,
+                record_every=3,
             )
         )
     _same(*res)
@@ -213,3 +222,37 @@ def test_dual_and_l2_has_lp_norms_bits():
                 got = dual_and_l2(g, q)
             assert want[0].tobytes() == got[0].tobytes() and want[1].tobytes() == got[1].tobytes(), (d, q)
     assert dual_and_l2(np.ones((2, 3)), 4.0) is None  # other exponents: lp_norm
+
+
+def test_gradient_and_noise_in_one_pass_have_the_two_passes_bits():
+    """``SeparableNonconvex.grad_noise_into`` (the oracle's first try): the bits of ``grad_into`` then
+    ``Rademacher.add_means_into``, each stream left where numpy's sampler leaves it; nothing drawn or
+    written where it does not apply (a buffered 32-bit half, batch > 1, another noise type or subclass,
+    d not a multiple of 8)."""
+    pytest.importorskip("numba")
+    for R, d in [(3, 64), (5, 8), (2, 4096)]:
+        pr = SeparableNonconvex(d=d, seed=R)
+        noise = Rademacher(np.linspace(0.1, 2.0, d))
+        x = pr.x0(R) + np.random.default_rng(R).standard_normal((R, d))
+        got, want = np.empty((R, d)), np.empty((R, d))
+        rngs, ref = replicate_generators(4, R), replicate_generators(4, R)
+        for _ in range(2):
+            assert pr.grad_noise_into(x, 0, noise, rngs, 1, got)
+            pr.grad_into(x, 0, want)
+            for r in range(R):
+                want[r] = want[r] + (ref[r].integers(0, 2, size=d, dtype=np.int8) * 2.0 - 1.0) * noise.sigma
+            assert got.tobytes() == want.tobytes()
+            for a, b in zip(rngs, ref):  # the same stream positions (a stale, unflagged 32-bit half is unused)
+                sa, sb = a.bit_generator.state, b.bit_generator.state
+                assert sa["state"] == sb["state"] and sa["has_uint32"] == sb["has_uint32"] == 0
+    pr, out = SeparableNonconvex(d=16), np.zeros((2, 16))
+    x = pr.x0(2)
+    rngs = replicate_generators(0, 2)
+    assert not pr.grad_noise_into(x, 0, Rademacher(np.ones(16)), rngs, 3, out)
+    assert not pr.grad_noise_into(x, 0, Gaussian(np.ones(16)), rngs, 1, out)
+    assert not pr.grad_noise_into(x, 0, _CoupledNoise(np.ones(16)), rngs, 1, out)
+    p12 = SeparableNonconvex(d=12)
+    assert not p12.grad_noise_into(p12.x0(2), 0, Rademacher(np.ones(12)), rngs, 1, np.zeros((2, 12)))
+    rngs[1].integers(0, 2**32, dtype=np.uint32)
+    assert not pr.grad_noise_into(x, 0, Rademacher(np.ones(16)), rngs, 1, out)
+    assert not out.any()
