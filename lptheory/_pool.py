@@ -24,7 +24,7 @@ def threads(fused: bool = False) -> int:
 
     1 on a worker thread of the pool, and on a thread inside :func:`inline` (work that is already one
     part of a split runs in its thread: no nested submissions, which could wait on themselves)."""
-    if getattr(_tls, "inline", False) or threading.current_thread().name.startswith("lptheory"):
+    if getattr(_tls, "inline", False):  # set on the pool's workers (_mark_worker) and inside inline()
         return 1
     env = os.environ.get("LPTHEORY_THREADS")
     if env:
@@ -53,13 +53,17 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
+def _mark_worker() -> None:
+    _tls.inline = True
+
+
 def get_pool(n: int) -> ThreadPoolExecutor:
     """The process's worker pool, with at least ``n`` threads (created on first use; a forked child
     starts its own)."""
     global _pool
     with _pool_lock:
         if _pool is None or _pool._max_workers < n:  # noqa: SLF001
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="lptheory")
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="lptheory", initializer=_mark_worker)
         return _pool
 
 
