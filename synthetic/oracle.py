@@ -56,18 +56,18 @@ class GradientOracle:
         arrays); or one batched device source (``lptheory._random.TorchRandom``, torch tensors), from
         which all replicates' noise is drawn at once, on the device.
         """
+        n = None if self.noise is None else self.batch_at(t)
         if out is not None and isinstance(theta, np.ndarray) and hasattr(self.problem, "grad_into"):
             fused = getattr(self.problem, "grad_noise_into", None)
-            if fused is not None and self.noise is not None and isinstance(rngs, list) and len(rngs) == len(theta):
+            if fused is not None and n is not None and isinstance(rngs, list) and len(rngs) == len(theta):
                 # gradient and noise in one pass where the problem has a kernel for this noise (same bits)
-                if fused(theta, t, self.noise, rngs, self.batch_at(t), out):
+                if fused(theta, t, self.noise, rngs, n, out):
                     return out
             g = self.problem.grad_into(theta, t, out)
         else:
             g = self.problem.grad(theta, t)
         if self.noise is None:
             return g
-        n = self.batch_at(t)
         if not isinstance(rngs, (list, tuple)):
             return g + self.noise.sample_mean(rngs, n, size=tuple(theta.shape[:-1]))
         if len(rngs) != theta.shape[0]:
