@@ -8,16 +8,24 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["threads", "get_pool"]
+__all__ = ["threads", "get_pool", "inline"]
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
+_tls = threading.local()
+
+
 def threads(fused: bool = False) -> int:
     """Worker threads for large numpy arrays: ``LPTHEORY_THREADS`` (set it to 1 to pin one core);
     by default every core for the fused engine (measured faster on 2 cores) and 1 for the reference
-    engine (two threads were slower there: its many passes are bound by the interpreter)."""
+    engine (two threads were slower there: its many passes are bound by the interpreter).
+
+    1 on a worker thread of the pool, and on a thread inside :func:`inline` (work that is already one
+    part of a split runs in its thread: no nested submissions, which could wait on themselves)."""
+    if getattr(_tls, "inline", False):  # set on the pool's workers (_mark_worker) and inside inline()
+        return 1
     env = os.environ.get("LPTHEORY_THREADS")
     if env:
         try:
@@ -45,11 +53,30 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
+def _mark_worker() -> None:
+    _tls.inline = True
+
+
 def get_pool(n: int) -> ThreadPoolExecutor:
     """The process's worker pool, with at least ``n`` threads (created on first use; a forked child
     starts its own)."""
     global _pool
     with _pool_lock:
         if _pool is None or _pool._max_workers < n:  # noqa: SLF001
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="lptheory")
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="lptheory", initializer=_mark_worker)
         return _pool
+
+
+class inline:
+    """``with inline():`` -- the engines called in this block on this thread run in it, unsplit
+    (:func:`threads` is 1 there): for a caller that splits the work over the pool itself and runs one
+    part on the calling thread."""
+
+    def __enter__(self):
+        self.before = getattr(_tls, "inline", False)
+        _tls.inline = True
+        return self
+
+    def __exit__(self, *exc):
+        _tls.inline = self.before
+        return False

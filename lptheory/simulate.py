@@ -432,7 +432,13 @@ def simulate(
         if xp is not np:
             sync_divergence()
         v = view(t)
-        if default_metrics:
+        if default_metrics and split_metrics and isinstance(v.point, np.ndarray) and v.point.shape == theta.shape:
+            fv, gp, g2 = split.metrics(problem, v.point, t, q, mbuf)  # by rows over the threads, same bits
+            out["f"][k] = fv
+            mark(~np.isfinite(fv), t, "objective value")
+            out["grad_pstar"][k] = gp
+            out["grad_2"][k] = g2
+        elif default_metrics:
             with np.errstate(all="ignore"):
                 fv = _host(problem.f(v.point, t))
                 out["f"][k] = fv
@@ -458,9 +464,22 @@ def simulate(
     use_out = xp is np and getattr(oracle, "accepts_out", False)
     gbuf = np.empty_like(theta) if use_out else None  # reused: no fresh (R, d) array (page faults) per step
     prev = (np.empty_like(theta) if xp is np else xp.empty_like(theta)) if keep_prev else None
+    split = _RowSplit.plan(optimizer, oracle, theta, state, rngs) if use_out and not stateful else None
+    split_metrics = split is not None and mbuf is not None and bool(getattr(problem, "rows_independent", False))
     for t in range(steps):
         if rec[k] == t:
             record(t)
+        if split is not None:
+            # one pool submission per thread: oracle, update and finiteness check of its rows (same bits)
+            theta, state, bad_rows = split.step(t, theta, state, gbuf, prev)
+            mark(bad_rows & ~diverged, t + 1)
+            if observers:
+                v = view(t, prev, gbuf)
+                for ob in observers:
+                    ob.on_step(v)
+            if tick is not None:
+                tick(t + 1, steps)
+            continue
         g = oracle(theta, t, rngs, out=gbuf) if use_out else oracle(theta, t, rngs)
         if keep_prev:
             if xp is np:
@@ -523,6 +542,155 @@ def simulate(
         extras=extras,
         diverged_at=diverged_at,
     )
+
+
+class _RowSplit:
+    """The numpy step split by replicate rows over the engine's threads: each part runs the oracle on its
+    rows (``oracle(theta[a:b], t, rngs[a:b], out=gbuf[a:b])``), the optimizer's own ``step`` on those
+    rows, and the finiteness check of the new rows, as one pool submission per thread (the calling
+    thread runs the first part; nested engine calls inside a part run in its thread, see
+    :func:`lptheory._pool.inline`). The same bits as the whole-array step: the optimizer is element-wise
+    (:class:`lptheory.optimizers.ElementwiseOptimizer`, whose engines already split arrays at any
+    point), and the oracle declares ``rows_independent`` (row r of its answer depends only on row r of
+    theta and on ``rngs[r]``). A part whose gradient holds a NaN or inf is not stepped there: those rows
+    take one ``step`` call together afterwards, so the optimizer counts a non-finite gradient once
+    per step (:func:`lptheory.optimizers.note_nonfinite`), as for the whole array."""
+
+    MIN_SIZE = 1 << 17  # below this one thread is as fast (the engines' threshold)
+
+    def __init__(self, optimizer, oracle, rngs, bounds, nthreads, shape):
+        self.optimizer, self.oracle, self.rngs, self.bounds, self.nt = optimizer, oracle, rngs, bounds, nthreads
+        self.gbad = np.zeros(shape[0], dtype=bool)
+        self.tbad = np.zeros(shape[0], dtype=bool)
+
+    @classmethod
+    def plan(cls, optimizer, oracle, theta, state, rngs):
+        from ._pool import threads
+        from .optimizers import ElementwiseOptimizer
+
+        if not (isinstance(optimizer, ElementwiseOptimizer) and getattr(oracle, "rows_independent", False)):
+            return None
+        if not isinstance(rngs, list) or not isinstance(theta, np.ndarray) or theta.ndim != 2:
+            return None
+        R = theta.shape[0]
+        nt = min(threads(fused=True), R)
+        if nt < 2 or theta.size < cls.MIN_SIZE or not theta.flags.c_contiguous or len(rngs) != R:
+            return None
+        for v in state.values():
+            if isinstance(v, np.ndarray) and (v.shape != theta.shape or not v.flags.c_contiguous):
+                return None
+        per = -(-R // nt)
+        bounds = [(r0, min(R, r0 + per)) for r0 in range(0, R, per)]
+        return cls(optimizer, oracle, rngs, bounds, len(bounds), theta.shape)
+
+    @staticmethod
+    def _rows(state, theta, index):
+        return {
+            key: (v[index] if isinstance(v, np.ndarray) and v.shape == theta.shape else v) for key, v in state.items()
+        }
+
+    def _part(self, r0, r1, t, theta, state, gbuf, prev):
+        from . import _simkernels
+
+        th, gb = theta[r0:r1], gbuf[r0:r1]
+        g = self.oracle(th, t, self.rngs[r0:r1], out=gb)
+        if g is not gb:
+            np.copyto(gb, g)
+        if prev is not None:
+            np.copyto(prev[r0:r1], th)
+        if _simkernels.nonfinite_rows(gb, self.gbad[r0:r1]).any():
+            return None
+        given = self._rows(state, theta, slice(r0, r1))
+        new_th, new_st = self.optimizer.step(th, gb, given, donate=True)
+        _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1])
+        return new_th, new_st, {"theta": th, **given}
+
+    def _run(self, fn, *args):
+        """``[fn(r0, r1, *args) for each part]``: the first part on this thread, the others on the pool (one
+        submission each, in a copy of this thread's context: numpy's error state travels with them); every
+        part finishes before an error is raised."""
+        import contextvars
+
+        from . import _pool
+
+        pool = _pool.get_pool(self.nt)
+        futs = []
+        first, err = None, None
+        try:
+            for r0, r1 in self.bounds[1:]:
+                futs.append(pool.submit(contextvars.copy_context().run, fn, r0, r1, *args))
+            with _pool.inline():
+                first = fn(*self.bounds[0], *args)
+        except BaseException as exc:
+            err = exc
+        results = [first]
+        for f in futs:
+            try:
+                results.append(f.result())
+            except BaseException as exc:
+                err = err or exc
+        if err is not None:
+            raise err
+        return results
+
+    def step(self, t, theta, state, gbuf, prev):
+        """One step; returns (theta, state, rows whose new parameters are not all finite)."""
+        from . import _simkernels
+
+        results = self._run(self._part, t, theta, state, gbuf, prev)
+        parts = [(slice(r0, r1), res) for (r0, r1), res in zip(self.bounds, results) if res is not None]
+        unstepped = [np.arange(r0, r1) for (r0, r1), res in zip(self.bounds, results) if res is None]
+        if unstepped:
+            # non-finite gradients: those rows in one call (the optimizer counts the step once)
+            idx = np.concatenate(unstepped)
+            new_th, new_st = self.optimizer.step(
+                np.ascontiguousarray(theta[idx]), np.ascontiguousarray(gbuf[idx]), self._rows(state, theta, idx)
+            )
+            self.tbad[idx] = _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), np.empty(idx.size, bool))
+            parts.append((idx, (new_th, new_st, {})))
+        return self._assemble(theta, state, parts)
+
+    def metrics(self, problem, point, t, q, mbuf):
+        """The default metrics of a recorded step (f, ||grad f||_q^q, ||grad f||_2 at ``point``), each part
+        on its rows (problems with ``rows_independent``: the same bits as on all rows)."""
+        from . import _simkernels
+
+        R = point.shape[0]
+        fv, gp, g2 = np.empty(R), np.empty(R), np.empty(R)
+
+        def part(r0, r1):
+            with np.errstate(all="ignore"):
+                x = point[r0:r1]
+                fv[r0:r1] = _host(problem.f(x, t))
+                g = problem.grad_into(x, t, mbuf[r0:r1]) if hasattr(problem, "grad_into") else problem.grad(x, t)
+                both = _simkernels.dual_and_l2(g, q) if isinstance(g, np.ndarray) else None  # one kernel
+                if both is None:
+                    both = (lp_norm(g, q) ** q, lp_norm(g, 2.0))
+                gp[r0:r1], g2[r0:r1] = _host(both[0]), _host(both[1])
+
+        self._run(part)
+        return fv, gp, g2
+
+    def _assemble(self, theta, state, parts):
+        """The whole-array (theta, state) from the parts' results: in place already where the optimizer
+        wrote into the row views it was given (``donate=True``), else copied in."""
+        for index, (new_th, _, given) in parts:
+            if new_th is not given.get("theta"):
+                theta[index] = new_th
+        ref = parts[0][1][1]
+        new_state = {}
+        for key, v in ref.items():
+            if isinstance(v, np.ndarray) and v.ndim == theta.ndim and v.shape[1:] == theta.shape[1:]:
+                full = state.get(key)
+                if not (isinstance(full, np.ndarray) and full.shape == theta.shape and full.flags.writeable):
+                    full = np.empty(theta.shape, dtype=v.dtype)
+                for index, (_, st, given) in parts:
+                    if st[key] is not given.get(key) or full is not state.get(key):
+                        full[index] = st[key]
+                new_state[key] = full
+            else:
+                new_state[key] = v
+        return theta, new_state, self.tbad
 
 
 def _f_star(problem) -> float:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 
 import numpy as np
 
@@ -62,6 +63,9 @@ class Noise:
 
     name = "noise"
     bounded = False
+    # add_means_into draws row r from rngs[r] alone, with element-wise arithmetic: rows a..b of a call on
+    # all rows equal a call on rows a..b (bit for bit). A subclass that couples replicates sets False.
+    rows_independent = True
 
     def __init__(self, sigma):
         sigma = np.asarray(sigma, dtype=np.float64)
@@ -159,10 +163,11 @@ class Rademacher(Noise):
         if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
             if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
                 return
-        key = (R, self.d, n)
+        key = (threading.get_ident(), R, self.d, n)  # per thread: parts of a step may run on several threads
         cache = self.__dict__.setdefault("_buffers", {})
         if key not in cache:
-            cache.clear()
+            if len(cache) >= 8:
+                cache.clear()
             cache[key] = (np.empty((R, self.d), dtype=np.int8 if n == 1 else np.int64), np.empty((R, self.d)))
         draws, tmp = cache[key]
         for r, rng in enumerate(rngs):

@@ -37,6 +37,13 @@ class GradientOracle:
             validate.integer("batch", batch, lo=1)
         self.problem, self.noise, self.batch = problem, noise, batch
 
+    @property
+    def rows_independent(self) -> bool:
+        """Row r of the answer depends only on row r of theta and on ``rngs[r]`` (bit for bit): true when
+        the problem and the noise say so; the simulator then splits a step by rows over its threads."""
+        prob = getattr(self.problem, "rows_independent", False)
+        return bool(prob) and (self.noise is None or bool(getattr(self.noise, "rows_independent", False)))
+
     def batch_at(self, t: int) -> int:
         n = self.batch(t) if callable(self.batch) else self.batch
         return validate.integer(f"batch size at step {t}", n, lo=1)
@@ -49,13 +56,18 @@ class GradientOracle:
         arrays); or one batched device source (``lptheory._random.TorchRandom``, torch tensors), from
         which all replicates' noise is drawn at once, on the device.
         """
+        n = None if self.noise is None else self.batch_at(t)
         if out is not None and isinstance(theta, np.ndarray) and hasattr(self.problem, "grad_into"):
+            fused = getattr(self.problem, "grad_noise_into", None)
+            if fused is not None and n is not None and isinstance(rngs, list) and len(rngs) == len(theta):
+                # gradient and noise in one pass where the problem has a kernel for this noise (same bits)
+                if fused(theta, t, self.noise, rngs, n, out):
+                    return out
             g = self.problem.grad_into(theta, t, out)
         else:
             g = self.problem.grad(theta, t)
         if self.noise is None:
             return g
-        n = self.batch_at(t)
         if not isinstance(rngs, (list, tuple)):
             return g + self.noise.sample_mean(rngs, n, size=tuple(theta.shape[:-1]))
         if len(rngs) != theta.shape[0]:

@@ -15,14 +15,19 @@ A common tool below (Hoelder): for a diagonal D with |D_ii| <= ell_i and p > 2,
 from __future__ import annotations
 
 import math
+import threading
 from abc import abstractmethod
 
 import numpy as np
 
+from lptheory import parallel as _parallel
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.problem import Problem as _Problem
 from lptheory.problem import namespace
+
+from . import _fast
+from . import noise as _noise
 
 __all__ = [
     "Problem",
@@ -105,15 +110,19 @@ class Problem(_Problem):
 
 
 # ------------------------------------------------------------------------------------------------
+_FUSED_NOISES = (_noise.Rademacher,)  # noises with a kernel fused with the separable gradient (exact types)
 _BLOCK = 1 << 15  # elements per block of the in-place gradients (two scratch rows stay in cache)
-_scratch_cache: dict = {}
+_scratch_tls = threading.local()  # per thread: the simulator may evaluate row blocks on several threads
 
 
 def _scratch(k: int, n: int):
+    cache = getattr(_scratch_tls, "cache", None)
+    if cache is None:
+        cache = _scratch_tls.cache = {}
     key = (k, n)
-    got = _scratch_cache.get(key)
+    got = cache.get(key)
     if got is None:
-        got = _scratch_cache[key] = [np.empty(n) for _ in range(k)]
+        got = cache[key] = [np.empty(n) for _ in range(k)]
     return got
 
 
@@ -155,6 +164,9 @@ class SeparableNonconvex(Problem):
     """
 
     name = "separable"
+    # row r of grad(x) (and of f(x)) depends only on row r of x, with the same bits whatever the rows
+    # around it: the simulator may split a step by rows (lptheory.simulate)
+    rows_independent = True
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, scale: float = 1.0, **profile_kw):
         self.d = validate.integer("d", d, lo=1)
@@ -211,6 +223,24 @@ class SeparableNonconvex(Problem):
             np.divide(uu, ww, out=uu)
             np.multiply(uu, self.a, out=os_[r0:r1])
         return out
+
+    def grad_noise_into(self, x, t, noise, rngs, n, out) -> bool:
+        """``out = grad f(x)`` plus ``noise.add_means_into(rngs, n, out)`` in one pass per row, the same
+        bits (:func:`synthetic._fast.separable_grad_rademacher_streams`), where it applies: Rademacher
+        noise with n = 1 on PCG64 streams, float64 rows, d a multiple of 8, on one thread (inside a part
+        of the simulator's split step, ``LPTHEORY_THREADS=1``, or arrays below the threaded size: else
+        the threaded passes are faster). False, nothing drawn or written, otherwise."""
+        if n != 1 or self.d % 8 or type(noise) not in _FUSED_NOISES or type(self).grad is not SeparableNonconvex.grad:
+            return False
+        if not (type(x) is np.ndarray and type(out) is np.ndarray and x.dtype == out.dtype == np.float64):
+            return False
+        if x.ndim != 2 or x.shape != out.shape or not (x.flags.c_contiguous and out.flags.c_contiguous):
+            return False
+        if x.size >= (1 << 17) and _parallel.threads(fused=True) != 1:
+            return False
+        if not _fast.enabled() or np.may_share_memory(x, out):
+            return False
+        return _fast.separable_grad_rademacher_streams(x, self.a, self.b, rngs, noise.sigma, out)
 
     def smoothness(self, p):
         p = _check_p(p)
@@ -328,6 +358,7 @@ class QuadraticDiagonal(Problem):
     """
 
     name = "quadratic-diagonal"
+    rows_independent = True  # element-wise gradient (see SeparableNonconvex)
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, **profile_kw):
         self.d = validate.integer("d", d, lo=1)

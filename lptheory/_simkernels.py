@@ -1,0 +1,171 @@
+"""numba kernels of the simulator's fast step (:mod:`lptheory.simulate`), with numpy fallbacks.
+
+* ``nonfinite_rows(a, out)``: ``out[r] = True`` exactly when row r of the float64 array ``a`` holds a NaN
+  or an infinity (the exponent field all ones), by an integer max over the rows' bit patterns: one
+  vectorized read, no rounding involved, so the answer is the one of ``~np.isfinite(a).all(axis=-1)``.
+* ``dual_and_l2(g, q)``: ``(||g_r||_q^q, ||g_r||_2)`` per row, the recorded gradient metrics, with the
+  bits of ``lp_norm(g, q) ** q`` and ``lp_norm(g, 2.0)`` (:func:`lptheory.geometry.lp_norm`): the same
+  row maximum (read once for both norms, as an integer max over the bit patterns of |g|: the order
+  of non-negative doubles), the same terms ``(|g_i| / m)^p`` computed in a vectorized pass into a row
+  buffer, then summed in numpy's pairwise order (as :mod:`lptheory._rownorm`, which reproduces
+  ``numpy.add.reduce``), and the same final power.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+__all__ = ["nonfinite_rows", "dual_and_l2", "pairwise_kernel"]
+
+_EXP = np.uint64(0x7FF0000000000000)
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel():
+    from . import _fused
+
+    if not _fused.available():
+        return None
+    import numba
+
+    @numba.njit(nogil=True, cache=True)
+    def rows(bits, out):  # bits: the (rows, d) uint64 view of a float64 array
+        e = np.uint64(0x7FF0000000000000)
+        for r in range(bits.shape[0]):
+            row = bits[r]
+            m = np.uint64(0)
+            for i in range(row.size):
+                v = row[i] & e
+                if v > m:
+                    m = v
+            out[r] = m == e
+
+    return rows
+
+
+def nonfinite_rows(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[r] = not all(isfinite(a[r]))`` for a C-contiguous 2-D float64 ``a``; returns ``out``."""
+    k = _kernel()
+    if k is None or a.dtype != np.float64 or not a.flags.c_contiguous or a.ndim != 2:
+        np.logical_not(np.isfinite(a).all(axis=-1), out=out)
+        return out
+    k(a.view(np.uint64), out)
+    return out
+
+
+_CODES = {2.0: 0, 1.5: 1, 3.0: 2}
+
+
+@functools.lru_cache(maxsize=1)
+def pairwise_kernel():
+    """The numba function ``pairwise(a, lo, n)``: numpy's pairwise summation of ``a[lo:lo + n]`` (blocks
+    of 8 partial sums up to 128 entries, halving above: the order of ``numpy.add.reduce`` over a
+    contiguous row, as in :mod:`lptheory._rownorm`; a row sum is ``0.0 + pairwise(row, 0, n)``)."""
+    import numba
+
+    @numba.njit(nogil=True, cache=True)
+    def pairwise(a, lo, n):  # numpy's pairwise summation of a[lo:lo + n] (the tree of lptheory._rownorm)
+        if n < 8:
+            res = 0.0
+            for i in range(n):
+                res += a[lo + i]
+            return res
+        if n <= 128:
+            r0 = a[lo]
+            r1 = a[lo + 1]
+            r2 = a[lo + 2]
+            r3 = a[lo + 3]
+            r4 = a[lo + 4]
+            r5 = a[lo + 5]
+            r6 = a[lo + 6]
+            r7 = a[lo + 7]
+            i = 8
+            m = n - (n % 8)
+            while i < m:
+                r0 += a[lo + i]
+                r1 += a[lo + i + 1]
+                r2 += a[lo + i + 2]
+                r3 += a[lo + i + 3]
+                r4 += a[lo + i + 4]
+                r5 += a[lo + i + 5]
+                r6 += a[lo + i + 6]
+                r7 += a[lo + i + 7]
+                i += 8
+            res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while i < n:
+                res += a[lo + i]
+                i += 1
+            return res
+        n2 = n // 2
+        n2 -= n2 % 8
+        return pairwise(a, lo, n2) + pairwise(a, lo + n2, n - n2)
+
+    return pairwise
+
+
+@functools.lru_cache(maxsize=1)
+def _norm_kernel():
+    from . import _fused
+
+    if not _fused.available():
+        return None
+    pairwise = pairwise_kernel()
+    import numba
+
+    @numba.njit(nogil=True, cache=True)
+    def rows(x, code, s_q, s_2, m_out):
+        d = x.shape[1]
+        bits = x.view(np.uint64)
+        tq = np.empty(d)
+        t2 = np.empty(d)
+        mag = np.uint64(0x7FFFFFFFFFFFFFFF)
+        inf_bits = np.uint64(0x7FF0000000000000)
+        one = np.empty(1, dtype=np.uint64)
+        one_f = one.view(np.float64)
+        for r in range(x.shape[0]):
+            row, brow = x[r], bits[r]
+            mb = np.uint64(0)
+            for i in range(d):  # max |x_i| through the bit patterns (NaN patterns lie above inf's)
+                v = brow[i] & mag
+                if v > mb:
+                    mb = v
+            if mb > inf_bits:
+                m = np.nan
+            else:
+                one[0] = mb
+                m = one_f[0]
+            m_out[r] = m
+            safe = m if m > 0 else 1.0
+            for i in range(d):
+                t = abs(row[i]) / safe
+                t2[i] = t * t
+                if code == 0:
+                    tq[i] = t * t
+                elif code == 1:
+                    tq[i] = t * np.sqrt(t)
+                else:
+                    tq[i] = t * (t * t)
+            s_q[r] = 0.0 + pairwise(tq, 0, d)
+            s_2[r] = 0.0 + pairwise(t2, 0, d)
+
+    return rows
+
+
+def dual_and_l2(g: np.ndarray, q: float):
+    """``(lp_norm(g, q) ** q, lp_norm(g, 2.0))`` over the rows of a C-contiguous 2-D float64 ``g``, the same
+    bits, in one kernel for q in {1.5, 2, 3} (None otherwise, or without numba: the caller keeps
+    ``lp_norm``)."""
+    k = _norm_kernel()
+    if k is None or q not in _CODES or g.dtype != np.float64 or g.ndim != 2 or not g.flags.c_contiguous:
+        return None
+    if g.shape[1] == 0:
+        return None
+    R = g.shape[0]
+    s_q, s_2, m = np.empty(R), np.empty(R), np.empty(R)
+    k(g, _CODES[q], s_q, s_2, m)
+    with np.errstate(invalid="ignore"):  # lp_norm's final step (lptheory.geometry._lp_norm)
+        r_q = np.sqrt(s_q) if q == 2.0 else s_q ** (1.0 / q)
+        r_2 = np.sqrt(s_2)
+    return (r_q * m) ** q, r_2 * m
