@@ -131,10 +131,32 @@ class ProofTerms(Observer):
         return {**{k: np.asarray(v) for k, v in self.rows.items()}, "worst_step": self.worst}
 
 
-def trajectory(problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float) -> dict:
+class GradTerm(Observer):
+    """Per step of Alg. 3: ||grad f(theta_t)||_{p*}^{p*} only (the left side of Theorem 1), computed as
+    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement)."""
+
+    name = "grad-term"
+    needs_previous = True
+
+    def __init__(self, p):
+        self.ps = dual_exponent(p)
+        self.gp = []
+
+    def on_step(self, v):
+        g = v.problem.grad(v.theta)
+        self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+
+    def finish(self):
+        return {"gp": np.asarray(self.gp)}
+
+
+def trajectory(
+    problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float, terms: bool = True
+) -> dict:
     """Run Alg. 3 (``LpDescent``) for T steps on R replicates through :func:`lptheory.simulate`; per step
-    the proof's terms (:class:`ProofTerms`), arrays of shape (T, R)."""
-    obs = ProofTerms(p, eta, L)
+    the proof's terms (:class:`ProofTerms`), arrays of shape (T, R); ``terms=False``: only ``"gp"``
+    (:class:`GradTerm`, the same numbers)."""
+    obs = ProofTerms(p, eta, L) if terms else GradTerm(p)
     simulate(
         LpDescent(p=p, lr=eta),
         problem,
@@ -334,7 +356,7 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
         oracle = GradientOracle(problem, noise, batch=T)
         G = oracle.certified_G(p)
         eta = theorem_eta(L, G, T, p) * eta_factor(T)
-        tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L)
+        tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L, terms=False)
         xs = tr["gp"].mean(axis=0)
         per_T.append(xs)
         m = float(xs.mean())
