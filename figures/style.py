@@ -33,11 +33,26 @@ def d(r):
     return r.to_dict() if hasattr(r, "to_dict") else r
 
 
-def save(fig, stem) -> list[str]:
+def save(fig, stem, dpi: int = 130) -> list[str]:
+    """Write ``fig`` as ``stem.png`` and ``stem.svg`` (``dpi`` for the PNG), cropped to the tight bounding box
+    of its artists, and close it. The layout (constrained) and the tight box are computed once, in one draw
+    at the PNG's dpi, and both files are drawn from them (``savefig(bbox_inches="tight")`` per file would
+    compute both again: a dry draw with the layout, then the drawing, for each format)."""
+    import matplotlib as mpl
+
+    orig_dpi = fig.dpi
+    try:
+        fig.set_dpi(dpi)
+        fig.draw_without_rendering()  # the layout, once (and the text extents the box needs)
+        bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
+        with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)  # keep the positions just computed (and no dry draw per file)
+    finally:
+        fig.set_dpi(orig_dpi)
     paths = []
     for ext in ("png", "svg"):
         path = f"{stem}.{ext}"
-        fig.savefig(path, dpi=130, bbox_inches="tight")
+        fig.savefig(path, dpi=dpi, bbox_inches=bbox)
         paths.append(path)
     plt.close(fig)
     return paths
