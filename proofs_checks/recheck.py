@@ -193,6 +193,7 @@ class _Eval(_Symbols):
         self.dist = _Dist(w["distribution"]) if w.get("distribution") else None
         self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
         self._fns = {}
+        self._plans = {}
 
     def ev(self, e, ctx):
         op = _op(e)
@@ -238,28 +239,31 @@ class _Eval(_Symbols):
             return _mp(sp.Float(e, 70)) if e.is_number else self.value(str(e), ctx)
         if isinstance(e, sp.Symbol):
             return self.value(e.name, ctx)
-        # general node: evaluate operator children, then the node with mpmath
-        subs = {}
-        found = []
-        stack = [e]
-        while stack:
-            node = stack.pop()
-            if _op(node):
-                found.append(node)
-                continue
-            stack.extend(node.args)
-        vals = {}
-        for node in found:
-            if node not in subs:
-                dmy = sp.Dummy("op")
-                subs[node] = dmy
-                vals[dmy] = self.ev(node, ctx)
-        body = e.xreplace(subs)
-        syms = sorted(body.free_symbols, key=lambda s: s.name)
-        key = (body, tuple(syms))
-        fn = self._fns.get(key)
-        if fn is None:
-            fn = self._fns[key] = sp.lambdify(syms, body, modules="mpmath")
+        # general node: evaluate operator children, then the node with mpmath (the node's plan, which does
+        # not depend on ctx, is built once: its operator children, their placeholders, the mpmath function)
+        plan = self._plans.get(e)
+        if plan is None:
+            found = []
+            stack = [e]
+            while stack:
+                node = stack.pop()
+                if _op(node):
+                    found.append(node)
+                    continue
+                stack.extend(node.args)
+            subs = {}
+            for node in found:
+                if node not in subs:
+                    subs[node] = sp.Dummy("op")
+            body = e.xreplace(subs)
+            syms = sorted(body.free_symbols, key=lambda s: s.name)
+            key = (body, tuple(syms))
+            fn = self._fns.get(key)
+            if fn is None:
+                fn = self._fns[key] = sp.lambdify(syms, body, modules="mpmath")
+            plan = self._plans[e] = (list(subs.items()), syms, fn)
+        ops, syms, fn = plan
+        vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
         args = [vals[s] if s in vals else self.value(s.name, ctx) for s in syms]
         out = fn(*args)
         if isinstance(out, mpmath.mpc):
@@ -754,7 +758,7 @@ class BallEval(_Symbols):
             return self._maxover(e, ctx)
         if isinstance(e, sp.Symbol):
             return self.value(e.name, ctx)
-        if e.is_Number or e in (sp.pi, sp.E):
+        if e.is_Number or e is sp.pi or e is sp.E:  # (singletons: identity, without sympify per node)
             return n.exact(e)
         if isinstance(e, sp.Add):
             return self._sum(self.ev(a, ctx) for a in e.args)
