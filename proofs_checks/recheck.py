@@ -186,14 +186,16 @@ class _Symbols:
         raise ValueError(f"no value for the symbol {name!r}")
 
 
+_PLANS: dict = {}  # expression -> (operator children with placeholders, symbols, mpmath function): pure, shared
+
+
 class _Eval(_Symbols):
     def __init__(self, w):
         self.scalars = {k: _mp(v) for k, v in (w.get("scalars") or {}).items()}
         self.coords = {k: [_mp(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
         self.dist = _Dist(w["distribution"]) if w.get("distribution") else None
         self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
-        self._fns = {}
-        self._plans = {}
+        self._plans = _PLANS
 
     def ev(self, e, ctx):
         op = _op(e)
@@ -243,6 +245,8 @@ class _Eval(_Symbols):
         # not depend on ctx, is built once: its operator children, their placeholders, the mpmath function)
         plan = self._plans.get(e)
         if plan is None:
+            if len(self._plans) > 4096:
+                self._plans.clear()
             found = []
             stack = [e]
             while stack:
@@ -257,10 +261,7 @@ class _Eval(_Symbols):
                     subs[node] = sp.Dummy("op")
             body = e.xreplace(subs)
             syms = sorted(body.free_symbols, key=lambda s: s.name)
-            key = (body, tuple(syms))
-            fn = self._fns.get(key)
-            if fn is None:
-                fn = self._fns[key] = sp.lambdify(syms, body, modules="mpmath")
+            fn = sp.lambdify(syms, body, modules="mpmath")
             plan = self._plans[e] = (list(subs.items()), syms, fn)
         ops, syms, fn = plan
         vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
