@@ -111,3 +111,24 @@ def duality_rows(w, e1, route1, p, route_p, inv_p, route_inv, out, norms, pad):
         for j in range(d):
             out[r, j] = out[r, j] / den
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def norm_1d(x, p, route_p, pad, tmp):
+    """lp_norm(x, p) of a finite 1-D float64 vector by lp_norm's numpy path (max-scaled powers by numpy's
+    route at p, pairwise sum, then the scalar power s ** (1/p), sqrt at p = 2); NaN for a non-finite x."""
+    d = x.size
+    m = 0.0
+    for j in range(d):
+        a = abs(x[j])
+        if not np.isfinite(a):
+            return np.nan
+        if a > m:
+            m = a
+    safe = m if m > 0 else 1.0
+    for j in range(d):
+        tmp[j] = abs(x[j]) / safe
+    _power(tmp, p, route_p, pad)
+    s = _rowsum(tmp, d)
+    r = np.sqrt(s) if p == 2.0 else s ** (1.0 / p)
+    return r * m

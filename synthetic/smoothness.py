@@ -22,7 +22,7 @@ import numpy as np
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration"]
+__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration", "small_lp_norm"]
 
 
 def _route(y: float, norm: bool = False):
@@ -68,6 +68,19 @@ def _duality_kernel(p: float):
             _ROUTES.clear()
         _ROUTES[p] = got
     return got
+
+
+def small_lp_norm(x: np.ndarray, p: float):
+    """``lp_norm(x, p)`` of a small finite 1-D float64 vector (p in [2, inf)), with its bits, from one compiled
+    call where :mod:`synthetic._smooth_kernel` reproduces numpy's route at p (for inner loops calling it
+    ~1e5 times on vectors of a few entries); lp_norm itself otherwise."""
+    k = _duality_kernel(p)
+    if k is not None and isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype == np.float64 and 0 < x.size <= 128:
+        K, _, _, rp, _ = k
+        v = K.norm_1d(x, float(p), rp, np.empty(16), np.empty(x.size))
+        if v == v:
+            return np.float64(v)
+    return lp_norm(x, p)
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:

@@ -46,3 +46,18 @@ def test_power_iteration_unchanged_by_the_compiled_route(monkeypatch):
     monkeypatch.setattr(S, "_duality_kernel", lambda p: None)
     u2, v2 = S.bilinear_power_iteration(H, 4.0, v0, 30)
     assert np.array_equal(u1, u2) and np.array_equal(v1, v2)
+
+
+@pytest.mark.parametrize("p", [2.0, 2.5, 3.0, 4.0, 8.0])
+def test_small_lp_norm_is_lp_norm_bit_for_bit(p):
+    from lptheory.geometry import lp_norm
+
+    _kernel_or_skip(p)
+    rng = np.random.default_rng(int(p * 7))
+    for trial in range(400):
+        x = rng.standard_normal(int(rng.integers(1, 40))) * 10.0 ** rng.integers(-9, 9)
+        if trial % 9 == 0:
+            x[:] = 0.0
+        got, ref = S.small_lp_norm(x, p), lp_norm(x, p)
+        assert type(got) is type(ref) and np.float64(got).view(np.int64) == np.float64(ref).view(np.int64)
+    assert np.isnan(S.small_lp_norm(np.array([1.0, np.nan]), p))
