@@ -334,8 +334,22 @@ def recheck_expression(w: dict, dps: int = 60) -> dict:
     return out
 
 
+_T_QUANTILES: dict = {}  # (prob, df, working precision) -> quantile: a pure function of its arguments
+
+
 def _t_quantile(prob, df):
-    """Quantile of Student's t with ``df`` degrees of freedom (bisection on the regularized incomplete beta)."""
+    """Quantile of Student's t with ``df`` degrees of freedom (bisection on the regularized incomplete beta);
+    remembered per (prob, df, precision) in this process (a report re-checks many samples of one size)."""
+    key = (prob, df, mpmath.mp.prec)
+    got = _T_QUANTILES.get(key)
+    if got is None:
+        if len(_T_QUANTILES) > 1024:
+            _T_QUANTILES.clear()
+        got = _T_QUANTILES[key] = _t_quantile_raw(prob, df)
+    return got
+
+
+def _t_quantile_raw(prob, df):
     if df > 1e6:
         return mpmath.sqrt(2) * mpmath.erfinv(2 * prob - 1)
 

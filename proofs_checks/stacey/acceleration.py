@@ -299,9 +299,20 @@ class _RowStack:
         self.d = self.problems[0].d
         if any(pr.d != self.d or getattr(pr, "stateful", False) for pr in self.problems):
             raise ValueError("_RowStack: instances of one dimension, not stateful")
+        # diagonal quadratics sharing their spectrum (SpectralDiagonal: grad = h (x - c)): one product for all
+        # rows, the same element-wise operations as each instance's own gradient
+        from synthetic.hard_instance import SpectralDiagonal
+
+        self._hc = None
+        pr0 = self.problems[0]
+        if all(type(pr) is SpectralDiagonal and np.array_equal(pr.h, pr0.h) for pr in self.problems):
+            self._hc = (pr0.h, np.stack([pr.c for pr in self.problems]))
 
     def grad(self, x, t=None):
         x = np.asarray(x, dtype=np.float64)
+        if self._hc is not None:
+            h, C = self._hc
+            return h * (x - C)
         return np.stack([pr.grad(x[r], t) for r, pr in enumerate(self.problems)])
 
     def f(self, x, t=None):
