@@ -141,3 +141,22 @@ def root(c, M, pm1, sq1, q, sq2, qq, iters, w, w2, pad):
         if hi - lo <= 1e-16 * max(1.0, abs(hi)):
             break
     return lo
+
+
+@numba.njit(cache=True, nogil=True)
+def finish(c, lo, pm1, sq1, q, sq2, two_over_q, w, w2, pad, idx, xi, grad):
+    """After the root: lam = w / sum(w) (w = max(c - lo, 0)^(p-1), left in ``w``), grad[alpha(k)] += lam_k xi_k
+    (numpy's add.at on zeros), and returns (sum lam^q)^(2/q), each with the numpy code's bits."""
+    K = c.size
+    for i in range(K):
+        v = c[i] - lo
+        w[i] = v if v >= 0.0 else 0.0
+    _power(w, pm1, sq1, pad)
+    s = pairwise_sum(w, 0, K)
+    for i in range(K):
+        w[i] = w[i] / s
+        w2[i] = w[i]
+    _power(w2, q, sq2, pad)
+    for j in range(K):
+        grad[idx[j]] += w[j] * xi[j]
+    return pairwise_sum(w2, 0, K) ** two_over_q

@@ -123,11 +123,19 @@ class GuzmanNemirovski(Problem):
         if K < 1:
             raise ValueError("no piece revealed yet: query first")
         x = np.asarray(x, dtype=np.float64)
-        idx = np.asarray(self.alpha[:K])
-        xi = np.asarray(self.xi[:K])
+        idx = np.asarray(self.alpha[:K], dtype=np.int64)
+        xi = np.asarray(self.xi[:K], dtype=np.float64)
         c = xi * x[idx] - np.arange(K) * self.delta
         q, M = self.q, self.M
-        lo = self._root(c)
+        k = _kernel(self.p, self.q)
+        if k is not None and np.isfinite(c).all():  # one compiled call for the root and one for the rest
+            mod, sq1, sq2 = k
+            w, w2, pad = np.empty(K), np.empty(K), np.empty(16)
+            lo = mod.root(c, M, self.p - 1, sq1, q, sq2, (q - 2) / q, self.iters, w, w2, pad)
+            grad = np.zeros(self.d)
+            t = mod.finish(c, lo, self.p - 1, sq1, q, sq2, 2.0 / q, w, w2, pad, idx, xi, grad)
+            return float(w @ c - t / (2 * M)), grad  # (the dot product stays numpy's)
+        lo = self._root_numpy(c)
         w = self._phi_numpy(c, lo)[1]
         lam = w / w.sum()
         fval = float(lam @ c - np.sum(lam**q) ** (2.0 / q) / (2 * M))
