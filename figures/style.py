@@ -50,15 +50,18 @@ def _save(fig, stem, dpi, mpl) -> list[str]:
         fig.set_dpi(dpi)
         fig.draw_without_rendering()  # the layout, once (and the text extents the box needs)
         bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
-        with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            fig.set_layout_engine(None)  # keep the positions just computed (and no dry draw per file)
     finally:
         fig.set_dpi(orig_dpi)
     paths = []
-    for ext in ("png", "svg"):
-        path = f"{stem}.{ext}"
-        fig.savefig(path, dpi=dpi, bbox_inches=bbox)
-        paths.append(path)
+    # no layout engine while saving: the positions just computed are kept, and savefig makes no dry draw
+    # (the rc setting too: savefig restores the engine it found through set_layout_engine, which would
+    # otherwise bring the constrained layout back after the first file)
+    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
+        for ext in ("png", "svg"):
+            path = f"{stem}.{ext}"
+            fig.savefig(path, dpi=dpi, bbox_inches=bbox)
+            paths.append(path)
     plt.close(fig)
     return paths
 
