@@ -303,7 +303,7 @@ class _RowStack:
         # rows, the same element-wise operations as each instance's own gradient
         from synthetic.hard_instance import SpectralDiagonal
 
-        self._hc = None
+        self._hc, self._buf = None, None
         pr0 = self.problems[0]
         if all(type(pr) is SpectralDiagonal and np.array_equal(pr.h, pr0.h) for pr in self.problems):
             self._hc = (pr0.h, np.stack([pr.c for pr in self.problems]))
@@ -312,7 +312,12 @@ class _RowStack:
         x = np.asarray(x, dtype=np.float64)
         if self._hc is not None:
             h, C = self._hc
-            return h * (x - C)
+            if self._buf is None or self._buf.shape != x.shape:
+                self._buf = np.empty(np.broadcast_shapes(x.shape, C.shape))
+            # h * (x - c) row by row, into a buffer reused across steps (the simulator reads it before the
+            # next call and keeps nothing of it)
+            np.subtract(x, C, out=self._buf)
+            return np.multiply(h, self._buf, out=self._buf)
         return np.stack([pr.grad(x[r], t) for r, pr in enumerate(self.problems)])
 
     def f(self, x, t=None):
