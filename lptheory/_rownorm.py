@@ -23,71 +23,7 @@ MIN_SIZE = 1 << 15  # below this the numpy path is as fast
 
 @functools.lru_cache(maxsize=1)
 def _kernels():
-    import numba
-
-    @numba.njit(nogil=True, cache=True, inline="always")
-    def term(v, safe, code):
-        t = abs(v) / safe
-        if code == 0:
-            return t * t
-        if code == 1:
-            return t * np.sqrt(t)
-        return t * (t * t)
-
-    @numba.njit(nogil=True, cache=True)
-    def pairwise(a, lo, n, safe, code):
-        if n < 8:
-            res = 0.0
-            for i in range(n):
-                res += term(a[lo + i], safe, code)
-            return res
-        if n <= 128:
-            r0 = term(a[lo], safe, code)
-            r1 = term(a[lo + 1], safe, code)
-            r2 = term(a[lo + 2], safe, code)
-            r3 = term(a[lo + 3], safe, code)
-            r4 = term(a[lo + 4], safe, code)
-            r5 = term(a[lo + 5], safe, code)
-            r6 = term(a[lo + 6], safe, code)
-            r7 = term(a[lo + 7], safe, code)
-            i = 8
-            m = n - (n % 8)
-            while i < m:
-                r0 += term(a[lo + i], safe, code)
-                r1 += term(a[lo + i + 1], safe, code)
-                r2 += term(a[lo + i + 2], safe, code)
-                r3 += term(a[lo + i + 3], safe, code)
-                r4 += term(a[lo + i + 4], safe, code)
-                r5 += term(a[lo + i + 5], safe, code)
-                r6 += term(a[lo + i + 6], safe, code)
-                r7 += term(a[lo + i + 7], safe, code)
-                i += 8
-            res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-            while i < n:
-                res += term(a[lo + i], safe, code)
-                i += 1
-            return res
-        n2 = n // 2
-        n2 -= n2 % 8
-        return pairwise(a, lo, n2, safe, code) + pairwise(a, lo + n2, n - n2, safe, code)
-
-    @numba.njit(nogil=True, cache=True)
-    def rows(x, code, r0, r1, s_out, m_out):
-        for r in range(r0, r1):
-            row = x[r]
-            m = 0.0
-            nan = False
-            for v in row:
-                a = abs(v)
-                if a != a:
-                    nan = True
-                elif a > m:
-                    m = a
-            if nan:
-                m = np.nan
-            m_out[r] = m
-            safe = m if m > 0 else 1.0
-            s_out[r] = 0.0 + pairwise(row, 0, row.size, safe, code)
+    from ._rownorm_kernels import rows
 
     return rows
 

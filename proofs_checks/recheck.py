@@ -186,13 +186,16 @@ class _Symbols:
         raise ValueError(f"no value for the symbol {name!r}")
 
 
+_PLANS: dict = {}  # expression -> (operator children with placeholders, symbols, mpmath function): pure, shared
+
+
 class _Eval(_Symbols):
     def __init__(self, w):
         self.scalars = {k: _mp(v) for k, v in (w.get("scalars") or {}).items()}
         self.coords = {k: [_mp(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
         self.dist = _Dist(w["distribution"]) if w.get("distribution") else None
         self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
-        self._fns = {}
+        self._plans = _PLANS
 
     def ev(self, e, ctx):
         op = _op(e)
@@ -238,28 +241,30 @@ class _Eval(_Symbols):
             return _mp(sp.Float(e, 70)) if e.is_number else self.value(str(e), ctx)
         if isinstance(e, sp.Symbol):
             return self.value(e.name, ctx)
-        # general node: evaluate operator children, then the node with mpmath
-        subs = {}
-        found = []
-        stack = [e]
-        while stack:
-            node = stack.pop()
-            if _op(node):
-                found.append(node)
-                continue
-            stack.extend(node.args)
-        vals = {}
-        for node in found:
-            if node not in subs:
-                dmy = sp.Dummy("op")
-                subs[node] = dmy
-                vals[dmy] = self.ev(node, ctx)
-        body = e.xreplace(subs)
-        syms = sorted(body.free_symbols, key=lambda s: s.name)
-        key = (body, tuple(syms))
-        fn = self._fns.get(key)
-        if fn is None:
-            fn = self._fns[key] = sp.lambdify(syms, body, modules="mpmath")
+        # general node: evaluate operator children, then the node with mpmath (the node's plan, which does
+        # not depend on ctx, is built once: its operator children, their placeholders, the mpmath function)
+        plan = self._plans.get(e)
+        if plan is None:
+            if len(self._plans) > 4096:
+                self._plans.clear()
+            found = []
+            stack = [e]
+            while stack:
+                node = stack.pop()
+                if _op(node):
+                    found.append(node)
+                    continue
+                stack.extend(node.args)
+            subs = {}
+            for node in found:
+                if node not in subs:
+                    subs[node] = sp.Dummy("op")
+            body = e.xreplace(subs)
+            syms = sorted(body.free_symbols, key=lambda s: s.name)
+            fn = sp.lambdify(syms, body, modules="mpmath")
+            plan = self._plans[e] = (list(subs.items()), syms, fn)
+        ops, syms, fn = plan
+        vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
         args = [vals[s] if s in vals else self.value(s.name, ctx) for s in syms]
         out = fn(*args)
         if isinstance(out, mpmath.mpc):
@@ -329,8 +334,22 @@ def recheck_expression(w: dict, dps: int = 60) -> dict:
     return out
 
 
+_T_QUANTILES: dict = {}  # (prob, df, working precision) -> quantile: a pure function of its arguments
+
+
 def _t_quantile(prob, df):
-    """Quantile of Student's t with ``df`` degrees of freedom (bisection on the regularized incomplete beta)."""
+    """Quantile of Student's t with ``df`` degrees of freedom (bisection on the regularized incomplete beta);
+    remembered per (prob, df, precision) in this process (a report re-checks many samples of one size)."""
+    key = (prob, df, mpmath.mp.prec)
+    got = _T_QUANTILES.get(key)
+    if got is None:
+        if len(_T_QUANTILES) > 1024:
+            _T_QUANTILES.clear()
+        got = _T_QUANTILES[key] = _t_quantile_raw(prob, df)
+    return got
+
+
+def _t_quantile_raw(prob, df):
     if df > 1e6:
         return mpmath.sqrt(2) * mpmath.erfinv(2 * prob - 1)
 
@@ -754,7 +773,7 @@ class BallEval(_Symbols):
             return self._maxover(e, ctx)
         if isinstance(e, sp.Symbol):
             return self.value(e.name, ctx)
-        if e.is_Number or e in (sp.pi, sp.E):
+        if e.is_Number or e is sp.pi or e is sp.E:  # (singletons: identity, without sympify per node)
             return n.exact(e)
         if isinstance(e, sp.Add):
             return self._sum(self.ev(a, ctx) for a in e.args)

@@ -21,6 +21,7 @@ f(x_N) - min_{||x||_p <= R} f >= R N^{-1/p} - N delta >= L R^2 / (32 (p-1) (T+1)
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -122,41 +123,69 @@ class GuzmanNemirovski(Problem):
         if K < 1:
             raise ValueError("no piece revealed yet: query first")
         x = np.asarray(x, dtype=np.float64)
-        idx = np.asarray(self.alpha[:K])
-        xi = np.asarray(self.xi[:K])
+        idx = np.asarray(self.alpha[:K], dtype=np.int64)
+        xi = np.asarray(self.xi[:K], dtype=np.float64)
         c = xi * x[idx] - np.arange(K) * self.delta
-        p, q, M = self.p, self.q, self.M
-
-        add, pm1, qq = np.add.reduce, p - 1, (q - 2) / q  # (ufunc reductions: the bits of .sum(), less overhead)
-
-        def phi(nu):
-            w = np.maximum(c - nu, 0.0) ** pm1
-            s = add(w)
-            if s == 0:
-                return 0.0, w
-            return M * s * add(w**q) ** qq, w
-
-        # phi(nu) = M sum(w) ||w||_q^{q-2}, decreasing in nu; 0 at nu = max c
-        hi = float(c.max())
-        step = 1.0 / M + 1e-300
-        lo = hi - step
-        while phi(lo)[0] < 1.0:
-            step *= 2.0
-            lo = hi - step
-        for _ in range(self.iters):
-            mid = 0.5 * (lo + hi)
-            if phi(mid)[0] >= 1.0:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-16 * max(1.0, abs(hi)):
-                break
-        w = phi(lo)[1]
+        q, M = self.q, self.M
+        k = _kernel(self.p, self.q)
+        if k is not None and np.isfinite(c).all():  # one compiled call for the root and one for the rest
+            mod, sq1, sq2 = k
+            w, w2, pad = np.empty(K), np.empty(K), np.empty(16)
+            lo = mod.root(c, M, self.p - 1, sq1, q, sq2, (q - 2) / q, self.iters, w, w2, pad)
+            grad = np.zeros(self.d)
+            t = mod.finish(c, lo, self.p - 1, sq1, q, sq2, 2.0 / q, w, w2, pad, idx, xi, grad)
+            return float(w @ c - t / (2 * M)), grad  # (the dot product stays numpy's)
+        lo = self._root_numpy(c)
+        w = self._phi_numpy(c, lo)[1]
         lam = w / w.sum()
         fval = float(lam @ c - np.sum(lam**q) ** (2.0 / q) / (2 * M))
         grad = np.zeros(self.d)
         np.add.at(grad, idx, lam * xi)
         return fval, grad
+
+    def _phi_numpy(self, c, nu):
+        """(phi(nu), w): phi(nu) = M sum(w) ||w||_q^{q-2}, w = ((c - nu)_+)^{p-1}; decreasing in nu, 0 at
+        nu = max c (the dual optimality condition M sum(w) ||w||_q^{-(p-2)/(p-1)} = 1 of the module docstring,
+        written with ||w||_q^{q-2} = ||w||_q^{-(p-2)/(p-1)})."""
+        add = np.add.reduce  # (ufunc reductions: the bits of .sum(), less overhead)
+        w = np.maximum(c - nu, 0.0) ** (self.p - 1)
+        s = add(w)
+        if s == 0:
+            return 0.0, w
+        return self.M * s * add(w**self.q) ** ((self.q - 2) / self.q), w
+
+    def _root_numpy(self, c) -> float:
+        """The root nu of phi(nu) = 1 by bisection (vectorized over the pieces): the lower end of the final
+        bracket (phi(lo) >= 1)."""
+        phi = self._phi_numpy
+        hi = float(c.max())
+        step = 1.0 / self.M + 1e-300
+        lo = hi - step
+        while phi(c, lo)[0] < 1.0:
+            step *= 2.0
+            lo = hi - step
+        for _ in range(self.iters):
+            mid = 0.5 * (lo + hi)
+            if phi(c, mid)[0] >= 1.0:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-16 * max(1.0, abs(hi)):
+                break
+        return lo
+
+    def _root(self, c) -> float:
+        """:meth:`_root_numpy`'s result, from one compiled call where numba can reproduce numpy's bits
+        (:mod:`synthetic._gn_kernel`; numpy otherwise, or for non-finite pieces)."""
+        k = _kernel(self.p, self.q)
+        if k is None or not np.isfinite(c).all():
+            return self._root_numpy(c)
+        K = c.size
+        mod, sq1, sq2 = k
+        pm1, q = self.p - 1, self.q
+        c = np.ascontiguousarray(c, dtype=np.float64)
+        w, w2, pad = np.empty(K), np.empty(K), np.empty(16)
+        return float(mod.root(c, self.M, pm1, sq1, q, sq2, (q - 2) / q, self.iters, w, w2, pad))
 
     def ball_point(self) -> np.ndarray:
         """x_bar = -R N^{-1/p} sum_k xi_k e_{alpha(k)} (norm R): f(x_bar) <= g(x_bar) = -R N^{-1/p}
@@ -164,6 +193,44 @@ class GuzmanNemirovski(Problem):
         xb = np.zeros(self.d)
         xb[np.asarray(self.alpha)] = -self.R * self.N ** (-1.0 / self.p) * np.asarray(self.xi)
         return xb
+
+
+_KERNEL_OFF = os.environ.get("LPTHEORY_GN_KERNEL", "") == "0"
+
+
+def _pow_route(y: float):
+    """How numba reproduces numpy's ``array ** y``: "square" (numpy's x * x at y = 2), "svml" (numpy's own
+    power, checked at y), or None (no route with numpy's bits: the numpy bisection is used)."""
+    if y == 2.0:
+        return "square"
+    from lptheory.numpy_power import agrees
+
+    return "svml" if agrees(y) else None
+
+
+def _kernel(p: float, q: float):
+    """(module, square at p - 1, square at q) for the compiled bisection, or None (numba, numpy's SVML power or
+    a route with numpy's bits at these exponents missing; ``LPTHEORY_GN_KERNEL=0``)."""
+    if _KERNEL_OFF:
+        return None
+    key = (p, q)
+    if key not in _KERNELS:
+        got = None
+        try:
+            from . import _gn_kernel as mod
+        except ImportError:
+            mod = None
+        if mod is not None:
+            r1, r2 = _pow_route(p - 1), _pow_route(q)
+            if r1 is not None and r2 is not None:
+                got = (mod, r1 == "square", r2 == "square")
+        if len(_KERNELS) > 256:
+            _KERNELS.clear()
+        _KERNELS[key] = got
+    return _KERNELS[key]
+
+
+_KERNELS: dict = {}
 
 
 class SpectralDiagonal(Problem):

@@ -15,17 +15,90 @@ the search only decides which pairs to evaluate:
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration"]
+__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration", "small_lp_norm"]
+
+
+def _route(y: float, norm: bool = False):
+    """numpy's route for ``array ** y`` that :mod:`synthetic._smooth_kernel` reproduces (``norm``: lp_norm's
+    fast paths for the power p of its sum), or None (no route with numpy's bits: numpy is used)."""
+    from . import _smooth_kernel as K
+
+    if y == 2.0:
+        return K.SQUARE
+    if norm and y == 1.5:
+        return K.X_SQRT_X
+    if norm and y == 3.0:
+        return K.CUBE
+    if y == 0.5 and not norm:
+        return K.SQRT
+    from lptheory.numpy_power import agrees
+
+    return K.SVML if agrees(y) else None
+
+
+_ROUTES: dict = {}
+_KERNEL_OFF = os.environ.get("LPTHEORY_SMOOTH_KERNEL", "") == "0"
+
+
+def _duality_kernel(p: float):
+    """(kernel module, exponent q - 1 and its route, route of p in lp_norm, route of 1/p) or None."""
+    if _KERNEL_OFF:
+        return None
+    got = _ROUTES.get(p, False)
+    if got is False:
+        got = None
+        try:
+            from . import _smooth_kernel as K
+        except ImportError:
+            K = None
+        if K is not None and 2.0 <= p < math.inf:
+            q = dual_exponent(p)
+            e1 = q - 1.0
+            r1, rp, ri = _route(e1), _route(p, norm=True), (K.SQRT if p == 2.0 else _route(1.0 / p))
+            if None not in (r1, rp, ri):
+                got = (K, e1, r1, rp, ri)
+        if len(_ROUTES) > 256:
+            _ROUTES.clear()
+        _ROUTES[p] = got
+    return got
+
+
+def small_lp_norm(x: np.ndarray, p: float):
+    """``lp_norm(x, p)`` of a small finite 1-D float64 vector (p in [2, inf)), with its bits, from one compiled
+    call where :mod:`synthetic._smooth_kernel` reproduces numpy's route at p (for inner loops calling it
+    ~1e5 times on vectors of a few entries); lp_norm itself otherwise."""
+    k = _duality_kernel(p)
+    if k is not None and isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype == np.float64 and 0 < x.size <= 128:
+        K, _, _, rp, _ = k
+        v = K.norm_1d(x, float(p), rp, np.empty(16), np.empty(x.size))
+        if v == v:
+            return np.float64(v)
+    return lp_norm(x, p)
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:
-    """J_p(w) = argmax_{||u||_p <= 1} <u, w> = sgn(w)|w|^{q-1} / ||w||_q^{q-1}, q = p* (rows of w)."""
+    """J_p(w) = argmax_{||u||_p <= 1} <u, w> = sgn(w)|w|^{q-1} / ||w||_q^{q-1}, q = p* (rows of w).
+    Small 2-D float64 arrays go through one compiled call with the same bits (:mod:`synthetic._smooth_kernel`)."""
+    if isinstance(w, np.ndarray) and w.ndim == 2 and w.dtype == np.float64 and 0 < w.shape[1] <= 128:
+        k = _duality_kernel(p)
+        if k is not None and w.size < 32768:  # (larger arrays: lp_norm's own one-pass kernel, same bits)
+            K, e1, r1, rp, ri = k
+            out = np.empty(w.shape)
+            norms = np.empty(w.shape[0])
+            if K.duality_rows(np.ascontiguousarray(w), e1, r1, float(p), rp, 1.0 / p, ri, out, norms, np.empty(16)):
+                return out
+    return _duality_map_numpy(w, p)
+
+
+def _duality_map_numpy(w: np.ndarray, p: float) -> np.ndarray:
+    """:func:`duality_map` in numpy (the reference of the compiled route)."""
     q = dual_exponent(p)
     if math.isinf(p):
         u = np.sign(w)

@@ -227,3 +227,88 @@ def test_same_data_same_verdict_for_seeds_0_to_20(quick):
             }
             assert swapped["accelerated-lp"].status == recs["agd-euclidean"].status
             assert swapped["agd-euclidean"].status == recs["accelerated-lp"].status
+
+
+# --- the compiled resisting oracle and the batched runs (issue 25): numpy's bits, checked here ------------
+def _gn_kernel_or_skip():
+    from synthetic.hard_instance import _kernel
+
+    k = _kernel(3.0, 1.5)
+    if k is None:
+        pytest.skip("no compiled bisection here (numba or numpy's SVML power missing)")
+    return k[0]
+
+
+def test_compiled_pairwise_sum_is_numpys_add_reduce():
+    K = _gn_kernel_or_skip()
+    rng = np.random.default_rng(7)
+    for n in [*range(0, 300), 511, 1024, 1031, 5000]:
+        a = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)
+        lo = int(rng.integers(0, 3))
+        b = np.concatenate([rng.standard_normal(lo), a])
+        assert K.pairwise_sum(b, lo, n) == np.add.reduce(a), n
+
+
+@pytest.mark.parametrize("p", [2.0, 2.5, 3.0, 4.0, 6.0, 8.0])
+def test_compiled_bisection_equals_the_numpy_bisection_bit_for_bit(p):
+    _gn_kernel_or_skip()
+    from synthetic.hard_instance import _kernel
+
+    rng = np.random.default_rng(int(p * 10))
+    for T in (1, 7, 64, 128, 200):
+        o = GuzmanNemirovski(d=T + 1, T=T, p=p)
+        assert _kernel(o.p, o.q) is not None
+        for trial in range(12):
+            K = int(rng.integers(1, T + 2))
+            c = rng.standard_normal(K) * 10.0 ** rng.uniform(-5, 1) - np.arange(K) * o.delta
+            if trial == 0:
+                c[:] = c[0]  # ties: every piece at the maximum
+            assert o._root(c) == o._root_numpy(c)
+
+
+@pytest.mark.parametrize("p", [2.0, 2.5, 3.0, 4.0, 6.0])
+def test_resisting_oracle_answers_do_not_depend_on_the_bisection_route(monkeypatch, p):
+    import synthetic.hard_instance as H
+
+    _gn_kernel_or_skip()
+    rng = np.random.default_rng(int(p * 3))
+    xs = [rng.standard_normal(65) * 10.0 ** rng.uniform(-3, 1) for _ in range(40)]
+
+    def run(kernel):
+        if not kernel:
+            monkeypatch.setattr(H, "_kernel", lambda p, q: None)
+        o = GuzmanNemirovski(d=65, T=64, p=p)
+        out = [o.query(x) for x in xs] + [o.evaluate(xs[0], 3)]
+        monkeypatch.undo()
+        return out
+
+    for (f1, g1), (f2, g2) in zip(run(True), run(False)):
+        assert f1 == f2 and np.array_equal(g1.view(np.int64), g2.view(np.int64))
+
+
+@pytest.mark.parametrize("method", ["stacey-pp", "stacey-p2", "steepest-lp"])
+def test_batched_rows_give_each_instance_the_bits_of_its_own_runs(method):
+    grid = [8, 16, 32]
+    for p in (2.0, 3.0):
+        insts = [ACC.INSTANCES[n](p, grid[-1], 0) for n in ACC.FIXED]
+        L = insts[0]["L"]
+        h = {"lr": 3 / L, "alpha": 10 / L, "tau": 0.3, "beta1": 0.9, "beta2": 0.99} if method != "steepest-lp" else None
+        rows = ACC.run_rows(method, p, insts, grid, 0, h)
+        assert rows == [[ACC.run_method(method, p, n, T, 0, h) for T in grid] for n in ACC.FIXED]
+    with pytest.raises(ValueError, match="horizon"):
+        ACC.run_rows("accelerated-lp", 3.0, insts, grid)
+
+
+def test_fixed_gaps_equal_separate_runs_and_tuning():
+    grid = [8, 16]
+    names = list(ACC.FIXED)
+    got = ACC._fixed_gaps(3.0, names, grid, 0)
+    for n in names:
+        gaps, tuned = got[n]
+        assert list(gaps) == list(ACC.METHODS)
+        for m in ("stacey-p2", "stacey-pp"):
+            h, k = ACC._tune(m, 3.0, n, grid[-1], 0)
+            assert tuned[m] == (h, k)
+            assert gaps[m] == [ACC.run_method(m, 3.0, n, T, 0, h) for T in grid]
+        for m in ("steepest-lp", "accelerated-lp", "agd-euclidean"):
+            assert gaps[m] == [ACC.run_method(m, 3.0, n, T, 0) for T in grid]

@@ -118,3 +118,29 @@ def test_rate_planted_control_that_passes_withdraws_the_holds():
     assert recs[0].status == "inconclusive" and "cannot tell Alg. 3 from itself" in recs[0].reason
     assert recs[1].status == "inconclusive" and "PASSES the rule it must fail" in recs[1].reason
     assert recs[1].params["control"] == "itself"
+
+
+def test_proof_terms_evaluated_once_equal_step_by_step():
+    """ProofTerms evaluates A, B, C on every step's rows at the end: the same values as step by step."""
+    from proofs_checks.engines import pointwise
+    from proofs_checks.stacey import formulas as F
+    from synthetic.oracle import GradientOracle
+
+    problem, noise = T1.make_setting("rademacher", 0.5, 6, 0)
+    oracle = GradientOracle(problem, noise, batch=2)
+    obs = T1.ProofTerms(3.0, 0.05, 1.0)
+    from lptheory.optimizers import LpDescent
+    from lptheory.simulate import simulate
+
+    opt = LpDescent(p=3.0, lr=0.05)
+    simulate(opt, problem, oracle, 12, 5, 3, record_every=12, observers=[obs], default_metrics=False)
+    steps = {k: list(v) for k, v in obs.steps.items()}
+    tr = obs.finish()
+    sc = {"p": 3.0, "eta": 0.05, "L": 1.0}
+    for i in range(12):
+        for k, term in (("A", F.A_term), ("B", F.B_path), ("C", F.C_path)):
+            one = pointwise(term, steps["gt"][i], scalars=sc, coords={"g": steps["g"][i]})
+            assert np.array_equal(tr[k][i], one)
+    slack = tr["f_next"] - (tr["f"] - tr["A"] + tr["B"] + tr["C"])
+    i, r = np.unravel_index(int(np.argmax(slack)), slack.shape)
+    assert tr["worst_step"]["t"] == i and tr["worst_step"]["replicate"] == r

@@ -224,3 +224,16 @@ def test_the_proof_steps_are_a_table(tmp_path):
             assert all(w in str(exc) for w in words), (str(exc), words)
         else:
             raise AssertionError(f"accepted a malformed table: {body!r}")
+
+
+def test_dirichlet_ones_is_numpys_dirichlet_bit_for_bit_and_leaves_the_stream_in_place():
+    import numpy as np
+
+    from proofs_checks.stacey.symbolic import _dirichlet_ones
+
+    for seed in range(400):
+        k = 2 + seed % 5
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        for _ in range(3):
+            assert np.array_equal(a.dirichlet(np.ones(k)).view(np.int64), _dirichlet_ones(b, k).view(np.int64))
+        assert a.random() == b.random()

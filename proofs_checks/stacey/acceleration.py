@@ -245,23 +245,174 @@ def run_method(method, p, instance, T, seed=0, hyper=None) -> float:
     return obs.gap
 
 
-def _tune(method, p, instance, T, seed):
-    """Grid over (lr, alpha, tau) x (no momentum, momentum), best normalized gap at the largest T."""
-    inst = INSTANCES[instance](p, T, seed)
+def _tune_grid(inst) -> list:
+    """The tuning grid of Stacey's hyper-parameters for an instance: (lr, alpha, tau) x (no momentum, momentum),
+    lr and alpha in units of 1/L."""
     base = 1.0 / inst["L"]
-    grid = [
+    return [
         {"lr": lr, "alpha": alpha, "tau": tau, "beta1": b1, "beta2": b2}
         for lr in (0.3 * base, base, 3 * base)
         for alpha in (base, 10 * base)
         for tau in (0.05, 0.3)
         for b1, b2 in ((0.0, 0.0), (0.9, 0.99))
     ]
+
+
+def _tune(method, p, instance, T, seed, runs=None):
+    """Grid over (lr, alpha, tau) x (no momentum, momentum), best normalized gap at the largest T.
+    ``runs`` (optional): a dict memoizing :func:`run_method` (the tuned run is then not repeated)."""
+    inst = INSTANCES[instance](p, T, seed)
+    grid = _tune_grid(inst)
     best, arg = math.inf, grid[0]
     for h in grid:
-        gp = run_method(method, p, instance, T, seed, h)
+        gp = _memo_run(runs, method, p, instance, T, seed, h)
         if gp < best:
             best, arg = gp, h
     return arg, len(grid)
+
+
+def _memo_run(runs, method, p, instance, T, seed, hyper=None) -> float:
+    """:func:`run_method` memoized in ``runs`` (None: not memoized); a run is deterministic in its arguments."""
+    if runs is None:
+        return run_method(method, p, instance, T, seed, hyper)
+    key = (method, p, instance, T, seed, tuple(sorted((hyper or {}).items())))
+    if key not in runs:
+        runs[key] = run_method(method, p, instance, T, seed, hyper)
+    return runs[key]
+
+
+HORIZON_FREE = ("stacey-p2", "stacey-pp", "steepest-lp")
+"""Methods whose iterates do not depend on the horizon T (no T in their hyper-parameters): one run to the
+largest T gives the gap at every T of a grid, bit for bit the gaps of separate runs."""
+
+
+class _RowStack:
+    """Instances of one dimension as the rows of one problem (row r: instance r's gradient and value), so
+    that one optimizer runs them all in one call per step (an element-wise or row-wise method gives each
+    row the bits of its own run)."""
+
+    name = "row-stack"
+    stateful = False
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        self.d = self.problems[0].d
+        if any(pr.d != self.d or getattr(pr, "stateful", False) for pr in self.problems):
+            raise ValueError("_RowStack: instances of one dimension, not stateful")
+        # diagonal quadratics sharing their spectrum (SpectralDiagonal: grad = h (x - c)): one product for all
+        # rows, the same element-wise operations as each instance's own gradient
+        from synthetic.hard_instance import SpectralDiagonal
+
+        self._hc, self._buf = None, None
+        pr0 = self.problems[0]
+        if all(type(pr) is SpectralDiagonal and np.array_equal(pr.h, pr0.h) for pr in self.problems):
+            self._hc = (pr0.h, np.stack([pr.c for pr in self.problems]))
+
+    def grad(self, x, t=None):
+        x = np.asarray(x, dtype=np.float64)
+        if self._hc is not None:
+            h, C = self._hc
+            if self._buf is None or self._buf.shape != x.shape:
+                self._buf = np.empty(np.broadcast_shapes(x.shape, C.shape))
+            # h * (x - c) row by row, into a buffer reused across steps (the simulator reads it before the
+            # next call and keeps nothing of it)
+            np.subtract(x, C, out=self._buf)
+            return np.multiply(h, self._buf, out=self._buf)
+        return np.stack([pr.grad(x[r], t) for r, pr in enumerate(self.problems)])
+
+    def f(self, x, t=None):
+        x = np.asarray(x, dtype=np.float64)
+        return np.array([float(pr.f(x[r], t)) for r, pr in enumerate(self.problems)])
+
+
+class _GridGaps(Observer):
+    """At each horizon T of ``grid``: the normalized gap (f(output) - f*) / (L R^2) of every row (instance),
+    computed exactly as :class:`_FinalGap` computes it at the last step of a run of T steps."""
+
+    name = "grid-gaps"
+
+    def __init__(self, grid, insts):
+        self.grid, self.insts = set(grid), insts
+        self.gaps = [{} for _ in insts]
+
+    def on_record(self, v):
+        if v.t not in self.grid:
+            return {}
+        y = np.asarray(v.point, dtype=np.float64)
+        for r, inst in enumerate(self.insts):
+            row = y[r]
+            if not np.all(np.isfinite(row)):
+                self.gaps[r][v.t] = math.inf
+                continue
+            gap = float(inst["problem"].f(row)) - inst["f_star"]
+            self.gaps[r][v.t] = float(gap) / (inst["L"] * inst["R"] ** 2)
+        return {}
+
+
+def run_rows(method, p, insts, grid, seed=0, hyper=None) -> list[list[float]]:
+    """The normalized gaps at every T of ``grid`` of a horizon-free method (:data:`HORIZON_FREE`) on several
+    fixed instances (built dicts, one optimizer for all: same dimension and the same configuration), from
+    one run of max(grid) steps over one row per instance: ``[[gap at T for T in grid] per instance]``, the
+    bits of :func:`run_method` at each (instance, T)."""
+    if method not in HORIZON_FREE:
+        raise ValueError(f"run_rows: {method!r} depends on the horizon; horizon-free methods: {HORIZON_FREE}")
+    T = max(grid)
+    opt = _make(method, p, insts[0], T, hyper)
+    if any(_make(method, p, i, T, hyper) != opt for i in insts[1:]):
+        raise ValueError("run_rows: the instances need different optimizers (different L)")
+    pr = _RowStack([i["problem"] for i in insts])
+    obs = _GridGaps(grid, insts)
+    simulate(
+        opt,
+        pr,
+        exact_oracle(pr),
+        T,
+        len(insts),
+        seed,
+        record_every=math.gcd(*grid),
+        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in insts]),
+        observers=[obs],
+        default_metrics=False,
+        on_nonfinite="record",
+    )
+    return [[g[t] for t in grid] for g in obs.gaps]
+
+
+def _fixed_gaps(p, names, grid, seed):
+    """For the fixed instances ``names``: {instance: (gaps by method, tuned Stacey configurations)}, as
+    ``run_method`` at every T and ``_tune`` at the largest T give them. Instances that share an optimizer
+    (same dimension and L: the same tuning grid) run as rows of one run; the horizon-free methods run once
+    to the largest T; the tuned configuration's series is the tuning run's own."""
+    insts = {n: INSTANCES[n](p, grid[-1], seed) for n in names}
+    groups: dict = {}
+    for n in names:
+        groups.setdefault((insts[n]["problem"].d, insts[n]["L"]), []).append(n)
+    series = {n: {} for n in names}
+    tuned = {n: {} for n in names}
+    for grp in groups.values():
+        batch = [insts[n] for n in grp]
+        for m in ("stacey-p2", "stacey-pp"):
+            configs = _tune_grid(batch[0])
+            best = {n: (math.inf, configs[0], None) for n in grp}
+            for h in configs:
+                for n, gs in zip(grp, run_rows(m, p, batch, grid, seed, h)):
+                    if gs[-1] < best[n][0]:
+                        best[n] = (gs[-1], h, gs)
+            for n in grp:
+                _, h, gs = best[n]
+                if gs is None:  # no configuration beat inf: the first one, as _tune picks it
+                    gs = run_rows(m, p, [insts[n]], grid, seed, h)[0]
+                tuned[n][m] = (h, len(configs))
+                series[n][m] = gs
+        for n, gs in zip(grp, run_rows("steepest-lp", p, batch, grid, seed)):
+            series[n]["steepest-lp"] = gs
+    out = {}
+    for n in names:
+        gaps = {}
+        for m in METHODS:
+            gaps[m] = series[n][m] if m in series[n] else [run_method(m, p, n, T, seed) for T in grid]
+        out[n] = (gaps, tuned[n])
+    return out
 
 
 def _claimed(label: str, p: float):
@@ -450,19 +601,22 @@ def run_acceleration(ctx, *, relabel=None):
     out = []
     t0 = time.perf_counter()
     for p in p_list:
+        fixed = None
+        runs: dict = {}  # run_method memoized for this p (the tuned run is not repeated)
         for instance in INSTANCES:
             if instance in FIXED:
-                tuned = {m: _tune(m, p, instance, egrid[-1], ctx.seed) for m in ("stacey-p2", "stacey-pp")}
-                gaps = {
-                    m: [run_method(m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None) for T in egrid]
-                    for m in METHODS
-                }
+                if fixed is None:
+                    fixed = _fixed_gaps(p, [n for n in INSTANCES if n in FIXED], egrid, ctx.seed)
+                gaps, tuned = fixed[instance]
                 out.append(_upper_record(p, instance, egrid, gaps["accelerated-lp"]))
                 out += exponent_records(p, instance, egrid, gaps, labels, tuned)
             elif instance in PINNED:
-                tuned = {m: _tune(m, p, instance, grid[-1], ctx.seed) for m in ("stacey-p2", "stacey-pp")}
+                tuned = {m: _tune(m, p, instance, grid[-1], ctx.seed, runs) for m in ("stacey-p2", "stacey-pp")}
                 gaps = {
-                    m: [run_method(m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None) for T in grid]
+                    m: [
+                        _memo_run(runs, m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None)
+                        for T in grid
+                    ]
                     for m in METHODS
                 }
                 out.append(_upper_record(p, instance, grid, gaps["accelerated-lp"]))

@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import differential_evolution
 
-from lptheory.geometry import lp_norm, lp_norm_unchecked
+from lptheory.geometry import lp_norm
 
 from ..engines import Point, value_claim
 from ..records import Claim
@@ -74,11 +74,13 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     the best few refined by Nelder-Mead; every value is evaluated at an explicit u."""
     from scipy.optimize import minimize
 
+    from synthetic.smoothness import small_lp_norm
+
     d = H.shape[0]
     U = rng.standard_normal((n_dirs, d))
     signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * d)).reshape(d, -1).T
     U = np.vstack([U, signs, np.eye(d)])
-    f = lambda u: abs(u @ H @ u) / lp_norm_unchecked(u, p) ** 2  # noqa: E731  (lp_norm's bits, no checks)
+    f = lambda u: abs(u @ H @ u) / small_lp_norm(u, p) ** 2  # noqa: E731  (lp_norm's bits, compiled)
     vals = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
     best = float(vals.max())
     for i in np.argsort(vals)[-5:]:

@@ -377,6 +377,18 @@ def corrected_steps() -> list[tuple[Step, str, str]]:
 # random admissible environments (drawn one by one from the step's stream, evaluated by shape groups)
 
 
+def _dirichlet_ones(rng, k: int) -> np.ndarray:
+    """``rng.dirichlet(np.ones(k))`` bit for bit, with the generator left in the same state, at a third of
+    its cost: numpy draws a Gamma(1) variate per coordinate as a standard exponential (the same ziggurat
+    draws as ``standard_exponential``), sums them in order and multiplies by the reciprocal of the sum
+    (tested against numpy.random.Generator.dirichlet)."""
+    e = rng.standard_exponential(k)
+    acc = 0.0
+    for v in e.tolist():
+        acc += v
+    return e * (1.0 / acc)
+
+
 def _dist_env(rng):
     """One coordinate: k support points (some tiny), weights, p in (2, 10); g the mean (Assumption 2),
     sigma the exact std (Assumption 3, n = 1), G = max |X| (Assumption 4)."""
@@ -386,7 +398,7 @@ def _dist_env(rng):
         v = rng.uniform(-1, 1, k)
         tiny = rng.random(k) < 0.3
         v[tiny] = np.sign(v[tiny]) * 10.0 ** rng.uniform(-8, -1, int(tiny.sum()))
-        w = rng.dirichlet(np.ones(k))
+        w = _dirichlet_ones(rng, k)
         gv = float(np.dot(w, v))
         if abs(gv) > 1e-6 and np.all(v != 0):
             break

@@ -96,45 +96,84 @@ class ProofTerms(Observer):
 
     def __init__(self, p, eta, L):
         self.p, self.eta, self.L = p, eta, L
-        self.rows = {k: [] for k in ("gp", "f", "f_next", "A", "B", "C", "gt_norm")}
-        self.worst = {"slack": -np.inf}
+        self.rows = {k: [] for k in ("gp", "f", "f_next", "gt_norm")}
+        self.steps = {k: [] for k in ("t", "theta", "g", "gt")}
         self.ps = dual_exponent(p)
 
     def on_step(self, v):
         pr, th, new, gt = v.problem, v.theta, v.new_theta, v.grad_tilde
         g = pr.grad(th)
         f, f_next = pr.f(th), pr.f(new)
-        sc = {"p": self.p, "eta": self.eta, "L": self.L}
-        A = pointwise(F.A_term, gt, scalars=sc, coords={"g": g})
-        B = pointwise(F.B_path, gt, scalars=sc, coords={"g": g})
-        C = pointwise(F.C_path, gt, scalars=sc, coords={"g": g})
         gp = np.sum(np.abs(g) ** self.ps, axis=-1)
-        for k, val in zip(self.rows, (gp, f, f_next, A, B, C, lp_norm(gt, self.ps))):
+        for k, val in zip(self.rows, (gp, f, f_next, lp_norm(gt, self.ps))):
             self.rows[k].append(np.asarray(val))
-        slack = f_next - (f - A + B + C)
-        r = int(np.argmax(slack))
-        if slack[r] > self.worst["slack"]:
-            self.worst = {
-                "slack": float(slack[r]),
-                "t": v.t,
-                "replicate": r,
-                "theta": th[r].tolist(),
-                "g_tilde": gt[r].tolist(),
-                "f_t": float(f[r]),
-                "f_next": float(f_next[r]),
-                "A": float(A[r]),
-                "B": float(B[r]),
-                "C": float(C[r]),
-            }
+        # theta and g~ live in buffers the simulator reuses: copies
+        for k, val in zip(self.steps, (v.t, np.array(th), np.asarray(g), np.array(gt))):
+            self.steps[k].append(val)
 
     def finish(self):
-        return {**{k: np.asarray(v) for k, v in self.rows.items()}, "worst_step": self.worst}
+        """The arrays, with A, B, C evaluated once on every step's rows (the same values as step by step: the
+        expressions are row-wise), and the step of the largest slack f_t+1 - (f_t - A + B + C) (the first
+        step, then the first replicate, reaching it)."""
+        out = {k: np.asarray(v) for k, v in self.rows.items()}
+        T = len(self.steps["t"])
+        worst = {"slack": -np.inf}
+        if T:
+            th, g, gt = (np.stack(self.steps[k]) for k in ("theta", "g", "gt"))
+            R, d = gt.shape[1], gt.shape[2]
+            sc = {"p": self.p, "eta": self.eta, "L": self.L}
+            flat = {"g": g.reshape(T * R, d)}
+            for k, term in (("A", F.A_term), ("B", F.B_path), ("C", F.C_path)):
+                out[k] = pointwise(term, gt.reshape(T * R, d), scalars=sc, coords=flat).reshape(T, R)
+            A, B, C, f, f_next = out["A"], out["B"], out["C"], out["f"], out["f_next"]
+            for i in range(T):
+                slack = f_next[i] - (f[i] - A[i] + B[i] + C[i])
+                r = int(np.argmax(slack))
+                if slack[r] > worst["slack"]:
+                    worst = {
+                        "slack": float(slack[r]),
+                        "t": self.steps["t"][i],
+                        "replicate": r,
+                        "theta": th[i, r].tolist(),
+                        "g_tilde": gt[i, r].tolist(),
+                        "f_t": float(f[i, r]),
+                        "f_next": float(f_next[i, r]),
+                        "A": float(A[i, r]),
+                        "B": float(B[i, r]),
+                        "C": float(C[i, r]),
+                    }
+        else:
+            for k in ("A", "B", "C"):
+                out[k] = np.asarray([])
+        return {**out, "worst_step": worst}
 
 
-def trajectory(problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float) -> dict:
+class GradTerm(Observer):
+    """Per step of Alg. 3: ||grad f(theta_t)||_{p*}^{p*} only (the left side of Theorem 1), computed as
+    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement)."""
+
+    name = "grad-term"
+    needs_previous = True
+
+    def __init__(self, p):
+        self.ps = dual_exponent(p)
+        self.gp = []
+
+    def on_step(self, v):
+        g = v.problem.grad(v.theta)
+        self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+
+    def finish(self):
+        return {"gp": np.asarray(self.gp)}
+
+
+def trajectory(
+    problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float, terms: bool = True
+) -> dict:
     """Run Alg. 3 (``LpDescent``) for T steps on R replicates through :func:`lptheory.simulate`; per step
-    the proof's terms (:class:`ProofTerms`), arrays of shape (T, R)."""
-    obs = ProofTerms(p, eta, L)
+    the proof's terms (:class:`ProofTerms`), arrays of shape (T, R); ``terms=False``: only ``"gp"``
+    (:class:`GradTerm`, the same numbers)."""
+    obs = ProofTerms(p, eta, L) if terms else GradTerm(p)
     simulate(
         LpDescent(p=p, lr=eta),
         problem,
@@ -334,7 +373,7 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
         oracle = GradientOracle(problem, noise, batch=T)
         G = oracle.certified_G(p)
         eta = theorem_eta(L, G, T, p) * eta_factor(T)
-        tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L)
+        tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L, terms=False)
         xs = tr["gp"].mean(axis=0)
         per_T.append(xs)
         m = float(xs.mean())

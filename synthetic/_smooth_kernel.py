@@ -1,0 +1,134 @@
+"""numba side of :func:`synthetic.smoothness.duality_map`: the l_p duality map of the rows of a small float64
+array in one compiled call, with the bits of the numpy code (element-wise IEEE operations in numpy's order,
+numpy's pairwise row sums, numpy.power's own routine through :func:`lptheory.numpy_power.pow_block_jit`, and
+numpy's routes at the exponents where it takes another one: x * x at 2, sqrt at 0.5, the products of
+lp_norm's fast paths at 1.5 and 3). Imported only where numba and numpy's SVML power are available."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lptheory.numpy_power import pow_block_jit
+
+_POW = pow_block_jit()
+if _POW is None:
+    raise ImportError("numpy's own power is not callable from numba here")
+
+SQUARE, SQRT, SVML, X_SQRT_X, CUBE = 0, 1, 2, 3, 4
+
+
+@numba.njit(cache=True, nogil=True)
+def _rowsum(a, n):
+    """numpy's add.reduce of a contiguous row of n <= 128 values (pairwise: 8 accumulators)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    i = 8
+    m = n - n % 8
+    while i < m:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+@numba.njit(cache=True, nogil=True)
+def _power(x, y, route, pad):
+    """x <- x ** y in place, by numpy's route at y (``route``)."""
+    if route == SQUARE:
+        for i in range(x.size):
+            x[i] = x[i] * x[i]
+    elif route == SQRT:
+        for i in range(x.size):
+            x[i] = np.sqrt(x[i])
+    elif route == X_SQRT_X:
+        for i in range(x.size):
+            x[i] = x[i] * np.sqrt(x[i])
+    elif route == CUBE:
+        for i in range(x.size):
+            x[i] = x[i] * (x[i] * x[i])
+    else:
+        _POW(x, 0, y, x, x.size, pad)
+
+
+@numba.njit(cache=True, nogil=True)
+def duality_rows(w, e1, route1, p, route_p, inv_p, route_inv, out, norms, pad):
+    """out = J_p(w) row by row: u = sgn(w)|w/s|^(q-1) (s = max|w|, 1 when 0), then u / ||u||_p (lp_norm's
+    numpy path: scaled by max|u|, powers, pairwise sum, ** (1/p) (sqrt at p = 2)); ``e1`` = q - 1.
+    Returns False (out unspecified) when w holds a NaN or an infinity: the caller uses numpy then."""
+    R, d = w.shape
+    tmp = np.empty(d)
+    for r in range(R):
+        m = 0.0
+        for j in range(d):
+            a = abs(w[r, j])
+            if not np.isfinite(a):
+                return False
+            if a > m:
+                m = a
+        scale = m if m > 0 else 1.0
+        for j in range(d):
+            tmp[j] = abs(w[r, j] / scale)
+        _power(tmp, e1, route1, pad)
+        for j in range(d):
+            x = w[r, j]
+            sg = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+            out[r, j] = sg * tmp[j]
+        # lp_norm(u, p) of the row
+        mu = 0.0
+        for j in range(d):
+            a = abs(out[r, j])
+            if a > mu:
+                mu = a
+        safe = mu if mu > 0 else 1.0
+        for j in range(d):
+            tmp[j] = abs(out[r, j]) / safe
+        _power(tmp, p, route_p, pad)
+        norms[r] = _rowsum(tmp, d)
+    _power(norms, inv_p, route_inv, pad)  # s ** (1/p) over the rows (an array power, as numpy does it)
+    for r in range(R):
+        mu = 0.0
+        for j in range(d):
+            a = abs(out[r, j])
+            if a > mu:
+                mu = a
+        n = norms[r] * mu
+        den = n if n > 0 else 1.0
+        for j in range(d):
+            out[r, j] = out[r, j] / den
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def norm_1d(x, p, route_p, pad, tmp):
+    """lp_norm(x, p) of a finite 1-D float64 vector by lp_norm's numpy path (max-scaled powers by numpy's
+    route at p, pairwise sum, then the scalar power s ** (1/p), sqrt at p = 2); NaN for a non-finite x."""
+    d = x.size
+    m = 0.0
+    for j in range(d):
+        a = abs(x[j])
+        if not np.isfinite(a):
+            return np.nan
+        if a > m:
+            m = a
+    safe = m if m > 0 else 1.0
+    for j in range(d):
+        tmp[j] = abs(x[j]) / safe
+    _power(tmp, p, route_p, pad)
+    s = _rowsum(tmp, d)
+    r = np.sqrt(s) if p == 2.0 else s ** (1.0 / p)
+    return r * m
