@@ -226,6 +226,17 @@ class TraceNS:
     def power(self, a, e, out):
         return self._emit("power", out, [a, e])
 
+    def power_where(self, a, e, y, thr, out):
+        """``a ** e`` needed only where ``y > thr`` (:func:`lptheory._xp.pow_abs_where`): a power that the
+        one-pass kernel skips on blocks where no ``y`` exceeds ``thr``."""
+        return self._emit("power", out, [a, e, y, thr])
+
+    def select_gt(self, y, thr, a, b, out):
+        return self._emit("select_gt", out, [y, thr, a, b])
+
+    def reciprocal(self, a, out):
+        return self._emit("reciprocal", out, [a])
+
     def cbrt(self, a, out):
         return self._emit("cbrt", out, [a])
 
@@ -246,7 +257,7 @@ class TraceNS:
 # code generation
 
 
-_NB_UNARY = {"abs": "abs({0})", "sqrt": "np.sqrt({0})", "sign": "np.sign({0})"}
+_NB_UNARY = {"abs": "abs({0})", "sqrt": "np.sqrt({0})", "sign": "np.sign({0})", "reciprocal": "{c}(1.0) / {0}"}
 _NB_BINARY = {
     "mul": "{0} * {1}",
     "add": "{0} + {1}",
@@ -297,11 +308,14 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         if op in _NUMPY_OPS:
             x = env[args[0]]
             expo = None
+            cond = None
             if op == "power":
                 e = args[1]
                 expo = e.src if isinstance(e, Sym) else repr(float(e))
+                if len(args) == 4:  # needed only where args[2] > args[3] (power_where)
+                    cond = (src_of(args[2])[0], src_of(args[3])[0])
             tgt = new(out)
-            between.append((op, x, tgt, expo))
+            between.append((op, x, tgt, expo, cond))
             where[tgt] = len(segments) - 0.5
             segments.append([])
             env[out] = tgt
@@ -314,7 +328,9 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         elif op == "copy":
             expr = srcs[0]
         elif op in _NB_UNARY:
-            expr = _NB_UNARY[op].format(*srcs)
+            expr = _NB_UNARY[op].format(*srcs, c=cast)
+        elif op == "select_gt":
+            expr = f"({srcs[2]} if {srcs[0]} > {srcs[1]} else {srcs[3]})"
         elif op in _NB_BINARY:
             expr = _NB_BINARY[op].format(*srcs)
         else:
@@ -331,8 +347,10 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         for _, _, rs in seg:
             for r in rs:
                 readers.setdefault(r, set()).add(k)
-    for k, (_op, x, _tgt, _expo) in enumerate(between):
+    for k, (_op, x, _tgt, _expo, cond) in enumerate(between):
         readers.setdefault(x, set()).add(k + 0.25)  # read right after segment k
+        if cond is not None and cond[0] in where:
+            readers.setdefault(cond[0], set()).add(k + 0.25)
     for v in finals.values():
         readers.setdefault(v, set()).add(last)
     slot = {}
@@ -350,7 +368,7 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
         "",
     ]
-    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
+    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
         jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
         lines[2:2] = [f"from lptheory._svml import {jit_name} as pow_block"]
     plan = []
@@ -398,13 +416,13 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
             )
         )
         if k < len(between):
-            op, x, tgt, expo = between[k]
+            op, x, tgt, expo, _cond = between[k]
             plan.append(
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
     blocked = None
-    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
-        blocked = [expo for _, _, _, expo in between]
+    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
+        blocked = [b[3] for b in between]
         lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast)
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked
 
@@ -446,9 +464,21 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         if body:
             lines += ["        for l in range(m):", *body]
         if k < len(between):
-            _op, x, tgt, _expo = between[k]
+            _op, x, tgt, _expo, cond = between[k]
             src = f"{slot[x]}, 0" if x in slot else f"b_a_{x[3:]}, 0"
-            lines.append(f"        pow_block({src}, e{k}, {slot[tgt]}, m, pad)")
+            call = f"pow_block({src}, e{k}, {slot[tgt]}, m, pad)"
+            if cond is None:
+                lines.append(f"        {call}")
+            else:  # a power used only where cond[0] > cond[1]: skipped on blocks where no element needs it
+                y, thr = cond
+                ys = f"{slot[y]}[l]" if y in slot else f"b_a_{y[3:]}[l]"
+                lines += [
+                    "        need = 0",
+                    "        for l in range(m):",
+                    f"            need += 1 if {ys} > {thr} else 0",
+                    "        if need > 0:",
+                    f"            {call}",
+                ]
     lines.append("")
     return lines
 

@@ -7,7 +7,8 @@ torch arrays and these ``torch.optim`` wrappers share one implementation of each
 
 torch conventions: ``params`` or param groups; defaults ``lr`` (the paper's eta), ``alpha``, ``tau``,
 ``betas=(beta1, beta2)``, ``eps``, ``weight_decay``, ``p``, ``eps_mode``, ``z_init``, ``maximize``,
-``foreach``, ``compiled``, ``fused``. State lives in ``self.state[param]`` (``z``, ``m``, ``step``), created lazily
+``foreach``, ``compiled``, ``fused``. State lives in ``self.state[param]`` (``StaceyP2``: ``z``, ``m``,
+``step``; ``StaceyPP``: ``w = |z|^{p-2} z``, ``m``, ``step``, its dual state), created lazily
 at the first step, so ``state_dict()``/``load_state_dict()`` round-trip (a resumed run continues
 bit-identically), and it survives ``copy.deepcopy`` and ``add_param_group``; LR schedulers work (they
 edit ``group["lr"]``). Parameters whose ``grad`` is None are skipped. ``step(closure)`` re-evaluates
@@ -245,7 +246,10 @@ class _Base(torch.optim.Optimizer):
         """As ``torch.optim.Optimizer.load_state_dict``, after checking that ``state_dict`` belongs to an
         optimizer of this kind: its param groups carry this optimizer's hyper-parameters and its
         per-parameter state has this rule's buffers (a clear error now, instead of a KeyError at the
-        next step). State dicts saved before the ``foreach``/``compiled`` options existed load as is."""
+        next step). State dicts saved before the ``foreach``/``compiled`` options existed load as is; those
+        of an earlier state layout (StaceyPP's primal ``z`` state, layout 1, with or without the marker) are
+        converted (``w = |z|^{p-2} z`` with each group's ``p``), so a resumed run continues the same
+        iterates (within rounding)."""
         name = type(self).__name__
         groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
         if not isinstance(groups, list):
@@ -266,8 +270,13 @@ class _Base(torch.optim.Optimizer):
                     f"optimizer (its group keys: {sorted(k for k in g if k != 'params')})"
                 )
         buffers = set(self._core_cls.buffers) | {"step"}
+        legacy = set(getattr(self._core_cls, "legacy_buffers", ())) | {"step"}
+        layout = marker.get("state_layout", 1) if isinstance(marker, dict) else 1
+        old_layout = False
         for pid, st in state_dict.get("state", {}).items():
-            if st and set(st) != buffers:
+            if st and set(st) == legacy and legacy != {"step"} and layout < self._layout():
+                old_layout = True
+            elif st and set(st) != buffers:
                 raise ValueError(
                     f"{name}.load_state_dict: the state of parameter {pid} has {sorted(st)}, expected "
                     f"{sorted(buffers)} (a state dict of another optimizer)"
@@ -280,6 +289,26 @@ class _Base(torch.optim.Optimizer):
         for st in self.state.values():  # torch.optim stores a tensor step in some versions: ours is an int
             if "step" in st and torch.is_tensor(st["step"]):
                 st["step"] = int(st["step"].item())
+        if old_layout:
+            self._upgrade_loaded_state()
+
+    def _layout(self) -> int:
+        return getattr(self._core_cls, "state_layout", 1)
+
+    def _upgrade_loaded_state(self) -> None:
+        """Convert per-parameter states of an earlier layout (loaded from an older state dict) with the core
+        optimizer's ``upgrade_state`` (StaceyPP: ``z`` -> ``w = |z|^{p-2} z``), each with its group's
+        hyper-parameters, in the state's dtype and on its device."""
+        legacy = set(self._core_cls.legacy_buffers) | {"step"}
+        for group in self.param_groups:
+            core = self._core_for(group)
+            for p in group["params"]:
+                st = self.state.get(p)
+                if not st or set(st) != legacy:
+                    continue
+                up = core.upgrade_state(dict(st))
+                st.clear()
+                st.update(up)
 
     def _core_for(self, group) -> _core.Optimizer:
         kw = {k: group[k] for k in self._core_fields}
@@ -422,11 +451,12 @@ class _Base(torch.optim.Optimizer):
                 _core.count_nonfinite(self, 1)
 
     def state_dict(self):
-        """``torch.optim.Optimizer.state_dict`` plus ``{"lptheory": {"optimizer": class name}}``, so that
-        a state dict of another lptheory optimizer with the same keys (StaceyP2 and StaceyPP) is refused
-        by :meth:`load_state_dict`."""
+        """``torch.optim.Optimizer.state_dict`` plus ``{"lptheory": {"optimizer": class name, "state_layout":
+        n}}``, so that a state dict of another lptheory optimizer with the same keys (StaceyP2 and an older
+        StaceyPP) is refused by :meth:`load_state_dict`, and a state dict of an earlier state layout of
+        this optimizer (StaceyPP before its dual state: layout 1, buffer ``z``) is converted on loading."""
         sd = super().state_dict()
-        sd["lptheory"] = {"optimizer": type(self).__name__}
+        sd["lptheory"] = {"optimizer": type(self).__name__, "state_layout": self._layout()}
         return sd
 
     # -- reusable memory (kept out of state_dict; rebuilt after deepcopy or pickling) ---------------------

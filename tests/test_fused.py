@@ -358,3 +358,40 @@ def test_svml_one_pass_and_numpy_power_path_same_bits(p, dtype, monkeypatch, rng
         _assert_same(outs[0][1][k], outs[1][1][k], k)
     assert _svml.agrees(0.7 / 1.7, np.dtype(dtype).name)
     assert _svml.agrees(0.5) == _svml._probe(0.5) and _svml.available("float32") == _svml._probe(2.7, "float32")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("p", [2.7, 5.5])
+def test_lazy_power_of_the_dual_state_same_bits(p, dtype, rng):
+    """StaceyPP's dual state needs the power |z|^{p-2} only where y = eps / (|v|^a + eps) exceeds the series'
+    threshold (|v| tiny against eps): the one-pass kernel skips it on blocks where no element needs it. With
+    such elements scattered over a few blocks (and none in others) the bits equal the reference engine's,
+    and the selected elements are the powers (a planted series-only result would differ there)."""
+    from lptheory import _kernels
+
+    opt = O.StaceyPP(p=p, lr=0.1, alpha=0.05, tau=0.2, eps=1e-3)
+    n = 8 * _fused.BLOCK + 37
+    theta = rng.standard_normal(n).astype(dtype)
+    grad = rng.standard_normal(n).astype(dtype)
+    state = opt.init(theta)
+    w = state["w"]
+    idx = np.r_[3, 5, _fused.BLOCK + 7, 5 * _fused.BLOCK + 1, n - 2]
+    w[idx] = 0.0
+    grad[idx] = 1e-30
+    _, thr = _kernels.binomial_series(p - 1.0)
+    for step in range(2):
+        ref_t, ref_s = _reference_step(opt, theta, grad, state, step)
+        got_t, got_s = _fused_step(opt, theta, grad, state, step, threads=1)
+        _assert_same(got_t, ref_t, f"theta step {step}")
+        _assert_same(got_s["w"], ref_s["w"], f"w step {step}")
+        if step == 0 and dtype == np.float64:  # at idx the fallback was taken: w = |z_1|^{p-2} z_1 (Alg. 2 line 6)
+            from tests import transcriptions as T
+
+            z0 = opt.z_of(state).astype(np.float64)
+            kw = dict(p=p, eta=0.1, alpha=0.05, tau=0.2, beta1=0.9, beta2=0.999, eps=1e-3, lam=0.0)
+            _, z1, _ = T.stacey(theta.astype(np.float64), grad.astype(np.float64), z0, np.zeros(n), **kw,
+                                variant="pp", mode="paper")  # fmt: skip
+            want = (np.abs(z1) ** (p - 2) * z1)[idx]
+            assert np.all(want != 0.0) and thr < 0.0625
+            np.testing.assert_allclose(ref_s["w"][idx], want, rtol=1e-4)
+        theta, state = ref_t, ref_s
