@@ -372,6 +372,7 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
         lines[2:2] = [f"from lptheory._svml import {jit_name} as pow_block"]
     plan = []
+    counted = False  # the first segment that loads the gradient counts its non-finite entries
     for k, seg in enumerate(segments):
         defined = {t for t, _, _ in seg}
         reads = {r for _, _, rs in seg for r in rs}
@@ -380,6 +381,8 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         if k < len(between):
             reads.add(between[k][1])
         loads_in = sorted(r for r in reads if where.get(r) == "in")
+        count = not counted and "in_grad" in loads_in
+        counted = counted or count
         loads_slot = sorted(r for r in reads if r not in defined and where.get(r) != "in")
         stores = sorted(v for v in defined if v in slot)
         outs = finals if k == last else {}
@@ -398,12 +401,16 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         )
         lines.append("@_jit")
         lines.append(f"def {name}({', '.join(['n', *arrays, *dyn_names])}):")
+        lines.append("    nf = 0")
         lines.append("    for i in range(n):")  # every array is the chunk's slice: one index, vectorizable
         lines += [f"        {v} = a_{v[3:]}[i]" for v in loads_in]
+        if count:  # g - g is 0 for a finite g, NaN for inf or NaN
+            lines.append("        nf += 0 if (in_grad - in_grad) == 0.0 else 1")
         lines += [f"        {v} = {slot[v]}[i]" for v in loads_slot]
         lines += [f"        {t} = {e}" for t, e, _ in seg]
         lines += [f"        {slot[v]}[i] = {v}" for v in stores]
         lines += [f"        {target[nm]}[i] = {v}" for nm, v in outs.items()]
+        lines.append("    return nf")
         lines.append("")
         plan.append(
             (
@@ -420,6 +427,8 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
             plan.append(
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
+    if not counted:
+        raise FusedUnsupported("no fused loop reads the gradient (its non-finite check)")
     blocked = None
     if between and all(b[0] == "power" for b in between) and _svml.available(cast):
         blocked = [b[3] for b in between]
@@ -444,7 +453,9 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         f"    BL = {BLOCK}",
     ]
     lines += [f"    {name} = np.empty(BL, dtype=np.{cast})" for name in sorted(set(slot.values()))]
-    lines += [f"    pad = np.empty(32, dtype=np.{cast})", "    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
+    lines += [f"    pad = np.empty(32, dtype=np.{cast})", "    nf = 0"]
+    lines += ["    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
+    counted = False
     # per-block views, indexed from 0 by the inner loops' induction variable (vectorizable like seg*)
     lines += [f"        b_{a} = {a}[b:b + m]" for a in arrays]
     for k, seg in enumerate(segments):
@@ -457,6 +468,9 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         stores = sorted(v for v in defined if v in slot)
         outs = finals if k == last else {}
         body = [f"            {v} = b_a_{v[3:]}[l]" for v in loads_in]
+        if not counted and "in_grad" in loads_in:  # the gradient's non-finite entries (g - g is not 0)
+            body.append("            nf += 0 if (in_grad - in_grad) == 0.0 else 1")
+            counted = True
         body += [f"            {v} = {slot[v]}[l]" for v in loads_slot]
         body += [f"            {t} = {e}" for t, e, _ in seg]
         body += [f"            {slot[v]}[l] = {v}" for v in stores]
@@ -479,6 +493,7 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
                     "        if need > 0:",
                     f"            {call}",
                 ]
+    lines.append("    return nf")
     lines.append("")
     return lines
 
@@ -567,6 +582,8 @@ def _aliases(arrays: dict) -> tuple:
         if n[:4] != "new_":
             continue
         for m, b in ins:
+            if a is not b and a.base is None and b.base is None:
+                continue  # two arrays that own their memory: distinct
             if a is b or (
                 np.may_share_memory(a, b)
                 and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
@@ -578,9 +595,10 @@ def _aliases(arrays: dict) -> tuple:
     return tuple(out)
 
 
-def _kernel(opt, h: Hyper, arrays: dict, dtype):
+def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None):
     """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use)."""
-    alias = _aliases(arrays)
+    if alias is None:
+        alias = _aliases(arrays)
     fast = (id(opt), np.dtype(dtype).str, tuple(arrays), tuple(h), alias)
     cache = _LAST.get(fast)  # (optimizer, kernels): the per-step lookup without re-deriving the key
     if cache is not None and cache[0] is opt:
@@ -659,12 +677,13 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
                 memo.clear()
             memo[key] = expos
         if expos is not None:
-            mod.fused(hi - lo, *[flats[x][lo:hi] for x in k.blocked_arrays], *scalars, *expos)
-            return
+            return mod.fused(hi - lo, *[flats[x][lo:hi] for x in k.blocked_arrays], *scalars, *expos)
     if len(k.plan) == 1:  # one fused loop: the whole range in one call
         _, name, loads, _, _, outs = k.plan[0]
-        getattr(mod, name)(hi - lo, *[flats[x][lo:hi] for x in loads], *[flats[o][lo:hi] for o in outs], *scalars)
-        return
+        fn = getattr(mod, name)
+        if lo == 0:  # the kernel reads indices [0, hi): the whole flat arrays, without slicing
+            return fn(hi, *[flats[x] for x in loads], *[flats[o] for o in outs], *scalars)
+        return fn(hi - lo, *[flats[x][lo:hi] for x in loads], *[flats[o][lo:hi] for o in outs], *scalars)
     slot_arrays = _slots(k.slots, chunk, next(iter(flats.values())).dtype)
     values = dict(zip(k.dyn_names, scalars))
     steps = []  # resolved once per call: (kernel, arrays) or (numpy function, input, output, exponent)
@@ -678,6 +697,7 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
             _, op, xin, xout, src, xarr = st
             expo = _eval(src, values) if src is not None else None
             steps.append((op, xin, xarr, slot_arrays[xout], expo))
+    nf = 0
     with np.errstate(all="ignore"):
         for s in range(lo, hi, chunk):
             m = min(hi, s + chunk) - s
@@ -686,7 +706,7 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
                     fn, big, small, outs = st
                     if m != chunk:
                         small = [a[:m] for a in small]
-                    fn(m, *[a[s : s + m] for a in big], *small, *[a[s : s + m] for a in outs], *scalars)
+                    nf += fn(m, *[a[s : s + m] for a in big], *small, *[a[s : s + m] for a in outs], *scalars)
                     continue
                 op, xin, xarr, out, expo = st
                 a = slot_arrays[xin] if xin is not None else flats[xarr][s : s + m]
@@ -696,33 +716,35 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
                     np.power(a, expo, out=out)
                 else:
                     _NP[op](a, out=out)
+    return nf
 
 
-def run(opt, h: Hyper, arrays: dict, threads: int) -> bool:
+def run(opt, h: Hyper, arrays: dict, threads: int, *, count_nonfinite: bool = False, alias=None):
     """Run ``opt``'s rule fused over the numpy ``arrays``; False when the rule cannot be fused (the
-    caller then runs the reference engine)."""
+    caller then runs the reference engine), else True, or with ``count_nonfinite`` the number of
+    non-finite (NaN or inf) entries of ``arrays["grad"]`` (counted by the kernels while they read it: no
+    extra pass). ``alias``: the in-place pattern when the caller knows it (see :func:`_aliases`)."""
     first = next(iter(arrays.values()))
     dtype = first.dtype
     if dtype not in (np.float64, np.float32):
         return False
     try:
-        k = _kernel(opt, h, arrays, dtype)
+        k = _kernel(opt, h, arrays, dtype, alias)
     except FusedUnsupported:
         return False
-    flats = {n: a.reshape(-1) for n, a in arrays.items()}
     n = first.size
+    flats = arrays if first.ndim == 1 else {nm: a.reshape(-1) for nm, a in arrays.items()}
     scalars = [float(h[nm]) for nm in k.dyn_names]
     if n == 0:
-        return True
+        return 0 if count_nonfinite else True
     if threads <= 1 or n < (1 << 17):
-        _run_range(k, flats, scalars, 0, n, CHUNK)
-        return True
+        nf = _run_range(k, flats, scalars, 0, n, CHUNK)
+        return nf if count_nonfinite else True
     from ._pool import get_pool
 
     per = -(-n // (threads * CHUNK)) * CHUNK
     bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
     pool = get_pool(threads)
     futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
-    for f in futures:
-        f.result()
-    return True
+    nf = sum(f.result() for f in futures)
+    return nf if count_nonfinite else True

@@ -281,7 +281,17 @@ class ElementwiseOptimizer(Optimizer):
 
         Raises ``ValueError`` when ``grad`` or a state array does not have ``theta``'s shape and
         ``TypeError`` for non-floating, mismatched-dtype or mixed numpy/torch inputs.
+
+        numpy arrays of the shape and dtype of the previous call (the usual loop: the same parameters every
+        step) take a short path: the checks above reduced to identity and shape comparisons with that
+        call's, the in-place pattern known from ``donate``, and the non-finite gradient check counted by the
+        fused kernels while they read the gradient (the fixed cost of a step on a small array, e.g. one
+        replicate of 100 coordinates, is then a few microseconds plus the kernel).
         """
+        if type(theta) is np.ndarray and type(grad) is np.ndarray and type(state) is dict:
+            got = self._step_numpy_fast(theta, grad, state, donate)
+            if got is not None:
+                return got
         xp = namespace(theta, grad)
         self._check_float(xp, theta, "theta")
         if tuple(grad.shape) != tuple(theta.shape):
@@ -307,7 +317,6 @@ class ElementwiseOptimizer(Optimizer):
                 )
             old.append(a)
         h = self.scalars(t)
-        note_nonfinite(self, xp, grad)
         if xp is np:
             theta_in = np.ascontiguousarray(theta)
             grad = np.ascontiguousarray(grad)
@@ -316,14 +325,75 @@ class ElementwiseOptimizer(Optimizer):
                 a if donate and a.flags.c_contiguous and a.flags.writeable else np.empty(a.shape, a.dtype)
                 for a in [theta, *old]
             ]
-            _engine.run(self, h, self.named(theta_in, grad, old, outs))
+            if _engine.run(self, h, self.named(theta_in, grad, old, outs), count_nonfinite=True):
+                count_nonfinite(self, 1)
+            object.__setattr__(self, "_fast_sig", (theta.shape, theta.dtype))
         else:
+            note_nonfinite(self, xp, grad)
             with xp.no_grad():
                 outs = [a if donate else xp.empty_like(a) for a in [theta, *old]]
                 _engine.run(self, h, self.named(theta, grad, old, outs))
         new_state = {"step": t + 1}
         new_state.update(zip(self.buffers, outs[1:]))
         return outs[0], new_state
+
+    def _step_numpy_fast(self, theta, grad, state, donate):
+        """:meth:`step` for numpy arrays of the last validated shape and dtype, C-contiguous (None: take the
+        checked path). Same results, same bits."""
+        sig = self.__dict__.get("_fast_sig")
+        if sig is None:
+            return None
+        shape, dtype = sig
+        if theta.shape != shape or theta.dtype is not dtype or grad.shape != shape or grad.dtype is not dtype:
+            return None
+        t = state.get("step")
+        if type(t) is not int or t < 0:
+            return None
+        buffers = self.buffers
+        old = []
+        for k in buffers:
+            a = state.get(k)
+            if type(a) is not np.ndarray or a.shape != shape or a.dtype is not dtype:
+                return None
+            old.append(a)
+        fl = theta.flags
+        if not (fl.c_contiguous and grad.flags.c_contiguous and all(a.flags.c_contiguous for a in old)):
+            return None
+        if donate:
+            if not (fl.writeable and all(a.flags.writeable for a in old)):
+                return None
+            outs = [theta, *old]
+            alias = self.__dict__.get("_fast_alias")
+            if alias is None:
+                alias = (("new_theta", "theta"), *(("new_" + k, k) for k in buffers))
+                object.__setattr__(self, "_fast_alias", alias)
+            # an output that is also the gradient or another buffer (the same array passed twice): the
+            # general in-place analysis
+            if grad is theta or any(a is grad or a is theta for a in old) or len({id(a) for a in old}) < len(old):
+                alias = None
+        else:
+            outs = [np.empty(shape, dtype) for _ in range(1 + len(buffers))]
+            alias = ()
+        h = self.scalars(t)
+        arrays = {"theta": theta, "grad": grad}
+        arrays.update(zip(buffers, old))
+        arrays["new_theta"] = outs[0]
+        arrays.update(zip(self._new_names(), outs[1:]))
+        nf = _fused_direct(self, h, arrays, alias) if alias is not None else None
+        if nf is None:
+            nf = _engine.run(self, h, arrays, count_nonfinite=True, alias=alias)
+        if nf:
+            count_nonfinite(self, 1)
+        new_state = {"step": t + 1}
+        new_state.update(zip(buffers, outs[1:]))
+        return outs[0], new_state
+
+    def _new_names(self) -> tuple[str, ...]:
+        got = self.__dict__.get("_new")
+        if got is None:
+            got = tuple("new_" + k for k in self.buffers)
+            object.__setattr__(self, "_new", got)
+        return got
 
     def named(self, theta, grad, old, new) -> dict:
         """The rule's named inputs and outputs (``theta``, ``grad``, buffers, ``new_*``), in a fixed order."""
@@ -358,6 +428,60 @@ class ElementwiseOptimizer(Optimizer):
         if not is_floating(xp, a):
             raise TypeError(f"{name} must have a floating dtype, got {a.dtype}")
 
+
+def _fused_direct(opt, h, arrays: dict, alias):
+    """The fused kernel of the last step of ``opt`` called directly on ``arrays`` (small arrays of the
+    last shape, one thread, a kernel that is one fused loop and needs no guard re-check): the number of
+    non-finite gradient entries, or None to take :func:`lptheory._engine.run`."""
+    first = arrays["theta"]
+    if first.size >= (1 << 15):
+        return None
+    cache = opt.__dict__.get("_direct")
+    if cache is None or cache[0] != alias or cache[1] is not first.dtype:
+        from . import _fused
+
+        if not _fused.available():
+            return None
+        try:
+            k = _fused._kernel(opt, h, arrays, first.dtype, alias)
+        except _fused.FusedUnsupported:
+            return None
+        spec = None
+        if not k.guards and k.blocked is not None:  # the one-pass kernel with SVML powers
+            from . import _svml
+
+            expos = []
+            for src in k.blocked:  # exponents that do not change between steps, numpy.power's bits there
+                if any(name in src for name in k.dyn_names):
+                    break
+                e = _fused._eval(src, {})
+                if not _svml.agrees(e, first.dtype.name):
+                    break
+                expos.append(e)
+            else:
+                spec = (k.module.fused, tuple(k.blocked_arrays), k.dyn_names, tuple(expos))
+        elif not k.guards and len(k.plan) == 1:
+            _, name, loads, _, _, outs = k.plan[0]
+            spec = (getattr(k.module, name), tuple(loads) + tuple(outs), k.dyn_names, None)
+        cache = (alias, first.dtype, spec)
+        object.__setattr__(opt, "_direct", cache)
+    spec = cache[2]
+    if spec is None or _ENGINE_ENV.get("LPTHEORY_ENGINE", "").lower() == "numpy":
+        return None
+    fn, names, dyn, expos = spec
+    if expos is not None:
+        from . import _fused
+
+        if not _fused.USE_SVML:
+            return None
+        flat = [arrays[x] if first.ndim == 1 else arrays[x].reshape(-1) for x in names]
+        return fn(first.size, *flat, *[float(h[x]) for x in dyn], *expos)
+    if first.ndim == 1:
+        return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
+    return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])
+
+
+_ENGINE_ENV = __import__("os").environ
 
 _UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
 _NONNEG = dict(lo=0.0)

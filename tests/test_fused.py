@@ -395,3 +395,68 @@ def test_lazy_power_of_the_dual_state_same_bits(p, dtype, rng):
             assert np.all(want != 0.0) and thr < 0.0625
             np.testing.assert_allclose(ref_s["w"][idx], want, rtol=1e-4)
         theta, state = ref_t, ref_s
+
+
+@pytest.mark.parametrize("opt", [c for c in CONFIGS if getattr(c, "p", 2.7) in (2.7, 3.0)], ids=_ids)
+def test_small_array_short_path_same_bits(opt, rng):
+    """ElementwiseOptimizer.step's short path (arrays of the last validated shape and dtype: checks reduced
+    to identity and shape comparisons, the fused kernel called directly, donated buffers written in place)
+    gives the bits of the checked path; a new shape, a wrong shape or dtype still goes through the checks."""
+    theta0 = rng.standard_normal((1, 129))
+    grads = [rng.standard_normal(theta0.shape) for _ in range(6)]
+    runs = []
+    for short in (True, False):
+        for donate in (True, False):
+            o = dataclasses_replace(opt)
+            if not short:  # every step through the checks
+                object.__setattr__(o, "_step_numpy_fast", lambda *a: None)
+            th, st = theta0.copy(), o.init(theta0)
+            for g in grads:
+                th, st = o.step(th, g, st, donate=donate)
+            assert ("_direct" in o.__dict__) == short
+            runs.append((th, st))
+    for th, st in runs[1:]:
+        _assert_same(th, runs[0][0], "theta")
+        for k in opt.buffers:
+            _assert_same(st[k], runs[0][1][k], k)
+    o = dataclasses_replace(opt)
+    th, st = o.step(theta0, grads[0], o.init(theta0))
+    th, st = o.step(th, grads[1], st)
+    with pytest.raises(ValueError, match="grad must have theta's shape"):
+        o.step(th, grads[2][:, :5], st)
+    with pytest.raises(TypeError, match="dtype"):
+        o.step(th, grads[2].astype(np.float32), st)
+    th3 = np.ones((3, 4))
+    th3, st3 = o.step(th3, th3, o.init(th3))  # a new shape: checked, then the short path for it
+    assert th3.shape == (3, 4) and o.__dict__["_fast_sig"][0] == (3, 4)
+
+
+def dataclasses_replace(opt):
+    import dataclasses
+
+    return dataclasses.replace(opt)
+
+
+@pytest.mark.parametrize("engine", ["fused", "numpy"])
+@pytest.mark.parametrize("n", [129, 3 * (1 << 17) + 5])
+def test_nonfinite_gradients_are_counted_in_the_step(engine, n, monkeypatch):
+    """The non-finite check of a step is counted by the fused kernels while they read the gradient (no
+    extra pass), on the worker threads for large arrays (a NaN in the last part is seen); the reference
+    engine counts it with its summing pass. A finite gradient whose sum overflows is not counted."""
+    import warnings
+
+    monkeypatch.setenv("LPTHEORY_THREADS", "2")
+    if engine == "numpy":
+        monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    for opt in (O.StaceyPP(p=2.7, lr=1e-3), O.AdamW(lr=1e-3)):
+        theta = np.ones(n)
+        good = np.full(n, 0.5)
+        big = np.full(n, 1e308)
+        bad = good.copy()
+        bad[-1] = np.nan
+        st = opt.init(theta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for g in (good, big, bad, good, bad):
+                theta, st = opt.step(theta, g, st, donate=True)
+        assert O.nonfinite_steps(opt) == 2
