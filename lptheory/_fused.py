@@ -40,7 +40,7 @@ import numpy as np
 from . import _svml
 from ._state import Buffers, Hyper
 
-__all__ = ["available", "run", "TraceNS", "FusedUnsupported"]
+__all__ = ["available", "run", "run_direct", "TraceNS", "FusedUnsupported"]
 
 _LOCK = threading.Lock()
 _KERNELS: dict = {}
@@ -748,3 +748,51 @@ def run(opt, h: Hyper, arrays: dict, threads: int, *, count_nonfinite: bool = Fa
     futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
     nf = sum(f.result() for f in futures)
     return nf if count_nonfinite else True
+
+
+def run_direct(opt, h, arrays: dict, alias):
+    """The fused kernel of ``opt`` called directly on ``arrays`` (the short path of
+    :meth:`lptheory.optimizers.ElementwiseOptimizer.step` for small arrays: one thread, a kernel without
+    guards to re-check, which is one fused loop or the one-pass SVML kernel with exponents fixed across
+    steps; cached on ``opt`` per in-place pattern ``alias`` and dtype): the number of non-finite
+    gradient entries, or None when the caller should take :func:`lptheory._engine.run`."""
+    first = arrays["theta"]
+    if first.size >= (1 << 15):
+        return None
+    cache = opt.__dict__.get("_direct")
+    if cache is None or cache[0] != alias or cache[1] is not first.dtype:
+        if not available():
+            return None
+        try:
+            k = _kernel(opt, h, arrays, first.dtype, alias)
+        except FusedUnsupported:
+            return None
+        spec = None
+        if not k.guards and k.blocked is not None:  # the one-pass kernel with SVML powers
+            expos = []
+            for src in k.blocked:  # exponents that do not change between steps, numpy.power's bits there
+                if any(name in src for name in k.dyn_names):
+                    break
+                e = _eval(src, {})
+                if not _svml.agrees(e, first.dtype.name):
+                    break
+                expos.append(e)
+            else:
+                spec = (k.module.fused, tuple(k.blocked_arrays), k.dyn_names, tuple(expos))
+        elif not k.guards and len(k.plan) == 1:
+            _, name, loads, _, _, outs = k.plan[0]
+            spec = (getattr(k.module, name), tuple(loads) + tuple(outs), k.dyn_names, None)
+        cache = (alias, first.dtype, spec)
+        object.__setattr__(opt, "_direct", cache)
+    spec = cache[2]
+    if spec is None or os.environ.get("LPTHEORY_ENGINE", "").lower() == "numpy":
+        return None
+    fn, names, dyn, expos = spec
+    if expos is not None:
+        if not USE_SVML:
+            return None
+        flat = [arrays[x] if first.ndim == 1 else arrays[x].reshape(-1) for x in names]
+        return fn(first.size, *flat, *[float(h[x]) for x in dyn], *expos)
+    if first.ndim == 1:
+        return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
+    return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])

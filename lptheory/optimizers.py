@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import _engine, _kernels, _validate
+from . import _engine, _fused, _kernels, _validate
 from ._state import Buffers, Hyper
 from ._xp import combine, copy_into, dtype_name, ema, eps_vanishes, is_floating, namespace, reciprocal
 
@@ -379,7 +379,7 @@ class ElementwiseOptimizer(Optimizer):
         arrays.update(zip(buffers, old))
         arrays["new_theta"] = outs[0]
         arrays.update(zip(self._new_names(), outs[1:]))
-        nf = _fused_direct(self, h, arrays, alias) if alias is not None else None
+        nf = _fused.run_direct(self, h, arrays, alias) if alias is not None else None
         if nf is None:
             nf = _engine.run(self, h, arrays, count_nonfinite=True, alias=alias)
         if nf:
@@ -429,59 +429,6 @@ class ElementwiseOptimizer(Optimizer):
             raise TypeError(f"{name} must have a floating dtype, got {a.dtype}")
 
 
-def _fused_direct(opt, h, arrays: dict, alias):
-    """The fused kernel of the last step of ``opt`` called directly on ``arrays`` (small arrays of the
-    last shape, one thread, a kernel that is one fused loop and needs no guard re-check): the number of
-    non-finite gradient entries, or None to take :func:`lptheory._engine.run`."""
-    first = arrays["theta"]
-    if first.size >= (1 << 15):
-        return None
-    cache = opt.__dict__.get("_direct")
-    if cache is None or cache[0] != alias or cache[1] is not first.dtype:
-        from . import _fused
-
-        if not _fused.available():
-            return None
-        try:
-            k = _fused._kernel(opt, h, arrays, first.dtype, alias)
-        except _fused.FusedUnsupported:
-            return None
-        spec = None
-        if not k.guards and k.blocked is not None:  # the one-pass kernel with SVML powers
-            from . import _svml
-
-            expos = []
-            for src in k.blocked:  # exponents that do not change between steps, numpy.power's bits there
-                if any(name in src for name in k.dyn_names):
-                    break
-                e = _fused._eval(src, {})
-                if not _svml.agrees(e, first.dtype.name):
-                    break
-                expos.append(e)
-            else:
-                spec = (k.module.fused, tuple(k.blocked_arrays), k.dyn_names, tuple(expos))
-        elif not k.guards and len(k.plan) == 1:
-            _, name, loads, _, _, outs = k.plan[0]
-            spec = (getattr(k.module, name), tuple(loads) + tuple(outs), k.dyn_names, None)
-        cache = (alias, first.dtype, spec)
-        object.__setattr__(opt, "_direct", cache)
-    spec = cache[2]
-    if spec is None or _ENGINE_ENV.get("LPTHEORY_ENGINE", "").lower() == "numpy":
-        return None
-    fn, names, dyn, expos = spec
-    if expos is not None:
-        from . import _fused
-
-        if not _fused.USE_SVML:
-            return None
-        flat = [arrays[x] if first.ndim == 1 else arrays[x].reshape(-1) for x in names]
-        return fn(first.size, *flat, *[float(h[x]) for x in dyn], *expos)
-    if first.ndim == 1:
-        return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
-    return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])
-
-
-_ENGINE_ENV = __import__("os").environ
 
 _UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
 _NONNEG = dict(lo=0.0)
