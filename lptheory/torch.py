@@ -364,7 +364,8 @@ class _Base(torch.optim.Optimizer):
             b[2].append(grad.contiguous())
             b[3].append([state[k] for k in keys])
             b[4].append(low)
-        self._check_grads([g for b in buckets.values() for g in b[2]])
+        unchecked = []  # gradients whose non-finite entries no kernel counted (checked at the end)
+        bad = 0  # non-finite entries counted by the numba kernels while they read the gradients
         foreach = group.get("foreach")
         compiled = group.get("compiled", False)
         fused = group.get("fused", False)
@@ -380,8 +381,9 @@ class _Base(torch.optim.Optimizer):
                         # no copy): compiled in about a second, cached on disk, numpy's reference bits
                         th, g = flat.theta.numpy(), flat.grad.numpy()
                         st = [flat.state[k].numpy() for k in keys]
-                        _engine.run(core, h, core.named(th, g, st, [th, *st]))
+                        bad += _engine.run(core, h, core.named(th, g, st, [th, *st]), count_nonfinite=True)
                     else:
+                        unchecked += grads
                         _compiled_rule(core)(lr, t, [(flat.theta, flat.grad, *[flat.state[k] for k in keys])])
                     for p in params:
                         self.state[p]["step"] = t + 1
@@ -393,6 +395,7 @@ class _Base(torch.optim.Optimizer):
                 per_param and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
             ]
             if any(fused_p):
+                unchecked += [g for g, f in zip(grads, fused_p) if f]
                 items = [
                     (th.view(-1), g.view(-1), *[s.view(-1) for s in st])
                     for th, g, st, f in zip(thetas, grads, states, fused_p)
@@ -402,6 +405,7 @@ class _Base(torch.optim.Optimizer):
             if not per_param and (foreach if foreach is not None else device.type == "cuda") and _multi_tensor(device):
                 state_lists = [list(col) for col in zip(*states)] if keys else []
                 scratch = self._foreach_scratch(thetas, core.n_scratch) if device.type == "cpu" else None
+                unchecked += grads
                 apply_foreach(
                     type(core).rule,
                     h,
@@ -426,8 +430,9 @@ class _Base(torch.optim.Optimizer):
                         continue
                     if numba_cpu and all(a.is_contiguous() for a in (th, g, *st)):
                         a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
-                        _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]))
+                        bad += _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]), count_nonfinite=True)
                         continue
+                    unchecked.append(g)
                     _engine.apply(
                         rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
                     )
@@ -435,11 +440,17 @@ class _Base(torch.optim.Optimizer):
                 if low:
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
+        self._check_grads(unchecked, counted=bad > 0)
 
-    def _check_grads(self, grads) -> None:
+    def _check_grads(self, grads, counted: bool = False) -> None:
         """Count a step whose gradients hold NaN or inf, warning once (:class:`NonFiniteGradientWarning`;
-        :func:`lptheory.optimizers.nonfinite_steps` reads the count). On the cpu one sum per parameter;
-        on other devices the flag stays on the device (no host synchronization in ``step``)."""
+        :func:`lptheory.optimizers.nonfinite_steps` reads the count). ``counted``: the numba kernels
+        already found some in the gradients they read (counted while reading them: no extra pass);
+        ``grads`` are the others. On the cpu one sum per parameter; on other devices the flag stays on
+        the device (no host synchronization in ``step``)."""
+        if counted:
+            _core.count_nonfinite(self, 1)
+            grads = [g for g in grads if g.device.type != "cpu"]
         by_device: dict = {}
         for g in grads:
             by_device.setdefault(g.device, []).append(g)

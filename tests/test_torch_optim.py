@@ -732,3 +732,27 @@ def test_state_dict_of_the_primal_layout_loads_converted(marker):
     sd2 = p2.state_dict()
     with pytest.raises(ValueError, match="saved by StaceyP2"):
         StaceyPP(m1.parameters(), **HYPER).load_state_dict(sd2)
+
+
+@pytest.mark.parametrize("flags", [dict(), dict(fused=True), dict(foreach=True)], ids=str)
+def test_nonfinite_gradients_counted_once_per_step_on_every_path(flags):
+    """On the CPU the numba kernels count the gradients' NaN/inf entries while they read them (no extra
+    pass); a step with one in any parameter counts once, warns once, on every path."""
+    import warnings
+
+    from lptheory.optimizers import NonFiniteGradientWarning, nonfinite_steps
+
+    w = [torch.nn.Parameter(torch.ones(300, dtype=torch.float64)), torch.nn.Parameter(torch.ones(7))]
+    opt = StaceyPP(w, **HYPER, **flags)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for bad in (None, 0, 1, None, 0):
+            for i, q in enumerate(w):
+                q.grad = torch.full_like(q, 0.5)
+                if bad == i:
+                    q.grad[-1] = float("nan") if i == 0 else float("inf")
+            opt.step()
+            for q in w:
+                q.data.fill_(1.0)
+    assert nonfinite_steps(opt) == 3
+    assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
