@@ -405,7 +405,7 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         lines.append("    for i in range(n):")  # every array is the chunk's slice: one index, vectorizable
         lines += [f"        {v} = a_{v[3:]}[i]" for v in loads_in]
         if count:  # g - g is 0 for a finite g, NaN for inf or NaN
-            lines.append("        nf += 0 if (in_grad - in_grad) == 0.0 else 1")
+            lines.append(f"        nf += 0 if (in_grad - in_grad) == {cast}(0.0) else 1")
         lines += [f"        {v} = {slot[v]}[i]" for v in loads_slot]
         lines += [f"        {t} = {e}" for t, e, _ in seg]
         lines += [f"        {slot[v]}[i] = {v}" for v in stores]
@@ -469,7 +469,7 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         outs = finals if k == last else {}
         body = [f"            {v} = b_a_{v[3:]}[l]" for v in loads_in]
         if not counted and "in_grad" in loads_in:  # the gradient's non-finite entries (g - g is not 0)
-            body.append("            nf += 0 if (in_grad - in_grad) == 0.0 else 1")
+            body.append(f"            nf += 0 if (in_grad - in_grad) == {cast}(0.0) else 1")
             counted = True
         body += [f"            {v} = {slot[v]}[l]" for v in loads_slot]
         body += [f"            {t} = {e}" for t, e, _ in seg]
