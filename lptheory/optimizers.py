@@ -409,7 +409,12 @@ class ElementwiseOptimizer(Optimizer):
         the kernel at every step)."""
         got = self.__dict__.get("_static")
         if got is None:  # computed once per (immutable) optimizer: it is looked up at every step
-            got = dataclasses.replace(self, **{k: 0.0 for k in self.dynamic_fields()})
+            # built without __post_init__: 0.0 may be outside a field's range (a scheduled p), and this
+            # object is only a key (the values of these fields are passed at every step)
+            dyn = set(self.dynamic_fields())
+            got = object.__new__(type(self))
+            for f in dataclasses.fields(self):
+                object.__setattr__(got, f.name, 0.0 if f.name in dyn else getattr(self, f.name))
             object.__setattr__(self, "_static", got)
         return got
 

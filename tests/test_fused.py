@@ -460,3 +460,22 @@ def test_nonfinite_gradients_are_counted_in_the_step(engine, n, monkeypatch):
             for g in (good, big, bad, good, bad):
                 theta, st = opt.step(theta, g, st, donate=True)
         assert O.nonfinite_steps(opt) == 2
+
+
+def test_scheduled_p_runs_fused_with_the_reference_bits(rng, monkeypatch):
+    """A schedule for p (any numeric hyper-parameter may be one): the fused engine's kernel key replaces it
+    by 0.0 without validating (0.0 is outside p's range; the value is passed at every step), and the
+    steps give the reference engine's bits."""
+    opt = O.StaceyPP(p=lambda t: 2.5 + 0.1 * t, lr=0.05, alpha=0.05, tau=0.2)
+    theta0 = rng.standard_normal((2, 300))
+    grads = [rng.standard_normal(theta0.shape) for _ in range(4)]
+    outs = []
+    for engine in ("fused", "numpy"):
+        if engine == "numpy":
+            monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+        th, st = theta0, opt.init(theta0)
+        for g in grads:
+            th, st = opt.step(th, g, st)
+        outs.append((th, st))
+    _assert_same(outs[0][0], outs[1][0], "theta")
+    _assert_same(outs[0][1]["w"], outs[1][1]["w"], "w")
