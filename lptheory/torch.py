@@ -109,6 +109,12 @@ def _quiet_inductor_imports() -> None:
 def _compiled_rule(core: _core.Optimizer):
     """The compiled in-place step of ``core``'s rule, shared by every optimizer with the same
     hyper-parameters other than ``lr`` (cached per process)."""
+    other = [f for f in core.dynamic_fields() if f != "lr"]
+    if other:  # the compiled rule reads every field but lr from the static configuration (0.0 for these)
+        raise ValueError(
+            f"compiled=True / fused=True (the torch.compile path) take a schedule only for lr, got schedules for "
+            f"{other}; use the default path"
+        )
     static = core.static()
     fn = _COMPILED.get(static)
     if fn is None:
