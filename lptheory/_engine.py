@@ -148,18 +148,37 @@ def engine_info(verify: bool = True) -> dict:
     return info
 
 
-def run(opt, h, arrays: dict, scratch=None) -> None:
+def run(opt, h, arrays: dict, scratch=None, *, count_nonfinite: bool = False, alias=None):
     """Run optimizer ``opt``'s rule on the named ``arrays`` (see :meth:`ElementwiseOptimizer.named`):
     numpy arrays through the fused engine when available (same bits as the reference), else the
-    reference engine; torch tensors directly (with the caller's reusable ``scratch`` tensors if given)."""
+    reference engine; torch tensors directly (with the caller's reusable ``scratch`` tensors if given).
+
+    With ``count_nonfinite`` (numpy arrays) it returns the number of non-finite entries of
+    ``arrays["grad"]``, counted by the fused kernels while they read the gradient (no extra pass), or
+    before the reference engine runs (0 when their sum is finite); otherwise None. ``alias``: the
+    in-place pattern of the outputs when the caller knows it (the fused engine's kernel key)."""
     first = next(iter(arrays.values()))
     if isinstance(first, np.ndarray):
         from . import _fused
 
-        if _fused.available() and _fused.run(opt, h, arrays, threads(fused=True)):
-            return
+        if _fused.available():
+            nt = threads(fused=True) if first.size >= (1 << 17) else 1
+            got = _fused.run(opt, h, arrays, nt, count_nonfinite=count_nonfinite, alias=alias)
+            if got is not False:
+                return got if count_nonfinite else None
+        nf = _count_nonfinite(arrays["grad"]) if count_nonfinite else None
         apply(type(opt).rule, np, h, arrays, opt.n_scratch)
-        return
+        return nf
     from ._xp import namespace
 
     apply(type(opt).rule, namespace(first), h, arrays, opt.n_scratch, scratch)
+    return None
+
+
+def _count_nonfinite(g: np.ndarray) -> int:
+    """Non-finite entries of ``g``: 0 when its sum is finite (one summing pass), else counted."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.add.reduce(g, axis=None))
+    if total - total == 0.0:
+        return 0
+    return int(g.size - np.count_nonzero(np.isfinite(g)))

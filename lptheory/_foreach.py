@@ -119,6 +119,19 @@ class ForeachNamespace:
     def sign(self, a, out):
         return self._unary("sign", a, out)
 
+    def reciprocal(self, a, out):
+        return self._unary("reciprocal", a, out)
+
+    def select_gt(self, y, thr, a, b, out):
+        """out = a where y > thr, else b (lptheory._xp.select_gt): torch.where per tensor (no multi-tensor
+        form exists), then one multi-tensor copy."""
+        res = [torch.where(yy > thr, aa, bb) for yy, aa, bb in zip(y.t, a.t, b.t)]
+        if out.t is not None:
+            torch._foreach_copy_(out.t, res)
+        else:
+            out.t = res
+        return out
+
     def combine(self, x, a, y, b, out, sub):
         """out = a x + b y (a x - b y with sub; a None means x itself): see lptheory._xp.combine."""
         alpha = -b if sub else b

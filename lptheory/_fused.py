@@ -40,7 +40,7 @@ import numpy as np
 from . import _svml
 from ._state import Buffers, Hyper
 
-__all__ = ["available", "run", "TraceNS", "FusedUnsupported"]
+__all__ = ["available", "run", "run_direct", "TraceNS", "FusedUnsupported"]
 
 _LOCK = threading.Lock()
 _KERNELS: dict = {}
@@ -226,6 +226,17 @@ class TraceNS:
     def power(self, a, e, out):
         return self._emit("power", out, [a, e])
 
+    def power_where(self, a, e, y, thr, out):
+        """``a ** e`` needed only where ``y > thr`` (:func:`lptheory._xp.pow_abs_where`): a power that the
+        one-pass kernel skips on blocks where no ``y`` exceeds ``thr``."""
+        return self._emit("power", out, [a, e, y, thr])
+
+    def select_gt(self, y, thr, a, b, out):
+        return self._emit("select_gt", out, [y, thr, a, b])
+
+    def reciprocal(self, a, out):
+        return self._emit("reciprocal", out, [a])
+
     def cbrt(self, a, out):
         return self._emit("cbrt", out, [a])
 
@@ -246,7 +257,7 @@ class TraceNS:
 # code generation
 
 
-_NB_UNARY = {"abs": "abs({0})", "sqrt": "np.sqrt({0})", "sign": "np.sign({0})"}
+_NB_UNARY = {"abs": "abs({0})", "sqrt": "np.sqrt({0})", "sign": "np.sign({0})", "reciprocal": "{c}(1.0) / {0}"}
 _NB_BINARY = {
     "mul": "{0} * {1}",
     "add": "{0} + {1}",
@@ -297,11 +308,14 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         if op in _NUMPY_OPS:
             x = env[args[0]]
             expo = None
+            cond = None
             if op == "power":
                 e = args[1]
                 expo = e.src if isinstance(e, Sym) else repr(float(e))
+                if len(args) == 4:  # needed only where args[2] > args[3] (power_where)
+                    cond = (src_of(args[2])[0], src_of(args[3])[0])
             tgt = new(out)
-            between.append((op, x, tgt, expo))
+            between.append((op, x, tgt, expo, cond))
             where[tgt] = len(segments) - 0.5
             segments.append([])
             env[out] = tgt
@@ -314,7 +328,9 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         elif op == "copy":
             expr = srcs[0]
         elif op in _NB_UNARY:
-            expr = _NB_UNARY[op].format(*srcs)
+            expr = _NB_UNARY[op].format(*srcs, c=cast)
+        elif op == "select_gt":
+            expr = f"({srcs[2]} if {srcs[0]} > {srcs[1]} else {srcs[3]})"
         elif op in _NB_BINARY:
             expr = _NB_BINARY[op].format(*srcs)
         else:
@@ -331,8 +347,10 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         for _, _, rs in seg:
             for r in rs:
                 readers.setdefault(r, set()).add(k)
-    for k, (_op, x, _tgt, _expo) in enumerate(between):
+    for k, (_op, x, _tgt, _expo, cond) in enumerate(between):
         readers.setdefault(x, set()).add(k + 0.25)  # read right after segment k
+        if cond is not None and cond[0] in where:
+            readers.setdefault(cond[0], set()).add(k + 0.25)
     for v in finals.values():
         readers.setdefault(v, set()).add(last)
     slot = {}
@@ -350,10 +368,11 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
         "",
     ]
-    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
+    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
         jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
         lines[2:2] = [f"from lptheory._svml import {jit_name} as pow_block"]
     plan = []
+    counted = False  # the first segment that loads the gradient counts its non-finite entries
     for k, seg in enumerate(segments):
         defined = {t for t, _, _ in seg}
         reads = {r for _, _, rs in seg for r in rs}
@@ -362,6 +381,8 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         if k < len(between):
             reads.add(between[k][1])
         loads_in = sorted(r for r in reads if where.get(r) == "in")
+        count = not counted and "in_grad" in loads_in
+        counted = counted or count
         loads_slot = sorted(r for r in reads if r not in defined and where.get(r) != "in")
         stores = sorted(v for v in defined if v in slot)
         outs = finals if k == last else {}
@@ -380,12 +401,16 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         )
         lines.append("@_jit")
         lines.append(f"def {name}({', '.join(['n', *arrays, *dyn_names])}):")
+        lines.append("    nf = 0")
         lines.append("    for i in range(n):")  # every array is the chunk's slice: one index, vectorizable
         lines += [f"        {v} = a_{v[3:]}[i]" for v in loads_in]
+        if count:  # g - g is 0 for a finite g, NaN for inf or NaN
+            lines.append(f"        nf += 0 if (in_grad - in_grad) == {cast}(0.0) else 1")
         lines += [f"        {v} = {slot[v]}[i]" for v in loads_slot]
         lines += [f"        {t} = {e}" for t, e, _ in seg]
         lines += [f"        {slot[v]}[i] = {v}" for v in stores]
         lines += [f"        {target[nm]}[i] = {v}" for nm, v in outs.items()]
+        lines.append("    return nf")
         lines.append("")
         plan.append(
             (
@@ -398,13 +423,15 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
             )
         )
         if k < len(between):
-            op, x, tgt, expo = between[k]
+            op, x, tgt, expo, _cond = between[k]
             plan.append(
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
+    if not counted:
+        raise FusedUnsupported("no fused loop reads the gradient (its non-finite check)")
     blocked = None
-    if between and all(op == "power" for op, _, _, _ in between) and _svml.available(cast):
-        blocked = [expo for _, _, _, expo in between]
+    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
+        blocked = [b[3] for b in between]
         lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast)
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked
 
@@ -426,7 +453,9 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         f"    BL = {BLOCK}",
     ]
     lines += [f"    {name} = np.empty(BL, dtype=np.{cast})" for name in sorted(set(slot.values()))]
-    lines += [f"    pad = np.empty(32, dtype=np.{cast})", "    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
+    lines += [f"    pad = np.empty(32, dtype=np.{cast})", "    nf = 0"]
+    lines += ["    for b in range(0, n, BL):", "        m = min(BL, n - b)"]
+    counted = False
     # per-block views, indexed from 0 by the inner loops' induction variable (vectorizable like seg*)
     lines += [f"        b_{a} = {a}[b:b + m]" for a in arrays]
     for k, seg in enumerate(segments):
@@ -439,6 +468,9 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         stores = sorted(v for v in defined if v in slot)
         outs = finals if k == last else {}
         body = [f"            {v} = b_a_{v[3:]}[l]" for v in loads_in]
+        if not counted and "in_grad" in loads_in:  # the gradient's non-finite entries (g - g is not 0)
+            body.append(f"            nf += 0 if (in_grad - in_grad) == {cast}(0.0) else 1")
+            counted = True
         body += [f"            {v} = {slot[v]}[l]" for v in loads_slot]
         body += [f"            {t} = {e}" for t, e, _ in seg]
         body += [f"            {slot[v]}[l] = {v}" for v in stores]
@@ -446,9 +478,22 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         if body:
             lines += ["        for l in range(m):", *body]
         if k < len(between):
-            _op, x, tgt, _expo = between[k]
+            _op, x, tgt, _expo, cond = between[k]
             src = f"{slot[x]}, 0" if x in slot else f"b_a_{x[3:]}, 0"
-            lines.append(f"        pow_block({src}, e{k}, {slot[tgt]}, m, pad)")
+            call = f"pow_block({src}, e{k}, {slot[tgt]}, m, pad)"
+            if cond is None:
+                lines.append(f"        {call}")
+            else:  # a power used only where cond[0] > cond[1]: skipped on blocks where no element needs it
+                y, thr = cond
+                ys = f"{slot[y]}[l]" if y in slot else f"b_a_{y[3:]}[l]"
+                lines += [
+                    "        need = 0",
+                    "        for l in range(m):",
+                    f"            need += 1 if {ys} > {thr} else 0",
+                    "        if need > 0:",
+                    f"            {call}",
+                ]
+    lines.append("    return nf")
     lines.append("")
     return lines
 
@@ -537,6 +582,8 @@ def _aliases(arrays: dict) -> tuple:
         if n[:4] != "new_":
             continue
         for m, b in ins:
+            if a is not b and a.base is None and b.base is None:
+                continue  # two arrays that own their memory: distinct
             if a is b or (
                 np.may_share_memory(a, b)
                 and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
@@ -548,9 +595,10 @@ def _aliases(arrays: dict) -> tuple:
     return tuple(out)
 
 
-def _kernel(opt, h: Hyper, arrays: dict, dtype):
+def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None):
     """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use)."""
-    alias = _aliases(arrays)
+    if alias is None:
+        alias = _aliases(arrays)
     fast = (id(opt), np.dtype(dtype).str, tuple(arrays), tuple(h), alias)
     cache = _LAST.get(fast)  # (optimizer, kernels): the per-step lookup without re-deriving the key
     if cache is not None and cache[0] is opt:
@@ -629,12 +677,13 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
                 memo.clear()
             memo[key] = expos
         if expos is not None:
-            mod.fused(hi - lo, *[flats[x][lo:hi] for x in k.blocked_arrays], *scalars, *expos)
-            return
+            return mod.fused(hi - lo, *[flats[x][lo:hi] for x in k.blocked_arrays], *scalars, *expos)
     if len(k.plan) == 1:  # one fused loop: the whole range in one call
         _, name, loads, _, _, outs = k.plan[0]
-        getattr(mod, name)(hi - lo, *[flats[x][lo:hi] for x in loads], *[flats[o][lo:hi] for o in outs], *scalars)
-        return
+        fn = getattr(mod, name)
+        if lo == 0:  # the kernel reads indices [0, hi): the whole flat arrays, without slicing
+            return fn(hi, *[flats[x] for x in loads], *[flats[o] for o in outs], *scalars)
+        return fn(hi - lo, *[flats[x][lo:hi] for x in loads], *[flats[o][lo:hi] for o in outs], *scalars)
     slot_arrays = _slots(k.slots, chunk, next(iter(flats.values())).dtype)
     values = dict(zip(k.dyn_names, scalars))
     steps = []  # resolved once per call: (kernel, arrays) or (numpy function, input, output, exponent)
@@ -648,6 +697,7 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
             _, op, xin, xout, src, xarr = st
             expo = _eval(src, values) if src is not None else None
             steps.append((op, xin, xarr, slot_arrays[xout], expo))
+    nf = 0
     with np.errstate(all="ignore"):
         for s in range(lo, hi, chunk):
             m = min(hi, s + chunk) - s
@@ -656,7 +706,7 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
                     fn, big, small, outs = st
                     if m != chunk:
                         small = [a[:m] for a in small]
-                    fn(m, *[a[s : s + m] for a in big], *small, *[a[s : s + m] for a in outs], *scalars)
+                    nf += fn(m, *[a[s : s + m] for a in big], *small, *[a[s : s + m] for a in outs], *scalars)
                     continue
                 op, xin, xarr, out, expo = st
                 a = slot_arrays[xin] if xin is not None else flats[xarr][s : s + m]
@@ -666,33 +716,83 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
                     np.power(a, expo, out=out)
                 else:
                     _NP[op](a, out=out)
+    return nf
 
 
-def run(opt, h: Hyper, arrays: dict, threads: int) -> bool:
+def run(opt, h: Hyper, arrays: dict, threads: int, *, count_nonfinite: bool = False, alias=None):
     """Run ``opt``'s rule fused over the numpy ``arrays``; False when the rule cannot be fused (the
-    caller then runs the reference engine)."""
+    caller then runs the reference engine), else True, or with ``count_nonfinite`` the number of
+    non-finite (NaN or inf) entries of ``arrays["grad"]`` (counted by the kernels while they read it: no
+    extra pass). ``alias``: the in-place pattern when the caller knows it (see :func:`_aliases`)."""
     first = next(iter(arrays.values()))
     dtype = first.dtype
     if dtype not in (np.float64, np.float32):
         return False
     try:
-        k = _kernel(opt, h, arrays, dtype)
+        k = _kernel(opt, h, arrays, dtype, alias)
     except FusedUnsupported:
         return False
-    flats = {n: a.reshape(-1) for n, a in arrays.items()}
     n = first.size
+    flats = arrays if first.ndim == 1 else {nm: a.reshape(-1) for nm, a in arrays.items()}
     scalars = [float(h[nm]) for nm in k.dyn_names]
     if n == 0:
-        return True
+        return 0 if count_nonfinite else True
     if threads <= 1 or n < (1 << 17):
-        _run_range(k, flats, scalars, 0, n, CHUNK)
-        return True
+        nf = _run_range(k, flats, scalars, 0, n, CHUNK)
+        return nf if count_nonfinite else True
     from ._pool import get_pool
 
     per = -(-n // (threads * CHUNK)) * CHUNK
     bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
     pool = get_pool(threads)
     futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
-    for f in futures:
-        f.result()
-    return True
+    nf = sum(f.result() for f in futures)
+    return nf if count_nonfinite else True
+
+
+def run_direct(opt, h, arrays: dict, alias):
+    """The fused kernel of ``opt`` called directly on ``arrays`` (the short path of
+    :meth:`lptheory.optimizers.ElementwiseOptimizer.step` for small arrays: one thread, a kernel without
+    guards to re-check, which is one fused loop or the one-pass SVML kernel with exponents fixed across
+    steps; cached on ``opt`` per in-place pattern ``alias`` and dtype): the number of non-finite
+    gradient entries, or None when the caller should take :func:`lptheory._engine.run`."""
+    first = arrays["theta"]
+    if first.size >= (1 << 15):
+        return None
+    cache = opt.__dict__.get("_direct")
+    if cache is None or cache[0] != alias or cache[1] is not first.dtype:
+        if not available():
+            return None
+        try:
+            k = _kernel(opt, h, arrays, first.dtype, alias)
+        except FusedUnsupported:
+            return None
+        spec = None
+        if not k.guards and k.blocked is not None:  # the one-pass kernel with SVML powers
+            expos = []
+            for src in k.blocked:  # exponents that do not change between steps, numpy.power's bits there
+                if any(name in src for name in k.dyn_names):
+                    break
+                e = _eval(src, {})
+                if not _svml.agrees(e, first.dtype.name):
+                    break
+                expos.append(e)
+            else:
+                spec = (k.module.fused, tuple(k.blocked_arrays), k.dyn_names, tuple(expos))
+        elif not k.guards and len(k.plan) == 1:
+            _, name, loads, _, _, outs = k.plan[0]
+            spec = (getattr(k.module, name), tuple(loads) + tuple(outs), k.dyn_names, None)
+        cache = (alias, first.dtype, spec)
+        object.__setattr__(opt, "_direct", cache)
+    spec = cache[2]
+    if spec is None or os.environ.get("LPTHEORY_ENGINE", "").lower() == "numpy":
+        return None
+    fn, names, dyn, expos = spec
+    if expos is not None:
+        if not USE_SVML:
+            return None
+        flat = [arrays[x] if first.ndim == 1 else arrays[x].reshape(-1) for x in names]
+        return fn(first.size, *flat, *[float(h[x]) for x in dyn], *expos)
+    if first.ndim == 1:
+        return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
+    return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])

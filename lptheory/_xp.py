@@ -15,7 +15,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["namespace", "is_torch", "fill", "copy_into", "combine", "ema", "pow_abs", "eps_vanishes", "is_floating"]
+__all__ = [
+    "namespace",
+    "is_torch",
+    "fill",
+    "copy_into",
+    "combine",
+    "ema",
+    "pow_abs",
+    "pow_abs_where",
+    "pow_is_closed_form",
+    "select_gt",
+    "reciprocal",
+    "eps_vanishes",
+    "is_floating",
+    "dtype_name",
+]
 
 
 def is_torch(x: Any) -> bool:
@@ -190,6 +205,54 @@ def pow_abs(xp, ax, e: float, out):
     return xp.pow(ax, e, out=out)
 
 
+def pow_is_closed_form(xp, e: float) -> bool:
+    """Whether :func:`pow_abs` computes ``ax ** e`` without a general power on ``xp`` (into an ``out`` that is
+    not ``ax``): e in {0, 1/2, 1, 3/2, 2, 3}, and on numpy (and the tracer) 1/3 and 2/3 (cube roots)."""
+    if e in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
+        return True
+    return numpyish(xp) and e in (_THIRD, _TWO_THIRDS)
+
+
+def pow_abs_where(xp, ax, e: float, out, y, thr: float):
+    """``ax ** e`` (as :func:`pow_abs`) where it is needed: only the elements with ``y > thr`` are used by
+    the caller (through :func:`select_gt` with the same ``y`` and ``thr``); the others may hold anything.
+
+    numpy and torch compute every element (the same numbers as :func:`pow_abs`); the fused engine's tracer
+    records a power that its one-pass kernel skips on blocks where no ``y`` exceeds ``thr`` (the values it
+    does compute are numpy.power's bits, and :func:`select_gt` picks only those). ``out`` may alias ``ax``.
+    """
+    if pow_is_closed_form(xp, e) or not numpyish(xp) or xp is np:
+        return pow_abs(xp, ax, e, out)
+    return xp.power_where(ax, e, y, thr, out)
+
+
+def select_gt(xp, y, thr: float, a, b, out):
+    """``out = a`` where ``y > thr``, else ``b`` (element-wise; NaN in ``y`` selects ``b``), returned.
+    ``out`` may alias ``b`` (then only the selected elements are written) or ``a``."""
+    if xp is np:
+        mask = np.greater(y, thr)
+        if out is not b:
+            np.copyto(out, b)
+        np.copyto(out, a, where=mask)
+        return out
+    if numpyish(xp):
+        return xp.select_gt(y, thr, a, b, out)
+    own = namespace_helper(xp, "select_gt")
+    if own is not None:
+        return own(y, thr, a, b, out)
+    return copy_into(xp, out, xp.where(y > thr, a, b))
+
+
+def reciprocal(xp, x, out):
+    """``1 / x`` (the IEEE division, numpy.reciprocal's bits), into ``out`` (which may alias ``x``)."""
+    if xp is np or numpyish(xp):
+        return xp.reciprocal(x, out=out)
+    own = namespace_helper(xp, "reciprocal")
+    if own is not None:
+        return own(x, out)
+    return xp.reciprocal(x, out=out)
+
+
 def _compiling(xp) -> bool:
     compiler = getattr(xp, "compiler", None)
     return compiler is not None and compiler.is_compiling()
@@ -206,9 +269,18 @@ _SMALLEST_SUBNORMAL = {
 
 
 def _dtype_name(xp, dtype) -> str:
-    if xp is np:
+    if xp is np or isinstance(dtype, np.dtype):
         return np.dtype(dtype).name
     return str(dtype).rsplit(".", 1)[-1]
+
+
+def dtype_name(x) -> str:
+    """The name of ``x``'s dtype (``"float64"``, ``"float32"``, ...) for numpy arrays, torch tensors and the
+    traced or multi-tensor stand-ins (anything with a numpy or torch ``dtype``)."""
+    d = x.dtype
+    if isinstance(d, np.dtype) or isinstance(d, type):
+        return np.dtype(d).name
+    return str(d).rsplit(".", 1)[-1]
 
 
 @functools.lru_cache(maxsize=64)

@@ -53,9 +53,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import _engine, _kernels, _validate
+from . import _engine, _fused, _kernels, _validate
 from ._state import Buffers, Hyper
-from ._xp import combine, ema, is_floating, namespace
+from ._xp import combine, copy_into, dtype_name, ema, eps_vanishes, is_floating, namespace, reciprocal
 
 __all__ = [
     "Optimizer",
@@ -221,6 +221,11 @@ class ElementwiseOptimizer(Optimizer):
         """Initial value of state buffer ``name`` (default zeros)."""
         return xp.zeros_like(theta)
 
+    def upgrade_state(self, state: dict) -> dict | None:
+        """``state`` of an earlier state layout of this optimizer converted to the current one, or None
+        (default: there is no earlier layout). :meth:`step` calls it when a buffer is missing."""
+        return None
+
     @staticmethod
     @abstractmethod
     def rule(xp, h: Hyper, b: Buffers) -> None:
@@ -276,7 +281,17 @@ class ElementwiseOptimizer(Optimizer):
 
         Raises ``ValueError`` when ``grad`` or a state array does not have ``theta``'s shape and
         ``TypeError`` for non-floating, mismatched-dtype or mixed numpy/torch inputs.
+
+        numpy arrays of the shape and dtype of the previous call (the usual loop: the same parameters every
+        step) take a short path: the checks above reduced to identity and shape comparisons with that
+        call's, the in-place pattern known from ``donate``, and the non-finite gradient check counted by the
+        fused kernels while they read the gradient (the fixed cost of a step on a small array, e.g. one
+        replicate of 100 coordinates, is then a few microseconds plus the kernel).
         """
+        if type(theta) is np.ndarray and type(grad) is np.ndarray and type(state) is dict:
+            got = self._step_numpy_fast(theta, grad, state, donate)
+            if got is not None:
+                return got
         xp = namespace(theta, grad)
         self._check_float(xp, theta, "theta")
         if tuple(grad.shape) != tuple(theta.shape):
@@ -287,6 +302,10 @@ class ElementwiseOptimizer(Optimizer):
             raise TypeError("state must be the dict returned by init() or step()")
         t = _validate.integer("state['step']", state["step"], lo=0)
         old = []
+        if any(k not in state for k in self.buffers):
+            up = self.upgrade_state(state)  # a state of an earlier layout of this optimizer, converted
+            if up is not None:
+                state = up
         for k in self.buffers:
             if k not in state:
                 raise ValueError(f"state is missing {k!r}; build it with {type(self).__name__}.init(theta)")
@@ -298,7 +317,6 @@ class ElementwiseOptimizer(Optimizer):
                 )
             old.append(a)
         h = self.scalars(t)
-        note_nonfinite(self, xp, grad)
         if xp is np:
             theta_in = np.ascontiguousarray(theta)
             grad = np.ascontiguousarray(grad)
@@ -307,14 +325,75 @@ class ElementwiseOptimizer(Optimizer):
                 a if donate and a.flags.c_contiguous and a.flags.writeable else np.empty(a.shape, a.dtype)
                 for a in [theta, *old]
             ]
-            _engine.run(self, h, self.named(theta_in, grad, old, outs))
+            if _engine.run(self, h, self.named(theta_in, grad, old, outs), count_nonfinite=True):
+                count_nonfinite(self, 1)
+            object.__setattr__(self, "_fast_sig", (theta.shape, theta.dtype))
         else:
+            note_nonfinite(self, xp, grad)
             with xp.no_grad():
                 outs = [a if donate else xp.empty_like(a) for a in [theta, *old]]
                 _engine.run(self, h, self.named(theta, grad, old, outs))
         new_state = {"step": t + 1}
         new_state.update(zip(self.buffers, outs[1:]))
         return outs[0], new_state
+
+    def _step_numpy_fast(self, theta, grad, state, donate):
+        """:meth:`step` for numpy arrays of the last validated shape and dtype, C-contiguous (None: take the
+        checked path). Same results, same bits."""
+        sig = self.__dict__.get("_fast_sig")
+        if sig is None:
+            return None
+        shape, dtype = sig
+        if theta.shape != shape or theta.dtype is not dtype or grad.shape != shape or grad.dtype is not dtype:
+            return None
+        t = state.get("step")
+        if type(t) is not int or t < 0:
+            return None
+        buffers = self.buffers
+        old = []
+        for k in buffers:
+            a = state.get(k)
+            if type(a) is not np.ndarray or a.shape != shape or a.dtype is not dtype:
+                return None
+            old.append(a)
+        fl = theta.flags
+        if not (fl.c_contiguous and grad.flags.c_contiguous and all(a.flags.c_contiguous for a in old)):
+            return None
+        if donate:
+            if not (fl.writeable and all(a.flags.writeable for a in old)):
+                return None
+            outs = [theta, *old]
+            alias = self.__dict__.get("_fast_alias")
+            if alias is None:
+                alias = (("new_theta", "theta"), *(("new_" + k, k) for k in buffers))
+                object.__setattr__(self, "_fast_alias", alias)
+            # an output that is also the gradient or another buffer (the same array passed twice): the
+            # general in-place analysis
+            if grad is theta or any(a is grad or a is theta for a in old) or len({id(a) for a in old}) < len(old):
+                alias = None
+        else:
+            outs = [np.empty(shape, dtype) for _ in range(1 + len(buffers))]
+            alias = ()
+        h = self.scalars(t)
+        arrays = {"theta": theta, "grad": grad}
+        arrays.update(zip(buffers, old))
+        arrays["new_theta"] = outs[0]
+        arrays.update(zip(self._new_names(), outs[1:]))
+        nf = _fused.run_direct(self, h, arrays, alias) if alias is not None else None
+        if nf is None:
+            nf = _engine.run(self, h, arrays, count_nonfinite=True, alias=alias)
+        if nf:
+            count_nonfinite(self, 1)
+        new_state = {"step": t + 1}
+        new_state.update(zip(buffers, outs[1:]))
+        return outs[0], new_state
+
+    def _new_names(self) -> tuple[str, ...]:
+        got = self.__dict__.get("_new")
+        if got is None:
+            got = tuple("new_" + k for k in self.buffers)
+            object.__setattr__(self, "_new", got)
+        return got
 
     def named(self, theta, grad, old, new) -> dict:
         """The rule's named inputs and outputs (``theta``, ``grad``, buffers, ``new_*``), in a fixed order."""
@@ -330,7 +409,12 @@ class ElementwiseOptimizer(Optimizer):
         the kernel at every step)."""
         got = self.__dict__.get("_static")
         if got is None:  # computed once per (immutable) optimizer: it is looked up at every step
-            got = dataclasses.replace(self, **{k: 0.0 for k in self.dynamic_fields()})
+            # built without __post_init__: 0.0 may be outside a field's range (a scheduled p), and this
+            # object is only a key (the values of these fields are passed at every step)
+            dyn = set(self.dynamic_fields())
+            got = object.__new__(type(self))
+            for f in dataclasses.fields(self):
+                object.__setattr__(got, f.name, 0.0 if f.name in dyn else getattr(self, f.name))
             object.__setattr__(self, "_static", got)
         return got
 
@@ -348,6 +432,7 @@ class ElementwiseOptimizer(Optimizer):
     def _check_float(xp, a, name):
         if not is_floating(xp, a):
             raise TypeError(f"{name} must have a floating dtype, got {a.dtype}")
+
 
 
 _UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
@@ -423,6 +508,10 @@ class _Stacey(ElementwiseOptimizer):
             return xp.asarray(theta).copy() if xp is np else theta.detach().clone()
         return xp.zeros_like(theta)
 
+    def z_of(self, state):
+        """The mirror iterate ``z_t`` of a state (StaceyP2 keeps it as ``state["z"]``)."""
+        return state["z"]
+
     @staticmethod
     def moments_and_primal(xp, h, b):
         """Lines 3-5 and 8 of Alg. 1/2 and the primal half of line 7; returns c (in ``b.s2``)."""
@@ -485,28 +574,124 @@ class StaceyPP(_Stacey):
 
     As :class:`StaceyP2` except line 6, the mirror step of psi = (1/p)||.||_p^p::
 
-        w = |z|^{p-2} z - alpha c
-        z = w / (|w|^{(p-2)/(p-1)} + eps)           (eps_mode="paper", Alg. 2 line 6)
-        z = sgn(w) |w|^{1/(p-1)}                    (eps_mode="official": no eps in this step)
+        v = |z_t|^{p-2} z_t - alpha c
+        z_{t+1} = v / (|v|^{(p-2)/(p-1)} + eps)     (eps_mode="paper", Alg. 2 line 6)
+        z_{t+1} = sgn(v) |v|^{1/(p-1)}              (eps_mode="official": no eps in this step)
+
+    State in dual coordinates (state layout 2): the state keeps ``w_t = grad psi(z_t) = |z_t|^{p-2} z_t``
+    (buffer ``"w"``) instead of ``z_t``, so line 6 reads it directly, ``v = w_t - alpha c``, and the step
+    computes ``w_{t+1} = grad psi(z_{t+1})`` from ``v`` (official mode, or eps vanishing: ``w_{t+1} = v``
+    exactly; paper mode: ``v (1 - y)^{p-1}`` with ``y = eps / (|v|^{(p-2)/(p-1)} + eps)``, see
+    :func:`lptheory._kernels.mirror_of_steepest_eps`). The same iterates in exact arithmetic, one fractional
+    power fewer per element at fractional p (two instead of three, the one of line 4 and the one of
+    line 6). :meth:`z_of` gives ``z_t`` back. A state of layout 1 (buffer ``"z"``, the primal iterate:
+    this class before the change) is converted at the next :meth:`step` (``w = |z|^{p-2} z``, Alg. 2
+    line 6's own first term).
+
+    Where the two divisions of lines 4 and 6 can share one reciprocal without overflow or underflow (paper
+    mode, p <= 3, eps >= 2^-60, float32 or float64), they do: ``r = 1 / (d_c d_v)``, ``1/d_c = r d_v``,
+    ``1/d_v = r d_c`` (a few ulp from the two quotients).
 
     p must be finite (the mirror map needs it): p in [2, inf).
     """
 
     name: ClassVar[str] = "stacey-pp"
+    buffers: ClassVar[tuple[str, ...]] = ("w", "m")
+    n_scratch: ClassVar[int] = 5
+    state_layout: ClassVar[int] = 2
+    legacy_buffers: ClassVar[tuple[str, ...]] = ("z", "m")  # layout 1: the primal iterate z
     limits: ClassVar[dict] = {**_Stacey.limits, "p": dict(exponent=True, lo=2.0, lo_open=False, allow_inf=False)}
+
+    def init_buffer(self, xp, name, theta):
+        # z_0 as in StaceyP2 (theta_0, or 0 with z_init="zero"); the state holds w_0 = |z_0|^{p-2} z_0
+        if name == "w":
+            if self.z_init == "zero":
+                return xp.zeros_like(theta)
+            z0 = xp.asarray(theta) if xp is np else theta.detach()
+            return self.dual_of(xp, z0)
+        return super().init_buffer(xp, name, theta)
+
+    def dual_of(self, xp, z):
+        """``w = |z|^{p-2} z`` (grad psi, the first term of Alg. 2 line 6): the dual variable of a primal
+        iterate ``z`` (a fresh array). ``p`` must be a number here (not a schedule)."""
+        p = self._fixed_p()
+        tmp = xp.empty_like(z)
+        with np.errstate(all="ignore"):
+            return _kernels.mirror(xp, z, p, tmp, tmp)
+
+    def z_of(self, state):
+        """The primal iterate ``z_t = (grad psi)^{-1}(w_t) = sgn(w_t) |w_t|^{1/(p-1)}`` of a state (a fresh
+        array; exact inverse of :meth:`dual_of` up to rounding)."""
+        w = state["w"] if "w" in state else None
+        if w is None:
+            return state["z"]
+        xp = namespace(w)
+        tmp = xp.empty_like(w)
+        with np.errstate(all="ignore"):
+            return _kernels.steepest(xp, w, self._fixed_p(), tmp, tmp)
+
+    def _fixed_p(self) -> float:
+        if is_schedule(self.p):
+            return float(self.hyper_at(0)["p"])
+        return self.p
+
+    def upgrade_state(self, state: dict) -> dict | None:
+        """A state of layout 1 (``{"step", "z", "m"}``: the primal iterate, before the dual state) as a
+        state of this layout (``w = |z|^{p-2} z``, with ``p`` at the state's step); None when ``state``
+        is not of layout 1."""
+        if not isinstance(state, dict) or "w" in state or "z" not in state or "m" not in state:
+            return None
+        z = state["z"]
+        xp = namespace(z)
+        t = state.get("step", 0)
+        p = self.hyper_at(t)["p"] if is_schedule(self.p) else self.p
+        tmp = xp.empty_like(z)
+        with np.errstate(all="ignore"):
+            w = _kernels.mirror(xp, z, p, tmp, tmp)
+        new = {k: v for k, v in state.items() if k != "z"}
+        new["w"] = w
+        return new
 
     @staticmethod
     def rule(xp, h, b):
-        c = _Stacey.moments_and_primal(xp, h, b)
-        # line 6: w = grad psi(z_t) - alpha c_{t+1};  z_{t+1} = s^eps(w)   (last read of z)
-        u = _kernels.mirror(xp, b.z, h.p, b.s1, b.s1)
-        w = combine(xp, u, None, c, h.alpha, b.s1, b.s3, sub=True)
-        if h.eps_mode == "paper":
-            _kernels.steepest_eps(xp, w, h.p, h.eps, "paper", b.new_z, b.s3)
+        """Alg. 2 lines 3-8 with the dual state ``w`` (class docstring)."""
+        p, eps, mode = h.p, h.eps, h.eps_mode
+        k1 = 1.0 - h.tau - h.lr * h.weight_decay  # line 7: (1 - tau) theta_t - eta lambda theta_t ...
+        k2 = h.lr * (1.0 - h.tau)  # ... - (1 - tau) eta s^eps(c)   (line 5 inside line 7)
+        # line 3: c_{t+1} = beta1 m_t + (1 - beta1) g~_t
+        c = ema(xp, b.m, h.beta1, b.grad, b.s2, b.s1)
+        # line 8: m_{t+1} = beta2 m_t + (1 - beta2) g~_t   (last read of m)
+        ema(xp, b.m, h.beta2, b.grad, b.new_m, b.s1)
+        # line 6, numerator: v = |z_t|^{p-2} z_t - alpha c_{t+1} = w_t - alpha c_{t+1}   (last read of w)
+        v = combine(xp, b.w, None, c, h.alpha, b.s1, b.s3, sub=True)
+        if mode != "paper" or eps_vanishes(xp, eps, b.grad.dtype):
+            # lines 4-5 and 7 (primal part): (1 - tau) y_{t+1} - eta lambda theta_t   (last read of theta)
+            _kernels.steepest_eps_step(xp, b.theta, k1, c, k2, p, eps, mode, b.new_theta, b.s3)
+            # line 6 without eps: z_{t+1} = s_p(v), so grad psi(z_{t+1}) = v
+            z = _kernels.steepest(xp, v, p, b.s2, b.s3)
+            combine(xp, b.new_theta, None, z, h.tau, b.new_theta, b.s3)  # line 7 (dual part): + tau z_{t+1}
+            copy_into(xp, b.new_w, v)
+            return
+        dc = _kernels.eps_denominator(xp, c, p, eps, "paper", b.s3)  # line 4: |c|^a + eps
+        dv = _kernels.eps_denominator(xp, v, p, eps, "paper", b.s4)  # line 6: |v|^a + eps
+        if p <= 3.0 and eps >= 2.0**-60 and dtype_name(b.grad) in ("float32", "float64"):
+            # one division for the two quotients: r = 1 / (d_c d_v) (d_c, d_v in [eps, sqrt(max)]: no
+            # overflow for p <= 3, no underflow for eps >= 2^-60)
+            r = xp.multiply(dc, dv, out=b.s5)
+            r = reciprocal(xp, r, b.s5)
+            ic = xp.multiply(r, dv, out=b.s4)  # 1 / d_c
+            iv = xp.multiply(r, dc, out=b.s3)  # 1 / d_v
+            sc = xp.multiply(c, ic, out=b.s4)  # line 4: s^eps(c_{t+1})
         else:
-            _kernels.steepest(xp, w, h.p, b.new_z, b.s3)
-        # line 7 (dual part): + tau z_{t+1}
-        combine(xp, b.new_theta, None, b.new_z, h.tau, b.new_theta, b.s3)
+            sc = xp.divide(c, dc, out=b.s3)  # line 4: s^eps(c_{t+1})
+            iv = reciprocal(xp, dv, b.s4)  # 1 / d_v
+        # lines 5 and 7 (primal part): theta_{t+1} = (1 - tau - eta lambda) theta_t - (1 - tau) eta s^eps(c)
+        combine(xp, b.theta, k1, sc, k2, b.new_theta, b.s2, sub=True)
+        z = xp.multiply(v, iv, out=b.s5)  # line 6: z_{t+1} = v / d_v
+        y = xp.multiply(iv, eps, out=iv)  # y = eps / d_v
+        combine(xp, b.new_theta, None, z, h.tau, b.new_theta, b.s2)  # line 7 (dual part): + tau z_{t+1}
+        # the next step's w_{t+1} = grad psi(z_{t+1}) = |z_{t+1}|^{p-2} z_{t+1}
+        _kernels.mirror_of_steepest_eps(xp, v, z, y, p, b.new_w, b.s2)
 
 
 # ------------------------------------------------------------------------------------------------

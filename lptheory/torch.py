@@ -7,7 +7,8 @@ torch arrays and these ``torch.optim`` wrappers share one implementation of each
 
 torch conventions: ``params`` or param groups; defaults ``lr`` (the paper's eta), ``alpha``, ``tau``,
 ``betas=(beta1, beta2)``, ``eps``, ``weight_decay``, ``p``, ``eps_mode``, ``z_init``, ``maximize``,
-``foreach``, ``compiled``, ``fused``. State lives in ``self.state[param]`` (``z``, ``m``, ``step``), created lazily
+``foreach``, ``compiled``, ``fused``. State lives in ``self.state[param]`` (``StaceyP2``: ``z``, ``m``,
+``step``; ``StaceyPP``: ``w = |z|^{p-2} z``, ``m``, ``step``, its dual state), created lazily
 at the first step, so ``state_dict()``/``load_state_dict()`` round-trip (a resumed run continues
 bit-identically), and it survives ``copy.deepcopy`` and ``add_param_group``; LR schedulers work (they
 edit ``group["lr"]``). Parameters whose ``grad`` is None are skipped. ``step(closure)`` re-evaluates
@@ -108,6 +109,12 @@ def _quiet_inductor_imports() -> None:
 def _compiled_rule(core: _core.Optimizer):
     """The compiled in-place step of ``core``'s rule, shared by every optimizer with the same
     hyper-parameters other than ``lr`` (cached per process)."""
+    other = [f for f in core.dynamic_fields() if f != "lr"]
+    if other:  # the compiled rule reads every field but lr from the static configuration (0.0 for these)
+        raise ValueError(
+            f"compiled=True / fused=True (the torch.compile path) take a schedule only for lr, got schedules for "
+            f"{other}; use the default path"
+        )
     static = core.static()
     fn = _COMPILED.get(static)
     if fn is None:
@@ -245,7 +252,10 @@ class _Base(torch.optim.Optimizer):
         """As ``torch.optim.Optimizer.load_state_dict``, after checking that ``state_dict`` belongs to an
         optimizer of this kind: its param groups carry this optimizer's hyper-parameters and its
         per-parameter state has this rule's buffers (a clear error now, instead of a KeyError at the
-        next step). State dicts saved before the ``foreach``/``compiled`` options existed load as is."""
+        next step). State dicts saved before the ``foreach``/``compiled`` options existed load as is; those
+        of an earlier state layout (StaceyPP's primal ``z`` state, layout 1, with or without the marker) are
+        converted (``w = |z|^{p-2} z`` with each group's ``p``), so a resumed run continues the same
+        iterates (within rounding)."""
         name = type(self).__name__
         groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
         if not isinstance(groups, list):
@@ -266,8 +276,13 @@ class _Base(torch.optim.Optimizer):
                     f"optimizer (its group keys: {sorted(k for k in g if k != 'params')})"
                 )
         buffers = set(self._core_cls.buffers) | {"step"}
+        legacy = set(getattr(self._core_cls, "legacy_buffers", ())) | {"step"}
+        layout = marker.get("state_layout", 1) if isinstance(marker, dict) else 1
+        old_layout = False
         for pid, st in state_dict.get("state", {}).items():
-            if st and set(st) != buffers:
+            if st and set(st) == legacy and legacy != {"step"} and layout < self._layout():
+                old_layout = True
+            elif st and set(st) != buffers:
                 raise ValueError(
                     f"{name}.load_state_dict: the state of parameter {pid} has {sorted(st)}, expected "
                     f"{sorted(buffers)} (a state dict of another optimizer)"
@@ -280,6 +295,26 @@ class _Base(torch.optim.Optimizer):
         for st in self.state.values():  # torch.optim stores a tensor step in some versions: ours is an int
             if "step" in st and torch.is_tensor(st["step"]):
                 st["step"] = int(st["step"].item())
+        if old_layout:
+            self._upgrade_loaded_state()
+
+    def _layout(self) -> int:
+        return getattr(self._core_cls, "state_layout", 1)
+
+    def _upgrade_loaded_state(self) -> None:
+        """Convert per-parameter states of an earlier layout (loaded from an older state dict) with the core
+        optimizer's ``upgrade_state`` (StaceyPP: ``z`` -> ``w = |z|^{p-2} z``), each with its group's
+        hyper-parameters, in the state's dtype and on its device."""
+        legacy = set(self._core_cls.legacy_buffers) | {"step"}
+        for group in self.param_groups:
+            core = self._core_for(group)
+            for p in group["params"]:
+                st = self.state.get(p)
+                if not st or set(st) != legacy:
+                    continue
+                up = core.upgrade_state(dict(st))
+                st.clear()
+                st.update(up)
 
     def _core_for(self, group) -> _core.Optimizer:
         kw = {k: group[k] for k in self._core_fields}
@@ -335,7 +370,8 @@ class _Base(torch.optim.Optimizer):
             b[2].append(grad.contiguous())
             b[3].append([state[k] for k in keys])
             b[4].append(low)
-        self._check_grads([g for b in buckets.values() for g in b[2]])
+        unchecked = []  # gradients whose non-finite entries no kernel counted (checked at the end)
+        bad = 0  # non-finite entries counted by the numba kernels while they read the gradients
         foreach = group.get("foreach")
         compiled = group.get("compiled", False)
         fused = group.get("fused", False)
@@ -351,8 +387,9 @@ class _Base(torch.optim.Optimizer):
                         # no copy): compiled in about a second, cached on disk, numpy's reference bits
                         th, g = flat.theta.numpy(), flat.grad.numpy()
                         st = [flat.state[k].numpy() for k in keys]
-                        _engine.run(core, h, core.named(th, g, st, [th, *st]))
+                        bad += _engine.run(core, h, core.named(th, g, st, [th, *st]), count_nonfinite=True)
                     else:
+                        unchecked += grads
                         _compiled_rule(core)(lr, t, [(flat.theta, flat.grad, *[flat.state[k] for k in keys])])
                     for p in params:
                         self.state[p]["step"] = t + 1
@@ -364,6 +401,7 @@ class _Base(torch.optim.Optimizer):
                 per_param and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
             ]
             if any(fused_p):
+                unchecked += [g for g, f in zip(grads, fused_p) if f]
                 items = [
                     (th.view(-1), g.view(-1), *[s.view(-1) for s in st])
                     for th, g, st, f in zip(thetas, grads, states, fused_p)
@@ -373,6 +411,7 @@ class _Base(torch.optim.Optimizer):
             if not per_param and (foreach if foreach is not None else device.type == "cuda") and _multi_tensor(device):
                 state_lists = [list(col) for col in zip(*states)] if keys else []
                 scratch = self._foreach_scratch(thetas, core.n_scratch) if device.type == "cpu" else None
+                unchecked += grads
                 apply_foreach(
                     type(core).rule,
                     h,
@@ -397,8 +436,9 @@ class _Base(torch.optim.Optimizer):
                         continue
                     if numba_cpu and all(a.is_contiguous() for a in (th, g, *st)):
                         a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
-                        _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]))
+                        bad += _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]), count_nonfinite=True)
                         continue
+                    unchecked.append(g)
                     _engine.apply(
                         rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
                     )
@@ -406,11 +446,17 @@ class _Base(torch.optim.Optimizer):
                 if low:
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
+        self._check_grads(unchecked, counted=bad > 0)
 
-    def _check_grads(self, grads) -> None:
+    def _check_grads(self, grads, counted: bool = False) -> None:
         """Count a step whose gradients hold NaN or inf, warning once (:class:`NonFiniteGradientWarning`;
-        :func:`lptheory.optimizers.nonfinite_steps` reads the count). On the cpu one sum per parameter;
-        on other devices the flag stays on the device (no host synchronization in ``step``)."""
+        :func:`lptheory.optimizers.nonfinite_steps` reads the count). ``counted``: the numba kernels
+        already found some in the gradients they read (counted while reading them: no extra pass);
+        ``grads`` are the others. On the cpu one sum per parameter; on other devices the flag stays on
+        the device (no host synchronization in ``step``)."""
+        if counted:
+            _core.count_nonfinite(self, 1)
+            grads = [g for g in grads if g.device.type != "cpu"]
         by_device: dict = {}
         for g in grads:
             by_device.setdefault(g.device, []).append(g)
@@ -422,11 +468,12 @@ class _Base(torch.optim.Optimizer):
                 _core.count_nonfinite(self, 1)
 
     def state_dict(self):
-        """``torch.optim.Optimizer.state_dict`` plus ``{"lptheory": {"optimizer": class name}}``, so that
-        a state dict of another lptheory optimizer with the same keys (StaceyP2 and StaceyPP) is refused
-        by :meth:`load_state_dict`."""
+        """``torch.optim.Optimizer.state_dict`` plus ``{"lptheory": {"optimizer": class name, "state_layout":
+        n}}``, so that a state dict of another lptheory optimizer with the same keys (StaceyP2 and an older
+        StaceyPP) is refused by :meth:`load_state_dict`, and a state dict of an earlier state layout of
+        this optimizer (StaceyPP before its dual state: layout 1, buffer ``z``) is converted on loading."""
         sd = super().state_dict()
-        sd["lptheory"] = {"optimizer": type(self).__name__}
+        sd["lptheory"] = {"optimizer": type(self).__name__, "state_layout": self._layout()}
         return sd
 
     # -- reusable memory (kept out of state_dict; rebuilt after deepcopy or pickling) ---------------------

@@ -358,3 +358,124 @@ def test_svml_one_pass_and_numpy_power_path_same_bits(p, dtype, monkeypatch, rng
         _assert_same(outs[0][1][k], outs[1][1][k], k)
     assert _svml.agrees(0.7 / 1.7, np.dtype(dtype).name)
     assert _svml.agrees(0.5) == _svml._probe(0.5) and _svml.available("float32") == _svml._probe(2.7, "float32")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("p", [2.7, 5.5])
+def test_lazy_power_of_the_dual_state_same_bits(p, dtype, rng):
+    """StaceyPP's dual state needs the power |z|^{p-2} only where y = eps / (|v|^a + eps) exceeds the series'
+    threshold (|v| tiny against eps): the one-pass kernel skips it on blocks where no element needs it. With
+    such elements scattered over a few blocks (and none in others) the bits equal the reference engine's,
+    and the selected elements are the powers (a planted series-only result would differ there)."""
+    from lptheory import _kernels
+
+    opt = O.StaceyPP(p=p, lr=0.1, alpha=0.05, tau=0.2, eps=1e-3)
+    n = 8 * _fused.BLOCK + 37
+    theta = rng.standard_normal(n).astype(dtype)
+    grad = rng.standard_normal(n).astype(dtype)
+    state = opt.init(theta)
+    w = state["w"]
+    idx = np.r_[3, 5, _fused.BLOCK + 7, 5 * _fused.BLOCK + 1, n - 2]
+    w[idx] = 0.0
+    grad[idx] = 1e-30
+    _, thr = _kernels.binomial_series(p - 1.0)
+    for step in range(2):
+        ref_t, ref_s = _reference_step(opt, theta, grad, state, step)
+        got_t, got_s = _fused_step(opt, theta, grad, state, step, threads=1)
+        _assert_same(got_t, ref_t, f"theta step {step}")
+        _assert_same(got_s["w"], ref_s["w"], f"w step {step}")
+        if step == 0 and dtype == np.float64:  # at idx the fallback was taken: w = |z_1|^{p-2} z_1 (Alg. 2 line 6)
+            from tests import transcriptions as T
+
+            z0 = opt.z_of(state).astype(np.float64)
+            kw = dict(p=p, eta=0.1, alpha=0.05, tau=0.2, beta1=0.9, beta2=0.999, eps=1e-3, lam=0.0)
+            _, z1, _ = T.stacey(theta.astype(np.float64), grad.astype(np.float64), z0, np.zeros(n), **kw,
+                                variant="pp", mode="paper")  # fmt: skip
+            want = (np.abs(z1) ** (p - 2) * z1)[idx]
+            assert np.all(want != 0.0) and thr < 0.0625
+            np.testing.assert_allclose(ref_s["w"][idx], want, rtol=1e-4)
+        theta, state = ref_t, ref_s
+
+
+@pytest.mark.parametrize("opt", [c for c in CONFIGS if getattr(c, "p", 2.7) in (2.7, 3.0)], ids=_ids)
+def test_small_array_short_path_same_bits(opt, rng):
+    """ElementwiseOptimizer.step's short path (arrays of the last validated shape and dtype: checks reduced
+    to identity and shape comparisons, the fused kernel called directly, donated buffers written in place)
+    gives the bits of the checked path; a new shape, a wrong shape or dtype still goes through the checks."""
+    theta0 = rng.standard_normal((1, 129))
+    grads = [rng.standard_normal(theta0.shape) for _ in range(6)]
+    runs = []
+    for short in (True, False):
+        for donate in (True, False):
+            o = dataclasses_replace(opt)
+            if not short:  # every step through the checks
+                object.__setattr__(o, "_step_numpy_fast", lambda *a: None)
+            th, st = theta0.copy(), o.init(theta0)
+            for g in grads:
+                th, st = o.step(th, g, st, donate=donate)
+            assert ("_direct" in o.__dict__) == short
+            runs.append((th, st))
+    for th, st in runs[1:]:
+        _assert_same(th, runs[0][0], "theta")
+        for k in opt.buffers:
+            _assert_same(st[k], runs[0][1][k], k)
+    o = dataclasses_replace(opt)
+    th, st = o.step(theta0, grads[0], o.init(theta0))
+    th, st = o.step(th, grads[1], st)
+    with pytest.raises(ValueError, match="grad must have theta's shape"):
+        o.step(th, grads[2][:, :5], st)
+    with pytest.raises(TypeError, match="dtype"):
+        o.step(th, grads[2].astype(np.float32), st)
+    th3 = np.ones((3, 4))
+    th3, st3 = o.step(th3, th3, o.init(th3))  # a new shape: checked, then the short path for it
+    assert th3.shape == (3, 4) and o.__dict__["_fast_sig"][0] == (3, 4)
+
+
+def dataclasses_replace(opt):
+    import dataclasses
+
+    return dataclasses.replace(opt)
+
+
+@pytest.mark.parametrize("engine", ["fused", "numpy"])
+@pytest.mark.parametrize("n", [129, 3 * (1 << 17) + 5])
+def test_nonfinite_gradients_are_counted_in_the_step(engine, n, monkeypatch):
+    """The non-finite check of a step is counted by the fused kernels while they read the gradient (no
+    extra pass), on the worker threads for large arrays (a NaN in the last part is seen); the reference
+    engine counts it with its summing pass. A finite gradient whose sum overflows is not counted."""
+    import warnings
+
+    monkeypatch.setenv("LPTHEORY_THREADS", "2")
+    if engine == "numpy":
+        monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    for opt in (O.StaceyPP(p=2.7, lr=1e-3), O.AdamW(lr=1e-3)):
+        theta = np.ones(n)
+        good = np.full(n, 0.5)
+        big = np.full(n, 1e308)
+        bad = good.copy()
+        bad[-1] = np.nan
+        st = opt.init(theta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for g in (good, big, bad, good, bad):
+                theta, st = opt.step(theta, g, st, donate=True)
+        assert O.nonfinite_steps(opt) == 2
+
+
+def test_scheduled_p_runs_fused_with_the_reference_bits(rng, monkeypatch):
+    """A schedule for p (any numeric hyper-parameter may be one): the fused engine's kernel key replaces it
+    by 0.0 without validating (0.0 is outside p's range; the value is passed at every step), and the
+    steps give the reference engine's bits."""
+    opt = O.StaceyPP(p=lambda t: 2.5 + 0.1 * t, lr=0.05, alpha=0.05, tau=0.2)
+    theta0 = rng.standard_normal((2, 300))
+    grads = [rng.standard_normal(theta0.shape) for _ in range(4)]
+    outs = []
+    for engine in ("fused", "numpy"):
+        if engine == "numpy":
+            monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+        th, st = theta0, opt.init(theta0)
+        for g in grads:
+            th, st = opt.step(th, g, st)
+        outs.append((th, st))
+    _assert_same(outs[0][0], outs[1][0], "theta")
+    _assert_same(outs[0][1]["w"], outs[1][1]["w"], "w")

@@ -88,7 +88,7 @@ def test_stacey_matches_pseudocode(variant, cls, case, mode, z_init, rng):
             mode=mode,
         )
         np.testing.assert_allclose(got, th, rtol=RTOL, atol=1e-13)
-    np.testing.assert_allclose(state["z"], z, rtol=RTOL, atol=1e-13)
+    np.testing.assert_allclose(opt.z_of(state), z, rtol=RTOL, atol=1e-13)
     np.testing.assert_allclose(state["m"], m, rtol=RTOL, atol=1e-15)
     assert state["step"] == len(grads)
 
@@ -255,7 +255,7 @@ def test_zero_and_subnormal_gradients_never_nan(p, eps, mode, cls):
         th, st = theta, opt.init(theta)
         for _ in range(3):
             th, st = opt.step(th, g, st)
-            assert np.all(np.isfinite(th)) and np.all(np.isfinite(st["z"]))
+            assert np.all(np.isfinite(th)) and np.all(np.isfinite(opt.z_of(st)))
 
 
 @pytest.mark.parametrize("p", [1.5, 2.0, 3.0, math.inf])
@@ -332,3 +332,112 @@ def test_schedules():
 def test_make_builds_every_optimizer():
     for name, cls in O.OPTIMIZERS.items():
         assert isinstance(O.make(name), cls) and cls.name == name
+
+
+# ------------------------------------------------------------------------------------------------
+# StaceyPP's dual state (state layout 2): the same iterates as the primal state, old states convert
+# ------------------------------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LD = np.longdouble
+_EXTENDED = np.finfo(_LD).eps < np.finfo(np.float64).eps
+
+
+def _normwise(a, b):
+    return float(np.max(np.abs(np.asarray(a, _LD) - np.asarray(b, _LD))) / np.max(np.abs(np.asarray(b, _LD))))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    p=st.one_of(st.sampled_from([2.0, 2.5, 2.7, 3.0, 4.0]), st.floats(2.0, 8.0)),
+    eps=st.sampled_from([0.0, 1e-8, 1e-3]),
+    mode=st.sampled_from(["paper", "official"]),
+    scale=st.sampled_from([1.0, 1e-6]),
+    seed=st.integers(0, 2**16),
+)
+def test_dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed):
+    """StaceyPP keeps w = |z|^{p-2} z instead of z (Alg. 2 line 6 in dual coordinates): over 60 steps its
+    iterates (theta and z recovered by z_of) equal those of Algorithm 2 as printed, with the primal state
+    (tests/transcriptions.py), run in extended precision, within 1e-12 normwise; and those of the float64
+    transcription within 1e-11 (the transcription's own rounding). Gradients of mixed magnitudes (every
+    7th step scaled by 1e-6, and some coordinates tiny) reach the series' fallback to the power."""
+    rng = np.random.default_rng(seed)
+    hp = dict(lr=0.05, alpha=0.02, tau=0.3, beta1=0.9, beta2=0.99, eps=eps, weight_decay=0.01)
+    opt = O.StaceyPP(p=p, eps_mode=mode, **hp)
+    theta = rng.standard_normal((3, 40))
+    state = opt.init(theta)
+    ref = [theta.astype(_LD), theta.astype(_LD), np.zeros(theta.shape, _LD)]
+    ref64 = [theta.copy(), theta.copy(), np.zeros_like(theta)]
+    kw = dict(p=p, eta=0.05, alpha=0.02, tau=0.3, beta1=0.9, beta2=0.99, eps=eps, lam=0.01, variant="pp", mode=mode)
+    worst = worst64 = 0.0
+    for i in range(60):
+        g = rng.standard_normal(theta.shape) * (scale if i % 7 == 0 else 1.0)
+        g[0, :3] *= 1e-9
+        theta, state = opt.step(theta, g, state)
+        with np.errstate(all="ignore"):
+            ref = list(T.stacey(ref[0], g.astype(_LD), ref[1], ref[2], **kw))
+            ref64 = list(T.stacey(ref64[0], g, ref64[1], ref64[2], **kw))
+        z = opt.z_of(state)
+        worst = max(worst, _normwise(theta, ref[0]), _normwise(z, ref[1]))
+        worst64 = max(worst64, _normwise(theta, ref64[0]), _normwise(z, ref64[1]))
+    assert worst64 <= 1e-11, worst64
+    if _EXTENDED:
+        assert worst <= 1e-12, worst
+
+
+@pytest.mark.parametrize("p", [2.0, 2.7, 3.0, 4.5])
+@pytest.mark.parametrize("mode", ["paper", "official"])
+def test_dual_state_init_and_z_of(p, mode):
+    """init holds w_0 = |z_0|^{p-2} z_0 (z_0 = theta_0, or 0 with z_init="zero"), and z_of inverts it."""
+    theta = np.linspace(-3.0, 2.0, 11)
+    for z_init, z0 in (("params", theta), ("zero", np.zeros_like(theta))):
+        opt = O.StaceyPP(p=p, eps_mode=mode, z_init=z_init)
+        st_ = opt.init(theta)
+        assert set(st_) == {"step", "w", "m"}
+        np.testing.assert_allclose(st_["w"], np.abs(z0) ** (p - 2) * z0, rtol=1e-15)
+        np.testing.assert_allclose(opt.z_of(st_), z0, rtol=1e-14, atol=0.0)
+
+
+@pytest.mark.parametrize("p", [2.7, 3.0])
+def test_state_of_the_primal_layout_loads_and_continues(p, rng):
+    """A state of layout 1 (``{"step", "z", "m"}``, StaceyPP before the dual state) is converted at the next
+    step (w = |z|^{p-2} z): the run continues as from the equivalent state of layout 2, bit for bit, and
+    as the primal-state algorithm would within rounding. StaceyP2 states are not touched."""
+    opt = O.StaceyPP(p=p, lr=0.05, alpha=0.1, tau=0.3)
+    theta = rng.standard_normal((2, 30))
+    z = rng.standard_normal(theta.shape)
+    m = 0.1 * rng.standard_normal(theta.shape)
+    old = {"step": 4, "z": z, "m": m}
+    new = {"step": 4, "w": np.abs(z) ** (p - 2) * z, "m": m}
+    a, b, ref = (theta, old), (theta, new), (theta, z, m)
+    for _ in range(10):
+        g = rng.standard_normal(theta.shape)
+        a = opt.step(*a[:1], g, a[1])
+        b = opt.step(*b[:1], g, b[1])
+        ref = T.stacey(*ref[:1], g, ref[1], ref[2], p=p, eta=0.05, alpha=0.1, tau=0.3, beta1=0.9, beta2=0.999,
+                       eps=1e-8, lam=0.0, variant="pp", mode="paper")  # fmt: skip
+    np.testing.assert_array_equal(a[0], b[0])
+    assert set(a[1]) == {"step", "w", "m"} and a[1]["step"] == 14
+    assert _normwise(a[0], ref[0]) < 1e-13 and _normwise(opt.z_of(a[1]), ref[1]) < 1e-13
+    assert old == {"step": 4, "z": z, "m": m}  # the caller's dict is not modified
+    with pytest.raises(ValueError, match="missing 'w'"):
+        opt.step(theta, theta, {"step": 0, "m": m})
+    with pytest.raises(ValueError, match="missing 'z'"):
+        O.StaceyP2().step(theta, theta, {"step": 0, "w": z, "m": m})
+
+
+def test_one_reciprocal_for_two_quotients_only_where_safe(rng):
+    """At p <= 3 (paper mode) the two quotients of lines 4 and 6 share one reciprocal; with an eps whose
+    square underflows (2^-70) or at p > 3 they are two divisions. Both agree with the transcription, and
+    huge and tiny inputs give finite iterates (no overflow of d_c d_v, no underflow)."""
+    theta = np.array([1e60, -1e60, 1e-300, 3.0, 0.0, 1e-20])
+    g = np.array([1e300, -1e300, 1e-310, -2.0, 0.0, 1e20])
+    for p, eps in ((3.0, 1e-8), (3.0, 2.0**-70), (2.5, 1e-8), (3.5, 1e-8)):
+        opt = O.StaceyPP(p=p, eps=eps, lr=0.1, alpha=0.1, tau=0.5)
+        th, st_ = opt.step(theta, g, opt.init(theta))
+        assert np.all(np.isfinite(th)) and np.all(np.isfinite(st_["w"]))
+        with np.errstate(all="ignore"):
+            ref = T.stacey(theta, g, theta, np.zeros_like(theta), p=p, eta=0.1, alpha=0.1, tau=0.5, beta1=0.9,
+                           beta2=0.999, eps=eps, lam=0.0, variant="pp", mode="paper")  # fmt: skip
+        np.testing.assert_allclose(th, ref[0], rtol=1e-13)

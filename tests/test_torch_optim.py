@@ -48,7 +48,8 @@ def test_matches_the_core_rule(cls, core_cls, eps_mode):
         opt.step()
         theta, st = ref.step(theta, g.numpy(), st)
         np.testing.assert_allclose(w.detach().numpy(), theta, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(opt.state[w]["z"].numpy(), st["z"], rtol=1e-12, atol=1e-14)
+    key = core_cls.buffers[0]  # "z" (StaceyP2) or "w" (StaceyPP's dual state)
+    np.testing.assert_allclose(opt.state[w][key].numpy(), st[key], rtol=1e-12, atol=1e-14)
     assert opt.state[w]["step"] == 6
 
 
@@ -97,7 +98,8 @@ def test_state_dict_round_trip_resumes_bit_identically():
     b = _train(m2, o2, 5, seed=7)
     assert all(torch.equal(x, y) for x, y in zip(a, b))
     sd = o1.state_dict()["state"]
-    assert all({"z", "m", "step"} <= set(v) for v in sd.values())
+    assert all({"w", "m", "step"} == set(v) for v in sd.values())
+    assert o1.state_dict()["lptheory"] == {"optimizer": "StaceyPP", "state_layout": 2}
 
 
 def test_deepcopy_and_add_param_group():
@@ -158,7 +160,7 @@ def test_bfloat16_parameters_update_in_float32():
     w16.grad, w32.grad = g.to(torch.bfloat16), g.to(torch.bfloat16).float()
     o16.step()
     o32.step()
-    assert w16.dtype == torch.bfloat16 and o16.state[w16]["z"].dtype == torch.float32
+    assert w16.dtype == torch.bfloat16 and o16.state[w16]["w"].dtype == torch.float32
     assert torch.equal(w16.detach(), w32.detach().to(torch.bfloat16))
 
 
@@ -265,7 +267,7 @@ def test_foreach_path_lion_and_low_precision():
     o1.step()
     o2.step()
     assert all(torch.equal(x, y) and x.dtype == torch.bfloat16 for x, y in zip(w, v))
-    assert o1.state[w[0]]["z"].dtype == torch.float32
+    assert o1.state[w[0]]["w"].dtype == torch.float32
 
 
 def test_planted_foreach_bug_is_caught(monkeypatch):
@@ -279,14 +281,14 @@ def test_planted_foreach_bug_is_caught(monkeypatch):
         return self._binary("div", a, b, out, False)
 
     real_combine = _foreach.ForeachNamespace.combine
-    a, _ = _run_path(StaceyPP, dict(p=3.0), "single", torch.float64)
+    a, _ = _run_path(StaceyPP, dict(p=3.5), "single", torch.float64)
     for name, planted in [
         ("divide", wrong_divide),
         ("combine", lambda self, x, al, y, be, out, sub: real_combine(self, x, al, y, be, out, False)),
     ]:
         with monkeypatch.context() as mp:
             mp.setattr(_foreach.ForeachNamespace, name, planted)
-            b, _ = _run_path(StaceyPP, dict(p=3.0), "foreach", torch.float64)
+            b, _ = _run_path(StaceyPP, dict(p=3.5), "foreach", torch.float64)
         assert not all(torch.equal(x, y) for x, y in zip(a, b)), name
 
 
@@ -341,7 +343,8 @@ def test_official_mode_matches_the_published_update():
                 opt.step()
                 theta, z, m = tr.stacey(theta, g.numpy(), z, m, **hp, variant=variant, mode="official")
             np.testing.assert_allclose(w.detach().numpy(), theta, rtol=1e-12, atol=1e-15)
-            np.testing.assert_allclose(opt.state[w]["z"].numpy(), z, rtol=1e-12, atol=1e-15)
+            zt = opt._core_for(opt.param_groups[0]).z_of(opt.state[w]).numpy()
+            np.testing.assert_allclose(zt, z, rtol=1e-12, atol=1e-15)
 
 
 def test_compiled_path_matches_and_lr_changes_do_not_recompile():
@@ -361,7 +364,7 @@ def test_compiled_path_matches_and_lr_changes_do_not_recompile():
         for x, y in zip(a, b):
             np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=tol, atol=tol)
         for pa, pb in zip(oa.state.values(), ob.state.values()):
-            np.testing.assert_allclose(pb["z"].numpy(), pa["z"].numpy(), rtol=tol, atol=tol)
+            np.testing.assert_allclose(pb["w"].numpy(), pa["w"].numpy(), rtol=tol, atol=tol)
 
 
 @pytest.mark.gpu
@@ -536,7 +539,7 @@ def test_fused_lion_maximize_and_low_precision():
         for g in _grads(3, (9,), seed=2):
             w.grad, v.grad = g.clone(), g.to(torch.bfloat16)
             opt.step()
-        assert v.dtype == torch.bfloat16 and opt.state[v]["z"].dtype == torch.float32
+        assert v.dtype == torch.bfloat16 and opt.state[v]["w"].dtype == torch.float32
         res.append((w.detach().clone(), v.detach().clone()))
     np.testing.assert_allclose(res[1][0].numpy(), res[0][0].numpy(), rtol=1e-12, atol=1e-14)
     assert torch.equal(res[1][1], res[0][1])  # bf16: the per-parameter compiled update, rounded the same
@@ -691,6 +694,65 @@ def test_cpu_default_path_non_contiguous_and_low_precision_parameters(monkeypatc
         for g in _grads(3, (9,), seed=2):
             v.grad = g.to(torch.bfloat16)
             opt.step()
-        assert v.dtype == torch.bfloat16 and opt.state[v]["z"].dtype == torch.float32
+        assert v.dtype == torch.bfloat16 and opt.state[v]["w"].dtype == torch.float32
         out.append(v.detach().float())
     torch.testing.assert_close(out[0], out[1], rtol=1e-2, atol=1e-2)  # bf16: float32 updates, rounded back
+
+
+@pytest.mark.parametrize("marker", ["old marker", "no marker"])
+def test_state_dict_of_the_primal_layout_loads_converted(marker):
+    """A StaceyPP state dict saved before the dual state (state layout 1: per-parameter ``z``, the marker
+    without ``state_layout`` or no marker at all) loads converted (w = |z|^{p-2} z with the group's p) and
+    continues the run within rounding; StaceyP2's state dict is still refused."""
+    hyper = {**HYPER, "p": 2.7}
+    m1 = _model()
+    o1 = StaceyPP(m1.parameters(), **hyper)
+    _train(m1, o1, 4)
+    sd = copy.deepcopy(o1.state_dict())
+    core_opt = o1._core_for(o1.param_groups[0])
+    for st in sd["state"].values():  # the layout-1 form of the same state: the primal iterate z
+        st["z"] = core_opt.z_of(st)
+        del st["w"]
+    if marker == "old marker":
+        sd["lptheory"] = {"optimizer": "StaceyPP"}
+    else:
+        del sd["lptheory"]
+    m2 = copy.deepcopy(m1)
+    o2 = StaceyPP(m2.parameters(), **hyper)
+    o2.load_state_dict(sd)
+    assert all(set(v) == {"w", "m", "step"} for v in o2.state.values())
+    a = _train(m1, o1, 6, seed=3)
+    b = _train(m2, o2, 6, seed=3)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=1e-5, atol=1e-7)  # float32: z -> w rounds
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        np.testing.assert_allclose(o2.state[q]["w"].numpy(), o1.state[p]["w"].numpy(), rtol=1e-4, atol=1e-9)
+    p2 = StaceyP2(m1.parameters(), **HYPER)
+    _train(m1, p2, 1)
+    sd2 = p2.state_dict()
+    with pytest.raises(ValueError, match="saved by StaceyP2"):
+        StaceyPP(m1.parameters(), **HYPER).load_state_dict(sd2)
+
+
+@pytest.mark.parametrize("flags", [dict(), dict(fused=True), dict(foreach=True)], ids=str)
+def test_nonfinite_gradients_counted_once_per_step_on_every_path(flags):
+    """On the CPU the numba kernels count the gradients' NaN/inf entries while they read them (no extra
+    pass); a step with one in any parameter counts once, warns once, on every path."""
+    import warnings
+
+    from lptheory.optimizers import NonFiniteGradientWarning, nonfinite_steps
+
+    w = [torch.nn.Parameter(torch.ones(300, dtype=torch.float64)), torch.nn.Parameter(torch.ones(7))]
+    opt = StaceyPP(w, **HYPER, **flags)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for bad in (None, 0, 1, None, 0):
+            for i, q in enumerate(w):
+                q.grad = torch.full_like(q, 0.5)
+                if bad == i:
+                    q.grad[-1] = float("nan") if i == 0 else float("inf")
+            opt.step()
+            for q in w:
+                q.data.fill_(1.0)
+    assert nonfinite_steps(opt) == 3
+    assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
