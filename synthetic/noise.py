@@ -163,13 +163,18 @@ class Rademacher(Noise):
         if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
             if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
                 return
-        key = (threading.get_ident(), R, self.d, n)  # per thread: parts of a step may run on several threads
+        # one pair of buffers per thread (parts of a step may run on several threads, and a part may run on
+        # either thread from one step to the next): grown to the most rows that thread has needed, used
+        # through views of the first R rows, so the buffers of a run total about one (R, d) pair
         cache = self.__dict__.setdefault("_buffers", {})
-        if key not in cache:
-            if len(cache) >= 8:
+        tid, kind = threading.get_ident(), (self.d, n == 1)
+        got = cache.get(tid)
+        if got is None or got[0] != kind or got[1].shape[0] < R:
+            if got is None and len(cache) >= 8:
                 cache.clear()
-            cache[key] = (np.empty((R, self.d), dtype=np.int8 if n == 1 else np.int64), np.empty((R, self.d)))
-        draws, tmp = cache[key]
+            draws_dtype = np.int8 if n == 1 else np.int64
+            got = cache[tid] = (kind, np.empty((R, self.d), dtype=draws_dtype), np.empty((R, self.d)))
+        draws, tmp = got[1][:R], got[2][:R]
         for r, rng in enumerate(rngs):
             if n == 1:
                 _int8_bits(rng, self.d, draws[r])

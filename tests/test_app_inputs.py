@@ -90,7 +90,7 @@ def test_run_estimate_arithmetic():
     assert est["records"] == 2 * 6 * 102 * 10 * 8
     assert (
         run_estimate(replicates=10, d=100, steps=10, record_every=1, slots=[1], itemsize=4, batch=3)["working"]
-        == (9 + 1 + 1) * 10 * 100 * 4
+        == (9 + 1 + 3) * 10 * 100 * 4  # batch > 1: the noise's per-thread draw buffers (BATCH_ARRAYS)
     )
 
 

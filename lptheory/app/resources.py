@@ -12,8 +12,12 @@ import os
 # (R, d) arrays alive at the peak of a simulated step, besides the optimizer's own state slots:
 # theta, the gradient buffer, the metric buffer, the noise draw and the oracle's temporaries, the
 # update's temporaries. Measured peak resident memory (numpy, d = 1e5, R = 64, batch 1): 9.0 (sgd,
-# 1 slot) to 10.0 (adam, 2 slots) arrays above the imports; one more with a batch > 1.
+# 1 slot) to 10.0 (adam, 2 slots) arrays above the imports. With a batch > 1 the noise keeps its draws
+# (int64) and their float64 image per thread, sized to the rows that thread has stepped: the first
+# step on the whole array and the parts of the split step (lptheory.simulate) keep about three arrays
+# (tracemalloc peak, R = 16, d = 2e4, adam, batch 4, 2 threads: 12.7-13.2 arrays; BATCH_ARRAYS = 3).
 WORKING_ARRAYS = 9
+BATCH_ARRAYS = 3
 RECORD_ARRAYS = 6  # f, gap, grad_pstar, grad_2 (K, R) float64, and the trace's table when it is written
 
 
@@ -56,7 +60,7 @@ def run_estimate(
     """Bytes ``lptheory run`` needs: ``{"working", "records", "total", "recorded_steps", "arrays"}``.
     The optimizers run one after the other (the working arrays of the largest), their records all stay."""
     k = steps // record_every + 2  # t = 0, every record_every steps, and T
-    arrays = WORKING_ARRAYS + max(slots or [0]) + (1 if batch > 1 else 0)
+    arrays = WORKING_ARRAYS + max(slots or [0]) + (BATCH_ARRAYS if batch > 1 else 0)
     working = arrays * replicates * d * itemsize
     records = len(slots or [0]) * RECORD_ARRAYS * k * replicates * 8
     return {"working": working, "records": records, "total": working + records, "recorded_steps": k, "arrays": arrays}
