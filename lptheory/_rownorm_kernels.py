@@ -7,6 +7,8 @@ import numpy as np
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def term(v, safe, code):
+    if code == 3:  # the entry itself: pairwise(a, lo, n, 1.0, 3) is numpy's add.reduce of a[lo:lo + n]
+        return v
     t = abs(v) / safe
     if code == 0:
         return t * t
@@ -105,3 +107,42 @@ def rows(x, code, r0, r1, s_out, m_out):
         m_out[r] = m
         safe = m if m > 0 else 1.0
         s_out[r] = 0.0 + pairwise(row, 0, row.size, safe, code)
+
+
+@numba.njit(nogil=True, cache=True)
+def dual_l2_rows(x, code, s_q, s_2, m_out):
+    """Per row of ``x``: ``m_out`` the max |x_i|, ``s_q`` and ``s_2`` the pairwise sums of ``(|x_i|/m)^q`` (code 0:
+    q = 2, 1: 1.5, 2: 3) and ``(|x_i|/m)^2``: the terms and sums of ``lp_norm`` (:mod:`lptheory._simkernels`)."""
+    d = x.shape[1]
+    bits = x.view(np.uint64)
+    tq = np.empty(d)
+    t2 = np.empty(d)
+    mag = np.uint64(0x7FFFFFFFFFFFFFFF)
+    inf_bits = np.uint64(0x7FF0000000000000)
+    one = np.empty(1, dtype=np.uint64)
+    one_f = one.view(np.float64)
+    for r in range(x.shape[0]):
+        row, brow = x[r], bits[r]
+        mb = np.uint64(0)
+        for i in range(d):  # max |x_i| through the bit patterns (NaN patterns lie above inf's)
+            v = brow[i] & mag
+            if v > mb:
+                mb = v
+        if mb > inf_bits:
+            m = np.nan
+        else:
+            one[0] = mb
+            m = one_f[0]
+        m_out[r] = m
+        safe = m if m > 0 else 1.0
+        for i in range(d):
+            t = abs(row[i]) / safe
+            t2[i] = t * t
+            if code == 0:
+                tq[i] = t * t
+            elif code == 1:
+                tq[i] = t * np.sqrt(t)
+            else:
+                tq[i] = t * (t * t)
+        s_q[r] = 0.0 + pairwise(tq, 0, d, 1.0, 3)
+        s_2[r] = 0.0 + pairwise(t2, 0, d, 1.0, 3)

@@ -17,7 +17,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["nonfinite_rows", "dual_and_l2", "pairwise_kernel"]
+__all__ = ["nonfinite_rows", "dual_and_l2"]
 
 _EXP = np.uint64(0x7FF0000000000000)
 
@@ -59,98 +59,16 @@ _CODES = {2.0: 0, 1.5: 1, 3.0: 2}
 
 
 @functools.lru_cache(maxsize=1)
-def pairwise_kernel():
-    """The numba function ``pairwise(a, lo, n)``: numpy's pairwise summation of ``a[lo:lo + n]`` (blocks
-    of 8 partial sums up to 128 entries, halving above: the order of ``numpy.add.reduce`` over a
-    contiguous row, as in :mod:`lptheory._rownorm`; a row sum is ``0.0 + pairwise(row, 0, n)``)."""
-    import numba
-
-    @numba.njit(nogil=True, cache=True)
-    def pairwise(a, lo, n):  # numpy's pairwise summation of a[lo:lo + n] (the tree of lptheory._rownorm)
-        if n < 8:
-            res = 0.0
-            for i in range(n):
-                res += a[lo + i]
-            return res
-        if n <= 128:
-            r0 = a[lo]
-            r1 = a[lo + 1]
-            r2 = a[lo + 2]
-            r3 = a[lo + 3]
-            r4 = a[lo + 4]
-            r5 = a[lo + 5]
-            r6 = a[lo + 6]
-            r7 = a[lo + 7]
-            i = 8
-            m = n - (n % 8)
-            while i < m:
-                r0 += a[lo + i]
-                r1 += a[lo + i + 1]
-                r2 += a[lo + i + 2]
-                r3 += a[lo + i + 3]
-                r4 += a[lo + i + 4]
-                r5 += a[lo + i + 5]
-                r6 += a[lo + i + 6]
-                r7 += a[lo + i + 7]
-                i += 8
-            res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-            while i < n:
-                res += a[lo + i]
-                i += 1
-            return res
-        n2 = n // 2
-        n2 -= n2 % 8
-        return pairwise(a, lo, n2) + pairwise(a, lo + n2, n - n2)
-
-    return pairwise
-
-
-@functools.lru_cache(maxsize=1)
 def _norm_kernel():
     from . import _fused
 
     if not _fused.available():
         return None
-    pairwise = pairwise_kernel()
-    import numba
+    # at module level in _rownorm_kernels, so that numba's on-disk cache keeps it (a kernel defined in a
+    # function and calling another was compiled again in every process); its sums are lp_norm's pairwise
+    from . import _rownorm_kernels
 
-    @numba.njit(nogil=True, cache=True)
-    def rows(x, code, s_q, s_2, m_out):
-        d = x.shape[1]
-        bits = x.view(np.uint64)
-        tq = np.empty(d)
-        t2 = np.empty(d)
-        mag = np.uint64(0x7FFFFFFFFFFFFFFF)
-        inf_bits = np.uint64(0x7FF0000000000000)
-        one = np.empty(1, dtype=np.uint64)
-        one_f = one.view(np.float64)
-        for r in range(x.shape[0]):
-            row, brow = x[r], bits[r]
-            mb = np.uint64(0)
-            for i in range(d):  # max |x_i| through the bit patterns (NaN patterns lie above inf's)
-                v = brow[i] & mag
-                if v > mb:
-                    mb = v
-            if mb > inf_bits:
-                m = np.nan
-            else:
-                one[0] = mb
-                m = one_f[0]
-            m_out[r] = m
-            safe = m if m > 0 else 1.0
-            for i in range(d):
-                t = abs(row[i]) / safe
-                t2[i] = t * t
-                if code == 0:
-                    tq[i] = t * t
-                elif code == 1:
-                    tq[i] = t * np.sqrt(t)
-                else:
-                    tq[i] = t * (t * t)
-            s_q[r] = 0.0 + pairwise(tq, 0, d)
-            s_2[r] = 0.0 + pairwise(t2, 0, d)
-
-    return rows
+    return _rownorm_kernels.dual_l2_rows
 
 
 def dual_and_l2(g: np.ndarray, q: float):
