@@ -91,6 +91,12 @@ def pairwise(a, lo, n, safe, code):
 
 
 @numba.njit(nogil=True, cache=True)
+def add_reduce(a, lo, n):
+    """numpy's ``add.reduce`` of the contiguous float64 ``a[lo:lo + n]``, bit for bit (its pairwise order)."""
+    return pairwise(a, lo, n, 1.0, 3)
+
+
+@numba.njit(nogil=True, cache=True)
 def rows(x, code, r0, r1, s_out, m_out):
     for r in range(r0, r1):
         row = x[r]
@@ -144,5 +150,5 @@ def dual_l2_rows(x, code, s_q, s_2, m_out):
                 tq[i] = t * np.sqrt(t)
             else:
                 tq[i] = t * (t * t)
-        s_q[r] = 0.0 + pairwise(tq, 0, d, 1.0, 3)
-        s_2[r] = 0.0 + pairwise(t2, 0, d, 1.0, 3)
+        s_q[r] = 0.0 + add_reduce(tq, 0, d)
+        s_2[r] = 0.0 + add_reduce(t2, 0, d)

@@ -5,14 +5,16 @@ private :mod:`lptheory._svml`, which the fused optimizer kernels use).
   bits on this machine (numpy exports its SVML power, it compiles, and it was checked at ``y`` over every
   binade, subnormals and special values);
 * :func:`pow_block_jit`: the numba function ``pow_block(x, xo, y, out, m, pad)``, ``out[:m] = x[xo:xo + m] ** y``
-  (``pad``: 16 float64 of scratch), callable from ``numba.njit`` code; None where :func:`agrees` cannot hold.
+  (``pad``: 16 float64 of scratch), callable from ``numba.njit`` code; None where :func:`agrees` cannot hold;
+* :func:`add_reduce_jit`: the numba function ``add_reduce(a, lo, n)``, numpy's ``add.reduce`` of the
+  contiguous float64 ``a[lo:lo + n]`` bit for bit (its pairwise summation: the one ``lp_norm``'s kernels use).
 """
 
 from __future__ import annotations
 
 from . import _svml
 
-__all__ = ["agrees", "pow_block_jit"]
+__all__ = ["agrees", "pow_block_jit", "add_reduce_jit"]
 
 
 def agrees(y: float) -> bool:
@@ -25,3 +27,12 @@ def pow_block_jit():
     if not _svml.available("float64"):
         return None
     return _svml.pow_block_jit
+
+
+def add_reduce_jit():
+    """The numba function ``add_reduce(a, lo, n)`` with numpy.add.reduce's bits (None without numba)."""
+    try:
+        from . import _rownorm_kernels
+    except ImportError:
+        return None
+    return _rownorm_kernels.add_reduce

@@ -10,86 +10,14 @@ numpy's pairwise summation, numpy.power's SVML routine for arrays, libm's pow fo
 from __future__ import annotations
 
 import numba
-import numpy as np
 
-from lptheory.numpy_power import pow_block_jit
+from lptheory.numpy_power import add_reduce_jit, pow_block_jit
 
 _POW = pow_block_jit()
 if _POW is None:
     raise ImportError("numpy's own power is not callable from numba here")
-
-
-@numba.njit(cache=True, nogil=True)
-def _block(a, lo, n):
-    """numpy's pairwise sum of at most 128 values: 8 accumulators, then the rest in order (< 8: in order)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0 = a[lo]
-    r1 = a[lo + 1]
-    r2 = a[lo + 2]
-    r3 = a[lo + 3]
-    r4 = a[lo + 4]
-    r5 = a[lo + 5]
-    r6 = a[lo + 6]
-    r7 = a[lo + 7]
-    i = 8
-    m = n - n % 8
-    while i < m:
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@numba.njit(cache=True, nogil=True)
-def pairwise_sum(a, lo, n):
-    """numpy's ``add.reduce`` of ``a[lo:lo + n]`` (float64, contiguous): its pairwise summation, bit for bit
-    (blocks of at most 128 summed by :func:`_block`, larger ranges split at a multiple of 8 near the half,
-    left + right). The recursion runs on an explicit stack (numba's cache does not keep recursive functions)."""
-    if n <= 128:
-        return _block(a, lo, n)
-    f_lo = np.empty(128, np.int64)
-    f_n = np.empty(128, np.int64)
-    f_st = np.zeros(128, np.int64)
-    vals = np.empty(128)
-    sp, vp = 1, 0
-    f_lo[0], f_n[0], f_st[0] = lo, n, 0
-    while sp > 0:
-        t = sp - 1
-        m = f_n[t]
-        if m <= 128:
-            vals[vp] = _block(a, f_lo[t], m)
-            vp += 1
-            sp -= 1
-            continue
-        n2 = m // 2
-        n2 -= n2 % 8
-        if f_st[t] == 0:
-            f_st[t] = 1
-            f_lo[sp], f_n[sp], f_st[sp] = f_lo[t], n2, 0
-            sp += 1
-        elif f_st[t] == 1:
-            f_st[t] = 2
-            f_lo[sp], f_n[sp], f_st[sp] = f_lo[t] + n2, m - n2, 0
-            sp += 1
-        else:
-            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
-            vp -= 1
-            sp -= 1
-    return vals[0]
+# numpy's add.reduce of a[lo:lo + n], bit for bit (the pairwise summation lp_norm's kernels use)
+pairwise_sum = add_reduce_jit()
 
 
 @numba.njit(cache=True, nogil=True)

@@ -9,41 +9,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from lptheory.numpy_power import pow_block_jit
+from lptheory.numpy_power import add_reduce_jit, pow_block_jit
 
 _POW = pow_block_jit()
 if _POW is None:
     raise ImportError("numpy's own power is not callable from numba here")
+_SUM = add_reduce_jit()  # numpy's add.reduce of a[lo:lo + n], bit for bit (lp_norm's pairwise summation)
 
 SQUARE, SQRT, SVML, X_SQRT_X, CUBE = 0, 1, 2, 3, 4
-
-
-@numba.njit(cache=True, nogil=True)
-def _rowsum(a, n):
-    """numpy's add.reduce of a contiguous row of n <= 128 values (pairwise: 8 accumulators)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
-    i = 8
-    m = n - n % 8
-    while i < m:
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
 
 
 @numba.njit(cache=True, nogil=True)
@@ -98,7 +71,7 @@ def duality_rows(w, e1, route1, p, route_p, inv_p, route_inv, out, norms, pad):
         for j in range(d):
             tmp[j] = abs(out[r, j]) / safe
         _power(tmp, p, route_p, pad)
-        norms[r] = _rowsum(tmp, d)
+        norms[r] = _SUM(tmp, 0, d)
     _power(norms, inv_p, route_inv, pad)  # s ** (1/p) over the rows (an array power, as numpy does it)
     for r in range(R):
         mu = 0.0
@@ -129,6 +102,6 @@ def norm_1d(x, p, route_p, pad, tmp):
     for j in range(d):
         tmp[j] = abs(x[j]) / safe
     _power(tmp, p, route_p, pad)
-    s = _rowsum(tmp, d)
+    s = _SUM(tmp, 0, d)
     r = np.sqrt(s) if p == 2.0 else s ** (1.0 / p)
     return r * m
