@@ -375,29 +375,6 @@ def claim_record(
     )
 
 
-def _record(
-    spec: ClaimSpec, verdict, *, params, method, empirical, bound, ci=None, data=None, extra_reason="", relation=None
-):
-    return Claim(
-        id=spec.id,
-        statement=spec.statement,
-        source=spec.source,
-        assumptions=spec.assumption_names,
-        params=params,
-        status=verdict.status,
-        method=method,
-        empirical=float(empirical),
-        bound=float(bound),
-        ci=None if ci is None else [float(ci[0]), float(ci[1])],
-        witness=verdict.witness,
-        reason=verdict.reason + extra_reason,
-        data=data,
-        relation=relation or spec.relation,
-        show=list(spec.show) or None,
-        evidence=getattr(verdict, "evidence", None),  # the verdict's own level when it sets one, else derived
-    )
-
-
 def _applicability(spec: ClaimSpec, setting: dict | None, checks=()):
     """(applicable, why): the spec's setting-form assumptions checked against ``setting`` plus the
     distribution-form ``checks`` [(name, ok)]."""
@@ -439,7 +416,7 @@ def exact_expectation(
     v = decide(
         spec.relation, float(term[0]), float(bound[0]), method="exact", witness=witness, applicable=applicable, why=why
     )
-    return _record(spec, v, params=params, method="exact", empirical=term[0], bound=bound[0], data=data)
+    return claim_record(spec, v, params=params, method="exact", empirical=term[0], bound=bound[0], data=data)
 
 
 def monte_carlo(
@@ -478,7 +455,7 @@ def monte_carlo(
     applicable, why = _applicability(spec, setting)
     w = sample_witness(spec, per, bound, tests=tests, level=level)
     v = decide(spec.relation, m, bound, method="monte-carlo", ci=ci, witness=w, applicable=applicable, why=why)
-    return _record(
+    return claim_record(
         spec, v, params={**params, "samples": N}, method="monte-carlo", empirical=m, bound=bound, ci=ci, data=data
     )
 
@@ -542,7 +519,7 @@ def interval_claim(
     verdict = decide(
         spec.relation, m, float(bound), method=method, ci=ci, witness=w, applicable=applicable, why=why, note=note
     )
-    return _record(spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data)
+    return claim_record(spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data)
 
 
 def _function_of_mean(spec, of):
@@ -632,7 +609,9 @@ def value_claim(
         witness = at.witness(spec)
     if uncertified is not None:
         v = Verdict("inconclusive", uncertified)
-        return _record(spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel)
+        return claim_record(
+            spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel
+        )
     v = decide(
         rel,
         float(empirical),
@@ -645,7 +624,9 @@ def value_claim(
         note=note,
         budget=budget,
     )
-    return _record(spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel)
+    return claim_record(
+        spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1312,7 +1293,7 @@ def adversarial_search_many(
             applicable=applicable,
             why=why,
         )
-        rec = _record(
+        rec = claim_record(
             spec,
             v,
             params=prm,
