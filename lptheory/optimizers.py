@@ -44,6 +44,8 @@ only when the old values are not needed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 from abc import ABC, abstractmethod
@@ -66,6 +68,7 @@ __all__ = [
     "nonfinite_steps",
     "note_nonfinite",
     "count_nonfinite",
+    "deferred_nonfinite",
     "Hyper",
     "Buffers",
     "Projected",
@@ -123,12 +126,38 @@ def note_nonfinite(opt, xp, grad) -> None:
     count_nonfinite(opt, 1)
 
 
+# (optimizer, [tally]) while a caller defers the non-finite count of that optimizer's steps in this context
+_DEFERRED: contextvars.ContextVar = contextvars.ContextVar("lptheory_deferred_nonfinite", default=None)
+
+
+@contextlib.contextmanager
+def deferred_nonfinite(opt):
+    """Within the block (in the current context: this thread, or the context a task runs in), the steps of
+    ``opt`` that receive a gradient with NaN or inf entries are not counted on ``opt`` nor warned about:
+    their number is added to the yielded one-element list instead. For a caller that splits one logical
+    step into several ``step`` calls on parts of the arrays (the simulator's replicate rows, each in its
+    thread): it then counts the logical step once with :func:`count_nonfinite` (``nonfinite_steps`` stays
+    one per step, as for one call on the whole array), and needs no pass of its own over the gradient:
+    the fused kernels count non-finite entries while they read it."""
+    tally = [0]
+    token = _DEFERRED.set((opt, tally))
+    try:
+        yield tally
+    finally:
+        _DEFERRED.reset(token)
+
+
 def count_nonfinite(opt, n: int) -> None:
     """Add ``n`` non-finite steps to the count of ``opt`` (read by :func:`nonfinite_steps`) and issue the
     optimizer's one :class:`NonFiniteGradientWarning` at the first; for optimizer implementations that
-    detect non-finite gradients themselves (``lptheory.torch``)."""
+    detect non-finite gradients themselves (``lptheory.torch``). Inside :func:`deferred_nonfinite` for
+    ``opt``, ``n`` goes to that block's tally instead."""
     import warnings
 
+    deferred = _DEFERRED.get()
+    if deferred is not None and deferred[0] is opt:
+        deferred[1][0] += n
+        return
     before = opt.__dict__.get("_nonfinite_steps", 0)
     object.__setattr__(opt, "_nonfinite_steps", before + n)
     if before == 0 and n > 0:

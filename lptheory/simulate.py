@@ -36,6 +36,7 @@ import numpy as np
 
 from . import _validate
 from .geometry import dual_exponent, lp_norm
+from .optimizers import count_nonfinite, deferred_nonfinite
 
 __all__ = [
     "simulate",
@@ -552,15 +553,15 @@ class _RowSplit:
     :func:`lptheory._pool.inline`). The same bits as the whole-array step: the optimizer is element-wise
     (:class:`lptheory.optimizers.ElementwiseOptimizer`, whose engines already split arrays at any
     point), and the oracle declares ``rows_independent`` (row r of its answer depends only on row r of
-    theta and on ``rngs[r]``). A part whose gradient holds a NaN or inf is not stepped there: those rows
-    take one ``step`` call together afterwards, so the optimizer counts a non-finite gradient once
-    per step (:func:`lptheory.optimizers.note_nonfinite`), as for the whole array."""
+    theta and on ``rngs[r]``). Each part's ``step`` runs inside
+    :func:`lptheory.optimizers.deferred_nonfinite`: a part whose gradient holds a NaN or inf (counted by
+    the optimizer's kernels while they read it) adds to its own tally, and the step is counted once on the
+    optimizer afterwards, as for one call on the whole array (``nonfinite_steps``, the one warning)."""
 
     MIN_SIZE = 1 << 17  # below this one thread is as fast (the engines' threshold)
 
     def __init__(self, optimizer, oracle, rngs, bounds, nthreads, shape):
         self.optimizer, self.oracle, self.rngs, self.bounds, self.nt = optimizer, oracle, rngs, bounds, nthreads
-        self.gbad = np.zeros(shape[0], dtype=bool)
         self.tbad = np.zeros(shape[0], dtype=bool)
 
     @classmethod
@@ -598,12 +599,13 @@ class _RowSplit:
             np.copyto(gb, g)
         if prev is not None:
             np.copyto(prev[r0:r1], th)
-        if _simkernels.nonfinite_rows(gb, self.gbad[r0:r1]).any():
-            return None
         given = self._rows(state, theta, slice(r0, r1))
-        new_th, new_st = self.optimizer.step(th, gb, given, donate=True)
+        # a non-finite gradient is counted by the step (its kernels, while they read it) into this part's
+        # tally, not on the optimizer: step() below counts the logical step once
+        with deferred_nonfinite(self.optimizer) as nonfinite:
+            new_th, new_st = self.optimizer.step(th, gb, given, donate=True)
         _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1])
-        return new_th, new_st, {"theta": th, **given}
+        return new_th, new_st, {"theta": th, **given}, nonfinite[0]
 
     def _run(self, fn, *args):
         """``[fn(r0, r1, *args) for each part]``: the first part on this thread, the others on the pool (one
@@ -635,19 +637,11 @@ class _RowSplit:
 
     def step(self, t, theta, state, gbuf, prev):
         """One step; returns (theta, state, rows whose new parameters are not all finite)."""
-        from . import _simkernels
 
         results = self._run(self._part, t, theta, state, gbuf, prev)
-        parts = [(slice(r0, r1), res) for (r0, r1), res in zip(self.bounds, results) if res is not None]
-        unstepped = [np.arange(r0, r1) for (r0, r1), res in zip(self.bounds, results) if res is None]
-        if unstepped:
-            # non-finite gradients: those rows in one call (the optimizer counts the step once)
-            idx = np.concatenate(unstepped)
-            new_th, new_st = self.optimizer.step(
-                np.ascontiguousarray(theta[idx]), np.ascontiguousarray(gbuf[idx]), self._rows(state, theta, idx)
-            )
-            self.tbad[idx] = _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), np.empty(idx.size, bool))
-            parts.append((idx, (new_th, new_st, {})))
+        if any(res[3] for res in results):
+            count_nonfinite(self.optimizer, 1)  # one step, whatever the number of parts that saw NaN/inf
+        parts = [(slice(r0, r1), res[:3]) for (r0, r1), res in zip(self.bounds, results)]
         return self._assemble(theta, state, parts)
 
     def metrics(self, problem, point, t, q, mbuf):

@@ -441,3 +441,33 @@ def test_one_reciprocal_for_two_quotients_only_where_safe(rng):
             ref = T.stacey(theta, g, theta, np.zeros_like(theta), p=p, eta=0.1, alpha=0.1, tau=0.5, beta1=0.9,
                            beta2=0.999, eps=eps, lam=0.0, variant="pp", mode="paper")  # fmt: skip
         np.testing.assert_allclose(th, ref[0], rtol=1e-13)
+
+
+def test_deferred_nonfinite_tallies_instead_of_counting():
+    """Inside ``deferred_nonfinite(opt)`` a step of ``opt`` with a NaN/inf gradient adds to the block's tally
+    (small and large arrays, in place or not), is neither counted on ``opt`` nor warned about, the update
+    itself unchanged; another optimizer's steps and the steps after the block are counted as usual."""
+    import warnings
+
+    for d in (7, 1 << 17):
+        opt, other = O.StaceyPP(p=3.0, lr=1e-2), O.AdamW(lr=1e-2)
+        theta = np.linspace(-1.0, 1.0, 2 * d).reshape(2, d)
+        g = np.cos(theta)
+        g[1, 3] = np.nan
+        with pytest.warns(O.NonFiniteGradientWarning):
+            ref_th, ref_st = O.StaceyPP(p=3.0, lr=1e-2).step(theta, g, opt.init(theta))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning inside the block
+            with O.deferred_nonfinite(opt) as tally:
+                th, st = opt.step(theta, g, opt.init(theta))
+                opt.step(theta.copy(), np.cos(theta), opt.init(theta), donate=True)  # finite: not tallied
+                opt.step(theta.copy(), g.copy(), opt.init(theta), donate=True)
+        assert tally == [2] and O.nonfinite_steps(opt) == 0
+        np.testing.assert_array_equal(th, ref_th)  # NaN where the reference has NaN, same bits elsewhere
+        assert all(np.array_equal(st[k], ref_st[k], equal_nan=True) for k in opt.buffers)
+        with O.deferred_nonfinite(opt), pytest.warns(O.NonFiniteGradientWarning):
+            other.step(theta, g, other.init(theta))  # not the deferred optimizer: counted and warned
+        assert O.nonfinite_steps(other) == 1
+        with pytest.warns(O.NonFiniteGradientWarning):
+            opt.step(theta, g, opt.init(theta))  # after the block: counted, warned at the first
+        assert O.nonfinite_steps(opt) == 1
