@@ -26,6 +26,8 @@ Generated kernels are written as modules to ``LPTHEORY_CACHE_DIR`` (default
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import hashlib
@@ -40,7 +42,7 @@ import numpy as np
 from . import _svml
 from ._state import Buffers, Hyper
 
-__all__ = ["available", "run", "run_direct", "TraceNS", "FusedUnsupported"]
+__all__ = ["available", "run", "run_direct", "watch_new_theta", "TraceNS", "FusedUnsupported"]
 
 _LOCK = threading.Lock()
 _KERNELS: dict = {}
@@ -275,8 +277,15 @@ def _arg(a, env, cast):
     return f"{cast}({float(a)!r})"
 
 
-def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
+WATCH_UNIT = 1 << 32  # the kernels' count of non-finite new_theta entries, in the high bits of their return
+
+
+def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
     """Python source of the kernels: fused loops (segments) separated by numpy operations.
+
+    ``watch``: the loop that stores ``new_theta`` also counts its non-finite entries (``v - v`` is not 0),
+    in units of :data:`WATCH_UNIT` added to the returned count of non-finite gradient entries (the
+    stored values are the same).
 
     Returns ``(source, plan, slots)``. ``plan`` lists ("kernel", name, input arrays read, slots read,
     slots written, outputs written) and ("numpy", op, slot in, slot out, exponent source) steps;
@@ -410,6 +419,9 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
         lines += [f"        {t} = {e}" for t, e, _ in seg]
         lines += [f"        {slot[v]}[i] = {v}" for v in stores]
         lines += [f"        {target[nm]}[i] = {v}" for nm, v in outs.items()]
+        if watch and "new_theta" in outs:
+            v = outs["new_theta"]
+            lines.append(f"        nf += 0 if ({v} - {v}) == {cast}(0.0) else {WATCH_UNIT}")
         lines.append("    return nf")
         lines.append("")
         plan.append(
@@ -432,14 +444,16 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None):
     blocked = None
     if between and all(b[0] == "power" for b in between) and _svml.available(cast):
         blocked = [b[3] for b in between]
-        lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast)
+        lines += _blocked_source(
+            segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast, watch
+        )
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked
 
 
 BLOCK = 256  # elements per block of the one-pass kernel (its scratch stays in L1)
 
 
-def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast):
+def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast, watch=False):
     """Source of ``fused``: the whole rule in one pass over memory, block by block, with each power
     computed by numpy's own SVML routine (:mod:`lptheory._svml`) on the block's values in L1, instead
     of a numpy call between loops over larger chunks. Same operations, same order, same bits."""
@@ -475,6 +489,9 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         body += [f"            {t} = {e}" for t, e, _ in seg]
         body += [f"            {slot[v]}[l] = {v}" for v in stores]
         body += [f"            b_{target[nm]}[l] = {v}" for nm, v in outs.items()]
+        if watch and "new_theta" in outs:  # as in _generate
+            v = outs["new_theta"]
+            body.append(f"            nf += 0 if ({v} - {v}) == {cast}(0.0) else {WATCH_UNIT}")
         if body:
             lines += ["        for l in range(m):", *body]
         if k < len(between):
@@ -595,11 +612,12 @@ def _aliases(arrays: dict) -> tuple:
     return tuple(out)
 
 
-def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None):
-    """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use)."""
+def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None, watch=False):
+    """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use);
+    ``watch``: the variant that also counts non-finite ``new_theta`` entries (see :func:`_generate`)."""
     if alias is None:
         alias = _aliases(arrays)
-    fast = (id(opt), np.dtype(dtype).str, tuple(arrays), tuple(h), alias)
+    fast = (id(opt), np.dtype(dtype).str, tuple(arrays), tuple(h), alias, watch)
     cache = _LAST.get(fast)  # (optimizer, kernels): the per-step lookup without re-deriving the key
     if cache is not None and cache[0] is opt:
         _, cands, dyn_names = cache
@@ -609,7 +627,7 @@ def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None):
             fields = _FIELDS[type(opt)] = frozenset(f.name for f in dataclasses.fields(opt))
         dyn = set(opt.dynamic_fields()) | (set(h) - fields)
         dyn_names = sorted(k for k in dyn if isinstance(h[k], (int, float)) and not isinstance(h[k], bool))
-        key = (opt.static(), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias)
+        key = (opt.static(), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias, watch)
         cands = _KERNELS.setdefault(key, [])
         if len(_LAST) > 256:
             _LAST.clear()
@@ -633,7 +651,7 @@ def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None):
         inputs = [n for n in names if not n.startswith("new_")]
         outputs = [n for n in names if n.startswith("new_")]
         cast = "float32" if np.dtype(dtype) == np.float32 else "float64"
-        source, plan, slots, blocked = _generate(tracer.ops, inputs, outputs, dyn_names, cast, dict(alias))
+        source, plan, slots, blocked = _generate(tracer.ops, inputs, outputs, dyn_names, cast, dict(alias), watch)
         mod = _module(source)
         fused_arrays = inputs + [nm for nm in outputs if nm not in dict(alias)]
         k = _Kernel(mod, plan, slots, dyn_names, tracer.guards, inputs, outputs, {}, blocked, fused_arrays)
@@ -719,34 +737,59 @@ def _run_range(k: _Kernel, flats: dict, scalars: list, lo: int, hi: int, chunk: 
     return nf
 
 
+# a one-element list while a caller watches the new parameters written in this context (watch_new_theta)
+_WATCH: contextvars.ContextVar = contextvars.ContextVar("lptheory_fused_watch", default=None)
+
+
+@contextlib.contextmanager
+def watch_new_theta():
+    """Within the block (the current context), :func:`run` with ``count_nonfinite`` uses the kernel variant
+    that also counts the non-finite entries of the ``new_theta`` it writes (in the loop that stores them:
+    no pass of its own) and adds them to the yielded list's one entry, which stays None when no such
+    kernel ran (the reference engine, the small-array direct path): the caller then checks the new
+    parameters itself. The simulator's row parts use it for their divergence check."""
+    box = [None]
+    token = _WATCH.set(box)
+    try:
+        yield box
+    finally:
+        _WATCH.reset(token)
+
+
 def run(opt, h: Hyper, arrays: dict, threads: int, *, count_nonfinite: bool = False, alias=None):
     """Run ``opt``'s rule fused over the numpy ``arrays``; False when the rule cannot be fused (the
     caller then runs the reference engine), else True, or with ``count_nonfinite`` the number of
     non-finite (NaN or inf) entries of ``arrays["grad"]`` (counted by the kernels while they read it: no
-    extra pass). ``alias``: the in-place pattern when the caller knows it (see :func:`_aliases`)."""
+    extra pass). ``alias``: the in-place pattern when the caller knows it (see :func:`_aliases`). Inside
+    :func:`watch_new_theta`, the non-finite entries of ``arrays["new_theta"]`` are counted too."""
     first = next(iter(arrays.values()))
     dtype = first.dtype
     if dtype not in (np.float64, np.float32):
         return False
+    n = first.size
+    box = _WATCH.get()
+    watch = box is not None and count_nonfinite and "new_theta" in arrays and 0 < n < WATCH_UNIT
     try:
-        k = _kernel(opt, h, arrays, dtype, alias)
+        k = _kernel(opt, h, arrays, dtype, alias, watch)
     except FusedUnsupported:
         return False
-    n = first.size
     flats = arrays if first.ndim == 1 else {nm: a.reshape(-1) for nm, a in arrays.items()}
     scalars = [float(h[nm]) for nm in k.dyn_names]
     if n == 0:
         return 0 if count_nonfinite else True
     if threads <= 1 or n < (1 << 17):
         nf = _run_range(k, flats, scalars, 0, n, CHUNK)
-        return nf if count_nonfinite else True
-    from ._pool import get_pool
+    else:
+        from ._pool import get_pool
 
-    per = -(-n // (threads * CHUNK)) * CHUNK
-    bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
-    pool = get_pool(threads)
-    futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
-    nf = sum(f.result() for f in futures)
+        per = -(-n // (threads * CHUNK)) * CHUNK
+        bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
+        pool = get_pool(threads)
+        futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
+        nf = sum(f.result() for f in futures)
+    if watch:
+        nf, bad = nf % WATCH_UNIT, nf // WATCH_UNIT
+        box[0] = bad + (box[0] or 0)
     return nf if count_nonfinite else True
 
 

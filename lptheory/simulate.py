@@ -591,7 +591,7 @@ class _RowSplit:
         }
 
     def _part(self, r0, r1, t, theta, state, gbuf, prev):
-        from . import _simkernels
+        from . import _fused, _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         g = self.oracle(th, t, self.rngs[r0:r1], out=gb)
@@ -601,10 +601,15 @@ class _RowSplit:
             np.copyto(prev[r0:r1], th)
         given = self._rows(state, theta, slice(r0, r1))
         # a non-finite gradient is counted by the step (its kernels, while they read it) into this part's
-        # tally, not on the optimizer: step() below counts the logical step once
-        with deferred_nonfinite(self.optimizer) as nonfinite:
+        # tally, not on the optimizer: step() below counts the logical step once; the fused kernel also
+        # counts the non-finite new parameters it stores, so the rows are checked only when there are some
+        # (or when no such kernel ran: watched[0] is None)
+        with deferred_nonfinite(self.optimizer) as nonfinite, _fused.watch_new_theta() as watched:
             new_th, new_st = self.optimizer.step(th, gb, given, donate=True)
-        _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1])
+        if watched[0] == 0 and new_th is th:
+            self.tbad[r0:r1] = False
+        else:
+            _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1])
         return new_th, new_st, {"theta": th, **given}, nonfinite[0]
 
     def _run(self, fn, *args):

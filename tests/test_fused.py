@@ -479,3 +479,62 @@ def test_scheduled_p_runs_fused_with_the_reference_bits(rng, monkeypatch):
         outs.append((th, st))
     _assert_same(outs[0][0], outs[1][0], "theta")
     _assert_same(outs[0][1]["w"], outs[1][1]["w"], "w")
+
+
+WATCHED = [
+    O.StaceyPP(p=3.0, lr=0.1, alpha=0.05, tau=0.2),
+    O.StaceyPP(p=2.7, lr=0.1, eps=0.0),
+    O.StaceyP2(p=2.5, lr=0.1, alpha=0.05, tau=0.2, eps_mode="official"),
+    O.LpDescent(p=4.0, lr=0.1),
+    O.AdamW(lr=0.1),
+    O.SGD(lr=0.1, nesterov=True, weight_decay=0.1),
+]
+
+
+def _run_counting(opt, h, theta, grad, state, threads):
+    outs = [np.empty_like(theta) for _ in range(1 + len(opt.buffers))]
+    arrays = opt.named(theta, grad, [state[k] for k in opt.buffers], outs)
+    with np.errstate(all="ignore"):
+        nf = _fused.run(opt, h, arrays, threads, count_nonfinite=True)
+    return nf, outs
+
+
+@pytest.mark.parametrize("svml", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("opt", WATCHED, ids=_ids)
+def test_watch_new_theta_counts_nonfinite_outputs_same_bits(opt, dtype, svml, rng, monkeypatch):
+    """Inside ``watch_new_theta`` the kernels count the non-finite entries of the new parameters they store
+    (one fused loop, the one-pass SVML kernel, loops between numpy powers; one thread and several): the
+    count is that of the output, the outputs and the count of non-finite gradient entries are those of the
+    plain kernels; without the block nothing is counted; a rule the fused engine does not run leaves None."""
+    monkeypatch.setattr(_fused, "USE_SVML", svml)
+    big = np.finfo(dtype).max
+    for shape, threads in (((3, 41), 1), ((2, (1 << 17) + 37), 2)):
+        theta, grad = _inputs(rng, shape, dtype)
+        ft, fg = theta.reshape(-1), grad.reshape(-1)
+        ft[-5:] = [np.inf, -np.inf, np.nan, big, -big]  # overflow next to the largest values for most rules
+        fg[-5:] = [1.0, 2.0, 3.0, -big, big]
+        fg[20] = np.nan
+        ft[shape[1] + 3] = big
+        fg[shape[1] + 3] = -big
+        state = {k: np.zeros_like(theta) for k in opt.buffers}
+        h = opt.scalars(1)
+
+        nf, outs = _run_counting(opt, h, theta, grad, state, threads)
+        with _fused.watch_new_theta() as watched:
+            nf_w, outs_w = _run_counting(opt, h, theta, grad, state, threads)
+        bad = int(np.count_nonzero(~np.isfinite(outs_w[0])))
+        assert nf_w == nf == int(np.count_nonzero(~np.isfinite(grad))) and bad >= 3
+        assert watched == [bad]
+        for a, b in zip(outs, outs_w):
+            _assert_same(b, a, "watched kernel")
+    with _fused.watch_new_theta() as watched:  # float16: not fused, the caller checks itself
+        t16 = np.ones(4, np.float16)
+        assert not _fused.run(
+            opt,
+            h,
+            opt.named(t16, t16, [t16 for _ in opt.buffers], [t16.copy()] * (1 + len(opt.buffers))),
+            1,
+            count_nonfinite=True,
+        )
+    assert watched == [None]
