@@ -119,10 +119,11 @@ def main(argv=None):
     if args.backend == "torch":
         print(f"simulate numpy: {rate:.3g} coordinate-steps/s; torch / numpy throughput = {trate / rate:.2f}x")
     # breakdown: one part of the split step (the first thread's rows) on this thread, thread CPU time per
-    # piece, for a tenth of the steps: the oracle (gradient and noise in one pass), the optimizer's step (which
-    # counts non-finite gradient entries while it reads them), the finiteness check of the new parameters, and
-    # the metrics of a recorded step (f, gradient, the two norms) divided by the record interval
-    from lptheory import _pool, _simkernels
+    # piece, for a tenth of the steps: the oracle (gradient and noise in one pass), the optimizer's step (its
+    # kernel counts the non-finite gradient and new parameter entries), the row check of the new parameters
+    # (only when the kernel counted some), and the metrics of a recorded step (f, gradient, the two norms)
+    # divided by the record interval
+    from lptheory import _fused, _pool, _simkernels
     from lptheory.optimizers import deferred_nonfinite
 
     k = max(1, T // 10)
@@ -132,7 +133,7 @@ def main(argv=None):
     gbuf, mbuf = np.empty_like(theta), np.empty_like(theta)
     rows = -(-R // threads(fused=True))
     flags = np.zeros(rows, dtype=bool)
-    names = ("oracle (gradient + noise)", "optimizer step", "theta finiteness check")
+    names = ("oracle (gradient + noise)", "optimizer step (+ checks)", "theta rows check (if needed)")
     parts = dict.fromkeys((*names, f"metrics / {args.record_every}"), 0.0)
     tt = time.thread_time
     with _pool.inline():
@@ -142,11 +143,14 @@ def main(argv=None):
             orc(th, t, rngs[:rows], out=gb)
             c = tt()
             sub = {key: (v[:rows] if isinstance(v, np.ndarray) else v) for key, v in state.items()}
-            with deferred_nonfinite(opt):  # as the split step: the kernels count non-finite gradient entries
+            # as the split step: the kernel counts the non-finite gradient and new theta entries it reads and
+            # writes; the rows are checked only when it found some
+            with deferred_nonfinite(opt), _fused.watch_new_theta() as watched:
                 _, new = opt.step(th, gb, sub, donate=True)
             state["step"] = new["step"]
             e = tt()
-            _simkernels.nonfinite_rows(th, flags)
+            if watched[0] != 0:
+                _simkernels.nonfinite_rows(th, flags)
             f0 = tt()
             pr.f(th, t)
             gm = pr.grad_into(th, t, mbuf[:rows])

@@ -68,19 +68,20 @@ def lp_norm_unchecked(x: np.ndarray, p: float, axis: int = -1):
 
 
 def _lp_norm(xp, x, p: float, axis: int):
-    ax = xp.abs(x)
-    if math.isinf(p):
-        return xp.max(ax, axis=axis) if xp is np else xp.amax(ax, dim=axis)
-    if p == 1.0:
-        return xp.sum(ax, axis=axis) if xp is np else xp.sum(ax, dim=axis)
     if xp is np and axis in (-1, x.ndim - 1) and _rownorm.available(x, p):
-        # one pass per row in a numba kernel, same bits as below (lptheory._rownorm)
+        # one pass per row in a numba kernel, same bits as below (lptheory._rownorm), without |x| as a
+        # temporary (the kernel's cases are p in {1.5, 2, 3}: never p = 1 or inf)
         from ._pool import threads
 
         s, m = _rownorm.row_sums(x, p, threads(fused=True))
         with np.errstate(invalid="ignore"):
             r = np.sqrt(s) if p == 2.0 else s ** (1.0 / p)
         return r * m
+    ax = xp.abs(x)
+    if math.isinf(p):
+        return xp.max(ax, axis=axis) if xp is np else xp.amax(ax, dim=axis)
+    if p == 1.0:
+        return xp.sum(ax, axis=axis) if xp is np else xp.sum(ax, dim=axis)
     if xp is np:
         # ufunc reductions are what np.max / np.sum call (same bits), without their wrappers' overhead
         m = np.maximum.reduce(ax, axis=axis, keepdims=True)

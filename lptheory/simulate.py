@@ -473,7 +473,8 @@ def simulate(
         if split is not None:
             # one pool submission per thread: oracle, update and finiteness check of its rows (same bits)
             theta, state, bad_rows = split.step(t, theta, state, gbuf, prev)
-            mark(bad_rows & ~diverged, t + 1)
+            if bad_rows is not None:
+                mark(bad_rows & ~diverged, t + 1)
             if observers:
                 v = view(t, prev, gbuf)
                 for ob in observers:
@@ -608,9 +609,10 @@ class _RowSplit:
             new_th, new_st = self.optimizer.step(th, gb, given, donate=True)
         if watched[0] == 0 and new_th is th:
             self.tbad[r0:r1] = False
+            bad = False
         else:
-            _simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1])
-        return new_th, new_st, {"theta": th, **given}, nonfinite[0]
+            bad = bool(_simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1]).any())
+        return new_th, new_st, {"theta": th, **given}, nonfinite[0], bad
 
     def _run(self, fn, *args):
         """``[fn(r0, r1, *args) for each part]``: the first part on this thread, the others on the pool (one
@@ -641,13 +643,14 @@ class _RowSplit:
         return results
 
     def step(self, t, theta, state, gbuf, prev):
-        """One step; returns (theta, state, rows whose new parameters are not all finite)."""
-
+        """One step; returns (theta, state, rows whose new parameters are not all finite, or None when
+        every row is finite)."""
         results = self._run(self._part, t, theta, state, gbuf, prev)
         if any(res[3] for res in results):
             count_nonfinite(self.optimizer, 1)  # one step, whatever the number of parts that saw NaN/inf
         parts = [(slice(r0, r1), res[:3]) for (r0, r1), res in zip(self.bounds, results)]
-        return self._assemble(theta, state, parts)
+        theta, state = self._assemble(theta, state, parts)
+        return theta, state, (self.tbad if any(res[4] for res in results) else None)
 
     def metrics(self, problem, point, t, q, mbuf):
         """The default metrics of a recorded step (f, ||grad f||_q^q, ||grad f||_2 at ``point``), each part
@@ -689,7 +692,7 @@ class _RowSplit:
                 new_state[key] = full
             else:
                 new_state[key] = v
-        return theta, new_state, self.tbad
+        return theta, new_state
 
 
 def _f_star(problem) -> float:
