@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _validate
 from .geometry import dual_exponent, lp_norm
-from .optimizers import count_nonfinite, deferred_nonfinite
+from .optimizers import Optimizer, count_nonfinite, deferred_nonfinite
 
 __all__ = [
     "simulate",
@@ -428,13 +428,16 @@ def simulate(
 
     mbuf = np.empty_like(theta) if (xp is np and default_metrics) else None
 
-    def record(t):
+    def record(t, pre=None):
         nonlocal k
         if xp is not np:
             sync_divergence()
         v = view(t)
-        if default_metrics and split_metrics and isinstance(v.point, np.ndarray) and v.point.shape == theta.shape:
-            fv, gp, g2 = split.metrics(problem, v.point, t, q, mbuf)  # by rows over the threads, same bits
+        if pre is not None or (
+            default_metrics and split_metrics and isinstance(v.point, np.ndarray) and v.point.shape == theta.shape
+        ):
+            # by rows over the threads, same bits; ``pre``: computed by the parts of step t (at theta_t)
+            fv, gp, g2 = split.metrics(problem, v.point, t, q, mbuf) if pre is None else pre
             out["f"][k] = fv
             mark(~np.isfinite(fv), t, "objective value")
             out["grad_pstar"][k] = gp
@@ -467,12 +470,26 @@ def simulate(
     prev = (np.empty_like(theta) if xp is np else xp.empty_like(theta)) if keep_prev else None
     split = _RowSplit.plan(optimizer, oracle, theta, state, rngs) if use_out and not stateful else None
     split_metrics = split is not None and mbuf is not None and bool(getattr(problem, "rows_independent", False))
+    # the metrics of a recorded step computed by the parts of that step, before their oracle (no pool round
+    # trip of their own), where nothing else reads theta_t at the record: no observers, no snapshots, and
+    # the optimizer's reported point is theta
+    merged = split_metrics and not observers and snaps is None and type(optimizer).output is Optimizer.output
     for t in range(steps):
+        if merged and rec[k] == t:
+            theta, state, bad_rows, nonfinite, pre = split.step(t, theta, state, gbuf, prev, (problem, q, mbuf))
+            record(t, pre)  # its checks and errors come first, as when it runs before the step
+            split.count(nonfinite)
+            if bad_rows is not None:
+                mark(bad_rows & ~diverged, t + 1)
+            if tick is not None:
+                tick(t + 1, steps)
+            continue
         if rec[k] == t:
             record(t)
         if split is not None:
             # one pool submission per thread: oracle, update and finiteness check of its rows (same bits)
-            theta, state, bad_rows = split.step(t, theta, state, gbuf, prev)
+            theta, state, bad_rows, nonfinite, _ = split.step(t, theta, state, gbuf, prev)
+            split.count(nonfinite)
             if bad_rows is not None:
                 mark(bad_rows & ~diverged, t + 1)
             if observers:
@@ -591,10 +608,12 @@ class _RowSplit:
             key: (v[index] if isinstance(v, np.ndarray) and v.shape == theta.shape else v) for key, v in state.items()
         }
 
-    def _part(self, r0, r1, t, theta, state, gbuf, prev):
+    def _part(self, r0, r1, t, theta, state, gbuf, prev, metrics):
         from . import _fused, _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
+        if metrics is not None:
+            self._metrics_rows(r0, r1, theta, t, *metrics)
         g = self.oracle(th, t, self.rngs[r0:r1], out=gb)
         if g is not gb:
             np.copyto(gb, g)
@@ -642,36 +661,48 @@ class _RowSplit:
             raise err
         return results
 
-    def step(self, t, theta, state, gbuf, prev):
-        """One step; returns (theta, state, rows whose new parameters are not all finite, or None when
-        every row is finite)."""
-        results = self._run(self._part, t, theta, state, gbuf, prev)
-        if any(res[3] for res in results):
-            count_nonfinite(self.optimizer, 1)  # one step, whatever the number of parts that saw NaN/inf
+    def step(self, t, theta, state, gbuf, prev, metrics=None):
+        """One step; returns (theta, state, rows whose new parameters are not all finite or None when every
+        row is finite, whether a part's gradient had a NaN/inf: pass it to :meth:`count`, the default
+        metrics at theta_t when ``metrics`` = (problem, q, mbuf) asks for them, else None)."""
+        pre = None
+        if metrics is not None:
+            R = theta.shape[0]
+            pre = (np.empty(R), np.empty(R), np.empty(R))
+            metrics = (*metrics, pre)
+        results = self._run(self._part, t, theta, state, gbuf, prev, metrics)
         parts = [(slice(r0, r1), res[:3]) for (r0, r1), res in zip(self.bounds, results)]
         theta, state = self._assemble(theta, state, parts)
-        return theta, state, (self.tbad if any(res[4] for res in results) else None)
+        bad = self.tbad if any(res[4] for res in results) else None
+        return theta, state, bad, any(res[3] for res in results), pre
+
+    def count(self, nonfinite: bool) -> None:
+        """Count the step once on the optimizer when a part's gradient had a NaN or inf (the one warning)."""
+        if nonfinite:
+            count_nonfinite(self.optimizer, 1)
+
+    @staticmethod
+    def _metrics_rows(r0, r1, point, t, problem, q, mbuf, out):
+        """The default metrics of rows r0:r1 of ``point`` into ``out`` = (f, ||grad f||_q^q, ||grad f||_2)."""
+        from . import _simkernels
+
+        fv, gp, g2 = out
+        with np.errstate(all="ignore"):
+            x = point[r0:r1]
+            fv[r0:r1] = _host(problem.f(x, t))
+            g = problem.grad_into(x, t, mbuf[r0:r1]) if hasattr(problem, "grad_into") else problem.grad(x, t)
+            both = _simkernels.dual_and_l2(g, q) if isinstance(g, np.ndarray) else None  # one kernel
+            if both is None:
+                both = (lp_norm(g, q) ** q, lp_norm(g, 2.0))
+            gp[r0:r1], g2[r0:r1] = _host(both[0]), _host(both[1])
 
     def metrics(self, problem, point, t, q, mbuf):
         """The default metrics of a recorded step (f, ||grad f||_q^q, ||grad f||_2 at ``point``), each part
         on its rows (problems with ``rows_independent``: the same bits as on all rows)."""
-        from . import _simkernels
-
         R = point.shape[0]
-        fv, gp, g2 = np.empty(R), np.empty(R), np.empty(R)
-
-        def part(r0, r1):
-            with np.errstate(all="ignore"):
-                x = point[r0:r1]
-                fv[r0:r1] = _host(problem.f(x, t))
-                g = problem.grad_into(x, t, mbuf[r0:r1]) if hasattr(problem, "grad_into") else problem.grad(x, t)
-                both = _simkernels.dual_and_l2(g, q) if isinstance(g, np.ndarray) else None  # one kernel
-                if both is None:
-                    both = (lp_norm(g, q) ** q, lp_norm(g, 2.0))
-                gp[r0:r1], g2[r0:r1] = _host(both[0]), _host(both[1])
-
-        self._run(part)
-        return fv, gp, g2
+        out = (np.empty(R), np.empty(R), np.empty(R))
+        self._run(self._metrics_rows, point, t, problem, q, mbuf, out)
+        return out
 
     def _assemble(self, theta, state, parts):
         """The whole-array (theta, state) from the parts' results: in place already where the optimizer

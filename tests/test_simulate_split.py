@@ -39,7 +39,7 @@ def _both(monkeypatch, used, make_opt, problem, oracle, *args, **kw):
         used.clear()
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            tr = simulate(opt, problem, oracle, *args, snapshots=True, **kw)
+            tr = simulate(opt, problem, oracle, *args, **{"snapshots": True, **kw})
         out.append((tr, nonfinite_steps(opt), sorted({type(x.message).__name__ for x in w})))
         assert bool(used) == split, "the split path must run (and only) where it is meant to"
     monkeypatch.undo()
@@ -49,6 +49,8 @@ def _both(monkeypatch, used, make_opt, problem, oracle, *args, **kw):
 def _same(a, b):
     for name in ("f", "gap", "grad_pstar", "grad_2", "snapshots", "diverged", "diverged_at", "steps"):
         x, y = getattr(a, name), getattr(b, name)
+        if x is None and y is None:  # no snapshots
+            continue
         assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes(), name
     assert a.metrics.keys() == b.metrics.keys()
     for name in a.metrics:
@@ -68,14 +70,23 @@ def _same(a, b):
     ],
     ids=lambda c: c[0],
 )
-def test_split_step_has_the_reference_bits(monkeypatch, two_threads, case):
+@pytest.mark.parametrize("snapshots", [True, False])
+def test_split_step_has_the_reference_bits(monkeypatch, two_threads, case, snapshots):
+    """Without snapshots (nor observers) the recorded steps' metrics are computed by the parts of the step
+    (no round trip of their own: one metrics call, for the last record); with them, before the step."""
     _, make_opt, kind, noise, batch, R = case
     pr = SeparableNonconvex(d=D) if kind == "separable" else QuadraticDiagonal(d=D)
     orc = GradientOracle(pr, noise(np.full(D, 0.2)), batch=batch)
     assert orc.rows_independent
-    (a, na, wa), (b, nb, wb) = _both(monkeypatch, two_threads, make_opt, pr, orc, 9, R, seed=4, record_every=4)
+    calls = []
+    real = S._RowSplit.metrics
+    monkeypatch.setattr(S._RowSplit, "metrics", lambda self, *a: calls.append(1) or real(self, *a))
+    (a, na, wa), (b, nb, wb) = _both(
+        monkeypatch, two_threads, make_opt, pr, orc, 9, R, seed=4, record_every=4, snapshots=snapshots
+    )
     _same(a, b)
     assert na == nb == 0
+    assert len(calls) == (4 if snapshots else 1)  # records at t = 0, 4, 8 and T = 9
 
 
 def test_split_step_with_observers_offset_and_start(monkeypatch, two_threads):
@@ -104,7 +115,8 @@ def test_split_step_with_observers_offset_and_start(monkeypatch, two_threads):
     _same(*res)
 
 
-def test_split_step_divergence_and_nonfinite_gradients(monkeypatch, two_threads):
+@pytest.mark.parametrize("snapshots", [True, False])  # metrics before the step, or computed by its parts
+def test_split_step_divergence_and_nonfinite_gradients(monkeypatch, two_threads, snapshots):
     """Replicates that blow up (inf parameters, then NaN gradients in some rows, then all): the same
     diverged_at, metrics, parameters and count of non-finite gradient steps (one per step, whichever
     threads saw the NaN), and the same error in "raise" mode."""
@@ -116,7 +128,17 @@ def test_split_step_divergence_and_nonfinite_gradients(monkeypatch, two_threads)
 
     theta0 = pr.x0(16) * np.logspace(0, 240, 16)[:, None]  # larger starts overflow first
     (a, na, wa), (b, nb, wb) = _both(
-        monkeypatch, two_threads, make, pr, orc, 60, 16, seed=1, on_nonfinite="record", theta0=theta0
+        monkeypatch,
+        two_threads,
+        make,
+        pr,
+        orc,
+        60,
+        16,
+        seed=1,
+        on_nonfinite="record",
+        theta0=theta0,
+        snapshots=snapshots,
     )
     _same(a, b)
     assert len(set(a.diverged_at.tolist())) > 3 and na == nb > 0 and wa == wb
