@@ -22,7 +22,8 @@ import numpy as np
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration", "small_lp_norm"]
+__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration", "small_lp_norm",
+           "two_sided_nelder_mead"]
 
 
 def _route(y: float, norm: bool = False):
@@ -81,6 +82,56 @@ def small_lp_norm(x: np.ndarray, p: float):
         if v == v:
             return np.float64(v)
     return lp_norm(x, p)
+
+
+_NM = None
+
+
+def _nm_kernel():
+    """:mod:`synthetic._nm_kernel`, or False where it cannot be imported (no numba, SVML or numpy's OpenBLAS)."""
+    global _NM
+    if _NM is None:
+        try:
+            from . import _nm_kernel as NM
+        except ImportError:
+            NM = False
+        _NM = NM
+    return _NM
+
+
+def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int):
+    """``scipy.optimize.minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, p) ** 2), x0, method="Nelder-Mead",
+    options={"xatol": xatol, "fatol": fatol, "maxfev": maxfev}).fun`` bit for bit (scipy 1.17's algorithm, numpy's
+    BLAS for the quadratic form, lp_norm's bits for the norm), from one compiled call (:mod:`synthetic._nm_kernel`);
+    None where the compiled route does not apply (no kernel, no route at p, a non-finite value on the way):
+    the caller runs scipy then. Search of :func:`proofs_checks.stacey.smoothness.two_sided_lower` for the
+    two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition"."""
+    K = _nm_kernel()
+    k = _duality_kernel(p)
+    if K is False or k is None or _KERNEL_OFF:
+        return None
+    if not (isinstance(H, np.ndarray) and H.dtype == np.float64 and H.ndim == 2 and isinstance(x0, np.ndarray)):
+        return None
+    d = x0.size
+    if x0.dtype != np.float64 or x0.ndim != 1 or not 0 < d <= 128 or H.shape != (d, d):
+        return None
+    if not (math.isfinite(xatol) and math.isfinite(fatol)) or int(maxfev) < d + 1:  # (scipy stops in the start)
+        return None
+    H = np.ascontiguousarray(H)
+    sim = np.empty((d + 1, d))
+    sim[0] = x0
+    fsim = np.full(d + 1, np.inf)
+    st = np.zeros(2, dtype=np.int64)
+    rp = k[3]
+    while True:
+        code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0)
+        if code == K.DONE:
+            return np.min(fsim)
+        if code != K.NEED_SORT:
+            return None
+        ind = np.argsort(fsim)  # a tie: numpy's order (its quicksort is not stable)
+        sim[:] = np.take(sim, ind, 0)
+        fsim[:] = np.take(fsim, ind, 0)
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:

@@ -74,7 +74,7 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     the best few refined by Nelder-Mead; every value is evaluated at an explicit u."""
     from scipy.optimize import minimize
 
-    from synthetic.smoothness import small_lp_norm
+    from synthetic.smoothness import small_lp_norm, two_sided_nelder_mead
 
     d = H.shape[0]
     U = rng.standard_normal((n_dirs, d))
@@ -83,11 +83,12 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     f = lambda u: abs(u @ H @ u) / small_lp_norm(u, p) ** 2  # noqa: E731  (lp_norm's bits, compiled)
     vals = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
     best = float(vals.max())
+    opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": 2000}
     for i in np.argsort(vals)[-5:]:
-        r = minimize(
-            lambda u: -f(u), U[i], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxfev": 2000}
-        )
-        best = max(best, -float(r.fun))
+        fun = two_sided_nelder_mead(H, p, U[i], **opts)  # scipy's run below, bit for bit, compiled
+        if fun is None:
+            fun = minimize(lambda u: -f(u), U[i], method="Nelder-Mead", options=opts).fun
+        best = max(best, -float(fun))
     return best
 
 
