@@ -28,27 +28,27 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._smooth_kernel import norm_1d
+from ._smooth_kernel import duality_rows, norm_1d
 
 DONE, NEED_SORT, FALLBACK = 0, 1, 2
 _DDOT, _DGEMV = "lptheory_numpy_cblas_ddot", "lptheory_numpy_cblas_dgemv"
-_NAMES = (("scipy_cblas_ddot64_", "scipy_cblas_dgemv64_"), ("cblas_ddot64_", "cblas_dgemv64_"))
+_NAMES = (
+    ("scipy_cblas_ddot64_", "scipy_cblas_dgemv64_", "scipy_cblas_dgemm64_"),
+    ("cblas_ddot64_", "cblas_dgemv64_", "cblas_dgemm64_"),
+)
 
 
 def _blas_addresses():
-    """(ddot, dgemv) addresses in numpy's bundled ILP64 OpenBLAS (the library its matmul calls), or None."""
+    """(ddot, dgemv, dgemm) addresses in numpy's bundled ILP64 OpenBLAS (the library its matmul calls), or None."""
     libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for so in sorted(glob.glob(os.path.join(libs, "*openblas*"))):
         try:
             lib = ctypes.CDLL(so)
         except OSError:
             continue
-        for dot, gemv in _NAMES:
+        for names in _NAMES:
             try:
-                return (
-                    ctypes.cast(getattr(lib, dot), ctypes.c_void_p).value,
-                    ctypes.cast(getattr(lib, gemv), ctypes.c_void_p).value,
-                )
+                return tuple(ctypes.cast(getattr(lib, nm), ctypes.c_void_p).value for nm in names)
             except AttributeError:
                 continue
     return None
@@ -59,6 +59,7 @@ if _ADDR is None:
     raise ImportError("numpy's ILP64 OpenBLAS symbols not found")
 llvm.add_symbol(_DDOT, _ADDR[0])
 llvm.add_symbol(_DGEMV, _ADDR[1])
+llvm.add_symbol("lptheory_numpy_cblas_dgemm", _ADDR[2])
 _I64, _I32, _F64 = ir.IntType(64), ir.IntType(32), ir.DoubleType()
 _PF64 = _F64.as_pointer()
 
@@ -115,6 +116,74 @@ def _dgemv(typingctx, order, trans, m, n, a, lda, x, y):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+_DGEMM = "lptheory_numpy_cblas_dgemm"
+
+
+@intrinsic
+def _dgemm(typingctx, m, n, k, a, b, c):
+    """cblas_dgemm(RowMajor, NoTrans, NoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, n) of numpy's OpenBLAS: what
+    numpy's matmul calls for C-contiguous (m, k) @ (k, n) (c = a @ b)."""
+    sig = types.void(types.intp, types.intp, types.intp, a, b, c)
+
+    def codegen(context, builder, signature, args):
+        m_, n_, k_, a_, b_, c_ = args
+        aa = context.make_array(signature.args[3])(context, builder, a_)
+        ba = context.make_array(signature.args[4])(context, builder, b_)
+        ca = context.make_array(signature.args[5])(context, builder, c_)
+        fnty = ir.FunctionType(
+            ir.VoidType(), [_I32, _I32, _I32, _I64, _I64, _I64, _F64, _PF64, _I64, _PF64, _I64, _F64, _PF64, _I64]
+        )
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _DGEMM)
+        i32 = lambda v: ir.Constant(_I32, v)  # noqa: E731
+        builder.call(
+            fn,
+            [
+                i32(101),
+                i32(111),
+                i32(111),
+                m_,
+                n_,
+                k_,
+                ir.Constant(_F64, 1.0),
+                aa.data,
+                k_,
+                ba.data,
+                n_,
+                ir.Constant(_F64, 0.0),
+                ca.data,
+                n_,
+            ],
+        )
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True)
+def matmul(a, b, c):
+    """c = a @ b with numpy's bits (C-contiguous float64 2-D arrays, a: (m, k), b: (k, n), m, k, n > 1)."""
+    _dgemm(a.shape[0], b.shape[1], a.shape[1], a, b, c)
+
+
+@numba.njit(cache=True, nogil=True)
+def power_iteration(H, v, iters, e1, r1, p, rp, inv_p, ri, u_out):
+    """:func:`synthetic.smoothness.bilinear_power_iteration` for a C-contiguous square H: ``iters`` sweeps
+    u <- J(v @ H), v <- J(u @ H) with numpy's matmul (its BLAS call) and the compiled duality map; ``v``
+    is updated in place, u written to ``u_out``. False on a non-finite value (numpy then, from the start)."""
+    R, d = v.shape
+    w = np.empty((R, d))
+    norms = np.empty(R)
+    pad = np.empty(16)
+    for _ in range(iters):
+        _dgemm(R, d, d, v, H, w)
+        if not duality_rows(w, e1, r1, p, rp, inv_p, ri, u_out, norms, pad):
+            return False
+        _dgemm(R, d, d, u_out, H, w)
+        if not duality_rows(w, e1, r1, p, rp, inv_p, ri, v, norms, pad):
+            return False
+    return True
 
 
 # numpy's matmul for (d,) @ (d, d) C-contiguous: vector @ matrix -> gemv(RowMajor, Trans, n = d, m = d, lda = d)

@@ -22,8 +22,15 @@ import numpy as np
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration", "small_lp_norm",
-           "two_sided_nelder_mead"]
+__all__ = [
+    "estimate_smoothness",
+    "constant_hessian_pair",
+    "duality_map",
+    "bilinear_power_iteration",
+    "small_lp_norm",
+    "two_sided_nelder_mead",
+    "circle_argmax",
+]
 
 
 def _route(y: float, norm: bool = False):
@@ -84,6 +91,23 @@ def small_lp_norm(x: np.ndarray, p: float):
     return lp_norm(x, p)
 
 
+def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
+    """``(i, val[i])`` with ``val = abs(einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2`` and ``i = argmax(val)``
+    for points U (n, 2) and a 2x2 H (the dense grid of the two-sided constant of Assumption 1,
+    :func:`proofs_checks.stacey.smoothness.two_sided_constant`), bit for bit from one compiled call; None where
+    that route does not apply (the caller computes it with numpy)."""
+    k = _duality_kernel(p)
+    if k is None or not (isinstance(U, np.ndarray) and isinstance(H, np.ndarray)):
+        return None
+    if U.dtype != np.float64 or H.dtype != np.float64 or U.ndim != 2 or U.shape[1] != 2 or H.shape != (2, 2):
+        return None
+    if U.shape[0] == 0:
+        return None
+    K, _, _, rp, ri = k
+    i, v = K.circle_argmax(np.ascontiguousarray(U), H, float(p), rp, 1.0 / p, ri, np.empty(16))
+    return None if i < 0 else (int(i), float(v))
+
+
 _NM = None
 
 
@@ -95,8 +119,24 @@ def _nm_kernel():
             from . import _nm_kernel as NM
         except ImportError:
             NM = False
-        _NM = NM
+        _NM = NM  # (set before the probe: the probe calls two_sided_nelder_mead)
+        if NM is not False and not _nm_probe():
+            _NM = False
     return _NM
+
+
+def _nm_probe() -> bool:
+    """The compiled run equals this scipy's Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
+    from scipy.optimize import minimize
+
+    H = np.array([[0.9, -0.4, 0.3], [-0.4, -1.1, 0.2], [0.3, 0.2, 0.5]])
+    for x0, fev in ((np.array([0.2, 1.0, -0.7]), 400), (np.array([1.0, 0.0, 0.1]), 57)):
+        opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": fev}
+        ref = minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, 3.0) ** 2), x0, method="Nelder-Mead", options=opts)
+        got = two_sided_nelder_mead(H, 3.0, x0, **opts)
+        if got is None or np.float64(got).tobytes() != np.float64(ref.fun).tobytes():
+            return False
+    return True
 
 
 def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int):
@@ -170,11 +210,38 @@ def _apply_H(H, v):
 def bilinear_power_iteration(H, p: float, v, iters: int):
     """Alternate u <- J(H v), v <- J(H u) (J the l_p duality map) from the rows of ``v``: each sweep
     does not decrease u^T H v over ||u||_p, ||v||_p <= 1. ``H`` is a matrix or a diagonal (1-D).
-    Returns the final (u, v), rows of unit l_p norm."""
+    Returns the final (u, v), rows of unit l_p norm. A small square H and small float64 rows run as one
+    compiled call with the same bits (numpy's BLAS product and the compiled duality map)."""
+    got = _power_iteration_compiled(H, p, v, iters)
+    if got is not None:
+        return got
     for _ in range(iters):
         u = duality_map(_apply_H(H, v), p)
         v = duality_map(_apply_H(H, u), p)
     return u, v
+
+
+def _power_iteration_compiled(H, p, v, iters):
+    """(u, v) of :func:`bilinear_power_iteration` from :func:`synthetic._nm_kernel.power_iteration`, or None."""
+    if not (isinstance(H, np.ndarray) and isinstance(v, np.ndarray)):
+        return None
+    if H.dtype != np.float64 or v.dtype != np.float64:
+        return None
+    if H.ndim != 2 or v.ndim != 2 or iters < 1:
+        return None
+    R, d = v.shape
+    if H.shape != (d, d) or not (2 <= d <= 128 and 2 <= R and v.size < 32768):  # (duality_map's compiled range)
+        return None
+    k = _duality_kernel(p)
+    NM = _nm_kernel()
+    if k is None or NM is False:
+        return None
+    _, e1, r1, rp, ri = k
+    vv = np.array(v, order="C")
+    u = np.empty((R, d))
+    if NM.power_iteration(np.ascontiguousarray(H), vv, int(iters), e1, r1, float(p), rp, 1.0 / p, ri, u):
+        return u, vv
+    return None
 
 
 def constant_hessian_pair(H, p: float, *, rng, starts: int = 16, iters: int = 60):

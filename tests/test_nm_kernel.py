@@ -83,3 +83,67 @@ def test_non_finite_values_go_back_to_scipy():
     with np.errstate(all="ignore"):
         assert S.two_sided_nelder_mead(np.eye(3), 3.0, np.zeros(3), **OPTS) is None  # 0 / 0 at the start
     assert S.two_sided_nelder_mead(np.eye(3), 3.0, np.array([1.0, np.inf, 0.0]), **OPTS) is None
+
+
+def test_probe_switches_the_route_off_on_disagreement(monkeypatch):
+    _skip_without_kernel(3.0)
+    assert S._nm_probe()
+    K = S._nm_kernel()
+
+    class Off:  # a kernel whose runs stop at half their budget: the probe must refuse it
+        DONE, NEED_SORT = K.DONE, K.NEED_SORT
+
+        @staticmethod
+        def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two):
+            return K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two)
+
+    monkeypatch.setattr(S, "_NM", Off)
+    assert not S._nm_probe()
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 2.5])
+def test_circle_argmax_equals_numpy(p):
+    _skip_without_kernel(p)
+    from lptheory.geometry import lp_norm
+
+    rng = np.random.default_rng(int(p * 7))
+    for _ in range(60):
+        x = rng.uniform(-1, 1, 3)
+        H = np.array([[x[0], x[1]], [x[1], x[2]]]) if rng.random() < 0.7 else rng.standard_normal((2, 2))
+        c = rng.uniform(0, 3)
+        th = np.linspace(c - 0.01, c + 0.01, int(rng.integers(1, 2500)))
+        U = np.stack([np.cos(th), np.sin(th)], axis=1) * rng.choice([1.0, 1e-5, 3e4])
+        val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+        i = int(np.argmax(val))
+        got = S.circle_argmax(U, H, p)
+        assert got is not None and got[0] == i and _bits(got[1]) == _bits(val[i])
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 2.5])
+def test_compiled_power_iteration_equals_numpy(p, monkeypatch):
+    _skip_without_kernel(p)
+    rng = np.random.default_rng(int(p * 11))
+    cases = []
+    for _ in range(40):
+        d, R, it = int(rng.integers(2, 6)), int(rng.integers(2, 40)), int(rng.integers(1, 50))
+        M = rng.standard_normal((d, d))
+        cases.append(((M + M.T) / 2 if rng.random() < 0.7 else M, S.duality_map(rng.standard_normal((R, d)), p), it))
+    got = [S.bilinear_power_iteration(H, p, v, it) for H, v, it in cases]
+    assert all(S._power_iteration_compiled(H, p, v, it) is not None for H, v, it in cases)
+    monkeypatch.setattr(S, "_NM", False)  # the numpy loop
+    for (H, v, it), (u1, v1) in zip(cases, got):
+        u0, v0 = S.bilinear_power_iteration(H, p, v, it)
+        assert np.array_equal(u0.view(np.int64), u1.view(np.int64))
+        assert np.array_equal(v0.view(np.int64), v1.view(np.int64))
+
+
+def test_matmul_has_numpys_bits():
+    _skip_without_kernel(3.0)
+    K = S._nm_kernel()
+    rng = np.random.default_rng(9)
+    for m in (2, 3, 6, 33):
+        for d in (2, 3, 4, 7):
+            a, b = rng.standard_normal((m, d)) * 10.0 ** rng.uniform(-3, 3), rng.standard_normal((d, d))
+            c = np.empty((m, d))
+            K.matmul(a, b, c)
+            assert np.array_equal(c.view(np.int64), (a @ b).view(np.int64))
