@@ -35,8 +35,8 @@ def d(r):
 
 def save(fig, stem, dpi: int = 130) -> list[str]:
     """Write ``fig`` as ``stem.png`` and ``stem.svg`` (``dpi`` for the PNG), cropped to the tight bounding box
-    of its artists, and close it. The layout (constrained) and the tight box are computed once, in one draw
-    at the PNG's dpi, and both files are drawn from them (``savefig(bbox_inches="tight")`` per file would
+    of its artists, and close it. The layout (constrained) and the tight box are computed once, at the PNG's
+    dpi, without a dry draw, and both files are drawn from them (``savefig(bbox_inches="tight")`` per file would
     compute both again: a dry draw with the layout, then the drawing, for each format)."""
     import matplotlib as mpl
 
@@ -48,7 +48,11 @@ def _save(fig, stem, dpi, mpl) -> list[str]:
     orig_dpi = fig.dpi
     try:
         fig.set_dpi(dpi)
-        fig.draw_without_rendering()  # the layout, once (and the text extents the box needs)
+        engine = fig.get_layout_engine()
+        if engine is not None:  # the layout, once (it computes the text extents the box needs) ...
+            engine.execute(fig)
+        else:  # ... or a dry draw where there is none (what savefig's tight box does)
+            fig.draw_without_rendering()
         bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
     finally:
         fig.set_dpi(orig_dpi)
