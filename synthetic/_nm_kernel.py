@@ -210,16 +210,48 @@ def objective(u, H, p, rp, pad, tmp, t, two):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sort(sim, fsim):
-    """Sort the simplex by value when the order is unique (returns 1), 0 on a tie (numpy sorts), -1 on a
-    non-finite value."""
+def _sort(sim, fsim, table):
+    """Sort the simplex by value as ``numpy.argsort`` + ``take`` does (returns 1): directly when the values are
+    distinct (one sorted order), through ``table`` on a tie (numpy's permutation for each pattern of ties,
+    see :func:`argsort_table`; an empty table: 0, Python sorts with numpy); -1 on a non-finite value."""
     n = fsim.size
+    ties = False
     for i in range(n):
         if not np.isfinite(fsim[i]):
             return -1
         for j in range(i):
             if fsim[i] == fsim[j]:
+                ties = True
+    if ties:
+        if table.shape[0] != n**n or table.shape[1] != n:
+            return 0
+        code = 0
+        mul = 1
+        for i in range(n):
+            if fsim[i] == 0.0:  # (-0.0 and 0.0: left to numpy)
                 return 0
+            r = 0  # dense rank: how many distinct values lie below fsim[i]
+            for j in range(n):
+                if fsim[j] < fsim[i]:
+                    first = True
+                    for k in range(j):
+                        if fsim[k] == fsim[j]:
+                            first = False
+                            break
+                    if first:
+                        r += 1
+            code += r * mul
+            mul *= n
+        if table[code, 0] < 0:
+            return 0
+        f2 = fsim.copy()
+        s2 = sim.copy()
+        for k in range(n):
+            q = table[code, k]
+            fsim[k] = f2[q]
+            for c in range(sim.shape[1]):
+                sim[k, c] = s2[q, c]
+        return 1
     for i in range(1, n):  # insertion sort (values distinct: the one sorted order)
         j = i
         while j > 0 and fsim[j - 1] > fsim[j]:
@@ -230,11 +262,31 @@ def _sort(sim, fsim):
     return 1
 
 
+def argsort_table(n: int):
+    """numpy.argsort's permutation of n values for every pattern of ties (dense ranks r_i, code sum r_i n^i),
+    rows of -1 for codes that are not such a pattern; None when numpy's permutation is not a function of the
+    pattern alone here (three representatives of each pattern, positive and negative, disagree). A
+    comparison sort's output depends on the comparisons' outcomes only, i.e. on the pattern."""
+    import itertools
+
+    table = np.full((n**n, n), -1, dtype=np.int64)
+    for ranks in itertools.product(range(n), repeat=n):
+        if set(ranks) != set(range(max(ranks) + 1)):
+            continue
+        a = np.array(ranks, dtype=np.float64)
+        perms = [np.argsort(v) for v in (a + 1.0, a * 3.7 - 50.0, -(1e-3 + (max(ranks) - a) * 0.25))]
+        if any(not np.array_equal(perms[0], q) for q in perms[1:]):
+            return None
+        table[sum(r * n**i for i, r in enumerate(ranks))] = perms[0]
+    return table
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")  # x / 0: inf or NaN, as numpy
-def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two):
+def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
     """scipy 1.17's ``_minimize_neldermead`` (adaptive=False, no bounds, maxiter unset: maxfev bounds the run)
     minimizing :func:`objective` from ``sim[0]`` (x0). ``st`` = [stage, function calls]: stage 0 = start,
-    1 = after the first sort, 2 = in the loop. Returns DONE, NEED_SORT (Python sorts ``sim``/``fsim`` with
+    1 = after the first sort, 2 = in the loop; ``table``: :func:`argsort_table` of N + 1 (or empty). Returns
+    DONE, NEED_SORT (Python sorts ``sim``/``fsim`` with
     numpy.argsort and calls again) or FALLBACK (a non-finite value: run scipy instead)."""
     N = sim.shape[1]
     pad = np.empty(16)
@@ -260,7 +312,7 @@ def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two):
             fcalls += 1
         st[1] = fcalls
         st[0] = 1
-        r = _sort(sim, fsim)
+        r = _sort(sim, fsim, table)
         if r < 0:
             return FALLBACK
         if r == 0:
@@ -268,7 +320,7 @@ def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two):
         stage = 1
     if stage == 1:
         st[0] = 2
-        r = _sort(sim, fsim)
+        r = _sort(sim, fsim, table)
         if r < 0:
             return FALLBACK
         if r == 0:
@@ -360,7 +412,7 @@ def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two):
                         return FALLBACK
                     fsim[j] = v
         st[1] = fcalls
-        r = _sort(sim, fsim)
+        r = _sort(sim, fsim, table)
         if r < 0:
             return FALLBACK
         if r == 0:

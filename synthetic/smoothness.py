@@ -125,6 +125,18 @@ def _nm_kernel():
     return _NM
 
 
+_TABLES: dict = {}
+
+
+def _argsort_table(n: int):
+    """:func:`synthetic._nm_kernel.argsort_table` of n (built once; empty where not built: ties go to Python)."""
+    t = _TABLES.get(n)
+    if t is None:
+        t = _nm_kernel().argsort_table(n) if n <= 5 else None
+        t = _TABLES[n] = t if t is not None else np.full((0, n), -1, dtype=np.int64)
+    return t
+
+
 def _nm_probe() -> bool:
     """The compiled run equals this scipy's Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
     from scipy.optimize import minimize
@@ -163,8 +175,9 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     fsim = np.full(d + 1, np.inf)
     st = np.zeros(2, dtype=np.int64)
     rp = k[3]
+    table = _argsort_table(d + 1)
     while True:
-        code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0)
+        code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
         if code == K.DONE:
             return np.min(fsim)
         if code != K.NEED_SORT:

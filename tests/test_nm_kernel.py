@@ -92,10 +92,11 @@ def test_probe_switches_the_route_off_on_disagreement(monkeypatch):
 
     class Off:  # a kernel whose runs stop at half their budget: the probe must refuse it
         DONE, NEED_SORT = K.DONE, K.NEED_SORT
+        argsort_table = K.argsort_table
 
         @staticmethod
-        def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two):
-            return K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two)
+        def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
+            return K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
 
     monkeypatch.setattr(S, "_NM", Off)
     assert not S._nm_probe()
@@ -147,3 +148,30 @@ def test_matmul_has_numpys_bits():
             c = np.empty((m, d))
             K.matmul(a, b, c)
             assert np.array_equal(c.view(np.int64), (a @ b).view(np.int64))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_argsort_table_is_numpys_permutation_on_ties(n):
+    _skip_without_kernel(3.0)
+    table = S._argsort_table(n)
+    assert table.shape == (n**n, n)
+    rng = np.random.default_rng(n)
+    for _ in range(3000):
+        x = -np.abs(rng.choice(rng.standard_normal(3), n))  # (values as the search's: negative, ties)
+        ranks = np.unique(x, return_inverse=True)[1]
+        code = int(sum(int(r) * n**i for i, r in enumerate(ranks)))
+        assert np.array_equal(table[code], np.argsort(x))
+
+
+def test_ties_sorted_in_the_kernel_as_numpy_sorts_them(monkeypatch):
+    # the same runs with the table and without it (every tie back to numpy.argsort in Python)
+    _skip_without_kernel(2.0)
+    rng = np.random.default_rng(4)
+    cases = [(np.eye(3), 2.0, np.linspace(0.3, 1.1, 3)), (np.diag([1.0, 1.0, -1.0, 2.0]), 2.0, np.ones(4))]
+    for _ in range(20):
+        M = rng.standard_normal((3, 3))
+        cases.append(((M + M.T) / 2, 3.0, rng.standard_normal(3)))
+    with_table = [S.two_sided_nelder_mead(H, p, x0, **OPTS) for H, p, x0 in cases]
+    monkeypatch.setattr(S, "_TABLES", {3: np.full((0, 3), -1, dtype=np.int64), 4: np.full((0, 4), -1, dtype=np.int64)})
+    without = [S.two_sided_nelder_mead(H, p, x0, **OPTS) for H, p, x0 in cases]
+    assert [_bits(v) for v in with_table] == [_bits(v) for v in without]
