@@ -420,3 +420,15 @@ def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
     st[1] = fcalls
     st[0] = 3
     return DONE
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def steepest_objective(u, t, p, rp, pad, tmp, two):
+    """``eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2`` with ``t = eta * g``: numpy's ``t @ u`` (0. + cblas_ddot),
+    lp_norm's bits for the norm, libm's pow for the square (numpy's scalar power), then numpy's scalar
+    product and sum; NaN when the norm is not finite (the caller evaluates in numpy then)."""
+    s = 0.0 + _ddot(u.size, t, u)
+    nrm = norm_1d(u, p, rp, pad, tmp)
+    if nrm != nrm:
+        return np.nan
+    return s + 0.5 * nrm**two

@@ -30,6 +30,7 @@ __all__ = [
     "small_lp_norm",
     "two_sided_nelder_mead",
     "circle_argmax",
+    "steepest_step_objective",
 ]
 
 
@@ -106,6 +107,33 @@ def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
     K, _, _, rp, ri = k
     i, v = K.circle_argmax(np.ascontiguousarray(U), H, float(p), rp, 1.0 / p, ri, np.empty(16))
     return None if i < 0 else (int(i), float(v))
+
+
+def steepest_step_objective(g: np.ndarray, eta: float, p: float):
+    """u -> ``float(eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2)``: the objective of the steepest step of
+    Section 4.1, argmin_u eta <g, u> + ||u||_p^2 / 2, as a Python float, bit for bit from one compiled call
+    (numpy's BLAS dot, lp_norm's bits, libm's pow: :func:`synthetic._nm_kernel.steepest_objective`) where it
+    applies, from that numpy expression otherwise."""
+
+    def ref(u):
+        return float(eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2)
+
+    K, k = _nm_kernel(), _duality_kernel(p)
+    if K is False or k is None or not (isinstance(g, np.ndarray) and g.dtype == np.float64 and g.ndim == 1):
+        return ref
+    if not 0 < g.size <= 128:
+        return ref
+    t, rp, pad, tmp = np.ascontiguousarray(eta * g), k[3], np.empty(16), np.empty(g.size)
+    fn, pf = K.steepest_objective, float(p)
+
+    def obj(u):
+        if type(u) is np.ndarray and u.dtype == np.float64 and u.shape == t.shape and u.flags.c_contiguous:
+            v = fn(u, t, pf, rp, pad, tmp, 2.0)
+            if v == v:
+                return v
+        return ref(u)
+
+    return obj
 
 
 _NM = None

@@ -175,3 +175,21 @@ def test_ties_sorted_in_the_kernel_as_numpy_sorts_them(monkeypatch):
     monkeypatch.setattr(S, "_TABLES", {3: np.full((0, 3), -1, dtype=np.int64), 4: np.full((0, 4), -1, dtype=np.int64)})
     without = [S.two_sided_nelder_mead(H, p, x0, **OPTS) for H, p, x0 in cases]
     assert [_bits(v) for v in with_table] == [_bits(v) for v in without]
+
+
+def test_steepest_step_objective_has_the_numpy_bits():
+    _skip_without_kernel(3.0)
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        p = float(rng.uniform(2.05, 8.0))
+        d = int(rng.integers(1, 5))
+        g = rng.standard_normal(d)
+        eta = float(10 ** rng.uniform(-2, 0))
+        obj = S.steepest_step_objective(g, eta, p)
+        for _ in range(5):
+            u = rng.standard_normal(d) * 10.0 ** rng.uniform(-4, 2)
+            want = float(eta * g @ u + 0.5 * S.small_lp_norm(u, p) ** 2)
+            got = obj(u)
+            assert type(got) is float and _bits(got) == _bits(want)
+    with np.errstate(all="ignore"):  # a non-finite u: the numpy expression's own value
+        assert np.isnan(S.steepest_step_objective(np.ones(2), 0.1, 3.0)(np.array([np.nan, 1.0])))
