@@ -166,9 +166,23 @@ def _argsort_table(n: int):
 
 
 def _nm_probe() -> bool:
-    """The compiled run equals this scipy's Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
+    """The compiled products equal numpy's (random inputs), and the compiled run equals this scipy's
+    Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
     from scipy.optimize import minimize
 
+    K = _nm_kernel()
+    rng = np.random.default_rng(20261124)  # numpy's BLAS is the library the kernels call (products' bits)
+    for d in (1, 2, 3, 4, 6):
+        for _ in range(40):
+            A, u = rng.standard_normal((d, d)), rng.standard_normal(d) * 10.0 ** rng.uniform(-3, 3)
+            V = rng.standard_normal((7, d))
+            W = np.empty((7, d))
+            if d > 1:
+                K.matmul(V, A, W)
+            if np.float64(K.quad_form(u, A, np.empty(d))).tobytes() != np.float64(u @ A @ u).tobytes() or (
+                d > 1 and W.tobytes() != (V @ A).tobytes()
+            ):
+                return False
     H = np.array([[0.9, -0.4, 0.3], [-0.4, -1.1, 0.2], [0.3, 0.2, 0.5]])
     for x0, fev in ((np.array([0.2, 1.0, -0.7]), 400), (np.array([1.0, 0.0, 0.1]), 57)):
         opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": fev}
