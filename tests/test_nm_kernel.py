@@ -92,7 +92,7 @@ def test_probe_switches_the_route_off_on_disagreement(monkeypatch):
 
     class Off:  # a kernel whose runs stop at half their budget: the probe must refuse it
         DONE, NEED_SORT = K.DONE, K.NEED_SORT
-        argsort_table = K.argsort_table
+        argsort_table, quad_form, matmul = K.argsort_table, K.quad_form, K.matmul
 
         @staticmethod
         def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
@@ -193,3 +193,19 @@ def test_steepest_step_objective_has_the_numpy_bits():
             assert type(got) is float and _bits(got) == _bits(want)
     with np.errstate(all="ignore"):  # a non-finite u: the numpy expression's own value
         assert np.isnan(S.steepest_step_objective(np.ones(2), 0.1, 3.0)(np.array([np.nan, 1.0])))
+
+
+def test_probe_refuses_products_without_numpys_bits(monkeypatch):
+    _skip_without_kernel(3.0)
+    K = S._nm_kernel()
+
+    class Off:  # a quadratic form summed in another order: the probe must refuse the kernels
+        DONE, NEED_SORT = K.DONE, K.NEED_SORT
+        argsort_table, matmul, nelder_mead = K.argsort_table, K.matmul, K.nelder_mead
+
+        @staticmethod
+        def quad_form(u, H, t):
+            return float(sum(u[i] * H[i, j] * u[j] for j in range(u.size) for i in range(u.size)))
+
+    monkeypatch.setattr(S, "_NM", Off)
+    assert not S._nm_probe()
