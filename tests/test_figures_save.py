@@ -37,7 +37,8 @@ def test_save_with_ticks_computed_once_gives_the_same_png(tmp_path, monkeypatch)
     assert open(a[0], "rb").read() == open(b[0], "rb").read()
     from matplotlib.axis import Axis
 
-    assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own method is back after save
+    assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own methods are back after save
+    assert Axis._get_ticklabel_bboxes.__name__ == "_get_ticklabel_bboxes"
 
 
 def _with_best_legend(layout):
