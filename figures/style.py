@@ -35,8 +35,8 @@ def d(r):
 
 def save(fig, stem, dpi: int = 130) -> list[str]:
     """Write ``fig`` as ``stem.png`` and ``stem.svg`` (``dpi`` for the PNG), cropped to the tight bounding box
-    of its artists, and close it. The layout (constrained) and the tight box are computed once, in one draw
-    at the PNG's dpi, and both files are drawn from them (``savefig(bbox_inches="tight")`` per file would
+    of its artists, and close it. The layout (constrained) and the tight box are computed once, at the PNG's
+    dpi, without a dry draw, and both files are drawn from them (``savefig(bbox_inches="tight")`` per file would
     compute both again: a dry draw with the layout, then the drawing, for each format)."""
     import matplotlib as mpl
 
@@ -48,7 +48,11 @@ def _save(fig, stem, dpi, mpl) -> list[str]:
     orig_dpi = fig.dpi
     try:
         fig.set_dpi(dpi)
-        fig.draw_without_rendering()  # the layout, once (and the text extents the box needs)
+        engine = fig.get_layout_engine()
+        if engine is not None:  # the layout, once (it computes the text extents the box needs) ...
+            engine.execute(fig)
+        else:  # ... or a dry draw where there is none (what savefig's tight box does)
+            fig.draw_without_rendering()
         bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
     finally:
         fig.set_dpi(orig_dpi)
@@ -102,8 +106,39 @@ class _ticks_computed_once:
             return got
 
         Axis._update_ticks = update_ticks
+        # the tick labels' boxes: matplotlib computes them twice in a row for every tight-box query and draw
+        # of an axis (for the axis label's position, then for the axis itself); the last result per axis is
+        # reused when nothing they depend on moved (renderer, dpi, the axes' place, the view, the ticks and
+        # their labels and visibility)
+        self.orig_boxes, last = Axis._get_ticklabel_bboxes, {}
+        orig_boxes = self.orig_boxes
+
+        def ticklabel_bboxes(axis, ticks, renderer):
+            try:
+                key = (
+                    id(renderer),
+                    type(renderer),
+                    axis.get_figure(root=True).dpi,
+                    tuple(axis.axes.bbox.bounds),
+                    tuple(axis.get_view_interval()),
+                    tuple(id(t) for t in ticks),
+                    tuple(t.get_loc() for t in ticks),
+                    tuple(t.label1.get_text() for t in ticks),
+                    tuple(t.label2.get_text() for t in ticks),
+                    tuple((t.label1.get_visible(), t.label2.get_visible()) for t in ticks),
+                )
+            except Exception:  # noqa: BLE001  (no memo)
+                return orig_boxes(axis, ticks, renderer)
+            got = last.get(id(axis))
+            if got is None or got[0] != key or got[1] is not axis:
+                got = last[id(axis)] = (key, axis, orig_boxes(axis, ticks, renderer))
+            a, b = got[2]
+            return list(a), list(b)
+
+        Axis._get_ticklabel_bboxes = ticklabel_bboxes
         return self
 
     def __exit__(self, *exc):
         self.cls._update_ticks = self.orig
+        self.cls._get_ticklabel_bboxes = self.orig_boxes
         return False

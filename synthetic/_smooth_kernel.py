@@ -105,3 +105,43 @@ def norm_1d(x, p, route_p, pad, tmp):
     s = _SUM(tmp, 0, d)
     r = np.sqrt(s) if p == 2.0 else s ** (1.0 / p)
     return r * m
+
+
+@numba.njit(cache=True, nogil=True)
+def circle_argmax(U, H, p, route_p, inv_p, route_inv, pad):
+    """``i = argmax(abs(einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2)`` and that value, for unit-circle
+    points U (n, 2) and a 2x2 H, with numpy's bits: einsum's order (((U_i0 H_00) U_i0 + (U_i0 H_01) U_i1)
+    + (U_i1 H_10) U_i0) + (U_i1 H_11) U_i1, lp_norm's numpy path (max-scaled, powers by numpy's route at p, the
+    row sum, the array power 1/p), the square as x * x. Returns (-1, nan) on a non-finite entry (numpy then)."""
+    n = U.shape[0]
+    a = np.empty(n)
+    b = np.empty(n)
+    m = np.empty(n)
+    for r in range(n):
+        x0 = abs(U[r, 0])
+        x1 = abs(U[r, 1])
+        if not (np.isfinite(x0) and np.isfinite(x1)):
+            return -1, np.nan
+        mm = x0 if x0 >= x1 else x1
+        m[r] = mm
+        sf = mm if mm > 0 else 1.0
+        a[r] = x0 / sf
+        b[r] = x1 / sf
+    _power(a, p, route_p, pad)
+    _power(b, p, route_p, pad)
+    for r in range(n):
+        a[r] = a[r] + b[r]
+    _power(a, inv_p, route_inv, pad)
+    best = -1.0
+    ib = -1
+    h00, h01, h10, h11 = H[0, 0], H[0, 1], H[1, 0], H[1, 1]
+    for r in range(n):
+        nrm = a[r] * m[r]
+        u0, u1 = U[r, 0], U[r, 1]
+        q = (((u0 * h00) * u0 + (u0 * h01) * u1) + (u1 * h10) * u0) + (u1 * h11) * u1
+        v = abs(q) / (nrm * nrm)
+        if v != v:
+            return -1, np.nan
+        if v > best:
+            best, ib = v, r
+    return ib, best

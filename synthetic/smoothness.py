@@ -22,7 +22,16 @@ import numpy as np
 from lptheory import validate
 from lptheory.geometry import dual_exponent, lp_norm
 
-__all__ = ["estimate_smoothness", "constant_hessian_pair", "duality_map", "bilinear_power_iteration", "small_lp_norm"]
+__all__ = [
+    "estimate_smoothness",
+    "constant_hessian_pair",
+    "duality_map",
+    "bilinear_power_iteration",
+    "small_lp_norm",
+    "two_sided_nelder_mead",
+    "circle_argmax",
+    "steepest_step_objective",
+]
 
 
 def _route(y: float, norm: bool = False):
@@ -83,6 +92,143 @@ def small_lp_norm(x: np.ndarray, p: float):
     return lp_norm(x, p)
 
 
+def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
+    """``(i, val[i])`` with ``val = abs(einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2`` and ``i = argmax(val)``
+    for points U (n, 2) and a 2x2 H (the dense grid of the two-sided constant of Assumption 1,
+    :func:`proofs_checks.stacey.smoothness.two_sided_constant`), bit for bit from one compiled call; None where
+    that route does not apply (the caller computes it with numpy)."""
+    k = _duality_kernel(p)
+    if k is None or not (isinstance(U, np.ndarray) and isinstance(H, np.ndarray)):
+        return None
+    if U.dtype != np.float64 or H.dtype != np.float64 or U.ndim != 2 or U.shape[1] != 2 or H.shape != (2, 2):
+        return None
+    if U.shape[0] == 0:
+        return None
+    K, _, _, rp, ri = k
+    i, v = K.circle_argmax(np.ascontiguousarray(U), H, float(p), rp, 1.0 / p, ri, np.empty(16))
+    return None if i < 0 else (int(i), float(v))
+
+
+def steepest_step_objective(g: np.ndarray, eta: float, p: float):
+    """u -> ``float(eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2)``: the objective of the steepest step of
+    Section 4.1, argmin_u eta <g, u> + ||u||_p^2 / 2, as a Python float, bit for bit from one compiled call
+    (numpy's BLAS dot, lp_norm's bits, libm's pow: :func:`synthetic._nm_kernel.steepest_objective`) where it
+    applies, from that numpy expression otherwise."""
+
+    def ref(u):
+        return float(eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2)
+
+    K, k = _nm_kernel(), _duality_kernel(p)
+    if K is False or k is None or not (isinstance(g, np.ndarray) and g.dtype == np.float64 and g.ndim == 1):
+        return ref
+    if not 0 < g.size <= 128:
+        return ref
+    t, rp, pad, tmp = np.ascontiguousarray(eta * g), k[3], np.empty(16), np.empty(g.size)
+    fn, pf = K.steepest_objective, float(p)
+
+    def obj(u):
+        if type(u) is np.ndarray and u.dtype == np.float64 and u.shape == t.shape and u.flags.c_contiguous:
+            v = fn(u, t, pf, rp, pad, tmp, 2.0)
+            if v == v:
+                return v
+        return ref(u)
+
+    return obj
+
+
+_NM = None
+
+
+def _nm_kernel():
+    """:mod:`synthetic._nm_kernel`, or False where it cannot be imported (no numba, SVML or numpy's OpenBLAS)."""
+    global _NM
+    if _NM is None:
+        try:
+            from . import _nm_kernel as NM
+        except ImportError:
+            NM = False
+        _NM = NM  # (set before the probe: the probe calls two_sided_nelder_mead)
+        if NM is not False and not _nm_probe():
+            _NM = False
+    return _NM
+
+
+_TABLES: dict = {}
+
+
+def _argsort_table(n: int):
+    """:func:`synthetic._nm_kernel.argsort_table` of n (built once; empty where not built: ties go to Python)."""
+    t = _TABLES.get(n)
+    if t is None:
+        t = _nm_kernel().argsort_table(n) if n <= 5 else None
+        t = _TABLES[n] = t if t is not None else np.full((0, n), -1, dtype=np.int64)
+    return t
+
+
+def _nm_probe() -> bool:
+    """The compiled products equal numpy's (random inputs), and the compiled run equals this scipy's
+    Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
+    from scipy.optimize import minimize
+
+    K = _nm_kernel()
+    rng = np.random.default_rng(20261124)  # numpy's BLAS is the library the kernels call (products' bits)
+    for d in (1, 2, 3, 4, 6):
+        for _ in range(40):
+            A, u = rng.standard_normal((d, d)), rng.standard_normal(d) * 10.0 ** rng.uniform(-3, 3)
+            V = rng.standard_normal((7, d))
+            W = np.empty((7, d))
+            if d > 1:
+                K.matmul(V, A, W)
+            if np.float64(K.quad_form(u, A, np.empty(d))).tobytes() != np.float64(u @ A @ u).tobytes() or (
+                d > 1 and W.tobytes() != (V @ A).tobytes()
+            ):
+                return False
+    H = np.array([[0.9, -0.4, 0.3], [-0.4, -1.1, 0.2], [0.3, 0.2, 0.5]])
+    for x0, fev in ((np.array([0.2, 1.0, -0.7]), 400), (np.array([1.0, 0.0, 0.1]), 57)):
+        opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": fev}
+        ref = minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, 3.0) ** 2), x0, method="Nelder-Mead", options=opts)
+        got = two_sided_nelder_mead(H, 3.0, x0, **opts)
+        if got is None or np.float64(got).tobytes() != np.float64(ref.fun).tobytes():
+            return False
+    return True
+
+
+def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int):
+    """``scipy.optimize.minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, p) ** 2), x0, method="Nelder-Mead",
+    options={"xatol": xatol, "fatol": fatol, "maxfev": maxfev}).fun`` bit for bit (scipy 1.17's algorithm, numpy's
+    BLAS for the quadratic form, lp_norm's bits for the norm), from one compiled call (:mod:`synthetic._nm_kernel`);
+    None where the compiled route does not apply (no kernel, no route at p, a non-finite value on the way):
+    the caller runs scipy then. Search of :func:`proofs_checks.stacey.smoothness.two_sided_lower` for the
+    two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition"."""
+    K = _nm_kernel()
+    k = _duality_kernel(p)
+    if K is False or k is None or _KERNEL_OFF:
+        return None
+    if not (isinstance(H, np.ndarray) and H.dtype == np.float64 and H.ndim == 2 and isinstance(x0, np.ndarray)):
+        return None
+    d = x0.size
+    if x0.dtype != np.float64 or x0.ndim != 1 or not 0 < d <= 128 or H.shape != (d, d):
+        return None
+    if not (math.isfinite(xatol) and math.isfinite(fatol)) or int(maxfev) < d + 1:  # (scipy stops in the start)
+        return None
+    H = np.ascontiguousarray(H)
+    sim = np.empty((d + 1, d))
+    sim[0] = x0
+    fsim = np.full(d + 1, np.inf)
+    st = np.zeros(2, dtype=np.int64)
+    rp = k[3]
+    table = _argsort_table(d + 1)
+    while True:
+        code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
+        if code == K.DONE:
+            return np.min(fsim)
+        if code != K.NEED_SORT:
+            return None
+        ind = np.argsort(fsim)  # a tie: numpy's order (its quicksort is not stable)
+        sim[:] = np.take(sim, ind, 0)
+        fsim[:] = np.take(fsim, ind, 0)
+
+
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:
     """J_p(w) = argmax_{||u||_p <= 1} <u, w> = sgn(w)|w|^{q-1} / ||w||_q^{q-1}, q = p* (rows of w).
     Small 2-D float64 arrays go through one compiled call with the same bits (:mod:`synthetic._smooth_kernel`)."""
@@ -119,11 +265,38 @@ def _apply_H(H, v):
 def bilinear_power_iteration(H, p: float, v, iters: int):
     """Alternate u <- J(H v), v <- J(H u) (J the l_p duality map) from the rows of ``v``: each sweep
     does not decrease u^T H v over ||u||_p, ||v||_p <= 1. ``H`` is a matrix or a diagonal (1-D).
-    Returns the final (u, v), rows of unit l_p norm."""
+    Returns the final (u, v), rows of unit l_p norm. A small square H and small float64 rows run as one
+    compiled call with the same bits (numpy's BLAS product and the compiled duality map)."""
+    got = _power_iteration_compiled(H, p, v, iters)
+    if got is not None:
+        return got
     for _ in range(iters):
         u = duality_map(_apply_H(H, v), p)
         v = duality_map(_apply_H(H, u), p)
     return u, v
+
+
+def _power_iteration_compiled(H, p, v, iters):
+    """(u, v) of :func:`bilinear_power_iteration` from :func:`synthetic._nm_kernel.power_iteration`, or None."""
+    if not (isinstance(H, np.ndarray) and isinstance(v, np.ndarray)):
+        return None
+    if H.dtype != np.float64 or v.dtype != np.float64:
+        return None
+    if H.ndim != 2 or v.ndim != 2 or iters < 1:
+        return None
+    R, d = v.shape
+    if H.shape != (d, d) or not (2 <= d <= 128 and 2 <= R and v.size < 32768):  # (duality_map's compiled range)
+        return None
+    k = _duality_kernel(p)
+    NM = _nm_kernel()
+    if k is None or NM is False:
+        return None
+    _, e1, r1, rp, ri = k
+    vv = np.array(v, order="C")
+    u = np.empty((R, d))
+    if NM.power_iteration(np.ascontiguousarray(H), vv, int(iters), e1, r1, float(p), rp, 1.0 / p, ri, u):
+        return u, vv
+    return None
 
 
 def constant_hessian_pair(H, p: float, *, rng, starts: int = 16, iters: int = 60):

@@ -37,4 +37,26 @@ def test_save_with_ticks_computed_once_gives_the_same_png(tmp_path, monkeypatch)
     assert open(a[0], "rb").read() == open(b[0], "rb").read()
     from matplotlib.axis import Axis
 
-    assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own method is back after save
+    assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own methods are back after save
+    assert Axis._get_ticklabel_bboxes.__name__ == "_get_ticklabel_bboxes"
+
+
+def _with_best_legend(layout):
+    fig, ax = style.plt.subplots(figsize=(4, 3), layout=layout)
+    x = np.linspace(0.1, 3, 40)
+    ax.plot(x, np.sin(x), label="sin")
+    ax.plot(x, np.cos(x), label="cos")
+    ax.legend(loc="best")
+    ax.set_ylabel(r"$f(x)$")
+    ax.set_title("a legend placed at draw time")
+    return fig
+
+
+def test_save_gives_matplotlibs_own_tight_png(tmp_path):
+    # the layout without a dry draw, the tight box from it: the bytes of savefig(bbox_inches="tight")
+    for k, make in enumerate((_figure, lambda: _with_best_legend("constrained"), lambda: _with_best_legend(None))):
+        ours = style.save(make(), str(tmp_path / f"ours{k}"))[0]
+        fig = make()
+        fig.savefig(tmp_path / f"mpl{k}.png", dpi=130, bbox_inches="tight")
+        style.plt.close(fig)
+        assert open(ours, "rb").read() == open(tmp_path / f"mpl{k}.png", "rb").read()

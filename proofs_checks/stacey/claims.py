@@ -30,7 +30,7 @@ u_ = sp.Symbol("u", real=True)
 
 
 def _steepest(rng, n_cases):
-    from synthetic.smoothness import small_lp_norm  # lp_norm's bits, one compiled call
+    from synthetic.smoothness import steepest_step_objective
 
     worst, arg = 0.0, None
     for _ in range(n_cases):
@@ -39,7 +39,7 @@ def _steepest(rng, n_cases):
         gv = rng.standard_normal(d)
         eta = float(10 ** rng.uniform(-2, 0))
         paper = -eta * lp_norm(gv, dual_exponent(p)) ** ((p - 2) / (p - 1)) * gv / np.abs(gv) ** ((p - 2) / (p - 1))
-        obj = lambda u, gv=gv, eta=eta, p=p: float(eta * gv @ u + 0.5 * small_lp_norm(u, p) ** 2)  # noqa: E731
+        obj = steepest_step_objective(gv, eta, p)  # eta <g, u> + ||u||_p^2 / 2 (lp_norm's bits, compiled)
         best = min(
             (minimize(obj, x0, method="BFGS", options={"gtol": 1e-12}) for x0 in (paper * 0.5, -gv, paper * 2)),
             key=lambda r: r.fun,

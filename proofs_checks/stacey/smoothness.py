@@ -46,16 +46,41 @@ def two_sided_constant(H: np.ndarray, p: float, grid: int = 20_000) -> float:
     """sup |u^T H u| / ||u||_p^2 for a symmetric 2x2 H: dense grid of directions, refined around the best."""
     if H.shape != (2, 2):
         raise ValueError("two_sided_constant: only 2x2 matrices (dense angular grid)")
-    th = np.linspace(0.0, np.pi, grid, endpoint=False)
+    from synthetic.smoothness import circle_argmax
+
+    th, U = _first_grid(grid)
     best_val = 0.0
-    for _ in range(3):
-        U = np.stack([np.cos(th), np.sin(th)], axis=1)
-        val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
-        i = int(np.argmax(val))
-        best_val = max(best_val, float(val[i]))
+    for k in range(3):
+        if k:
+            U = np.stack([np.cos(th), np.sin(th)], axis=1)
+        got = circle_argmax(U, H, p)  # the lines below in one compiled call, same bits (None: not here)
+        if got is None:
+            val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+            i = int(np.argmax(val))
+            got = (i, float(val[i]))
+        i = got[0]
+        best_val = max(best_val, got[1])
         w = th[1] - th[0] if th.size > 1 else 1e-3
         th = np.linspace(th[i] - 2 * w, th[i] + 2 * w, 2001)
     return best_val
+
+
+_GRIDS: dict = {}
+
+
+def _first_grid(grid: int):
+    """(angles, unit-circle points) of the first pass of :func:`two_sided_constant` (the same for every H),
+    made once per grid size (read-only)."""
+    got = _GRIDS.get(grid)
+    if got is None:
+        th = np.linspace(0.0, np.pi, grid, endpoint=False)
+        U = np.stack([np.cos(th), np.sin(th)], axis=1)
+        th.flags.writeable = False
+        U.flags.writeable = False
+        if len(_GRIDS) > 8:
+            _GRIDS.clear()
+        got = _GRIDS[grid] = (th, U)
+    return got
 
 
 def lipschitz_constant(H: np.ndarray, p: float, starts: int = 16, iters: int = 100, seed: int = 0):
@@ -74,7 +99,7 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     the best few refined by Nelder-Mead; every value is evaluated at an explicit u."""
     from scipy.optimize import minimize
 
-    from synthetic.smoothness import small_lp_norm
+    from synthetic.smoothness import small_lp_norm, two_sided_nelder_mead
 
     d = H.shape[0]
     U = rng.standard_normal((n_dirs, d))
@@ -83,11 +108,12 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     f = lambda u: abs(u @ H @ u) / small_lp_norm(u, p) ** 2  # noqa: E731  (lp_norm's bits, compiled)
     vals = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
     best = float(vals.max())
+    opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": 2000}
     for i in np.argsort(vals)[-5:]:
-        r = minimize(
-            lambda u: -f(u), U[i], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxfev": 2000}
-        )
-        best = max(best, -float(r.fun))
+        fun = two_sided_nelder_mead(H, p, U[i], **opts)  # scipy's run below, bit for bit, compiled
+        if fun is None:
+            fun = minimize(lambda u: -f(u), U[i], method="Nelder-Mead", options=opts).fun
+        best = max(best, -float(fun))
     return best
 
 
