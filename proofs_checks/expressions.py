@@ -47,6 +47,7 @@ __all__ = [
     "compile_expr",
     "evaluate",
     "evaluate_shaped",
+    "evaluate_quiet",
     "operator_of",
     "batch_outcomes",
     "compositions",
@@ -166,8 +167,22 @@ class Distribution:
         return self._cached(("single", layout), 1, layout)
 
     def batch(self, layout: str):
-        """(vals, probs) of the mean of n samples in ``layout``."""
+        """(vals, probs) of the mean of n samples in ``layout`` (for n = 1 those of one sample: the same
+        arrays, computed once)."""
+        if self.n == 1:
+            return self._cached(("single", layout), 1, layout)
         return self._cached(("batch", layout), self.n, layout)
+
+    def outcomes(self, key) -> None:
+        """Compute the outcomes ``key`` (``(which, layout)``, as :meth:`single` / :meth:`batch` cache them)
+        now, e.g. on a whole population before :meth:`take` hands row blocks of it to several evaluations
+        (each row's outcomes are its own: the same values as computed on the block)."""
+        which, layout = key
+        (self.single if which == "single" else self.batch)(layout)
+
+    def cached_keys(self) -> tuple:
+        """The keys of the outcomes computed so far (:meth:`outcomes`)."""
+        return tuple(self.__dict__.get("_cache", ()))
 
     def _cached(self, key, n, layout):
         cache = self.__dict__.setdefault("_cache", {})
@@ -847,6 +862,8 @@ class _Ctx(dict):
         if env.dist is None:
             raise ValueError("Expect/Expect1/Sup1 need a distribution (Env(dist=...)) or samples")
         cache = env.__dict__.setdefault("_outcome_ctx", {})  # one per (which, layout) per Env
+        if which == "batch" and env.dist.n == 1:  # the batch of one sample is the sample (Distribution.batch)
+            which = "single"
         got = cache.get((which, layout))
         if got is None:
             v, p = env.dist.batch(layout) if which == "batch" else env.dist.single(layout)
@@ -862,10 +879,16 @@ def compile_expr(expr, coupling: str = "independent") -> _Compiled:
 
 def evaluate(expr, env: Env) -> np.ndarray:
     """``expr`` evaluated against ``env``: an (S,) array (scalar expressions broadcast)."""
+    with np.errstate(all="ignore"):  # non-finite values are the callers' to judge
+        return evaluate_quiet(expr, env)
+
+
+def evaluate_quiet(expr, env: Env) -> np.ndarray:
+    """:func:`evaluate` for callers that silence numpy's floating-point errors themselves (inside one
+    ``numpy.errstate(all="ignore")`` for many evaluations): the same values."""
     coupling = env.dist.coupling if env.dist is not None else "independent"
     c = compile_expr(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), coupling)
-    with np.errstate(all="ignore"):  # non-finite values are the callers' to judge
-        out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
+    out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
     if out.ndim == 3:
         if out.shape[1] != 1 or out.shape[2] != 1:
             raise ValueError("the expression is per-coordinate at the top level: wrap it in CoordSum")
@@ -873,13 +896,16 @@ def evaluate(expr, env: Env) -> np.ndarray:
     return np.array(_bc(out, (env.S,)), dtype=np.float64)
 
 
-def evaluate_shaped(expr, env: Env, *, per_coordinate: bool) -> np.ndarray:
+def evaluate_shaped(expr, env: Env, *, per_coordinate: bool, quiet: bool = False) -> np.ndarray:
     """``expr`` evaluated against ``env`` as an (S, d) array per coordinate (d of ``env.dist``), or else an
-    (S,) array; how :func:`proofs_checks.engines.constants` derives the constants an assumption defines."""
+    (S,) array; how :func:`proofs_checks.engines.constants` derives the constants an assumption defines.
+    ``quiet``: the caller silences numpy's floating-point errors itself (:func:`evaluate_quiet`)."""
+    if not quiet:
+        with np.errstate(all="ignore"):
+            return evaluate_shaped(expr, env, per_coordinate=per_coordinate, quiet=True)
     coupling = env.dist.coupling if env.dist is not None else "independent"
     c = compile_expr(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), coupling)
-    with np.errstate(all="ignore"):
-        out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
+    out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
     if per_coordinate:
         return np.array(_bc(out.reshape(out.shape[0], -1), (env.S, env.dist.d)))
     return np.array(_bc(out.reshape(-1), (env.S,)))

@@ -76,6 +76,25 @@ def nelder_mead(
     active = np.ones(B, dtype=bool)
     active &= ncalls < maxfev
     cache: list = [None] * B  # per problem: values of the next iteration's possible candidates (speculated)
+    kern = None if speculate else _nm_kernels()
+    if kern is not None:  # the same iterations with the per-problem bookkeeping compiled (numba)
+        prepare, accept, reorder = kern
+        idx_buf = np.empty(B, dtype=np.int64)
+        cand_buf = np.empty((B, 4, N))
+        shrink_buf = np.empty(B, dtype=np.int64)
+        while active.any():
+            nb = prepare(sims, fs, active, float(xatol), float(fatol), rho, chi, psi, idx_buf, cand_buf)
+            if nb == 0:
+                break
+            idx = idx_buf[:nb].copy()
+            cand = cand_buf[:nb]
+            fc = np.asarray(fun(cand.reshape(-1, N), np.repeat(idx, 4)), dtype=np.float64).reshape(nb, 4)
+            ns = accept(sims, fs, idx, cand, np.ascontiguousarray(fc), ncalls, maxfev, shrink_buf)
+            if ns:
+                _shrink(fun, sims, fs, ncalls, shrink_buf[:ns].copy(), maxfev, N, sig)
+            reorder(sims, fs, idx, np.argsort(fs[idx], axis=1))
+            active[idx[ncalls[idx] >= maxfev]] = False
+        return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
     while active.any():
         idx = np.flatnonzero(active)
         # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol)
@@ -148,27 +167,46 @@ def nelder_mead(
         fs[idx[repl], -1] = new_f[repl]
         shrink = idx[contract & ~take_c & ~take_cc]
         if shrink.size:
-            pts, owners_m = [], []
-            for b in shrink:
-                avail = maxfev - ncalls[b]
-                m = min(N, avail)
-                # scipy moves vertex j, then evaluates it; past maxfev the move of the next vertex happens
-                # but its evaluation raises, which ends the run
-                for jj in range(1, min(N, m + 1) + 1):
-                    sims[b, jj] = sims[b, 0] + sig * (sims[b, jj] - sims[b, 0])
-                pts.append(sims[b, 1 : 1 + m])
-                owners_m.append((b, m))
-            allpts = np.concatenate(pts, axis=0)
-            own = np.concatenate([np.full(m, b) for b, m in owners_m])
-            vals = np.asarray(fun(allpts, own), dtype=np.float64) if allpts.shape[0] else np.empty(0)
-            pos = 0
-            for b, m in owners_m:
-                fs[b, 1 : 1 + m] = vals[pos : pos + m]
-                pos += m
-                ncalls[b] += m
+            _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig)
         _sort_simplexes(sims, fs, idx)
         active[idx[ncalls[idx] >= maxfev]] = False
     return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
+
+
+def _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig):
+    """scipy's shrink step for the problems ``shrink``: every vertex but the best moved halfway to it and
+    evaluated (one call for all of them)."""
+    pts, owners_m = [], []
+    for b in shrink:
+        avail = maxfev - ncalls[b]
+        m = min(N, avail)
+        # scipy moves vertex j, then evaluates it; past maxfev the move of the next vertex happens
+        # but its evaluation raises, which ends the run
+        for jj in range(1, min(N, m + 1) + 1):
+            sims[b, jj] = sims[b, 0] + sig * (sims[b, jj] - sims[b, 0])
+        pts.append(sims[b, 1 : 1 + m])
+        owners_m.append((b, m))
+    allpts = np.concatenate(pts, axis=0)
+    own = np.concatenate([np.full(m, b) for b, m in owners_m])
+    vals = np.asarray(fun(allpts, own), dtype=np.float64) if allpts.shape[0] else np.empty(0)
+    pos = 0
+    for b, m in owners_m:
+        fs[b, 1 : 1 + m] = vals[pos : pos + m]
+        pos += m
+        ncalls[b] += m
+
+
+def _nm_kernels():
+    """The numba kernels of the Nelder-Mead bookkeeping (:mod:`proofs_checks._search_kernels`), or None
+    without numba (the numpy loop is used then)."""
+    if "nm" not in _SELECT:
+        try:
+            from ._search_kernels import nm_accept, nm_prepare, nm_reorder
+        except ImportError:
+            _SELECT["nm"] = None
+        else:
+            _SELECT["nm"] = (nm_prepare, nm_accept, nm_reorder)
+    return _SELECT["nm"]
 
 
 def _sort_simplexes(sims, fs, idx):
