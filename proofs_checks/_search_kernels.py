@@ -162,3 +162,12 @@ def nm_reorder(sims, fs, idx, ind):
             fs[b, j] = tf[j]
             for q in range(N):
                 sims[b, j, q] = tmp[j, q]
+
+
+@numba.njit(nogil=True, cache=True)
+def select_batch(fns, sts, idx, which, candidates, k, out):
+    """:func:`select_many` for several solvers of one population size in one call: solver ``w`` in
+    ``which`` draws from its own generator (``fns[w]``, ``sts[w]``) and shuffles its own index
+    ``idx[w]``, its samples in ``out[w]`` (each solver's draws in its own order: the same results)."""
+    for w in which:
+        select_many(fns[w], sts[w], idx[w], candidates, k, out[w])

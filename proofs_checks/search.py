@@ -517,6 +517,7 @@ def _de_driven(objective, bounds, seeds, kw):
                 held[j] = vals[pos : pos + len(pop)]
                 pos += len(pop)
 
+        batch = _batched_selection(solvers)  # the generation's sample selections of all solvers in one call
         # solve(): the initial energies
         init = [j for j, sv in enumerate(solvers) if np.all(np.isinf(sv.population_energies))]
         for j in init:
@@ -534,7 +535,18 @@ def _de_driven(objective, bounds, seeds, kw):
             if not live:
                 break
             trials = {}
-            for j in live:  # __next__, deferred updating, up to the objective's call
+            if batch is not None:  # each solver's draws in its own order: dither, samples, crossover, bounds
+                for j in live:
+                    sv = solvers[j]
+                    if sv.dither is not None:
+                        sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
+                samples = batch(live)
+                for j in live:
+                    sv = solvers[j]
+                    trial = _best1bin(sv, batch.cands, samples[j])
+                    sv._ensure_constraint(trial)
+                    trials[j] = trial
+            for j in live if batch is None else ():  # __next__, deferred updating, up to the objective's call
                 sv = solvers[j]
                 if sv.dither is not None:
                     sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
@@ -568,6 +580,59 @@ def _de_driven(objective, bounds, seeds, kw):
     finally:
         for sv in solvers:
             sv.__exit__(None, None, None)
+
+
+class _BatchSelect:
+    """The sample selection of several 'best1bin' solvers of one population size in one numba call per
+    generation (:func:`proofs_checks._search_kernels.select_batch`): the solvers' population indices become
+    rows of one array (each solver keeps its row as its index), each solver draws from its own PCG64."""
+
+    def __init__(self, kern, solvers):
+        self.kern, self.solvers = kern, solvers
+        n = solvers[0].num_population_members
+        self.idx = np.stack([sv._random_population_index for sv in solvers])
+        for j, sv in enumerate(solvers):
+            sv._random_population_index = self.idx[j]
+        bgs = [sv.random_number_generator.bit_generator for sv in solvers]
+        self.locks = [bg.lock for bg in bgs]
+        self.fns = np.array([ctypes.cast(bg.ctypes.next_uint32, ctypes.c_void_p).value for bg in bgs], np.uint64)
+        self.sts = np.array([bg.ctypes.state_address for bg in bgs], dtype=np.uint64)
+        self.cands = np.arange(n, dtype=np.int64)
+        self.out = np.empty((len(solvers), n, 5), dtype=np.int64)
+
+    def __call__(self, live):
+        import contextlib
+
+        with contextlib.ExitStack() as stack:
+            for j in live:
+                stack.enter_context(self.locks[j])
+            self.kern(self.fns, self.sts, self.idx, np.asarray(live, dtype=np.int64), self.cands, 5, self.out)
+        return self.out
+
+
+def _batched_selection(solvers):
+    """A :class:`_BatchSelect` for ``solvers`` when each one's ``_mutate_many`` would take the fast
+    'best1bin' path with the same population size (PCG64, a contiguous int64 index), else None."""
+    try:
+        from ._search_kernels import select_batch
+    except ImportError:
+        return None
+    if _best1bin is None or not solvers:
+        return None
+    n = solvers[0].num_population_members
+    for sv in solvers:
+        idx = getattr(sv, "_random_population_index", None)
+        bg = getattr(sv.random_number_generator, "bit_generator", None)
+        if (
+            sv.strategy != "best1bin"
+            or type(bg) is not np.random.PCG64
+            or idx is None
+            or idx.dtype != np.int64
+            or idx.shape != (n,)
+            or sv.num_population_members != n
+        ):
+            return None
+    return _BatchSelect(select_batch, solvers)
 
 
 def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):
