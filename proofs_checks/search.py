@@ -535,17 +535,9 @@ def _de_driven(objective, bounds, seeds, kw):
             if not live:
                 break
             trials = {}
-            if batch is not None:  # each solver's draws in its own order: dither, samples, crossover, bounds
-                for j in live:
-                    sv = solvers[j]
-                    if sv.dither is not None:
-                        sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
-                samples = batch(live)
-                for j in live:
-                    sv = solvers[j]
-                    trial = _best1bin(sv, batch.cands, samples[j])
-                    sv._ensure_constraint(trial)
-                    trials[j] = trial
+            if batch is not None:  # the whole generation at once (each solver's draws in its own order)
+                _generation_batched(solvers, live, batch, evaluate, held, status, nit, _status_message)
+                continue
             for j in live if batch is None else ():  # __next__, deferred updating, up to the objective's call
                 sv = solvers[j]
                 if sv.dither is not None:
@@ -580,6 +572,57 @@ def _de_driven(objective, bounds, seeds, kw):
     finally:
         for sv in solvers:
             sv.__exit__(None, None, None)
+
+
+def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messages):
+    """One generation of the solvers ``live`` of :func:`_de_driven` ('best1bin', deferred updating, one
+    population size), their arrays stacked: scipy's steps (dither, sample selection, best1bin mutation,
+    binomial crossover, bounds repair, selection of the trials, the best member promoted, the convergence
+    test) with the same operations per member and each solver's draws from its own generator in scipy's
+    order (dither; the samples; the crossover's fill points and uniforms; the repair's uniforms), so each
+    solver goes where it goes alone."""
+    from scipy._lib._util import rng_integers
+
+    svs = [solvers[j] for j in live]
+    for sv in svs:
+        if sv.dither is not None:
+            sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
+    samples = batch(live)[np.asarray(live)]  # (J, NP, 5)
+    P = np.stack([sv.population for sv in svs])  # (J, NP, dim)
+    J, NP, dim = P.shape
+    fill = np.empty((J, NP), dtype=np.int64)
+    cross = np.empty((J, NP, dim))
+    for t, sv in enumerate(svs):  # best1bin's draws (after the samples)
+        rng = sv.random_number_generator
+        fill[t] = rng_integers(rng, sv.parameter_count, size=NP)
+        cross[t] = rng.uniform(size=(NP, dim))
+    jj = np.arange(J)[:, None]
+    scale = np.array([sv.scale for sv in svs], dtype=np.float64)[:, None, None]
+    bprime = P[:, 0:1, :] + scale * (P[jj, samples[..., 0]] - P[jj, samples[..., 1]])
+    co = cross < np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)[:, None, None]
+    co[jj, np.arange(NP)[None, :], fill] = True
+    trial = np.where(co, bprime, P)
+    oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
+    for t in np.flatnonzero(oob):  # scipy's repair (its draws only where a component is out of bounds)
+        svs[t]._ensure_constraint(trial[t])
+    evaluate([(j, trial[t]) for t, j in enumerate(live)])
+    E = np.stack([np.asarray(held[j], dtype=np.float64) for j in live])
+    PE = np.stack([sv.population_energies for sv in svs])
+    loc = E <= PE
+    P = np.where(loc[..., None], trial, P)
+    PE = np.where(loc, E, PE)
+    best = np.argmin(PE, axis=1)
+    for t in np.flatnonzero(best):
+        b = int(best[t])
+        PE[t, [0, b]] = PE[t, [b, 0]]
+        P[t, [0, b], :] = P[t, [b, 0], :]
+    anyinf = np.any(np.isinf(PE), axis=1)
+    std, mean = np.std(PE, axis=1), np.mean(PE, axis=1)  # per row numpy's bits of np.std(pe), np.mean(pe)
+    for t, (j, sv) in enumerate(zip(live, svs)):
+        sv._nfev += 1
+        sv.population, sv.population_energies = P[t], PE[t]
+        if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
+            status[j] = (nit, messages["success"], False)
 
 
 class _BatchSelect:
