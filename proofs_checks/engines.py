@@ -1039,6 +1039,7 @@ def _lockstep_objective(jobs, members, space, scalars):
     block_bounds = np.array([m for _, m0, m1 in blocks for m in (m0, m1)])
     shared_outcomes: list = []  # outcome keys (Distribution.outcomes) that several blocks read
     learning = [True]  # until a call with several blocks has shown them
+    layouts: dict = {}  # owner (rows per job) -> (per-row scalars, lanes): the polish repeats its layouts
 
     def obj(xs, owner):
         xs = np.asarray(xs)
@@ -1061,8 +1062,8 @@ def _lockstep_objective(jobs, members, space, scalars):
             out = res
         return out
 
-    def evaluate(xs, owner):
-        """The ratios of rows grouped by job (owner sorted)."""
+    def _lanes_of(owner):
+        """Per-row scalars of rows grouped by job (owner sorted), and their runs (lanes)."""
         rows = {k: v[owner] for k, v in lane_vals.items()} or None
         lanes = None
         if rows:  # runs of consecutive jobs with the same setting
@@ -1076,6 +1077,20 @@ def _lockstep_objective(jobs, members, space, scalars):
                     lanes[-1] = (slice(lanes[-1][0].start, b), lane_of[m])
                 else:
                     lanes.append((slice(a, b), lane_of[m]))
+        return rows, lanes
+
+    def evaluate(xs, owner):
+        """The ratios of rows grouped by job (owner sorted)."""
+        okey = (owner.dtype.str, owner.tobytes()) if lane_vals else None
+        hit = layouts.get(okey) if okey is not None else None
+        if hit is not None:  # the same rows per job as an earlier call (the polish's calls): the same lanes
+            rows, lanes = hit
+        else:
+            rows, lanes = _lanes_of(owner)
+            if okey is not None:
+                if len(layouts) > 64:
+                    layouts.clear()
+                layouts[okey] = (rows, lanes)
         with np.errstate(all="ignore"):  # once for the whole call (the evaluations below are quiet)
             _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows, lanes=lanes, quiet=True)
             dist = env.dist
