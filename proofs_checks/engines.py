@@ -78,19 +78,26 @@ def _finite(spec, name, values, params):
 
 
 def constants(
-    spec: ClaimSpec, dist: X.Distribution, scalars: dict, given: dict | None = None, rows=None, lanes=None
+    spec: ClaimSpec,
+    dist: X.Distribution,
+    scalars: dict,
+    given: dict | None = None,
+    rows=None,
+    lanes=None,
+    quiet: bool = False,
 ):
     """The constants defined by the spec's assumptions (distribution form), evaluated on ``dist``:
     returns ``(scalars, coords, checks)``. A constant in ``given`` (a stated value) is kept and its
     assumption checked (``checks``: list of (name, ok) per assumption); otherwise the tightest
-    admissible value is used. ``rows``, ``lanes``: per-row scalars (:class:`~proofs_checks.expressions.Env`)."""
+    admissible value is used. ``rows``, ``lanes``: per-row scalars (:class:`~proofs_checks.expressions.Env`);
+    ``quiet``: the caller silences numpy's floating-point errors (one ``errstate`` for many evaluations)."""
     given = dict(given or {})
     sc = dict(scalars)
     coords = {}
     checks = []
     env = X.Env(scalars=sc, dist=dist, rows=rows, lanes=lanes)  # grows with each constant (outcomes shared)
     for a in spec.defining():
-        val = _per(a.value, env, a.per_coordinate)
+        val = _per(a.value, env, a.per_coordinate, quiet)
         name = a.symbol.name
         if name in given:
             stated = np.asarray(given[name], dtype=np.float64)
@@ -113,9 +120,9 @@ def constants(
     return sc, coords, checks
 
 
-def _per(expr, env, per_coordinate):
+def _per(expr, env, per_coordinate, quiet=False):
     """An expression evaluated per coordinate ((S, d)) or as a scalar ((S,))."""
-    return X.evaluate_shaped(expr, env, per_coordinate=per_coordinate)
+    return X.evaluate_shaped(expr, env, per_coordinate=per_coordinate, quiet=quiet)
 
 
 def with_batch_size(spec: ClaimSpec, n: int, scalars: dict) -> dict:
@@ -140,16 +147,18 @@ def pointwise(expr, x, *, scalars: dict | None = None, coords: dict | None = Non
     return X.evaluate(X.Expect(expr), X.Env(scalars=scalars or {}, coords=coords or {}, dist=dist, S=R))
 
 
-def evaluate_sides(spec: ClaimSpec, env: X.Env) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_sides(spec: ClaimSpec, env: X.Env, quiet: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(term, bound) of ``spec`` on ``env``, (S,) arrays. A side left out of the spec (None) is a
-    ClaimError naming it (it used to surface as an AttributeError deep in the expression compiler)."""
+    ClaimError naming it (it used to surface as an AttributeError deep in the expression compiler).
+    ``quiet``: the caller silences numpy's floating-point errors (:func:`~proofs_checks.expressions.evaluate_quiet`)."""
     for side in ("term", "bound"):
         if getattr(spec, side) is None:
             raise ClaimError(
                 f"claim {spec.id}: ClaimSpec has no {side} (give {side}=<a sympy expression>); the exact and "
                 "search engines evaluate both sides"
             )
-    return X.evaluate(spec.term, env), X.evaluate(spec.bound, env)
+    ev = X.evaluate_quiet if quiet else X.evaluate
+    return ev(spec.term, env), ev(spec.bound, env)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -870,13 +879,13 @@ def _ratios(spec, space, xs, scalars, scale, require):
     return _ratio_of(spec, env, scale, require), dist, sc, coords
 
 
-def _search_env(spec, space, xs, scalars, rows=None, lanes=None):
+def _search_env(spec, space, xs, scalars, rows=None, lanes=None, quiet=False):
     """The population ``xs`` decoded, with the constants the assumptions define (shared by every spec
     with the same defining assumptions). ``rows``: per-row scalars (the rows of several settings in one
     population, :class:`~proofs_checks.expressions.Env`), ``lanes`` their runs when known."""
     dist = space.decode(xs)
     sc = with_batch_size(spec, space.n, scalars)
-    sc, coords, _ = constants(spec, dist, sc, rows=rows, lanes=lanes)
+    sc, coords, _ = constants(spec, dist, sc, rows=rows, lanes=lanes, quiet=quiet)
     return dist, sc, coords, X.Env(scalars=sc, coords=coords, dist=dist, rows=rows, lanes=lanes)
 
 
@@ -884,10 +893,10 @@ def _ratio_of(spec, env, scale, require):
     """term / (scale * bound) per row (``scale`` a number or one per row), 0 where not finite or where
     ``require`` fails; bound / term for a ``>=`` claim."""
     with np.errstate(all="ignore"):
-        term, bound = evaluate_sides(spec, env)
+        term, bound = evaluate_sides(spec, env, quiet=True)
         ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
         if require is not None:
-            ok &= np.asarray(X.evaluate(require, env), dtype=bool)
+            ok &= np.asarray(X.evaluate_quiet(require, env), dtype=bool)
         r = np.where(ok, term / np.where(ok, scale * bound, 1.0), 0.0)
         if spec.relation == ">=":
             r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
@@ -1027,6 +1036,10 @@ def _lockstep_objective(jobs, members, space, scalars):
         else:
             blocks.append([key, m, m + 1])
     scales = np.array([float(jobs[j].scale) for j in members])
+    block_bounds = np.array([m for _, m0, m1 in blocks for m in (m0, m1)])
+    shared_outcomes: list = []  # outcome keys (Distribution.outcomes) that several blocks read
+    learning = [True]  # until a call with several blocks has shown them
+    layouts: dict = {}  # owner (rows per job) -> (per-row scalars, lanes): the polish repeats its layouts
 
     def obj(xs, owner):
         xs = np.asarray(xs)
@@ -1049,8 +1062,8 @@ def _lockstep_objective(jobs, members, space, scalars):
             out = res
         return out
 
-    def evaluate(xs, owner):
-        """The ratios of rows grouped by job (owner sorted)."""
+    def _lanes_of(owner):
+        """Per-row scalars of rows grouped by job (owner sorted), and their runs (lanes)."""
         rows = {k: v[owner] for k, v in lane_vals.items()} or None
         lanes = None
         if rows:  # runs of consecutive jobs with the same setting
@@ -1064,17 +1077,47 @@ def _lockstep_objective(jobs, members, space, scalars):
                     lanes[-1] = (slice(lanes[-1][0].start, b), lane_of[m])
                 else:
                     lanes.append((slice(a, b), lane_of[m]))
-        _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows, lanes=lanes)
-        out = np.zeros(len(xs))
-        for _, m0, m1 in blocks:
-            a, b = np.searchsorted(owner, [m0, m1])
-            if a == b:
-                continue
-            jb = jobs[members[m0]]
-            sub = env if (a == 0 and b == len(xs)) else env.take(a, b)
-            sc = scales[owner[a:b]]
-            scale = float(sc[0]) if np.all(sc == sc[0]) else sc
-            out[a:b] = _ratio_of(jb.spec, sub, scale, jb.require)
+        return rows, lanes
+
+    def evaluate(xs, owner):
+        """The ratios of rows grouped by job (owner sorted)."""
+        okey = (owner.dtype.str, owner.tobytes()) if lane_vals else None
+        hit = layouts.get(okey) if okey is not None else None
+        if hit is not None:  # the same rows per job as an earlier call (the polish's calls): the same lanes
+            rows, lanes = hit
+        else:
+            rows, lanes = _lanes_of(owner)
+            if okey is not None:
+                if len(layouts) > 64:
+                    layouts.clear()
+                layouts[okey] = (rows, lanes)
+        with np.errstate(all="ignore"):  # once for the whole call (the evaluations below are quiet)
+            _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows, lanes=lanes, quiet=True)
+            dist = env.dist
+            for key in shared_outcomes:  # outcomes several blocks read: computed once on all rows
+                dist.outcomes(key)
+            before = set(dist.cached_keys())
+            out = np.zeros(len(xs))
+            cuts = np.searchsorted(owner, block_bounds)
+            seen: dict = {}
+            taken = 0
+            for bi, (_, m0, _) in enumerate(blocks):
+                a, b = int(cuts[2 * bi]), int(cuts[2 * bi + 1])
+                if a == b:
+                    continue
+                jb = jobs[members[m0]]
+                sub = env if (a == 0 and b == len(xs)) else env.take(a, b)
+                sc = scales[owner[a:b]]
+                scale = float(sc[0]) if np.all(sc == sc[0]) else sc
+                out[a:b] = _ratio_of(jb.spec, sub, scale, jb.require)
+                if learning and sub is not env:
+                    taken += 1
+                    for key in sub.dist.cached_keys():
+                        if key not in before:
+                            seen[key] = seen.get(key, 0) + 1
+            if learning and taken >= 2:  # learnt from a call with several blocks: what they share
+                shared_outcomes[:] = [key for key, c in seen.items() if c >= 2]
+                learning.clear()
         return out
 
     return obj

@@ -47,6 +47,7 @@ __all__ = [
     "compile_expr",
     "evaluate",
     "evaluate_shaped",
+    "evaluate_quiet",
     "operator_of",
     "batch_outcomes",
     "compositions",
@@ -166,8 +167,22 @@ class Distribution:
         return self._cached(("single", layout), 1, layout)
 
     def batch(self, layout: str):
-        """(vals, probs) of the mean of n samples in ``layout``."""
+        """(vals, probs) of the mean of n samples in ``layout`` (for n = 1 those of one sample: the same
+        arrays, computed once)."""
+        if self.n == 1:
+            return self._cached(("single", layout), 1, layout)
         return self._cached(("batch", layout), self.n, layout)
+
+    def outcomes(self, key) -> None:
+        """Compute the outcomes ``key`` (``(which, layout)``, as :meth:`single` / :meth:`batch` cache them)
+        now, e.g. on a whole population before :meth:`take` hands row blocks of it to several evaluations
+        (each row's outcomes are its own: the same values as computed on the block)."""
+        which, layout = key
+        (self.single if which == "single" else self.batch)(layout)
+
+    def cached_keys(self) -> tuple:
+        """The keys of the outcomes computed so far (:meth:`outcomes`)."""
+        return tuple(self.__dict__.get("_cache", ()))
 
     def _cached(self, key, n, layout):
         cache = self.__dict__.setdefault("_cache", {})
@@ -322,6 +337,19 @@ class Env:
             )
         return key
 
+    def lane_sig(self):
+        """The runs of :meth:`lanes` as ``(S, (start, stop, setting), ...)`` when every run is a slice, else
+        None: two Envs with the same signature have the same lanes (memo key of lane tables)."""
+        sig = getattr(self, "_lsig", False)
+        if sig is False:
+            lanes = self.lanes()
+            if all(type(sel) is slice for sel, _ in lanes):
+                sig = (self.S, *[(sel.start, sel.stop, k) for (sel, _), k in zip(lanes, self.lane_key())])
+            else:
+                sig = None
+            self._lsig = sig
+        return sig
+
     def lane_index(self) -> np.ndarray:
         """(S,): the lane of each row (:meth:`lanes`)."""
         lanes = self.lanes()
@@ -341,11 +369,8 @@ class Env:
         out.samples = None if self.samples is None else self.samples[a:b]
         out.S = len(range(S)[a:b])
 
-        def cut(v):
-            return v[a:b] if (np.ndim(v) and v.shape[0] == S) else v
-
-        out.scalars = {k: cut(v) for k, v in self.scalars.items()}
-        out.coords = {k: cut(v) for k, v in self.coords.items()}
+        out.scalars = {k: (v[a:b] if (np.ndim(v) and v.shape[0] == S) else v) for k, v in self.scalars.items()}
+        out.coords = {k: (v[a:b] if (np.ndim(v) and v.shape[0] == S) else v) for k, v in self.coords.items()}
         out.rows = {k: v[a:b] for k, v in self.rows.items()}
         out._lanes = None
         out._lidx = None
@@ -403,7 +428,7 @@ class _Compiled:
         op = operator_of(e)
         if op == "CoordSum":
             inner = self._compile(e.args[0])
-            return lambda c: np.add.reduce(_bc(inner(c), c.shape), axis=-1, keepdims=True)  # = np.sum, fewer layers
+            return lambda c: _add_reduce(_bc(inner(c), c.shape), -1)  # = np.sum, fewer layers
         if op in ("Expect", "Expect1", "Sup1"):
             arg = e.args[0]
             which = "batch" if op == "Expect" else "single"
@@ -415,8 +440,8 @@ class _Compiled:
                     cm = c.with_outcomes(which, "marginal")
                     total = 0.0
                     for cf, phi in parts:
-                        e_phi = np.add.reduce(_bc(cm["_p"] * phi(cm), cm.shape), axis=1, keepdims=True)
-                        total = total + cf(c) * np.add.reduce(e_phi, axis=-1, keepdims=True)
+                        e_phi = _add_reduce(_bc(cm["_p"] * phi(cm), cm.shape), 1)
+                        total = total + cf(c) * _add_reduce(e_phi, -1)
                     return total
 
                 return fn_sep
@@ -434,7 +459,7 @@ class _Compiled:
                 v = _bc(v, (S, M, max(v.shape[-1], pr.shape[-1] if layout == "marginal" else 1)))
                 if op == "Sup1":
                     return np.maximum.reduce(np.where(pr > 0, v, -np.inf), axis=1, keepdims=True)
-                return np.add.reduce(pr * v, axis=1, keepdims=True)
+                return _add_reduce(pr * v, 1)
 
             return fn_joint
         # no operator at the top: replace operator subterms by dummies and lambdify the rest
@@ -725,7 +750,18 @@ def _lane_leaf(c, f, names, dmap, variants):
         if len(memo) > 256:
             memo.clear()
         hit = memo[mkey] = (per_lane, tabs, specials)
-    table = _LaneTable(lanes, env.lane_index(), hit[0], hit[1], hit[2], c.shape[0])
+    sig = env.lane_sig()
+    tables = hit[3] if len(hit) > 3 else None
+    table = tables.get(sig) if (tables is not None and sig is not None) else None
+    if table is None:
+        table = _LaneTable(lanes, env.lane_index(), hit[0], hit[1], hit[2], c.shape[0])
+        if sig is not None:  # the same runs of rows next time (a search's calls): the same table
+            if tables is None:
+                tables = {}
+                memo[mkey] = hit = (*hit[:3], tables)
+            if len(tables) > 64:
+                tables.clear()
+            tables[sig] = table
     return np.asarray(fn(*full, table), dtype=np.float64)
 
 
@@ -795,6 +831,28 @@ def _heaviside(v, h0=0.5):
     return np.heaviside(v, h0)
 
 
+def _add_reduce(a, axis: int):
+    """``numpy.add.reduce(a, axis=axis, keepdims=True)`` of a 3-D float64 array (``axis`` 1 or -1), with
+    numpy's bits: for fewer than 8 terms numpy adds them in order from 0.0 (``((0.0 + a_0) + a_1) + ...``,
+    whatever the memory layout; measured on random data with signed zeros, tests/test_expressions_reduce.py),
+    which a few element-wise additions of slices reproduce 2-10x faster on arrays of a few thousand entries
+    (numpy's reduction over a short axis of a 3-D array is slow: 240 us against 50 us for (2304, 3, 2) along
+    axis 1). Small arrays (no faster), longer axes (numpy sums pairwise along a contiguous one) and other
+    arrays go to numpy."""
+    n = a.shape[axis] if a.ndim == 3 else 8
+    if a.size < 1024 or n >= 8 or a.dtype != np.float64 or a.strides[0] < max(a.strides[1], a.strides[2]):
+        return np.add.reduce(a, axis=axis, keepdims=True)
+    if axis == 1:
+        r = np.add(a[:, 0:1], 0.0)
+        for i in range(1, n):
+            r += a[:, i : i + 1]
+    else:
+        r = np.add(a[:, :, 0:1], 0.0)
+        for i in range(1, n):
+            r += a[:, :, i : i + 1]
+    return r
+
+
 def _bc(a, shape):
     """``a`` broadcast to ``shape`` (a read-only view; ``a`` itself when it has that shape already)."""
     a = np.asarray(a)
@@ -847,6 +905,8 @@ class _Ctx(dict):
         if env.dist is None:
             raise ValueError("Expect/Expect1/Sup1 need a distribution (Env(dist=...)) or samples")
         cache = env.__dict__.setdefault("_outcome_ctx", {})  # one per (which, layout) per Env
+        if which == "batch" and env.dist.n == 1:  # the batch of one sample is the sample (Distribution.batch)
+            which = "single"
         got = cache.get((which, layout))
         if got is None:
             v, p = env.dist.batch(layout) if which == "batch" else env.dist.single(layout)
@@ -862,10 +922,16 @@ def compile_expr(expr, coupling: str = "independent") -> _Compiled:
 
 def evaluate(expr, env: Env) -> np.ndarray:
     """``expr`` evaluated against ``env``: an (S,) array (scalar expressions broadcast)."""
+    with np.errstate(all="ignore"):  # non-finite values are the callers' to judge
+        return evaluate_quiet(expr, env)
+
+
+def evaluate_quiet(expr, env: Env) -> np.ndarray:
+    """:func:`evaluate` for callers that silence numpy's floating-point errors themselves (inside one
+    ``numpy.errstate(all="ignore")`` for many evaluations): the same values."""
     coupling = env.dist.coupling if env.dist is not None else "independent"
     c = compile_expr(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), coupling)
-    with np.errstate(all="ignore"):  # non-finite values are the callers' to judge
-        out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
+    out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
     if out.ndim == 3:
         if out.shape[1] != 1 or out.shape[2] != 1:
             raise ValueError("the expression is per-coordinate at the top level: wrap it in CoordSum")
@@ -873,13 +939,16 @@ def evaluate(expr, env: Env) -> np.ndarray:
     return np.array(_bc(out, (env.S,)), dtype=np.float64)
 
 
-def evaluate_shaped(expr, env: Env, *, per_coordinate: bool) -> np.ndarray:
+def evaluate_shaped(expr, env: Env, *, per_coordinate: bool, quiet: bool = False) -> np.ndarray:
     """``expr`` evaluated against ``env`` as an (S, d) array per coordinate (d of ``env.dist``), or else an
-    (S,) array; how :func:`proofs_checks.engines.constants` derives the constants an assumption defines."""
+    (S,) array; how :func:`proofs_checks.engines.constants` derives the constants an assumption defines.
+    ``quiet``: the caller silences numpy's floating-point errors itself (:func:`evaluate_quiet`)."""
+    if not quiet:
+        with np.errstate(all="ignore"):
+            return evaluate_shaped(expr, env, per_coordinate=per_coordinate, quiet=True)
     coupling = env.dist.coupling if env.dist is not None else "independent"
     c = compile_expr(expr if isinstance(expr, sp.Basic) else sp.sympify(expr), coupling)
-    with np.errstate(all="ignore"):
-        out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
+    out = np.asarray(c.fn(_Ctx(env)), dtype=np.float64)
     if per_coordinate:
         return np.array(_bc(out.reshape(out.shape[0], -1), (env.S, env.dist.d)))
     return np.array(_bc(out.reshape(-1), (env.S,)))

@@ -76,6 +76,25 @@ def nelder_mead(
     active = np.ones(B, dtype=bool)
     active &= ncalls < maxfev
     cache: list = [None] * B  # per problem: values of the next iteration's possible candidates (speculated)
+    kern = None if speculate else _nm_kernels()
+    if kern is not None:  # the same iterations with the per-problem bookkeeping compiled (numba)
+        prepare, accept, reorder = kern
+        idx_buf = np.empty(B, dtype=np.int64)
+        cand_buf = np.empty((B, 4, N))
+        shrink_buf = np.empty(B, dtype=np.int64)
+        while active.any():
+            nb = prepare(sims, fs, active, float(xatol), float(fatol), rho, chi, psi, idx_buf, cand_buf)
+            if nb == 0:
+                break
+            idx = idx_buf[:nb].copy()
+            cand = cand_buf[:nb]
+            fc = np.asarray(fun(cand.reshape(-1, N), np.repeat(idx, 4)), dtype=np.float64).reshape(nb, 4)
+            ns = accept(sims, fs, idx, cand, np.ascontiguousarray(fc), ncalls, maxfev, shrink_buf)
+            if ns:
+                _shrink(fun, sims, fs, ncalls, shrink_buf[:ns].copy(), maxfev, N, sig)
+            reorder(sims, fs, idx, np.argsort(fs[idx], axis=1))
+            active[idx[ncalls[idx] >= maxfev]] = False
+        return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
     while active.any():
         idx = np.flatnonzero(active)
         # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol)
@@ -148,27 +167,46 @@ def nelder_mead(
         fs[idx[repl], -1] = new_f[repl]
         shrink = idx[contract & ~take_c & ~take_cc]
         if shrink.size:
-            pts, owners_m = [], []
-            for b in shrink:
-                avail = maxfev - ncalls[b]
-                m = min(N, avail)
-                # scipy moves vertex j, then evaluates it; past maxfev the move of the next vertex happens
-                # but its evaluation raises, which ends the run
-                for jj in range(1, min(N, m + 1) + 1):
-                    sims[b, jj] = sims[b, 0] + sig * (sims[b, jj] - sims[b, 0])
-                pts.append(sims[b, 1 : 1 + m])
-                owners_m.append((b, m))
-            allpts = np.concatenate(pts, axis=0)
-            own = np.concatenate([np.full(m, b) for b, m in owners_m])
-            vals = np.asarray(fun(allpts, own), dtype=np.float64) if allpts.shape[0] else np.empty(0)
-            pos = 0
-            for b, m in owners_m:
-                fs[b, 1 : 1 + m] = vals[pos : pos + m]
-                pos += m
-                ncalls[b] += m
+            _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig)
         _sort_simplexes(sims, fs, idx)
         active[idx[ncalls[idx] >= maxfev]] = False
     return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
+
+
+def _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig):
+    """scipy's shrink step for the problems ``shrink``: every vertex but the best moved halfway to it and
+    evaluated (one call for all of them)."""
+    pts, owners_m = [], []
+    for b in shrink:
+        avail = maxfev - ncalls[b]
+        m = min(N, avail)
+        # scipy moves vertex j, then evaluates it; past maxfev the move of the next vertex happens
+        # but its evaluation raises, which ends the run
+        for jj in range(1, min(N, m + 1) + 1):
+            sims[b, jj] = sims[b, 0] + sig * (sims[b, jj] - sims[b, 0])
+        pts.append(sims[b, 1 : 1 + m])
+        owners_m.append((b, m))
+    allpts = np.concatenate(pts, axis=0)
+    own = np.concatenate([np.full(m, b) for b, m in owners_m])
+    vals = np.asarray(fun(allpts, own), dtype=np.float64) if allpts.shape[0] else np.empty(0)
+    pos = 0
+    for b, m in owners_m:
+        fs[b, 1 : 1 + m] = vals[pos : pos + m]
+        pos += m
+        ncalls[b] += m
+
+
+def _nm_kernels():
+    """The numba kernels of the Nelder-Mead bookkeeping (:mod:`proofs_checks._search_kernels`), or None
+    without numba (the numpy loop is used then)."""
+    if "nm" not in _SELECT:
+        try:
+            from ._search_kernels import nm_accept, nm_prepare, nm_reorder
+        except ImportError:
+            _SELECT["nm"] = None
+        else:
+            _SELECT["nm"] = (nm_prepare, nm_accept, nm_reorder)
+    return _SELECT["nm"]
 
 
 def _sort_simplexes(sims, fs, idx):
@@ -479,6 +517,7 @@ def _de_driven(objective, bounds, seeds, kw):
                 held[j] = vals[pos : pos + len(pop)]
                 pos += len(pop)
 
+        batch = _batched_selection(solvers)  # the generation's sample selections of all solvers in one call
         # solve(): the initial energies
         init = [j for j, sv in enumerate(solvers) if np.all(np.isinf(sv.population_energies))]
         for j in init:
@@ -496,7 +535,10 @@ def _de_driven(objective, bounds, seeds, kw):
             if not live:
                 break
             trials = {}
-            for j in live:  # __next__, deferred updating, up to the objective's call
+            if batch is not None:  # the whole generation at once (each solver's draws in its own order)
+                _generation_batched(solvers, live, batch, evaluate, held, status, nit, _status_message)
+                continue
+            for j in live if batch is None else ():  # __next__, deferred updating, up to the objective's call
                 sv = solvers[j]
                 if sv.dither is not None:
                     sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
@@ -530,6 +572,110 @@ def _de_driven(objective, bounds, seeds, kw):
     finally:
         for sv in solvers:
             sv.__exit__(None, None, None)
+
+
+def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messages):
+    """One generation of the solvers ``live`` of :func:`_de_driven` ('best1bin', deferred updating, one
+    population size), their arrays stacked: scipy's steps (dither, sample selection, best1bin mutation,
+    binomial crossover, bounds repair, selection of the trials, the best member promoted, the convergence
+    test) with the same operations per member and each solver's draws from its own generator in scipy's
+    order (dither; the samples; the crossover's fill points and uniforms; the repair's uniforms), so each
+    solver goes where it goes alone."""
+    from scipy._lib._util import rng_integers
+
+    svs = [solvers[j] for j in live]
+    for sv in svs:
+        if sv.dither is not None:
+            sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
+    samples = batch(live)[np.asarray(live)]  # (J, NP, 5)
+    P = np.stack([sv.population for sv in svs])  # (J, NP, dim)
+    J, NP, dim = P.shape
+    fill = np.empty((J, NP), dtype=np.int64)
+    cross = np.empty((J, NP, dim))
+    for t, sv in enumerate(svs):  # best1bin's draws (after the samples)
+        rng = sv.random_number_generator
+        fill[t] = rng_integers(rng, sv.parameter_count, size=NP)
+        cross[t] = rng.uniform(size=(NP, dim))
+    jj = np.arange(J)[:, None]
+    scale = np.array([sv.scale for sv in svs], dtype=np.float64)[:, None, None]
+    bprime = P[:, 0:1, :] + scale * (P[jj, samples[..., 0]] - P[jj, samples[..., 1]])
+    co = cross < np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)[:, None, None]
+    co[jj, np.arange(NP)[None, :], fill] = True
+    trial = np.where(co, bprime, P)
+    oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
+    for t in np.flatnonzero(oob):  # scipy's repair (its draws only where a component is out of bounds)
+        svs[t]._ensure_constraint(trial[t])
+    evaluate([(j, trial[t]) for t, j in enumerate(live)])
+    E = np.stack([np.asarray(held[j], dtype=np.float64) for j in live])
+    PE = np.stack([sv.population_energies for sv in svs])
+    loc = E <= PE
+    P = np.where(loc[..., None], trial, P)
+    PE = np.where(loc, E, PE)
+    best = np.argmin(PE, axis=1)
+    for t in np.flatnonzero(best):
+        b = int(best[t])
+        PE[t, [0, b]] = PE[t, [b, 0]]
+        P[t, [0, b], :] = P[t, [b, 0], :]
+    anyinf = np.any(np.isinf(PE), axis=1)
+    std, mean = np.std(PE, axis=1), np.mean(PE, axis=1)  # per row numpy's bits of np.std(pe), np.mean(pe)
+    for t, (j, sv) in enumerate(zip(live, svs)):
+        sv._nfev += 1
+        sv.population, sv.population_energies = P[t], PE[t]
+        if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
+            status[j] = (nit, messages["success"], False)
+
+
+class _BatchSelect:
+    """The sample selection of several 'best1bin' solvers of one population size in one numba call per
+    generation (:func:`proofs_checks._search_kernels.select_batch`): the solvers' population indices become
+    rows of one array (each solver keeps its row as its index), each solver draws from its own PCG64."""
+
+    def __init__(self, kern, solvers):
+        self.kern, self.solvers = kern, solvers
+        n = solvers[0].num_population_members
+        self.idx = np.stack([sv._random_population_index for sv in solvers])
+        for j, sv in enumerate(solvers):
+            sv._random_population_index = self.idx[j]
+        bgs = [sv.random_number_generator.bit_generator for sv in solvers]
+        self.locks = [bg.lock for bg in bgs]
+        self.fns = np.array([ctypes.cast(bg.ctypes.next_uint32, ctypes.c_void_p).value for bg in bgs], np.uint64)
+        self.sts = np.array([bg.ctypes.state_address for bg in bgs], dtype=np.uint64)
+        self.cands = np.arange(n, dtype=np.int64)
+        self.out = np.empty((len(solvers), n, 5), dtype=np.int64)
+
+    def __call__(self, live):
+        import contextlib
+
+        with contextlib.ExitStack() as stack:
+            for j in live:
+                stack.enter_context(self.locks[j])
+            self.kern(self.fns, self.sts, self.idx, np.asarray(live, dtype=np.int64), self.cands, 5, self.out)
+        return self.out
+
+
+def _batched_selection(solvers):
+    """A :class:`_BatchSelect` for ``solvers`` when each one's ``_mutate_many`` would take the fast
+    'best1bin' path with the same population size (PCG64, a contiguous int64 index), else None."""
+    try:
+        from ._search_kernels import select_batch
+    except ImportError:
+        return None
+    if _best1bin is None or not solvers:
+        return None
+    n = solvers[0].num_population_members
+    for sv in solvers:
+        idx = getattr(sv, "_random_population_index", None)
+        bg = getattr(sv.random_number_generator, "bit_generator", None)
+        if (
+            sv.strategy != "best1bin"
+            or type(bg) is not np.random.PCG64
+            or idx is None
+            or idx.dtype != np.int64
+            or idx.shape != (n,)
+            or sv.num_population_members != n
+        ):
+            return None
+    return _BatchSelect(select_batch, solvers)
 
 
 def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):

@@ -47,6 +47,23 @@ def test_nelder_mead_is_scipys(fun, maxfev, speculate):
         assert f == ref.fun and n == ref.nfev
 
 
+@pytest.mark.parametrize("fun", [_rosen, _kink, lambda X: np.floor(4 * np.atleast_2d(X)[:, 0])])
+def test_nelder_mead_compiled_bookkeeping_equals_numpy(fun, monkeypatch):
+    """The numba bookkeeping of an iteration (termination test, candidates, acceptance, reordering) gives
+    the numpy loop's iterates bit for bit, ties of a flat function included."""
+    import proofs_checks.search as S
+
+    if S._nm_kernels() is None:
+        pytest.skip("numba not installed")
+    starts = np.random.default_rng(3).uniform(-2, 2, (5, 4))
+    fast = nelder_mead(fun, starts, maxfev=300, xatol=1e-12, fatol=1e-14)
+    monkeypatch.setitem(S._SELECT, "nm", None)
+    slow = nelder_mead(fun, starts, maxfev=300, xatol=1e-12, fatol=1e-14)
+    for (xa, fa, na), (xb, fb, nb) in zip(fast, slow):
+        np.testing.assert_array_equal(xa, xb)
+        assert fa == fb and na == nb
+
+
 def test_nelder_mead_owners_batches_problems():
     """With owners=True one call carries every problem's candidates, tagged by problem."""
     shifts = np.array([0.0, 1.0, -2.0])
