@@ -13,6 +13,7 @@ variance: E|g~_i - g_i|^2 <= sigma_i^2, so sigma_i^2 / n for a batch mean, Corol
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import threading
@@ -153,12 +154,57 @@ class Rademacher(Noise):
         k = rng.binomial(n, 0.5, size=shape)
         return (2.0 * k - n) / n * _const(rng, self.sigma)
 
+    def drawing_ahead(self, steps: int) -> Rademacher:
+        """This noise for ONE run of ``steps`` oracle calls on the same replicate streams with one batch size
+        n > 1 (e.g. Theorem 1's n_t = T): a copy whose first :meth:`add_means_into` draws each stream's
+        ``steps`` binomial counts in one call, ``rng.binomial(n, 1/2, size=(steps, d))``, and whose calls
+        then read them step by step. numpy's binomial sampler draws an array element by element from the
+        stream (its setup cached per (n, 1/2)), so these are the numbers, and after ``steps`` calls the
+        stream states, of one call of size d per step: the same bits. Calls with other streams, another n
+        or more than ``steps`` calls raise ValueError (the counts drawn ahead would then be out of order);
+        n = 1 takes the usual path (nothing drawn ahead). The copy is not split by rows."""
+        steps = validate.integer("steps", steps, lo=1)
+        new = copy.copy(self)
+        new.__dict__.pop("_buffers", None)
+        new._ahead = [steps, None]  # [steps, (rngs, their identities, n, counts (steps, R, d), next step)]
+        new.rows_independent = False
+        return new
+
+    def _drawn_ahead(self, rngs, n):
+        """The (R, d) counts of this step from the block drawn ahead (:meth:`drawing_ahead`)."""
+        ahead = self._ahead
+        steps, run = ahead
+        if run is None:
+            counts = np.empty((steps, len(rngs), self.d), dtype=np.int64)
+            for r, rng in enumerate(rngs):
+                counts[:, r, :] = rng.binomial(n, 0.5, size=(steps, self.d))
+            run = ahead[1] = [rngs, tuple(rngs), n, counts, 0]
+        elif rngs is not run[0] and (len(rngs) != len(run[1]) or any(a is not b for a, b in zip(rngs, run[1]))):
+            raise ValueError("a Rademacher noise drawing ahead serves one run: not the streams of its first call")
+        if n != run[2]:
+            raise ValueError(f"a Rademacher noise drawing ahead draws batch size n = {run[2]}, got n = {n}")
+        t = run[4]
+        if t >= steps:
+            raise ValueError(f"a Rademacher noise drawing ahead serves {steps} calls (drawing_ahead(steps))")
+        run[4] = t + 1
+        return run[3][t]
+
     def add_means_into(self, rngs, n, out):
         # the draws of sample_mean, one stream per replicate; the arithmetic once for all replicates, in
         # place: (2 bits - 1) sigma for n = 1, (2 k - n) / n sigma otherwise (the same operations, so the
         # same numbers)
         R = len(rngs)
         from . import _fast
+
+        if n != 1 and self.__dict__.get("_ahead") is not None:
+            draws = self._drawn_ahead(rngs, n)
+            tmp = np.empty(draws.shape)
+            np.multiply(draws, 2.0, out=tmp)
+            np.subtract(tmp, float(n), out=tmp)
+            np.divide(tmp, n, out=tmp)
+            np.multiply(tmp, self.sigma, out=tmp)
+            np.add(out, tmp, out=out)
+            return
 
         if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
             if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits

@@ -148,3 +148,41 @@ def test_oracle_assumptions_and_certified_G():
     assert GradientOracle(P.QuadraticDiagonal(d=5), N.Rademacher(np.ones(5))).certified_G(3.0) == math.inf
     with pytest.raises(ValueError, match="d="):
         GradientOracle(pr, N.Gaussian(np.ones(4)))
+
+
+@pytest.mark.parametrize("n", [2, 7, 64, 300])
+def test_rademacher_drawing_ahead_gives_the_bits_and_stream_states_of_step_by_step_draws(n):
+    """One run of T oracle calls with batch n: the copy drawing each stream's T counts in one call gives the
+    same gradients, bit for bit, and leaves every stream where the step-by-step draws leave it."""
+    from lptheory.simulate import replicate_generators
+
+    T, R = 9, 5
+    sigma = np.linspace(0.1, 0.7, 6)
+    pr = P.SeparableNonconvex(d=6, profile="flat", seed=1)
+    theta = np.random.default_rng(3).standard_normal((R, 6))
+    runs = []
+    for noise in (N.Rademacher(sigma), N.Rademacher(sigma).drawing_ahead(T)):
+        o, rngs = GradientOracle(pr, noise, batch=n), replicate_generators(11, R)
+        runs.append(([o(theta, t, rngs).copy() for t in range(T)], [g.bit_generator.state for g in rngs]))
+    (g1, s1), (g2, s2) = runs
+    assert all(np.array_equal(a.view(np.int64), b.view(np.int64)) for a, b in zip(g1, g2))
+    assert s1 == s2
+    assert N.Rademacher(sigma).drawing_ahead(T).rows_independent is False
+
+
+def test_rademacher_drawing_ahead_refuses_what_would_reorder_the_streams():
+    from lptheory.simulate import replicate_generators
+
+    out = np.zeros((2, 3))
+    noise = N.Rademacher(np.ones(3)).drawing_ahead(2)
+    rngs = replicate_generators(0, 2)
+    noise.add_means_into(rngs, 4, out)
+    with pytest.raises(ValueError, match="batch size"):
+        noise.add_means_into(rngs, 5, out)
+    with pytest.raises(ValueError, match="streams"):
+        noise.add_means_into(replicate_generators(1, 2), 4, out)
+    noise.add_means_into(rngs, 4, out)
+    with pytest.raises(ValueError, match="2 calls"):
+        noise.add_means_into(rngs, 4, out)
+    with pytest.raises(ValueError, match="steps"):
+        N.Rademacher(np.ones(3)).drawing_ahead(0)

@@ -370,7 +370,9 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
 
     per_T, lhs, bounds, cis, parts = [], [], [], [], []
     for T in grid:
-        oracle = GradientOracle(problem, noise, batch=T)
+        # n_t = T: each replicate's T batch counts drawn in one call per stream (the same numbers)
+        ahead = noise.drawing_ahead(T) if hasattr(noise, "drawing_ahead") else noise
+        oracle = GradientOracle(problem, ahead, batch=T)
         G = oracle.certified_G(p)
         eta = theorem_eta(L, G, T, p) * eta_factor(T)
         tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L, terms=False)
