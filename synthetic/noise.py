@@ -160,9 +160,11 @@ class Rademacher(Noise):
         ``steps`` binomial counts in one call, ``rng.binomial(n, 1/2, size=(steps, d))``, and whose calls
         then read them step by step. numpy's binomial sampler draws an array element by element from the
         stream (its setup cached per (n, 1/2)), so these are the numbers, and after ``steps`` calls the
-        stream states, of one call of size d per step: the same bits. Calls with other streams, another n
-        or more than ``steps`` calls raise ValueError (the counts drawn ahead would then be out of order);
-        n = 1 takes the usual path (nothing drawn ahead). The copy is not split by rows."""
+        stream states, of one call of size d per step: the same bits. n = 1 likewise where numpy's int8
+        draws of a row use whole 32-bit words (d % 4 == 0; d % 8 == 0 keeps the stream kernels, which are
+        faster); otherwise n = 1 takes the usual path. Calls with other streams, another n or more than
+        ``steps`` calls raise ValueError (the values drawn ahead would then be out of order). The copy is
+        not split by rows."""
         steps = validate.integer("steps", steps, lo=1)
         new = copy.copy(self)
         new.__dict__.pop("_buffers", None)
@@ -175,9 +177,12 @@ class Rademacher(Noise):
         ahead = self._ahead
         steps, run = ahead
         if run is None:
-            counts = np.empty((steps, len(rngs), self.d), dtype=np.int64)
+            counts = np.empty((steps, len(rngs), self.d), dtype=np.int8 if n == 1 else np.int64)
             for r, rng in enumerate(rngs):
-                counts[:, r, :] = rng.binomial(n, 0.5, size=(steps, self.d))
+                if n == 1:  # the bits of _int8_bits, call by call (d % 4 == 0: whole 32-bit words per call)
+                    counts[:, r, :] = rng.integers(0, 2, size=(steps, self.d), dtype=np.int8)
+                else:
+                    counts[:, r, :] = rng.binomial(n, 0.5, size=(steps, self.d))
             run = ahead[1] = [rngs, tuple(rngs), n, counts, 0]
         elif rngs is not run[0] and (len(rngs) != len(run[1]) or any(a is not b for a, b in zip(rngs, run[1]))):
             raise ValueError("a Rademacher noise drawing ahead serves one run: not the streams of its first call")
@@ -196,36 +201,33 @@ class Rademacher(Noise):
         R = len(rngs)
         from . import _fast
 
-        if n != 1 and self.__dict__.get("_ahead") is not None:
+        ahead = self.__dict__.get("_ahead")
+        # drawn ahead (drawing_ahead): batch counts (n > 1); n = 1 where numpy's int8 draws of a row take whole
+        # 32-bit words (d % 4 == 0) and the stream kernels do not apply (d % 8 != 0); or once it has started
+        if ahead is not None and (n != 1 or (self.d % 8 and not self.d % 4) or ahead[1] is not None):
             draws = self._drawn_ahead(rngs, n)
             tmp = np.empty(draws.shape)
-            np.multiply(draws, 2.0, out=tmp)
-            np.subtract(tmp, float(n), out=tmp)
-            np.divide(tmp, n, out=tmp)
-            np.multiply(tmp, self.sigma, out=tmp)
-            np.add(out, tmp, out=out)
-            return
-
-        if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
-            if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
-                return
-        # one pair of buffers per thread (parts of a step may run on several threads, and a part may run on
-        # either thread from one step to the next): grown to the most rows that thread has needed, used
-        # through views of the first R rows, so the buffers of a run total about one (R, d) pair
-        cache = self.__dict__.setdefault("_buffers", {})
-        tid, kind = threading.get_ident(), (self.d, n == 1)
-        got = cache.get(tid)
-        if got is None or got[0] != kind or got[1].shape[0] < R:
-            if got is None and len(cache) >= 8:
-                cache.clear()
-            draws_dtype = np.int8 if n == 1 else np.int64
-            got = cache[tid] = (kind, np.empty((R, self.d), dtype=draws_dtype), np.empty((R, self.d)))
-        draws, tmp = got[1][:R], got[2][:R]
-        for r, rng in enumerate(rngs):
-            if n == 1:
-                _int8_bits(rng, self.d, draws[r])
-            else:
-                draws[r] = rng.binomial(n, 0.5, size=self.d)
+        else:
+            if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
+                if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
+                    return
+            # one pair of buffers per thread (parts of a step may run on several threads, and a part may run on
+            # either thread from one step to the next): grown to the most rows that thread has needed, used
+            # through views of the first R rows, so the buffers of a run total about one (R, d) pair
+            cache = self.__dict__.setdefault("_buffers", {})
+            tid, kind = threading.get_ident(), (self.d, n == 1)
+            got = cache.get(tid)
+            if got is None or got[0] != kind or got[1].shape[0] < R:
+                if got is None and len(cache) >= 8:
+                    cache.clear()
+                draws_dtype = np.int8 if n == 1 else np.int64
+                got = cache[tid] = (kind, np.empty((R, self.d), dtype=draws_dtype), np.empty((R, self.d)))
+            draws, tmp = got[1][:R], got[2][:R]
+            for r, rng in enumerate(rngs):
+                if n == 1:
+                    _int8_bits(rng, self.d, draws[r])
+                else:
+                    draws[r] = rng.binomial(n, 0.5, size=self.d)
         if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.flags.c_contiguous:
             _fast.rademacher_add(draws, self.sigma, out)  # one pass, the same operations (same bits)
             return

@@ -312,3 +312,15 @@ def test_fixed_gaps_equal_separate_runs_and_tuning():
             assert gaps[m] == [ACC.run_method(m, 3.0, n, T, 0, h) for T in grid]
         for m in ("steepest-lp", "accelerated-lp", "agd-euclidean"):
             assert gaps[m] == [ACC.run_method(m, 3.0, n, T, 0) for T in grid]
+
+
+@pytest.mark.parametrize("method", ["stacey-pp", "stacey-p2"])
+def test_configurations_as_row_blocks_give_each_configuration_the_bits_of_its_own_run(method):
+    grid = [4, 8, 16]
+    for p in (3.0, 4.0):
+        insts = [ACC.INSTANCES[n](p, grid[-1], 0) for n in ACC.FIXED]
+        hypers = ACC._tune_grid(insts[0])[::5]
+        got = ACC.run_configs(method, p, insts, grid, 0, hypers)
+        assert got == [ACC.run_rows(method, p, insts, grid, 0, h) for h in hypers]
+    with pytest.raises(ValueError, match="horizon"):
+        ACC.run_configs("accelerated-lp", 3.0, insts, grid, 0, [None])

@@ -150,16 +150,17 @@ def test_oracle_assumptions_and_certified_G():
         GradientOracle(pr, N.Gaussian(np.ones(4)))
 
 
-@pytest.mark.parametrize("n", [2, 7, 64, 300])
-def test_rademacher_drawing_ahead_gives_the_bits_and_stream_states_of_step_by_step_draws(n):
+@pytest.mark.parametrize("n, d", [(2, 6), (7, 6), (64, 6), (300, 6), (1, 12), (1, 20), (1, 6), (1, 16)])
+def test_rademacher_drawing_ahead_gives_the_bits_and_stream_states_of_step_by_step_draws(n, d):
     """One run of T oracle calls with batch n: the copy drawing each stream's T counts in one call gives the
-    same gradients, bit for bit, and leaves every stream where the step-by-step draws leave it."""
+    same gradients, bit for bit, and leaves every stream where the step-by-step draws leave it (n = 1: drawn
+    ahead at d = 12, 20; the usual path at d = 6, 16)."""
     from lptheory.simulate import replicate_generators
 
     T, R = 9, 5
-    sigma = np.linspace(0.1, 0.7, 6)
-    pr = P.SeparableNonconvex(d=6, profile="flat", seed=1)
-    theta = np.random.default_rng(3).standard_normal((R, 6))
+    sigma = np.linspace(0.1, 0.7, d)
+    pr = P.SeparableNonconvex(d=d, profile="flat", seed=1)
+    theta = np.random.default_rng(3).standard_normal((R, d))
     runs = []
     for noise in (N.Rademacher(sigma), N.Rademacher(sigma).drawing_ahead(T)):
         o, rngs = GradientOracle(pr, noise, batch=n), replicate_generators(11, R)
@@ -168,6 +169,9 @@ def test_rademacher_drawing_ahead_gives_the_bits_and_stream_states_of_step_by_st
     assert all(np.array_equal(a.view(np.int64), b.view(np.int64)) for a, b in zip(g1, g2))
     assert s1 == s2
     assert N.Rademacher(sigma).drawing_ahead(T).rows_independent is False
+    ahead = N.Rademacher(sigma).drawing_ahead(T)
+    ahead.add_means_into(replicate_generators(0, R), n, np.zeros((R, d)))
+    assert (ahead._ahead[1] is not None) == (n > 1 or d in (12, 20))  # drawn ahead where it applies
 
 
 def test_rademacher_drawing_ahead_refuses_what_would_reorder_the_streams():

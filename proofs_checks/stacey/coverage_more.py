@@ -105,7 +105,8 @@ def thm1_problem_records(p: float, *, seed: int, quick: bool, sigma: float = 0.5
         problem = make_problem(name, **kw)
         d = kw["d"]
         noise = make_noise("rademacher", np.full(d, sigma))
-        oracle = GradientOracle(problem, noise, batch=n)
+        # one run of T calls: each stream's draws taken in one call where that gives the same numbers
+        oracle = GradientOracle(problem, noise.drawing_ahead(T), batch=n)
         L = float(problem.certificate("L")(p))
         G = float(oracle.certified_G(p))
         if math.isinf(p):
