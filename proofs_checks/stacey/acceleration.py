@@ -378,12 +378,6 @@ def run_rows(method, p, insts, grid, seed=0, hyper=None) -> list[list[float]]:
     return [[g[t] for t in grid] for g in obs.gaps]
 
 
-def _threads() -> int:
-    from lptheory.parallel import threads
-
-    return threads(fused=True)
-
-
 class _ConfigRows(Optimizer):
     """Several configurations of one horizon-free method side by side: configuration i steps rows
     ``[i k, (i + 1) k)`` of the parameters with its own optimizer and state (in place, ``donate``), so that
@@ -392,43 +386,27 @@ class _ConfigRows(Optimizer):
 
     name = "config-rows"
 
-    def __init__(self, optimizers, k, threads=1):
-        from lptheory.parallel import get_pool
-
-        self.optimizers, self.k, self.threads = list(optimizers), int(k), int(threads)
-        self.pool = get_pool(2) if self.threads > 1 else None
+    def __init__(self, optimizers, k):
+        self.optimizers, self.k = list(optimizers), int(k)
 
     def init(self, theta):
         k = self.k
         return {"step": 0, "parts": [o.init(theta[i * k : (i + 1) * k]) for i, o in enumerate(self.optimizers)]}
 
-    def _steps(self, theta, grad, states, lo, hi):
-        k, parts = self.k, []
-        for i in range(lo, hi):
-            view = theta[i * k : (i + 1) * k]
-            new, st = self.optimizers[i].step(view, grad[i * k : (i + 1) * k], states[i], donate=True)
-            if new is not view:  # an optimizer that did not update in place
-                view[...] = new
-            parts.append(st)
-        return parts
-
     def step(self, theta, grad, state, *, donate: bool = False):
         if not donate:
             theta = theta.copy()
-        states, m = state["parts"], len(self.optimizers)
-        if self.threads > 1 and m > 1:
-            # the second half of the blocks on a worker thread (the kernels release the GIL): each block is
-            # stepped by its own optimizer alone, so the split does not change a bit
-            half = (m + 1) // 2
-            fut = self.pool.submit(self._steps, theta, grad, states, half, m)
-            parts = self._steps(theta, grad, states, 0, half)
-            parts += fut.result()
-        else:
-            parts = self._steps(theta, grad, states, 0, m)
+        k, parts = self.k, []
+        for i, (o, st) in enumerate(zip(self.optimizers, state["parts"])):
+            view = theta[i * k : (i + 1) * k]
+            new, st = o.step(view, grad[i * k : (i + 1) * k], st, donate=True)
+            if new is not view:  # an optimizer that did not update in place
+                view[...] = new
+            parts.append(st)
         return theta, {"step": state["step"] + 1, "parts": parts}
 
 
-def run_configs(method, p, insts, grid, seed, hypers, threads=None) -> list[list[list[float]]]:
+def run_configs(method, p, insts, grid, seed, hypers) -> list[list[list[float]]]:
     """:func:`run_rows` of every configuration in ``hypers`` (a horizon-free method, one optimizer per
     configuration) in one simulator run over ``len(hypers) x len(insts)`` rows (:class:`_ConfigRows`):
     ``[run_rows(method, p, insts, grid, seed, h) for h in hypers]``, bit for bit."""
@@ -445,7 +423,7 @@ def run_configs(method, p, insts, grid, seed, hypers, threads=None) -> list[list
     pr = _RowStack([i["problem"] for i in rows])
     obs = _GridGaps(grid, rows)
     simulate(
-        _ConfigRows(opts, k, _threads() if threads is None else threads),
+        _ConfigRows(opts, k),
         pr,
         exact_oracle(pr),
         T,
