@@ -87,7 +87,9 @@ class _GradPower(Observer):
     def on_step(self, v):
         g = np.asarray(v.problem.grad(v.theta))
         self.rows.append(np.sum(np.abs(g) ** self.ps, axis=-1))
-        self.f_min = min(self.f_min, float(np.min(v.problem.f(v.theta))), float(np.min(v.problem.f(v.new_theta))))
+        if not self.rows[1:]:  # theta_0; every later theta_t is the previous step's new_theta (f evaluated once)
+            self.f_min = min(self.f_min, float(np.min(v.problem.f(v.theta))))
+        self.f_min = min(self.f_min, float(np.min(v.problem.f(v.new_theta))))
 
     def finish(self):
         return {"gp": np.asarray(self.rows), "f_min": self.f_min}
