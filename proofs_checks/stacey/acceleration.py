@@ -439,6 +439,12 @@ def run_configs(method, p, insts, grid, seed, hypers) -> list[list[list[float]]]
     return [gaps[j * k : (j + 1) * k] for j in range(len(hypers))]
 
 
+CONFIG_BLOCK = 4
+"""Configurations per run in :func:`_fixed_gaps` (:func:`run_configs`): 4 x 2 rows of 4096 keep a step's
+arrays near the L2 cache; all 16 in one run (32 rows) measured slower on a loaded machine (CPU of the fixed
+part, load 5.5-5.8: one per run 7.5-7.8 s, 16 per run 7.5-8.3 s, 4 per run 6.7-6.8 s, 2 per run 6.7-7.0 s)."""
+
+
 def _fixed_gaps(p, names, grid, seed):
     """For the fixed instances ``names``: {instance: (gaps by method, tuned Stacey configurations)}, as
     ``run_method`` at every T and ``_tune`` at the largest T give them. Instances that share an optimizer
@@ -455,7 +461,10 @@ def _fixed_gaps(p, names, grid, seed):
         for m in ("stacey-p2", "stacey-pp"):
             configs = _tune_grid(batch[0])
             best = {n: (math.inf, configs[0], None) for n in grp}
-            for h, rows in zip(configs, run_configs(m, p, batch, grid, seed, configs)):
+            runs = []
+            for i in range(0, len(configs), CONFIG_BLOCK):
+                runs += run_configs(m, p, batch, grid, seed, configs[i : i + CONFIG_BLOCK])
+            for h, rows in zip(configs, runs):
                 for n, gs in zip(grp, rows):
                     if gs[-1] < best[n][0]:
                         best[n] = (gs[-1], h, gs)
