@@ -19,7 +19,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from . import _validate
+import numpy as np
+
+from . import _kernels, _validate
 from ._xp import namespace
 from .geometry import lp_norm, steepest_map, steepest_step
 from .optimizers import Optimizer
@@ -78,6 +80,10 @@ class AcceleratedLp(Optimizer):
         return {"step": 0, "x0": theta * 1.0, "y": theta * 1.0, "v": theta * 1.0, "z": xp.zeros_like(theta)}
 
     def step(self, theta, grad, state, *, donate: bool = False):
+        if donate and self.radius is None and type(theta) is np.ndarray and type(grad) is np.ndarray:
+            got = self._step_numpy_inplace(theta, grad, state)
+            if got is not None:
+                return got
         k = state["step"] + 1
         a_k = self.c * k
         tau = 2.0 / (k + 1)
@@ -93,6 +99,39 @@ class AcceleratedLp(Optimizer):
         tau_next = 2.0 / (k + 2)
         x_next = (1.0 - tau_next) * y + tau_next * v
         return x_next, {"step": k, "x0": state["x0"], "y": y, "v": v, "z": z}
+
+    def _step_numpy_inplace(self, theta, grad, state):
+        """:meth:`step` with ``donate`` on numpy float64 arrays (no radius): the same operations in the same
+        order, written into the state's and theta's arrays (the step owns them when donated) and two work
+        buffers kept in the state, instead of fresh temporaries; ``v = x_0 - s_p(z)`` is ``x_0 + (-s_p(z))``
+        exactly (IEEE subtraction is the addition of the negation). None: take the general path."""
+        z, y, v, x0 = state.get("z"), state.get("y"), state.get("v"), state.get("x0")
+        arrays = (theta, grad, z, y, v, x0)
+        shape = theta.shape
+        if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
+            return None
+        if len({id(a) for a in arrays}) < 6 or not all(a.flags.writeable for a in (theta, z, y, v)):
+            return None
+        work = state.get("_work")
+        if work is None or work[0].shape != shape:
+            work = (np.empty(shape), np.empty(shape))
+        s, buf = work
+        k = state["step"] + 1
+        a_k = self.c * k
+        tau = 2.0 / (k + 1)
+        np.multiply(grad, a_k, out=buf)
+        np.add(z, buf, out=z)  # z_k = z_{k-1} + a_k grad f(x_k)
+        with np.errstate(divide="ignore"):
+            s = _kernels.steepest(np, z, self.p, s, buf)  # s_p(z_k) = sgn(z_k)|z_k|^{1/(p-1)}
+        np.subtract(x0, s, out=v)  # v_k = x_0 - s_p(z_k)
+        np.multiply(y, 1.0 - tau, out=y)
+        np.multiply(v, tau, out=buf)
+        np.add(y, buf, out=y)  # y_k = (1 - tau_k) y_{k-1} + tau_k v_k
+        tau_next = 2.0 / (k + 2)
+        np.multiply(y, 1.0 - tau_next, out=theta)
+        np.multiply(v, tau_next, out=buf)
+        np.add(theta, buf, out=theta)  # x_{k+1} = (1 - tau_{k+1}) y_k + tau_{k+1} v_k
+        return theta, {"step": k, "x0": x0, "y": y, "v": v, "z": z, "_work": work}
 
     def output(self, theta, state):
         return state["y"]

@@ -58,6 +58,10 @@ class GuzmanNemirovski(Problem):
         self.alpha: list[int] = []
         self.xi: list[float] = []
         self.iters = bisection_iters
+        # the revealed pieces as arrays too (the compiled answer reads them without conversions)
+        self._idx = np.zeros(self.N, dtype=np.int64)
+        self._xiv = np.zeros(self.N, dtype=np.float64)
+        self._used = np.zeros(self.d, dtype=np.bool_)
 
     def f(self, x, t=None):
         return self._rows(x, lambda r: self.evaluate(r)[0])
@@ -104,13 +108,20 @@ class GuzmanNemirovski(Problem):
         return self.L * self.R**2 / (32 * (self.p - 1) * (self.T + 1) ** ((self.p + 2) / self.p))
 
     def _reveal(self, x):
-        if len(self.alpha) >= self.N:
+        K = len(self.alpha)
+        if K >= self.N:
             return
-        ax = np.abs(x).astype(float)
-        ax[self.alpha] = -1.0
-        i = int(np.argmax(ax))
+        k = _kernel(self.p, self.q)
+        if k is not None and x.dtype == np.float64 and x.ndim == 1 and x.size == self.d:
+            i = int(k[0].reveal(x, self._used))  # the argmax below in one compiled call
+        else:
+            ax = np.abs(x).astype(float)
+            ax[self.alpha] = -1.0
+            i = int(np.argmax(ax))
+        s = 1.0 if x[i] >= 0 else -1.0
         self.alpha.append(i)
-        self.xi.append(1.0 if x[i] >= 0 else -1.0)
+        self.xi.append(s)
+        self._idx[K], self._xiv[K], self._used[i] = i, s, True
 
     def query(self, x):
         x = np.asarray(x, dtype=np.float64)
@@ -123,18 +134,20 @@ class GuzmanNemirovski(Problem):
         if K < 1:
             raise ValueError("no piece revealed yet: query first")
         x = np.asarray(x, dtype=np.float64)
-        idx = np.asarray(self.alpha[:K], dtype=np.int64)
-        xi = np.asarray(self.xi[:K], dtype=np.float64)
-        c = xi * x[idx] - np.arange(K) * self.delta
+        if K > len(self.alpha):
+            raise ValueError(f"K must be at most the {len(self.alpha)} pieces revealed, got {K}")
+        idx, xi = self._idx[:K], self._xiv[:K]
         q, M = self.q, self.M
         k = _kernel(self.p, self.q)
-        if k is not None and np.isfinite(c).all():  # one compiled call for the root and one for the rest
+        if k is not None and x.ndim == 1 and x.size == self.d:
+            # one compiled call: the pieces c, the root, lam and the gradient (NaN: a piece is not finite)
             mod, sq1, sq2 = k
-            w, w2, pad = np.empty(K), np.empty(K), np.empty(16)
-            lo = mod.root(c, M, self.p - 1, sq1, q, sq2, (q - 2) / q, self.iters, w, w2, pad)
-            grad = np.zeros(self.d)
-            t = mod.finish(c, lo, self.p - 1, sq1, q, sq2, 2.0 / q, w, w2, pad, idx, xi, grad)
-            return float(w @ c - t / (2 * M)), grad  # (the dot product stays numpy's)
+            c, w, w2, pad, grad = np.empty(K), np.empty(K), np.empty(K), np.empty(16), np.zeros(self.d)
+            pm1, qq = self.p - 1, (q - 2) / q
+            t = mod.answer(x, idx, xi, self.delta, M, pm1, sq1, q, sq2, qq, self.iters, c, w, w2, pad, grad)
+            if t == t:
+                return float(w @ c - t / (2 * M)), grad  # (the dot product stays numpy's)
+        c = xi * x[idx] - np.arange(K) * self.delta
         lo = self._root_numpy(c)
         w = self._phi_numpy(c, lo)[1]
         lam = w / w.sum()

@@ -13,6 +13,7 @@ variance: E|g~_i - g_i|^2 <= sigma_i^2, so sigma_i^2 / n for a batch mean, Corol
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import threading
@@ -97,8 +98,87 @@ class Noise:
         """``out[r] += sample_mean(rngs[r], n)`` for every replicate r (numpy): one random stream per
         replicate, the same numbers as ``sample_mean``; families override it to vectorize the
         arithmetic over the replicates."""
+        if self.__dict__.get("_ahead") is not None:
+            X = self._drawn_ahead(rngs, n)
+            if X is not None:
+                np.add(out, self._ahead_mean(X, n), out=out)
+                return
         for r, rng in enumerate(rngs):
             out[r] += self.sample_mean(rng, n)
+
+    # -- drawing ahead --------------------------------------------------------------------------------
+    def drawing_ahead(self, steps: int) -> Noise:
+        """This noise for ONE run of ``steps`` oracle calls on the same replicate streams with one batch size
+        n (numpy streams): a copy whose first :meth:`add_means_into` draws each stream's raw draws of all
+        ``steps`` calls in one call of the family's sampler, in the order the calls would draw them (shape
+        (steps, ...): numpy's samplers fill an array element by element from the stream), and whose calls
+        then combine one step's draws of all replicates with the arithmetic of :meth:`sample_mean`: the
+        same numbers and, after ``steps`` calls, the same stream states as the call-by-call draws.
+        Families without a block sampler, and blocks above 2^24 values, take the usual path. Calls with
+        other streams, another n or more than ``steps`` calls raise ValueError (the draws taken ahead would
+        then be out of order). The copy is not split by rows (``rows_independent`` False)."""
+        steps = validate.integer("steps", steps, lo=1)
+        new = copy.copy(self)
+        new.__dict__.pop("_buffers", None)
+        new._ahead = [steps, None]  # [steps, (rngs, their identities, n, draws (steps, R, ...), next step)]
+        new.rows_independent = False
+        return new
+
+    def _ahead_shape(self, n, steps):
+        """The shape of one stream's raw draws for ``steps`` calls (:meth:`_ahead_draw`), or None when the
+        family has no block sampler. Default (the chunked mean of :meth:`_draw`): the chunks of a call are
+        consecutive draws of shape (k, d), so one call's draws are a (n, d) block."""
+        if type(self)._sample_mean is not Noise._sample_mean:
+            return None
+        return (steps, n, self.d)
+
+    def _ahead_draw(self, rng, n, steps):
+        """The raw draws of ``steps`` calls of :meth:`sample_mean` (batch n) from ``rng`` in one call, of shape
+        :meth:`_ahead_shape`."""
+        return self._draw(rng, (steps, n, self.d))
+
+    def _ahead_mean(self, X, n):
+        """The means of one step from ``X``, that step's raw draws of every replicate (R, ...), with the
+        operations of :meth:`_sample_mean` (default: the chunked sum, chunk by chunk)."""
+        total, lo = 0.0, 0
+        while lo < n:
+            k = min(n - lo, _CHUNK_DRAWS)
+            total = total + X[:, lo : lo + k].sum(axis=1)
+            lo += k
+        return total / n
+
+    def _drawn_ahead(self, rngs, n):
+        """This step's raw draws of every replicate (R, ...) from the block drawn ahead (:meth:`drawing_ahead`),
+        or None when the family draws none (the usual path then runs for the whole run)."""
+        ahead = self._ahead
+        steps, run = ahead
+        if run is False:
+            return None
+        if run is None:
+            shape = self._ahead_shape(n, steps)
+            if (
+                shape is None
+                or math.prod(shape) * len(rngs) > (1 << 24)
+                or not all(isinstance(r, np.random.Generator) for r in rngs)
+            ):
+                ahead[1] = False  # the usual path for the whole run (nothing drawn ahead)
+                return None
+            draws = None
+            for r, rng in enumerate(rngs):
+                b = self._ahead_draw(rng, n, steps)
+                if draws is None:
+                    draws = np.empty((steps, len(rngs), *b.shape[1:]), dtype=b.dtype)
+                draws[:, r] = b
+            run = ahead[1] = [rngs, tuple(rngs), n, draws, 0]
+        elif rngs is not run[0] and (len(rngs) != len(run[1]) or any(a is not b for a, b in zip(rngs, run[1]))):
+            raise ValueError(f"a {self.name} noise drawing ahead serves one run: not the streams of its first call")
+        if n != run[2]:
+            raise ValueError(f"a {self.name} noise drawing ahead draws batch size n = {run[2]}, got n = {n}")
+        t = run[4]
+        if t >= steps:
+            raise ValueError(f"a {self.name} noise drawing ahead serves {steps} calls (drawing_ahead(steps))")
+        run[4] = t + 1
+        return run[3][t]
 
     def bound(self) -> np.ndarray | None:
         """Per-coordinate sup |xi_i| (also bounds every batch mean), or None when unbounded."""
@@ -120,6 +200,15 @@ class Gaussian(Noise):
 
     def _sample_mean(self, rng, n, shape):
         return rng.standard_normal(shape) * (_const(rng, self.sigma) / math.sqrt(n))
+
+    def _ahead_shape(self, n, steps):
+        return (steps, self.d)
+
+    def _ahead_draw(self, rng, n, steps):
+        return rng.standard_normal((steps, self.d))
+
+    def _ahead_mean(self, X, n):
+        return X * (self.sigma / math.sqrt(n))
 
 
 class Uniform(Noise):
@@ -153,6 +242,18 @@ class Rademacher(Noise):
         k = rng.binomial(n, 0.5, size=shape)
         return (2.0 * k - n) / n * _const(rng, self.sigma)
 
+    def _ahead_shape(self, n, steps):
+        # n = 1 where numpy's int8 draws of a row take whole 32-bit words (d % 4 == 0: no byte left over per
+        # call); d % 8 == 0 keeps the stream kernels (faster)
+        if n == 1 and (self.d % 4 or not self.d % 8):
+            return None
+        return (steps, self.d)
+
+    def _ahead_draw(self, rng, n, steps):
+        if n == 1:  # the bits of _int8_bits, call by call
+            return rng.integers(0, 2, size=(steps, self.d), dtype=np.int8)
+        return rng.binomial(n, 0.5, size=(steps, self.d))
+
     def add_means_into(self, rngs, n, out):
         # the draws of sample_mean, one stream per replicate; the arithmetic once for all replicates, in
         # place: (2 bits - 1) sigma for n = 1, (2 k - n) / n sigma otherwise (the same operations, so the
@@ -160,26 +261,31 @@ class Rademacher(Noise):
         R = len(rngs)
         from . import _fast
 
-        if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
-            if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
-                return
-        # one pair of buffers per thread (parts of a step may run on several threads, and a part may run on
-        # either thread from one step to the next): grown to the most rows that thread has needed, used
-        # through views of the first R rows, so the buffers of a run total about one (R, d) pair
-        cache = self.__dict__.setdefault("_buffers", {})
-        tid, kind = threading.get_ident(), (self.d, n == 1)
-        got = cache.get(tid)
-        if got is None or got[0] != kind or got[1].shape[0] < R:
-            if got is None and len(cache) >= 8:
-                cache.clear()
-            draws_dtype = np.int8 if n == 1 else np.int64
-            got = cache[tid] = (kind, np.empty((R, self.d), dtype=draws_dtype), np.empty((R, self.d)))
-        draws, tmp = got[1][:R], got[2][:R]
-        for r, rng in enumerate(rngs):
-            if n == 1:
-                _int8_bits(rng, self.d, draws[r])
-            else:
-                draws[r] = rng.binomial(n, 0.5, size=self.d)
+        # drawn ahead (drawing_ahead): the counts (n > 1) or bits (n = 1) of this step of every replicate
+        draws = self._drawn_ahead(rngs, n) if self.__dict__.get("_ahead") is not None else None
+        if draws is not None:
+            tmp = np.empty(draws.shape)
+        else:
+            if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.ndim == 2 and out.flags.c_contiguous:
+                if _fast.rademacher_add_streams(rngs, self.sigma, out):  # drawn and added in one pass, same bits
+                    return
+            # one pair of buffers per thread (parts of a step may run on several threads, and a part may run on
+            # either thread from one step to the next): grown to the most rows that thread has needed, used
+            # through views of the first R rows, so the buffers of a run total about one (R, d) pair
+            cache = self.__dict__.setdefault("_buffers", {})
+            tid, kind = threading.get_ident(), (self.d, n == 1)
+            got = cache.get(tid)
+            if got is None or got[0] != kind or got[1].shape[0] < R:
+                if got is None and len(cache) >= 8:
+                    cache.clear()
+                draws_dtype = np.int8 if n == 1 else np.int64
+                got = cache[tid] = (kind, np.empty((R, self.d), dtype=draws_dtype), np.empty((R, self.d)))
+            draws, tmp = got[1][:R], got[2][:R]
+            for r, rng in enumerate(rngs):
+                if n == 1:
+                    _int8_bits(rng, self.d, draws[r])
+                else:
+                    draws[r] = rng.binomial(n, 0.5, size=self.d)
         if n == 1 and _fast.enabled() and out.dtype == np.float64 and out.flags.c_contiguous:
             _fast.rademacher_add(draws, self.sigma, out)  # one pass, the same operations (same bits)
             return
@@ -242,6 +348,15 @@ class FiniteSupport(Noise):
             return np.einsum("...dk,dk->...d", counts, self.values) / n
         counts = rng.multinomial(n, self.weights, size=shape)  # torch source: counts on the device
         return rng.torch.einsum("...dk,dk->...d", counts, _const(rng, self.values)) / n
+
+    def _ahead_shape(self, n, steps):
+        return (steps, *self.weights.shape)
+
+    def _ahead_draw(self, rng, n, steps):
+        return rng.multinomial(n, np.broadcast_to(self.weights, (steps, *self.weights.shape)))
+
+    def _ahead_mean(self, X, n):
+        return np.einsum("...dk,dk->...d", X, self.values) / n
 
     def bound(self):
         return np.max(np.abs(self.values), axis=1)

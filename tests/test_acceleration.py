@@ -312,3 +312,33 @@ def test_fixed_gaps_equal_separate_runs_and_tuning():
             assert gaps[m] == [ACC.run_method(m, 3.0, n, T, 0, h) for T in grid]
         for m in ("steepest-lp", "accelerated-lp", "agd-euclidean"):
             assert gaps[m] == [ACC.run_method(m, 3.0, n, T, 0) for T in grid]
+
+
+@pytest.mark.parametrize("method", ["stacey-pp", "stacey-p2"])
+def test_configurations_as_row_blocks_give_each_configuration_the_bits_of_its_own_run(method):
+    grid = [4, 8, 16]
+    for p in (3.0, 4.0):
+        insts = [ACC.INSTANCES[n](p, grid[-1], 0) for n in ACC.FIXED]
+        hypers = ACC._tune_grid(insts[0])[::5]
+        got = ACC.run_configs(method, p, insts, grid, 0, hypers)
+        assert got == [ACC.run_rows(method, p, insts, grid, 0, h) for h in hypers]
+    with pytest.raises(ValueError, match="horizon"):
+        ACC.run_configs("accelerated-lp", 3.0, insts, grid, 0, [None])
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 6.0])
+def test_accelerated_in_place_step_gives_the_bits_of_the_general_step(p):
+    from lptheory.accelerated import AcceleratedLp
+
+    rng = np.random.default_rng(int(p))
+    opt = AcceleratedLp(p=p, L=3.0, T=40, R_hat=2.0)
+    th0 = rng.standard_normal((2, 33))
+    a, sa = th0.copy(), opt.init(th0)
+    b, sb = th0.copy(), opt.init(th0)
+    for _ in range(40):
+        g = np.tanh(a) + 0.1 * rng.standard_normal(a.shape)
+        a, sa = opt.step(a, g, sa)  # the general path (fresh arrays)
+        b, sb = opt.step(b, g.copy(), sb, donate=True)  # the in-place path
+        assert "_work" in sb
+        for x, y in ((a, b), (opt.output(a, sa), opt.output(b, sb)), (sa["z"], sb["z"]), (sa["v"], sb["v"])):
+            assert np.array_equal(x.view(np.int64), y.view(np.int64))

@@ -41,7 +41,7 @@ import sympy as sp
 
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
 from lptheory.geometry import lp_norm
-from lptheory.optimizers import StaceyP2, StaceyPP
+from lptheory.optimizers import Optimizer, StaceyP2, StaceyPP
 from lptheory.simulate import Observer, exact_oracle, simulate
 
 from ..engines import fit_exponent, value_claim
@@ -378,6 +378,73 @@ def run_rows(method, p, insts, grid, seed=0, hyper=None) -> list[list[float]]:
     return [[g[t] for t in grid] for g in obs.gaps]
 
 
+class _ConfigRows(Optimizer):
+    """Several configurations of one horizon-free method side by side: configuration i steps rows
+    ``[i k, (i + 1) k)`` of the parameters with its own optimizer and state (in place, ``donate``), so that
+    one simulator run holds every configuration of a tuning grid (one gradient call and one loop step for
+    all of them). Each block gets exactly the calls of its own run: the same bits."""
+
+    name = "config-rows"
+
+    def __init__(self, optimizers, k):
+        self.optimizers, self.k = list(optimizers), int(k)
+
+    def init(self, theta):
+        k = self.k
+        return {"step": 0, "parts": [o.init(theta[i * k : (i + 1) * k]) for i, o in enumerate(self.optimizers)]}
+
+    def step(self, theta, grad, state, *, donate: bool = False):
+        if not donate:
+            theta = theta.copy()
+        k, parts = self.k, []
+        for i, (o, st) in enumerate(zip(self.optimizers, state["parts"])):
+            view = theta[i * k : (i + 1) * k]
+            new, st = o.step(view, grad[i * k : (i + 1) * k], st, donate=True)
+            if new is not view:  # an optimizer that did not update in place
+                view[...] = new
+            parts.append(st)
+        return theta, {"step": state["step"] + 1, "parts": parts}
+
+
+def run_configs(method, p, insts, grid, seed, hypers) -> list[list[list[float]]]:
+    """:func:`run_rows` of every configuration in ``hypers`` (a horizon-free method, one optimizer per
+    configuration) in one simulator run over ``len(hypers) x len(insts)`` rows (:class:`_ConfigRows`):
+    ``[run_rows(method, p, insts, grid, seed, h) for h in hypers]``, bit for bit."""
+    if method not in HORIZON_FREE:
+        raise ValueError(f"run_configs: {method!r} depends on the horizon; horizon-free methods: {HORIZON_FREE}")
+    T, k = max(grid), len(insts)
+    opts = []
+    for h in hypers:
+        opt = _make(method, p, insts[0], T, h)
+        if any(_make(method, p, i, T, h) != opt for i in insts[1:]):
+            raise ValueError("run_configs: the instances need different optimizers (different L)")
+        opts.append(opt)
+    rows = [i for _ in hypers for i in insts]
+    pr = _RowStack([i["problem"] for i in rows])
+    obs = _GridGaps(grid, rows)
+    simulate(
+        _ConfigRows(opts, k),
+        pr,
+        exact_oracle(pr),
+        T,
+        len(rows),
+        seed,
+        record_every=math.gcd(*grid),
+        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in rows]),
+        observers=[obs],
+        default_metrics=False,
+        on_nonfinite="record",
+    )
+    gaps = [[g[t] for t in grid] for g in obs.gaps]
+    return [gaps[j * k : (j + 1) * k] for j in range(len(hypers))]
+
+
+CONFIG_BLOCK = 4
+"""Configurations per run in :func:`_fixed_gaps` (:func:`run_configs`): 4 x 2 rows of 4096 keep a step's
+arrays near the L2 cache; all 16 in one run (32 rows) measured slower on a loaded machine (CPU of the fixed
+part, load 5.5-5.8: one per run 7.5-7.8 s, 16 per run 7.5-8.3 s, 4 per run 6.7-6.8 s, 2 per run 6.7-7.0 s)."""
+
+
 def _fixed_gaps(p, names, grid, seed):
     """For the fixed instances ``names``: {instance: (gaps by method, tuned Stacey configurations)}, as
     ``run_method`` at every T and ``_tune`` at the largest T give them. Instances that share an optimizer
@@ -394,8 +461,11 @@ def _fixed_gaps(p, names, grid, seed):
         for m in ("stacey-p2", "stacey-pp"):
             configs = _tune_grid(batch[0])
             best = {n: (math.inf, configs[0], None) for n in grp}
-            for h in configs:
-                for n, gs in zip(grp, run_rows(m, p, batch, grid, seed, h)):
+            runs = []
+            for i in range(0, len(configs), CONFIG_BLOCK):
+                runs += run_configs(m, p, batch, grid, seed, configs[i : i + CONFIG_BLOCK])
+            for h, rows in zip(configs, runs):
+                for n, gs in zip(grp, rows):
                     if gs[-1] < best[n][0]:
                         best[n] = (gs[-1], h, gs)
             for n in grp:

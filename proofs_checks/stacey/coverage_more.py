@@ -87,7 +87,9 @@ class _GradPower(Observer):
     def on_step(self, v):
         g = np.asarray(v.problem.grad(v.theta))
         self.rows.append(np.sum(np.abs(g) ** self.ps, axis=-1))
-        self.f_min = min(self.f_min, float(np.min(v.problem.f(v.theta))), float(np.min(v.problem.f(v.new_theta))))
+        if not self.rows[1:]:  # theta_0; every later theta_t is the previous step's new_theta (f evaluated once)
+            self.f_min = min(self.f_min, float(np.min(v.problem.f(v.theta))))
+        self.f_min = min(self.f_min, float(np.min(v.problem.f(v.new_theta))))
 
     def finish(self):
         return {"gp": np.asarray(self.rows), "f_min": self.f_min}
@@ -105,7 +107,8 @@ def thm1_problem_records(p: float, *, seed: int, quick: bool, sigma: float = 0.5
         problem = make_problem(name, **kw)
         d = kw["d"]
         noise = make_noise("rademacher", np.full(d, sigma))
-        oracle = GradientOracle(problem, noise, batch=n)
+        # one run of T calls: each stream's draws taken in one call where that gives the same numbers
+        oracle = GradientOracle(problem, noise.drawing_ahead(T), batch=n)
         L = float(problem.certificate("L")(p))
         G = float(oracle.certified_G(p))
         if math.isinf(p):

@@ -230,7 +230,8 @@ def bound_records(
     out = []
     for kind, n in BOUND_SETTINGS:
         problem, noise = make_setting(kind, sigma, d, problem_seed)
-        oracle = GradientOracle(problem, noise, batch=n)
+        # one run of T calls: each stream's draws taken in one call (the same numbers, Noise.drawing_ahead)
+        oracle = GradientOracle(problem, noise.drawing_ahead(T), batch=n)
         L = problem.certificate("L")(p) * L_scale
         G = oracle.certified_G(p)
         G = G if math.isfinite(G) else None
@@ -370,7 +371,8 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
 
     per_T, lhs, bounds, cis, parts = [], [], [], [], []
     for T in grid:
-        oracle = GradientOracle(problem, noise, batch=T)
+        # n_t = T: each replicate's T batch counts drawn in one call per stream (the same numbers)
+        oracle = GradientOracle(problem, noise.drawing_ahead(T), batch=T)
         G = oracle.certified_G(p)
         eta = theorem_eta(L, G, T, p) * eta_factor(T)
         tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed + T, L=L, terms=False)
