@@ -222,6 +222,71 @@ class _Flat:
                     p.grad = v
 
 
+class _Plan:
+    """The cached step of one ``fused=True`` param group on CPU through the numba engine: its parameters
+    live in one :class:`_Flat` bucket, so a step is one kernel call on the bucket's memory. Built after a
+    step that laid the group out (one device and dtype, every parameter with a gradient, not ``maximize``);
+    :meth:`holds` re-checks per step, by identity and address comparisons (a few microseconds for 50
+    parameters), that nothing moved: the same parameter objects in the group at the same addresses, the
+    same state dicts and state tensors (a ``load_state_dict``, ``model.to``, a new state entry or a deepcopy
+    fails it) and every gradient either the flat gradient's view or a dense tensor of the parameter's shape,
+    dtype and device (copied in, and ``p.grad`` made the view again, as :meth:`_Flat.load_grads`)."""
+
+    def __init__(self, group, state_map, flat: _Flat, states: list, t: int):
+        self.group, self.state_map, self.flat, self.t = group, state_map, flat, t
+        self.params = list(flat.params)
+        self.states = states
+        self.keys = flat.keys
+        self.ptrs = [v.data_ptr() for v in flat.theta_views]
+        self.views = {k: [st[k] for st in states] for k in flat.keys}
+        self.dtype, self.device = flat.theta.dtype, flat.theta.device
+        th, g = flat.theta.numpy(), flat.grad.numpy()
+        self.arrays = (th, g, [flat.state[k].numpy() for k in flat.keys])
+        self.named: tuple = (None, None, None)
+
+    def holds(self, group, state_map) -> bool:
+        from operator import is_
+
+        params = group["params"]
+        if (
+            group is not self.group
+            or state_map is not self.state_map
+            or group.get("maximize")
+            or len(params) != len(self.params)
+        ):
+            return False
+        if not all(map(is_, params, self.params)) or [p.data_ptr() for p in params] != self.ptrs:
+            return False
+        if not all(map(is_, map(state_map.get, params), self.states)):
+            return False
+        for k in self.keys:
+            if not all(map(is_, [st.get(k) for st in self.states], self.views[k])):
+                return False
+        if any(st.get("step") != self.t for st in self.states):
+            return False
+        flat = self.flat
+        grads = [p.grad for p in params]
+        if not all(map(is_, grads, flat.grad_views)):  # new gradient tensors (zero_grad(set_to_none=True))
+            for g, v in zip(grads, flat.grad_views):
+                if g is not v and (
+                    g is None or g.is_sparse or g.shape != v.shape or g.dtype != self.dtype or g.device != self.device
+                ):
+                    return False
+            flat.load_grads(grads, set_grads=True)
+        return True
+
+    def run(self, core, h) -> int:
+        """The kernel on the bucket: the number of non-finite gradient entries it counted."""
+        named = self.named
+        if named[0] is not core:  # the arrays by the rule's names, per core optimizer (a new one per lr value)
+            from . import _fused
+
+            th, g, st = self.arrays
+            arrays = core.named(th, g, st, [th, *st])
+            named = self.named = (core, arrays, _fused._aliases(arrays))
+        return _engine.run(core, h, named[1], count_nonfinite=True, alias=named[2])
+
+
 class _Base(torch.optim.Optimizer):
     """Runs the rule of ``_core_cls`` (an :mod:`lptheory.optimizers` class) on every parameter. A param
     group's values named in ``_core_fields`` (plus ``betas`` -> ``beta1``, ``beta2``) are the core
@@ -338,7 +403,8 @@ class _Base(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            self._step_group(group)
+            if not (group.get("fused") and self._step_planned(group)):
+                self._step_group(group)
         return loss
 
     def _step_group(self, group):
@@ -370,6 +436,8 @@ class _Base(torch.optim.Optimizer):
             b[2].append(grad.contiguous())
             b[3].append([state[k] for k in keys])
             b[4].append(low)
+        plans = self.__dict__.setdefault("_plans", {})
+        plans.pop(id(group), None)
         unchecked = []  # gradients whose non-finite entries no kernel counted (checked at the end)
         bad = 0  # non-finite entries counted by the numba kernels while they read the gradients
         foreach = group.get("foreach")
@@ -388,6 +456,8 @@ class _Base(torch.optim.Optimizer):
                         th, g = flat.theta.numpy(), flat.grad.numpy()
                         st = [flat.state[k].numpy() for k in keys]
                         bad += _engine.run(core, h, core.named(th, g, st, [th, *st]), count_nonfinite=True)
+                        if len(buckets) == 1 and not maximize:  # later steps of this group: the cached plan
+                            plans[id(group)] = _Plan(group, self.state, flat, [self.state[p] for p in params], t + 1)
                     else:
                         unchecked += grads
                         _compiled_rule(core)(lr, t, [(flat.theta, flat.grad, *[flat.state[k] for k in keys])])
@@ -447,6 +517,24 @@ class _Base(torch.optim.Optimizer):
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
         self._check_grads(unchecked, counted=bad > 0)
+
+    def _step_planned(self, group) -> bool:
+        """One ``fused=True`` step of ``group`` through its cached :class:`_Plan` (CPU, numba): False, without
+        touching anything, when there is no plan or it no longer holds (the caller then takes
+        :meth:`_step_group`, which rebuilds it)."""
+        plans = self.__dict__.get("_plans")
+        plan = plans.get(id(group)) if plans else None
+        if plan is None or not plan.holds(group, self.state):
+            return False
+        core = self._core_for(group)
+        t = plan.t
+        bad = plan.run(core, core.scalars(t))
+        plan.t = t + 1
+        for st in plan.states:
+            st["step"] = t + 1
+        if bad:
+            _core.count_nonfinite(self, 1)
+        return True
 
     def _check_grads(self, grads, counted: bool = False) -> None:
         """Count a step whose gradients hold NaN or inf, warning once (:class:`NonFiniteGradientWarning`;

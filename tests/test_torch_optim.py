@@ -617,6 +617,91 @@ def test_fused_lr_changes_and_new_shapes_do_not_recompile(engine, monkeypatch):
     assert count() == before
 
 
+def _plan_scenario(planned: bool, monkeypatch):
+    """A fused=True run through the events that must invalidate the cached plan of a param group; with
+    ``planned=False`` every step takes the full path (the plan is never used)."""
+    import lptheory.torch as lt
+
+    if not planned:
+        monkeypatch.setattr(lt._Base, "_step_planned", lambda self, group: False)
+    m = _model()
+    opt = StaceyPP(m.parameters(), **HYPER, fused=True)
+    ps = list(m.parameters())
+    used = []
+    real_full = lt._Base._step_group
+    monkeypatch.setattr(lt._Base, "_step_group", lambda self, group: (used.append("full"), real_full(self, group)))
+    g = torch.Generator().manual_seed(5)
+
+    def grads(set_to_none=True):
+        opt.zero_grad(set_to_none=set_to_none)
+        m(torch.randn(16, 6, generator=g)).square().mean().backward()
+
+    def step(event=None):
+        used.clear()
+        opt.step()
+        return used == []  # True: the planned step ran
+
+    grads()
+    out = [step()]  # lays out the flat buffers and builds the plan
+    grads()
+    out.append(step())  # new gradient tensors: copied into the flat gradient
+    grads(set_to_none=False)
+    out.append(step())  # gradients accumulated into the flat gradient's views
+    ps[1].data = ps[1].data.clone()  # the parameter's memory moved: rebuilt
+    grads()
+    out.append(step())
+    grads()
+    out.append(step())
+    st = opt.state[ps[2]]
+    st["m"] = st["m"].clone()  # a state tensor replaced
+    grads()
+    out.append(step())
+    opt.param_groups[0]["lr"] = 0.01  # an lr change: the plan holds
+    grads()
+    out.append(step())
+    opt.param_groups[0]["maximize"] = True
+    grads()
+    out.append(step())
+    opt.param_groups[0]["maximize"] = False
+    grads()
+    out.append(step())
+    sd = copy.deepcopy(opt.state_dict())
+    opt.load_state_dict(sd)  # new state tensors and param groups
+    grads()
+    out.append(step())
+    grads()
+    out.append(step())
+    ps[3].grad = ps[3].grad.to(torch.float64).to(torch.float32)  # a new dense gradient tensor: copied
+    out.append(step())
+    grads()
+    ps[0].grad = None
+    out.append(step())  # a parameter without gradient: the full path (its step count lags from now on)
+    grads()
+    out.append(step())
+    state = [{k: v.clone() for k, v in opt.state[p].items() if k != "step"} for p in ps]
+    return out, [p.detach().clone() for p in ps], state, [opt.state[p]["step"] for p in ps]
+
+
+def test_fused_cached_plan_gives_the_full_paths_bits_and_is_invalidated(monkeypatch):
+    """fused=True on CPU (numba): after the step that laid a param group out, steps run a cached plan (one
+    kernel call, identity checks). Each event that moves memory or changes what the group holds (a missing
+    gradient, a moved parameter, a replaced state tensor, maximize, load_state_dict) takes the full path,
+    which rebuilds the plan; iterates, states and step counts are bit for bit those of a run without plans."""
+    from lptheory import _fused
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    with monkeypatch.context() as mp:
+        used, a, sa, ta = _plan_scenario(True, mp)
+    with monkeypatch.context() as mp:
+        _, b, sb, tb = _plan_scenario(False, mp)
+    expected = [False, True, True, False, True, False, True, False, False, False, True, True, False, False]
+    assert used == expected
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert all(torch.equal(x[k], y[k]) for x, y in zip(sa, sb) for k in x)
+    assert ta == tb == [13, 14, 14, 14]
+
+
 def test_fused_inductor_path_matches_single_tensor(monkeypatch):
     """The inductor flat path (other devices than CPU; forced here): 1e-12 against the single-tensor path."""
     pytest.importorskip("torch._inductor")
