@@ -173,25 +173,27 @@ class _Flat:
     buffer is a view of a flat tensor (``theta``, ``state[k]``), and gradients are gathered into
     ``grad``, so that one compiled call updates the whole bucket (``fused=True``)."""
 
-    def __init__(self, params, states, keys):
+    def __init__(self, params, states, keys, init):
         self.params = list(params)
         self.keys = tuple(keys)
         ref = params[0]
         n = sum(p.numel() for p in params)
         kw = dict(device=ref.device, dtype=ref.dtype)
         self.theta = torch.empty(n, **kw)
-        self.grad = torch.zeros(n, **kw)
+        self.grad = torch.empty(n, **kw)  # every element is written by load_grads before it is read
         self.state = {k: torch.empty(n, **kw) for k in keys}
         self.theta_views = _views(self.theta, params)
         self.grad_views = _views(self.grad, params)
+        state_views = {k: _views(self.state[k], params) for k in keys}
         with torch.no_grad():
-            for p, v in zip(params, self.theta_views):
+            for i, (p, v, st) in enumerate(zip(params, self.theta_views, states)):
                 v.copy_(p.detach())
                 p.data = v  # the parameter now lives in the flat buffer
-            for k in keys:
-                for st, v in zip(states, _views(self.state[k], params)):
-                    v.copy_(st[k])
-                    st[k] = v
+                if len(st) == 0:  # a new state (first step): ``init(st, theta)`` fills it, copied below; one
+                    init(st, v)  # parameter at a time, so no second copy of the whole state is ever alive
+                for k in keys:
+                    state_views[k][i].copy_(st[k])
+                    st[k] = state_views[k][i]
 
     def holds(self, params, states, keys) -> bool:
         """The parameters and their state still live in these buffers (same objects, same memory)."""
@@ -203,9 +205,9 @@ class _Flat:
         for k in keys:
             base = self.state[k]
             for st, v in zip(states, self.theta_views):
-                x = st[k]
+                x = st.get(k)
                 off = v.data_ptr() - self.theta.data_ptr()
-                if x.data_ptr() != base.data_ptr() + off or x.shape != v.shape or not x.is_contiguous():
+                if x is None or x.data_ptr() != base.data_ptr() + off or x.shape != v.shape or not x.is_contiguous():
                     return False
         return True
 
@@ -220,6 +222,9 @@ class _Flat:
             for p, v in zip(self.params, self.grad_views):
                 if p.grad is not v:
                     p.grad = v
+
+
+_SPLIT_MIN = 1 << 17  # buckets of at least this many elements are split over threads (as lptheory._fused does)
 
 
 class _Plan:
@@ -276,15 +281,37 @@ class _Plan:
         return True
 
     def run(self, core, h) -> int:
-        """The kernel on the bucket: the number of non-finite gradient entries it counted."""
+        """The kernel on the bucket: the number of non-finite gradient entries it counted. Large buckets
+        are split into ``min(torch.get_num_threads(), lptheory's fused threads)`` contiguous ranges of
+        nearly equal size, the first processed on this thread while the pool's workers take the others
+        (every element is computed the same way whatever the split: the same bits)."""
+        from . import _fused
+        from ._pool import get_pool, threads
+
         named = self.named
         if named[0] is not core:  # the arrays by the rule's names, per core optimizer (a new one per lr value)
-            from . import _fused
-
             th, g, st = self.arrays
             arrays = core.named(th, g, st, [th, *st])
             named = self.named = (core, arrays, _fused._aliases(arrays))
-        return _engine.run(core, h, named[1], count_nonfinite=True, alias=named[2])
+        arrays, alias = named[1], named[2]
+        n = self.arrays[0].size
+        nt = min(threads(fused=True), torch.get_num_threads()) if n >= _SPLIT_MIN else 1
+        if not _fused.available():  # LPTHEORY_ENGINE=numpy: the reference engine
+            return _engine.run(core, h, arrays, count_nonfinite=True, alias=alias)
+        try:
+            k = _fused._kernel(core, h, arrays, self.arrays[0].dtype, alias)
+        except _fused.FusedUnsupported:
+            return _engine.run(core, h, arrays, count_nonfinite=True, alias=alias)
+        scalars = [float(h[x]) for x in k.dyn_names]
+        chunk = _fused.CHUNK
+        if nt <= 1:
+            return _fused._run_range(k, arrays, scalars, 0, n, chunk)
+        per = -(-n // (nt * 4096)) * 4096  # ranges start on 16 KiB boundaries (float32) of the buffers
+        bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
+        pool = get_pool(nt)
+        futures = [pool.submit(_fused._run_range, k, arrays, scalars, lo, hi, chunk) for lo, hi in bounds[1:]]
+        nf = _fused._run_range(k, arrays, scalars, bounds[0][0], bounds[0][1], chunk)
+        return nf + sum(f.result() for f in futures)
 
 
 class _Base(torch.optim.Optimizer):
@@ -411,6 +438,7 @@ class _Base(torch.optim.Optimizer):
         core = self._core_for(group)
         keys = core.buffers
         maximize = group.get("maximize", False)
+        fused = group.get("fused", False)
         # buckets: (device, compute dtype, step) -> parameters, their float views, grads, states
         buckets: dict = {}
         for p in group["params"]:
@@ -425,16 +453,14 @@ class _Base(torch.optim.Optimizer):
             if maximize:
                 grad = -grad
             state = self.state[p]
-            if len(state) == 0:
-                init = core.init(theta)
-                state["step"] = 0
-                for k in keys:
-                    state[k] = init[k]
-            b = buckets.setdefault((theta.device, theta.dtype, state["step"]), ([], [], [], [], []))
+            # a new state is created lazily; in a fused bucket directly in its flat buffers (see _Flat)
+            if len(state) == 0 and not (fused and not low):
+                self._init_state(core, state, theta)
+            b = buckets.setdefault((theta.device, theta.dtype, state.get("step", 0)), ([], [], [], [], []))
             b[0].append(p)
             b[1].append(theta)
             b[2].append(grad.contiguous())
-            b[3].append([state[k] for k in keys])
+            b[3].append(state)
             b[4].append(low)
         plans = self.__dict__.setdefault("_plans", {})
         plans.pop(id(group), None)
@@ -442,28 +468,30 @@ class _Base(torch.optim.Optimizer):
         bad = 0  # non-finite entries counted by the numba kernels while they read the gradients
         foreach = group.get("foreach")
         compiled = group.get("compiled", False)
-        fused = group.get("fused", False)
-        for (device, dtype, t), (params, thetas, grads, states, lows) in buckets.items():
+        for (device, dtype, t), (params, thetas, grads, state_dicts, lows) in buckets.items():
             lr = core.lr_at(t)
             h = core.scalars(t)
             if fused and not any(lows):
-                flat = self._flat_bucket(group, device, dtype, params, keys)
+                flat = self._flat_bucket(group, device, dtype, params, keys, core)
                 if flat is not None:  # the whole bucket in one fused call
                     flat.load_grads(grads, set_grads=not maximize)
                     if device.type == "cpu" and _numba_engine():
                         # CPU: the numba engine of lptheory._fused on the flat buffers' memory (numpy views,
                         # no copy): compiled in about a second, cached on disk, numpy's reference bits
-                        th, g = flat.theta.numpy(), flat.grad.numpy()
-                        st = [flat.state[k].numpy() for k in keys]
-                        bad += _engine.run(core, h, core.named(th, g, st, [th, *st]), count_nonfinite=True)
+                        plan = _Plan(group, self.state, flat, [self.state[p] for p in params], t + 1)
+                        bad += plan.run(core, h)
                         if len(buckets) == 1 and not maximize:  # later steps of this group: the cached plan
-                            plans[id(group)] = _Plan(group, self.state, flat, [self.state[p] for p in params], t + 1)
+                            plans[id(group)] = plan
                     else:
                         unchecked += grads
                         _compiled_rule(core)(lr, t, [(flat.theta, flat.grad, *[flat.state[k] for k in keys])])
                     for p in params:
                         self.state[p]["step"] = t + 1
                     continue
+            for st, th in zip(state_dicts, thetas):
+                if len(st) == 0:  # a fused bucket that cannot be flat this step: its new states here
+                    self._init_state(core, st, th)
+            states = [[st[k] for k in keys] for st in state_dicts]
             # compiled (and fused buckets that cannot be flat this step): one compiled call per parameter;
             # flat views need contiguous tensors, a non-contiguous one (rare) takes the eager rule
             per_param = compiled or fused
@@ -517,6 +545,14 @@ class _Base(torch.optim.Optimizer):
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
         self._check_grads(unchecked, counted=bad > 0)
+
+    @staticmethod
+    def _init_state(core, state: dict, theta) -> None:
+        """The lazy initial state of a parameter (``core.init``: the rule's buffers, ``step = 0``)."""
+        init = core.init(theta)
+        state["step"] = 0
+        for k in core.buffers:
+            state[k] = init[k]
 
     def _step_planned(self, group) -> bool:
         """One ``fused=True`` step of ``group`` through its cached :class:`_Plan` (CPU, numba): False, without
@@ -595,7 +631,7 @@ class _Base(torch.optim.Optimizer):
             got = pool[key] = [_views(f, like) for f in flats]
         return got[:n]
 
-    def _flat_bucket(self, group, device, dtype, params, keys):
+    def _flat_bucket(self, group, device, dtype, params, keys, core):
         """The flat layout of this (group, device, dtype) bucket, built (or rebuilt: parameters moved,
         state loaded, a deepcopy) when the parameters' memory is not its views; None when this step's
         parameters are not the layout's (some had no grad), so the caller updates them one by one."""
@@ -609,7 +645,7 @@ class _Base(torch.optim.Optimizer):
         members = [p for p in group["params"] if p.grad is not None and p.device == device and p.dtype == dtype]
         if [id(p) for p in members] != [id(p) for p in params]:
             return None
-        layouts[key] = flat = _Flat(params, states, keys)
+        layouts[key] = flat = _Flat(params, states, keys, lambda st, th: self._init_state(core, st, th))
         return flat
 
 
