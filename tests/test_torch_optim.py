@@ -841,3 +841,49 @@ def test_nonfinite_gradients_counted_once_per_step_on_every_path(flags):
                 q.data.fill_(1.0)
     assert nonfinite_steps(opt) == 3
     assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
+
+
+def test_fused_plan_split_over_threads_gives_the_default_paths_bits(monkeypatch):
+    """A bucket large enough to be split (3 ranges: LPTHEORY_THREADS=3 and 3 torch threads), its first range
+    on the calling thread: the iterates are those of the default path (each parameter's kernel unsplit)
+    bit for bit, and a NaN in the last range's part of the gradient is counted (once per step)."""
+    import warnings
+
+    from lptheory import _fused
+    from lptheory.optimizers import NonFiniteGradientWarning, nonfinite_steps
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)  # the default CPU path through the numba kernels
+    monkeypatch.setenv("LPTHEORY_THREADS", "3")
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        g = torch.Generator().manual_seed(8)
+        shapes = [(300, 400), (70001,), (50, 9)]
+        runs = []
+        for flags in (dict(foreach=False), dict(fused=True)):
+            ps = [torch.nn.Parameter(torch.randn(s, generator=torch.Generator().manual_seed(1))) for s in shapes]
+            opt = StaceyPP(ps, lr=0.01, p=2.7, eps_mode="official", weight_decay=0.1, **flags)
+            g.manual_seed(8)
+            for _ in range(4):
+                for p in ps:
+                    p.grad = torch.randn(p.shape, generator=g)
+                opt.step()
+            runs.append((ps, opt))
+        (pa, oa), (pb, ob) = runs
+        assert sum(p.numel() for p in pb) >= 1 << 17 and len(ob._plans) == 1
+        assert all(torch.equal(x, y) for x, y in zip(pa, pb))
+        assert all(torch.equal(oa.state[x][k], ob.state[y][k]) for x, y in zip(pa, pb) for k in ("w", "m"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pb[2].grad[-1, -1] = float("nan")  # the last element of the bucket: the last range
+            ob.step()
+            pb[2].grad[-1, -1] = 0.0
+            ob.step()
+        assert nonfinite_steps(ob) == 1
+        assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
+    finally:
+        torch.set_num_threads(before)
