@@ -34,11 +34,15 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   gradients are gathered into a flat gradient (``p.grad`` is left a view of it, so a backward that
   accumulates writes there directly), and one fused call per step updates the whole bucket: on CPU the
   numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
-  disk; the numpy engine's bits), elsewhere (or without numba) one ``torch.compile`` call. The
-  layout is rebuilt when the memory moves (``model.to``, ``load_state_dict``, a deepcopy); a step in
-  which some parameters have no gradient, and float16/bfloat16 parameters, take the per-parameter
-  compiled call instead. Code that keeps references to a parameter's old storage (``p.data`` taken
-  before the first step) sees the old values: take them again after;
+  disk; the numpy engine's bits; split over ``min(torch.get_num_threads(), LPTHEORY_THREADS or the
+  cores)`` ranges, the first on the calling thread), elsewhere (or without numba) one ``torch.compile``
+  call. On CPU a param group in one bucket then steps through a cached plan: identity and address checks
+  (some tens of microseconds for 50 parameters) and the kernel call. New states are created directly in
+  the flat buffers, one parameter at a time. The layout is rebuilt when the memory moves (``model.to``,
+  ``load_state_dict``, a deepcopy); a step in which some parameters have no gradient, and
+  float16/bfloat16 parameters, take the per-parameter compiled call instead. Code that keeps references
+  to a parameter's old storage (``p.data`` taken before the first step) sees the old values: take them
+  again after;
 * compiled (``compiled=True``): the rule is traced by ``torch.compile`` (inductor) into one fused
   kernel per parameter (one pass over memory), compiled once per optimizer configuration and dtype and
   reused for every parameter shape (parameters are passed as flat views with dynamic sizes). The
@@ -231,8 +235,8 @@ class _Plan:
     """The cached step of one ``fused=True`` param group on CPU through the numba engine: its parameters
     live in one :class:`_Flat` bucket, so a step is one kernel call on the bucket's memory. Built after a
     step that laid the group out (one device and dtype, every parameter with a gradient, not ``maximize``);
-    :meth:`holds` re-checks per step, by identity and address comparisons (a few microseconds for 50
-    parameters), that nothing moved: the same parameter objects in the group at the same addresses, the
+    :meth:`holds` re-checks per step, by identity and address comparisons (some tens of microseconds for
+    50 parameters), that nothing moved: the same parameter objects in the group at the same addresses, the
     same state dicts and state tensors (a ``load_state_dict``, ``model.to``, a new state entry or a deepcopy
     fails it) and every gradient either the flat gradient's view or a dense tensor of the parameter's shape,
     dtype and device (copied in, and ``p.grad`` made the view again, as :meth:`_Flat.load_grads`)."""
