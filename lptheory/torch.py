@@ -32,7 +32,8 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
 * fused (``fused=True``, as torch names it): the parameters of each (param group, device, dtype) bucket
   are moved into one flat buffer (each ``p.data`` becomes a view of it; likewise the state buffers),
   gradients are gathered into a flat gradient (``p.grad`` is left a view of it, so a backward that
-  accumulates writes there directly), and one fused call per step updates the whole bucket: on CPU the
+  accumulates writes there directly; on CPU, new gradient tensors of later steps are read where they are,
+  those under 16384 elements copied in), and one fused call per step updates the whole bucket: on CPU the
   numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
   disk; the numpy engine's bits; split over ``min(torch.get_num_threads(), LPTHEORY_THREADS or the
   cores)`` ranges, the first on the calling thread), elsewhere (or without numba) one ``torch.compile``
@@ -238,8 +239,10 @@ class _Plan:
     :meth:`holds` re-checks per step, by identity and address comparisons (some tens of microseconds for
     50 parameters), that nothing moved: the same parameter objects in the group at the same addresses, the
     same state dicts and state tensors (a ``load_state_dict``, ``model.to``, a new state entry or a deepcopy
-    fails it) and every gradient either the flat gradient's view or a dense tensor of the parameter's shape,
-    dtype and device (copied in, and ``p.grad`` made the view again, as :meth:`_Flat.load_grads`)."""
+    fails it) and every gradient either the flat gradient's view or a dense contiguous tensor of the
+    parameter's shape, dtype and device (a training loop's new gradients, ``zero_grad(set_to_none=True)``).
+    Such gradients are not copied into the flat gradient: the kernel reads them where they are, one call per
+    such parameter (those of fewer than ``_OWN_MIN`` elements are copied in: one call covers them)."""
 
     def __init__(self, group, state_map, flat: _Flat, states: list, t: int):
         self.group, self.state_map, self.flat, self.t = group, state_map, flat, t
@@ -251,9 +254,15 @@ class _Plan:
         self.dtype, self.device = flat.theta.dtype, flat.theta.device
         th, g = flat.theta.numpy(), flat.grad.numpy()
         self.arrays = (th, g, [flat.state[k].numpy() for k in flat.keys])
-        self.named: tuple = (None, None, None)
+        self.sizes = [v.numel() for v in flat.theta_views]
+        self.offsets = [0]
+        for m in self.sizes:
+            self.offsets.append(self.offsets[-1] + m)
+        self.named: tuple = (None, None, None, None)
+        self.layouts: dict = {}
 
-    def holds(self, group, state_map) -> bool:
+    def holds(self, group, state_map):
+        """None when the plan no longer holds, else the parameters' gradients."""
         from operator import is_
 
         params = group["params"]
@@ -263,32 +272,59 @@ class _Plan:
             or group.get("maximize")
             or len(params) != len(self.params)
         ):
-            return False
+            return None
         if not all(map(is_, params, self.params)) or [p.data_ptr() for p in params] != self.ptrs:
-            return False
+            return None
         if not all(map(is_, map(state_map.get, params), self.states)):
-            return False
+            return None
         for k in self.keys:
             if not all(map(is_, [st.get(k) for st in self.states], self.views[k])):
-                return False
+                return None
         if any(st.get("step") != self.t for st in self.states):
-            return False
-        flat = self.flat
+            return None
         grads = [p.grad for p in params]
-        if not all(map(is_, grads, flat.grad_views)):  # new gradient tensors (zero_grad(set_to_none=True))
-            for g, v in zip(grads, flat.grad_views):
+        if not all(map(is_, grads, self.flat.grad_views)):  # new gradient tensors (zero_grad(set_to_none=True))
+            dtype, device = self.dtype, self.device
+            for g, v in zip(grads, self.flat.grad_views):
                 if g is not v and (
-                    g is None or g.is_sparse or g.shape != v.shape or g.dtype != self.dtype or g.device != self.device
+                    g is None
+                    or g.is_sparse
+                    or g.shape != v.shape
+                    or g.dtype != dtype
+                    or g.device != device
+                    or not g.is_contiguous()
+                    or g.is_neg()
                 ):
-                    return False
-            flat.load_grads(grads, set_grads=True)
-        return True
+                    return None
+        return grads
 
-    def run(self, core, h) -> int:
+    def _layout(self, nt: int) -> list:
+        """Per thread, the pieces ``(parameter index, lo, hi)`` of its range of the bucket (``nt`` ranges of
+        nearly equal size, on 16 KiB boundaries of float32 buffers)."""
+        got = self.layouts.get(nt)
+        if got is None:
+            n = self.offsets[-1]
+            per = -(-n // (nt * 4096)) * 4096 if nt > 1 else n
+            got = []
+            for lo in range(0, n, per):
+                hi = min(n, lo + per)
+                parts = []
+                for i, m in enumerate(self.sizes):
+                    a, b = max(lo, self.offsets[i]), min(hi, self.offsets[i] + m)
+                    if a < b:
+                        parts.append((i, a - self.offsets[i], b - self.offsets[i]))
+                got.append(parts)
+            self.layouts[nt] = got
+        return got
+
+    def run(self, core, h, grads=None) -> int:
         """The kernel on the bucket: the number of non-finite gradient entries it counted. Large buckets
         are split into ``min(torch.get_num_threads(), lptheory's fused threads)`` contiguous ranges of
-        nearly equal size, the first processed on this thread while the pool's workers take the others
-        (every element is computed the same way whatever the split: the same bits)."""
+        nearly equal size, the first processed on this thread while the pool's workers take the others;
+        ``grads`` (from :meth:`holds`) that are not the flat gradient's views are read where they are
+        (every element is computed the same way whatever the split or the calls: the same bits)."""
+        from operator import is_
+
         from . import _fused
         from ._pool import get_pool, threads
 
@@ -296,26 +332,76 @@ class _Plan:
         if named[0] is not core:  # the arrays by the rule's names, per core optimizer (a new one per lr value)
             th, g, st = self.arrays
             arrays = core.named(th, g, st, [th, *st])
-            named = self.named = (core, arrays, _fused._aliases(arrays))
-        arrays, alias = named[1], named[2]
-        n = self.arrays[0].size
+            pieces = [{nm: a[o : o + m] for nm, a in arrays.items()} for o, m in zip(self.offsets, self.sizes)]
+            named = self.named = (core, arrays, _fused._aliases(arrays), pieces)
+        arrays, alias, pieces = named[1], named[2], named[3]
+        flat = self.flat
+        own = []  # parameters whose gradient the kernel reads in place
+        if grads is not None and not all(map(is_, grads, flat.grad_views)):
+            small = []
+            for i, (g, v) in enumerate(zip(grads, flat.grad_views)):
+                if g is not v:
+                    (small if self.sizes[i] < _OWN_MIN else own).append(i)
+            if small:
+                torch._foreach_copy_([flat.grad_views[i] for i in small], [grads[i] for i in small])
+        n = self.offsets[-1]
         nt = min(threads(fused=True), torch.get_num_threads()) if n >= _SPLIT_MIN else 1
-        if not _fused.available():  # LPTHEORY_ENGINE=numpy: the reference engine
-            return _engine.run(core, h, arrays, count_nonfinite=True, alias=alias)
-        try:
-            k = _fused._kernel(core, h, arrays, self.arrays[0].dtype, alias)
-        except _fused.FusedUnsupported:
+        k = None
+        if _fused.available():
+            try:
+                k = _fused._kernel(core, h, arrays, self.arrays[0].dtype, alias)
+            except _fused.FusedUnsupported:
+                pass
+        if k is None:  # LPTHEORY_ENGINE=numpy, or a rule the fused engine declines: the reference engine
+            if own:
+                torch._foreach_copy_([flat.grad_views[i] for i in own], [grads[i] for i in own])
             return _engine.run(core, h, arrays, count_nonfinite=True, alias=alias)
         scalars = [float(h[x]) for x in k.dyn_names]
         chunk = _fused.CHUNK
-        if nt <= 1:
-            return _fused._run_range(k, arrays, scalars, 0, n, chunk)
-        per = -(-n // (nt * 4096)) * 4096  # ranges start on 16 KiB boundaries (float32) of the buffers
-        bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
+        if own:  # per thread: runs of flat ranges, and the pieces of parameters with their own gradient
+            mine = set(own)
+            works = []
+            for parts in self._layout(nt):
+                work, start, stop = [], None, None
+                for i, lo, hi in parts:
+                    o = self.offsets[i]
+                    if i in mine:
+                        if start is not None:
+                            work.append((arrays, start, stop))
+                            start = None
+                        d = dict(pieces[i])
+                        d["grad"] = grads[i].detach().numpy().reshape(-1)
+                        work.append((d, lo, hi))
+                    elif start is None:
+                        start, stop = o + lo, o + hi
+                    else:
+                        stop = o + hi
+                if start is not None:
+                    work.append((arrays, start, stop))
+                works.append(work)
+        else:
+            per = -(-n // (nt * 4096)) * 4096 if nt > 1 else n
+            works = [[(arrays, lo, min(n, lo + per))] for lo in range(0, n, per)] if n else [[]]
+        if len(works) == 1:
+            return _run_work(k, works[0], scalars, chunk)
         pool = get_pool(nt)
-        futures = [pool.submit(_fused._run_range, k, arrays, scalars, lo, hi, chunk) for lo, hi in bounds[1:]]
-        nf = _fused._run_range(k, arrays, scalars, bounds[0][0], bounds[0][1], chunk)
+        futures = [pool.submit(_run_work, k, w, scalars, chunk) for w in works[1:]]
+        nf = _run_work(k, works[0], scalars, chunk)
         return nf + sum(f.result() for f in futures)
+
+
+def _run_work(k, work, scalars, chunk) -> int:
+    """The kernel ``k`` of :mod:`lptheory._fused` on each ``(arrays, lo, hi)`` of ``work``: the number of
+    non-finite gradient entries counted."""
+    from . import _fused
+
+    nf = 0
+    for arrays, lo, hi in work:
+        nf += _fused._run_range(k, arrays, scalars, lo, hi, chunk)
+    return nf
+
+
+_OWN_MIN = 1 << 14  # a new gradient tensor of fewer elements is copied into the flat gradient instead
 
 
 class _Base(torch.optim.Optimizer):
@@ -564,11 +650,12 @@ class _Base(torch.optim.Optimizer):
         :meth:`_step_group`, which rebuilds it)."""
         plans = self.__dict__.get("_plans")
         plan = plans.get(id(group)) if plans else None
-        if plan is None or not plan.holds(group, self.state):
+        grads = plan.holds(group, self.state) if plan is not None else None
+        if grads is None:
             return False
         core = self._core_for(group)
         t = plan.t
-        bad = plan.run(core, core.scalars(t))
+        bad = plan.run(core, core.scalars(t), grads)
         plan.t = t + 1
         for st in plan.states:
             st["step"] = t + 1

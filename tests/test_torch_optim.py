@@ -549,17 +549,25 @@ def test_fused_parameters_live_in_one_flat_buffer_and_gradients_can_accumulate_t
     pytest.importorskip("torch._inductor")
     m = _model()
     opt = StaceyPP(m.parameters(), **HYPER, fused=True)
-    _train(m, opt, 2)
+    _train(m, opt, 1)  # the step that lays the bucket out makes each p.grad a view of the flat gradient
     (flat,) = opt._flat.values()
     base, end = flat.theta.data_ptr(), flat.theta.data_ptr() + flat.theta.numel() * flat.theta.element_size()
     assert all(base <= p.data_ptr() < end for p in m.parameters())
     assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
     # zero_grad(set_to_none=False) keeps the views: backward accumulates into the flat gradient directly
-    opt.zero_grad(set_to_none=False)
-    m(torch.randn(5, 6)).square().mean().backward()
-    assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
-    opt.step()
+    for _ in range(2):
+        opt.zero_grad(set_to_none=False)
+        m(torch.randn(5, 6)).square().mean().backward()
+        assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
+        opt.step()
     assert opt._flat[next(iter(opt._flat))] is flat  # no rebuild
+    # new gradient tensors (zero_grad() sets them to None) are read where they are: p.grad is left alone
+    opt.zero_grad()
+    m(torch.randn(5, 6)).square().mean().backward()
+    grads = [p.grad for p in m.parameters()]
+    opt.step()
+    assert all(p.grad is g for p, g in zip(m.parameters(), grads))
+    assert opt._flat[next(iter(opt._flat))] is flat
 
 
 def test_fused_state_dict_resume_deepcopy_and_add_param_group():
@@ -845,8 +853,9 @@ def test_nonfinite_gradients_counted_once_per_step_on_every_path(flags):
 
 def test_fused_plan_split_over_threads_gives_the_default_paths_bits(monkeypatch):
     """A bucket large enough to be split (3 ranges: LPTHEORY_THREADS=3 and 3 torch threads), its first range
-    on the calling thread: the iterates are those of the default path (each parameter's kernel unsplit)
-    bit for bit, and a NaN in the last range's part of the gradient is counted (once per step)."""
+    on the calling thread, new gradient tensors at every step (the large ones read in place, the small one
+    copied into the flat gradient): the iterates are those of the default path (each parameter's kernel
+    unsplit) bit for bit, and a NaN in the last range's part of the gradient is counted (once per step)."""
     import warnings
 
     from lptheory import _fused
@@ -862,7 +871,7 @@ def test_fused_plan_split_over_threads_gives_the_default_paths_bits(monkeypatch)
     torch.set_num_threads(3)
     try:
         g = torch.Generator().manual_seed(8)
-        shapes = [(300, 400), (70001,), (50, 9)]
+        shapes = [(300, 400), (70001,), (50, 9), (1000,)]  # the last two: one flat range (copied in)
         runs = []
         for flags in (dict(foreach=False), dict(fused=True)):
             ps = [torch.nn.Parameter(torch.randn(s, generator=torch.Generator().manual_seed(1))) for s in shapes]
@@ -875,13 +884,15 @@ def test_fused_plan_split_over_threads_gives_the_default_paths_bits(monkeypatch)
             runs.append((ps, opt))
         (pa, oa), (pb, ob) = runs
         assert sum(p.numel() for p in pb) >= 1 << 17 and len(ob._plans) == 1
+        (flat,) = ob._flat.values()  # the new gradients of the large parameters were read in place
+        assert pb[0].grad.data_ptr() != flat.grad_views[0].data_ptr()
         assert all(torch.equal(x, y) for x, y in zip(pa, pb))
         assert all(torch.equal(oa.state[x][k], ob.state[y][k]) for x, y in zip(pa, pb) for k in ("w", "m"))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            pb[2].grad[-1, -1] = float("nan")  # the last element of the bucket: the last range
+            pb[3].grad[-1] = float("nan")  # the last element of the bucket: the last range
             ob.step()
-            pb[2].grad[-1, -1] = 0.0
+            pb[3].grad[-1] = 0.0
             ob.step()
         assert nonfinite_steps(ob) == 1
         assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
