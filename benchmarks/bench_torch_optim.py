@@ -9,6 +9,8 @@ repeats (>= 9; on CUDA each timing is bracketed by ``torch.cuda.synchronize``):
   (one compiled call per parameter) and ``fused=True`` (one compiled call per bucket over flat buffers);
   the first step (compilation, cold or warm compiler cache) is timed apart as the warm-up;
 * ``torch.optim.AdamW(fused=True)`` and ``AdamW(foreach=True)``;
+* StaceyPP fused and AdamW(fused) with new gradient tensors at every step (``... new grads``: a training
+  loop's ``zero_grad()`` and backward; the other contenders keep the same gradient tensors);
 * the authors' published Stacey(p,p) loop, as ``../shared/reference/official-code.md`` describes it:
   per parameter, m updated in place, a fresh z every step, eps inside the power.
 
@@ -98,6 +100,21 @@ def first_step_fresh(p: float, threads: int) -> list[tuple[float, float]]:
     return out
 
 
+def new_grads(ps, step):
+    """``step`` preceded by setting every ``p.grad`` to a gradient tensor the optimizer has not seen
+    (alternating between two sets made once), as after ``zero_grad()`` and a backward pass."""
+    sets = [[torch.randn(p.shape, device=p.device) for p in ps] for _ in range(2)]
+    count = [0]
+
+    def run():
+        count[0] += 1
+        for p, g in zip(ps, sets[count[0] % 2]):
+            p.grad = g
+        step()
+
+    return run
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=11)
@@ -141,8 +158,12 @@ def main(argv=None):
     builders["AdamW(fused=True)"] = lambda ps: torch.optim.AdamW(ps, lr=1e-3, fused=True).step
     builders["AdamW(foreach=True)"] = lambda ps: torch.optim.AdamW(ps, lr=1e-3, foreach=True).step
     builders["authors' loop"] = lambda ps: AuthorsLoop(ps, q=args.p).step
+    if "StaceyPP fused" in builders:  # a training loop's gradients: new tensors at every step (zero_grad())
+        builders["fused, new grads"] = lambda ps: new_grads(ps, StaceyPP(ps, fused=True, **kw).step)
+        builders["AdamW(fused), new grads"] = lambda ps: new_grads(ps, torch.optim.AdamW(ps, lr=1e-3, fused=True).step)
     if args.fused_only:
-        builders = {k: builders[k] for k in ("StaceyPP fused", "AdamW(fused=True)")}
+        keep = ("StaceyPP fused", "AdamW(fused=True)", "fused, new grads", "AdamW(fused), new grads")
+        builders = {k: builders[k] for k in keep if k in builders}
     cold = None
     if "StaceyPP fused" in builders and dev.type == "cpu":
         cold = first_step_fresh(args.p, torch.get_num_threads())
@@ -185,6 +206,9 @@ def main(argv=None):
     if "StaceyPP fused" in best:
         tgt = (1.2 if gpu else 1.1) if args.p == 3.0 else (4.0 if args.p == 2.7 else None)
         rows.append(("fused / AdamW(fused)", best["StaceyPP fused"] / best["AdamW(fused=True)"], tgt))
+    if "fused, new grads" in best:
+        ratio = best["fused, new grads"] / best["AdamW(fused), new grads"]
+        rows.append(("fused / AdamW(fused), new grads", ratio, None))
     if "StaceyPP compiled" in best:
         rows.append(("compiled / AdamW(fused)", best["StaceyPP compiled"] / best["AdamW(fused=True)"], None))
     if "StaceyPP default" in best:
