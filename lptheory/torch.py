@@ -41,7 +41,8 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   (some tens of microseconds for 50 parameters) and the kernel call. New states are created directly in
   the flat buffers, one parameter at a time. The layout is rebuilt when the memory moves (``model.to``,
   ``load_state_dict``, a deepcopy); a step in which some parameters have no gradient, and
-  float16/bfloat16 parameters, take the per-parameter compiled call instead. Code that keeps references
+  float16/bfloat16 parameters, take the per-parameter compiled call instead (on CPU with numba: the
+  per-parameter numba kernels of the single-tensor path, no compilation by torch). Code that keeps references
   to a parameter's old storage (``p.data`` taken before the first step) sees the old values: take them
   again after;
 * compiled (``compiled=True``): the rule is traced by ``torch.compile`` (inductor) into one fused
@@ -582,9 +583,13 @@ class _Base(torch.optim.Optimizer):
                 if len(st) == 0:  # a fused bucket that cannot be flat this step: its new states here
                     self._init_state(core, st, th)
             states = [[st[k] for k in keys] for st in state_dicts]
-            # compiled (and fused buckets that cannot be flat this step): one compiled call per parameter;
-            # flat views need contiguous tensors, a non-contiguous one (rare) takes the eager rule
-            per_param = compiled or fused
+            numba_eager = (
+                _NUMBA_ON_CPU and device.type == "cpu" and dtype in (torch.float32, torch.float64) and _numba_engine()
+            )
+            # compiled (and fused buckets that cannot be flat this step, except on CPU with numba, where they
+            # take the same numba kernels per parameter below, without torch.compile): one compiled call per
+            # parameter; flat views need contiguous tensors, a non-contiguous one (rare) takes the eager rule
+            per_param = compiled or (fused and not numba_eager)
             fused_p = [
                 per_param and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
             ]
@@ -613,16 +618,10 @@ class _Base(torch.optim.Optimizer):
                 # lptheory._fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
                 # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
                 # rule's torch operations with reusable scratch tensors
-                numba_cpu = (
-                    _NUMBA_ON_CPU
-                    and device.type == "cpu"
-                    and dtype in (torch.float32, torch.float64)
-                    and _numba_engine()
-                )
                 for th, g, st, f in zip(thetas, grads, states, fused_p):
                     if f:
                         continue
-                    if numba_cpu and all(a.is_contiguous() for a in (th, g, *st)):
+                    if numba_eager and all(a.is_contiguous() for a in (th, g, *st)):
                         a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
                         bad += _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]), count_nonfinite=True)
                         continue

@@ -710,6 +710,33 @@ def test_fused_cached_plan_gives_the_full_paths_bits_and_is_invalidated(monkeypa
     assert ta == tb == [13, 14, 14, 14]
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_fused_buckets_that_cannot_be_flat_take_the_numba_kernels_on_cpu(dtype, monkeypatch):
+    """On CPU with numba, a fused bucket that cannot be flat (a parameter without gradient at one step: its
+    step count lags from then on, so the group splits into two buckets) runs the per-parameter numba
+    kernels of the default path, never torch.compile: the default path's bits."""
+    from lptheory import _fused
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)
+
+    def no_compile(core):
+        raise AssertionError("torch.compile reached")
+
+    monkeypatch.setattr(lt, "_compiled_rule", no_compile)
+    lrs = [0.01, 0.02, 0.005, 0.01, 0.001]
+    kw = dict(p=2.7, eps_mode="official", weight_decay=0.1)
+    a, oa = _run_path(StaceyPP, kw, "single", dtype, lrs=lrs)
+    b, ob = _run_path(StaceyPP, kw, "fused", dtype, lrs=lrs)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert [s["step"] for s in ob.state.values()] == [5, 4, 5, 5]
+    for pa, pb in zip(oa.state.values(), ob.state.values()):
+        assert all(torch.equal(pa[k], pb[k]) for k in ("w", "m"))
+
+
 def test_fused_inductor_path_matches_single_tensor(monkeypatch):
     """The inductor flat path (other devices than CPU; forced here): 1e-12 against the single-tensor path."""
     pytest.importorskip("torch._inductor")
