@@ -334,7 +334,7 @@ class _Plan:
             th, g, st = self.arrays
             arrays = core.named(th, g, st, [th, *st])
             pieces = [{nm: a[o : o + m] for nm, a in arrays.items()} for o, m in zip(self.offsets, self.sizes)]
-            named = self.named = (core, arrays, _fused._aliases(arrays), pieces)
+            named = self.named = (core, arrays, _fused.aliases(arrays), pieces)
         arrays, alias, pieces = named[1], named[2], named[3]
         flat = self.flat
         own = []  # parameters whose gradient the kernel reads in place
@@ -350,15 +350,13 @@ class _Plan:
         k = None
         if _fused.available():
             try:
-                k = _fused._kernel(core, h, arrays, self.arrays[0].dtype, alias)
+                k = _fused.kernel(core, h, arrays, self.arrays[0].dtype, alias)
             except _fused.FusedUnsupported:
                 pass
         if k is None:  # LPTHEORY_ENGINE=numpy, or a rule the fused engine declines: the reference engine
             if own:
                 torch._foreach_copy_([flat.grad_views[i] for i in own], [grads[i] for i in own])
             return _engine.run(core, h, arrays, count_nonfinite=True, alias=alias)
-        scalars = [float(h[x]) for x in k.dyn_names]
-        chunk = _fused.CHUNK
         if own:  # per thread: runs of flat ranges, and the pieces of parameters with their own gradient
             mine = set(own)
             works = []
@@ -384,21 +382,21 @@ class _Plan:
             per = -(-n // (nt * 4096)) * 4096 if nt > 1 else n
             works = [[(arrays, lo, min(n, lo + per))] for lo in range(0, n, per)] if n else [[]]
         if len(works) == 1:
-            return _run_work(k, works[0], scalars, chunk)
+            return _run_work(k, works[0], h)
         pool = get_pool(nt)
-        futures = [pool.submit(_run_work, k, w, scalars, chunk) for w in works[1:]]
-        nf = _run_work(k, works[0], scalars, chunk)
+        futures = [pool.submit(_run_work, k, w, h) for w in works[1:]]
+        nf = _run_work(k, works[0], h)
         return nf + sum(f.result() for f in futures)
 
 
-def _run_work(k, work, scalars, chunk) -> int:
-    """The kernel ``k`` of :mod:`lptheory._fused` on each ``(arrays, lo, hi)`` of ``work``: the number of
-    non-finite gradient entries counted."""
+def _run_work(k, work, h) -> int:
+    """The kernel ``k`` of :mod:`lptheory._fused` on each ``(arrays, lo, hi)`` of ``work`` with the step's
+    scalars ``h``: the number of non-finite gradient entries counted."""
     from . import _fused
 
     nf = 0
     for arrays, lo, hi in work:
-        nf += _fused._run_range(k, arrays, scalars, lo, hi, chunk)
+        nf += _fused.run_range(k, arrays, h, lo, hi)
     return nf
 
 
