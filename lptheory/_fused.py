@@ -843,3 +843,25 @@ def run_direct(opt, h, arrays: dict, alias):
     if first.ndim == 1:
         return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
     return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])
+
+
+# ---------------------------------------------------------------------------------------------------
+# for callers that split the work themselves (lptheory.torch's fused buckets: ranges of flat buffers and
+# gradients read in place, the first range on the calling thread)
+
+
+def aliases(arrays: dict) -> tuple:
+    """The in-place pattern of ``arrays`` (the kernel key's part; see :func:`_aliases`)."""
+    return _aliases(arrays)
+
+
+def kernel(opt, h: Hyper, arrays: dict, dtype, alias: tuple):
+    """The compiled kernel of ``opt``'s rule for ``dtype``, the names of ``arrays`` and the in-place pattern
+    ``alias`` (traced and compiled on first use); raises :class:`FusedUnsupported`."""
+    return _kernel(opt, h, arrays, dtype, alias)
+
+
+def run_range(k, arrays: dict, h: Hyper, lo: int, hi: int) -> int:
+    """Kernel ``k`` (from :func:`kernel`) on elements ``[lo, hi)`` of the flat ``arrays`` with the step's
+    scalars ``h``, on this thread: the number of non-finite gradient entries counted."""
+    return _run_range(k, arrays, [float(h[x]) for x in k.dyn_names], lo, hi, CHUNK)

@@ -32,13 +32,19 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
 * fused (``fused=True``, as torch names it): the parameters of each (param group, device, dtype) bucket
   are moved into one flat buffer (each ``p.data`` becomes a view of it; likewise the state buffers),
   gradients are gathered into a flat gradient (``p.grad`` is left a view of it, so a backward that
-  accumulates writes there directly), and one fused call per step updates the whole bucket: on CPU the
+  accumulates writes there directly; on CPU, new gradient tensors of later steps are read where they are,
+  those under 16384 elements copied in), and one fused call per step updates the whole bucket: on CPU the
   numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
-  disk; the numpy engine's bits), elsewhere (or without numba) one ``torch.compile`` call. The
-  layout is rebuilt when the memory moves (``model.to``, ``load_state_dict``, a deepcopy); a step in
-  which some parameters have no gradient, and float16/bfloat16 parameters, take the per-parameter
-  compiled call instead. Code that keeps references to a parameter's old storage (``p.data`` taken
-  before the first step) sees the old values: take them again after;
+  disk; the numpy engine's bits; split over ``min(torch.get_num_threads(), LPTHEORY_THREADS or the
+  cores)`` ranges, the first on the calling thread), elsewhere (or without numba) one ``torch.compile``
+  call. On CPU a param group in one bucket then steps through a cached plan: identity and address checks
+  (some tens of microseconds for 50 parameters) and the kernel call. New states are created directly in
+  the flat buffers, one parameter at a time. The layout is rebuilt when the memory moves (``model.to``,
+  ``load_state_dict``, a deepcopy); a step in which some parameters have no gradient, and
+  float16/bfloat16 parameters, take the per-parameter compiled call instead (on CPU with numba: the
+  per-parameter numba kernels of the single-tensor path, no compilation by torch). Code that keeps references
+  to a parameter's old storage (``p.data`` taken before the first step) sees the old values: take them
+  again after;
 * compiled (``compiled=True``): the rule is traced by ``torch.compile`` (inductor) into one fused
   kernel per parameter (one pass over memory), compiled once per optimizer configuration and dtype and
   reused for every parameter shape (parameters are passed as flat views with dynamic sizes). The
@@ -173,25 +179,27 @@ class _Flat:
     buffer is a view of a flat tensor (``theta``, ``state[k]``), and gradients are gathered into
     ``grad``, so that one compiled call updates the whole bucket (``fused=True``)."""
 
-    def __init__(self, params, states, keys):
+    def __init__(self, params, states, keys, init):
         self.params = list(params)
         self.keys = tuple(keys)
         ref = params[0]
         n = sum(p.numel() for p in params)
         kw = dict(device=ref.device, dtype=ref.dtype)
         self.theta = torch.empty(n, **kw)
-        self.grad = torch.zeros(n, **kw)
+        self.grad = torch.empty(n, **kw)  # every element is written by load_grads before it is read
         self.state = {k: torch.empty(n, **kw) for k in keys}
         self.theta_views = _views(self.theta, params)
         self.grad_views = _views(self.grad, params)
+        state_views = {k: _views(self.state[k], params) for k in keys}
         with torch.no_grad():
-            for p, v in zip(params, self.theta_views):
+            for i, (p, v, st) in enumerate(zip(params, self.theta_views, states)):
                 v.copy_(p.detach())
                 p.data = v  # the parameter now lives in the flat buffer
-            for k in keys:
-                for st, v in zip(states, _views(self.state[k], params)):
-                    v.copy_(st[k])
-                    st[k] = v
+                if len(st) == 0:  # a new state (first step): ``init(st, theta)`` fills it, copied below; one
+                    init(st, v)  # parameter at a time, so no second copy of the whole state is ever alive
+                for k in keys:
+                    state_views[k][i].copy_(st[k])
+                    st[k] = state_views[k][i]
 
     def holds(self, params, states, keys) -> bool:
         """The parameters and their state still live in these buffers (same objects, same memory)."""
@@ -203,9 +211,9 @@ class _Flat:
         for k in keys:
             base = self.state[k]
             for st, v in zip(states, self.theta_views):
-                x = st[k]
+                x = st.get(k)
                 off = v.data_ptr() - self.theta.data_ptr()
-                if x.data_ptr() != base.data_ptr() + off or x.shape != v.shape or not x.is_contiguous():
+                if x is None or x.data_ptr() != base.data_ptr() + off or x.shape != v.shape or not x.is_contiguous():
                     return False
         return True
 
@@ -220,6 +228,179 @@ class _Flat:
             for p, v in zip(self.params, self.grad_views):
                 if p.grad is not v:
                     p.grad = v
+
+
+_SPLIT_MIN = 1 << 17  # buckets of at least this many elements are split over threads (as lptheory._fused does)
+
+
+class _Plan:
+    """The cached step of one ``fused=True`` param group on CPU through the numba engine: its parameters
+    live in one :class:`_Flat` bucket, so a step is one kernel call on the bucket's memory. Built after a
+    step that laid the group out (one device and dtype, every parameter with a gradient, not ``maximize``);
+    :meth:`holds` re-checks per step, by identity and address comparisons (some tens of microseconds for
+    50 parameters), that nothing moved: the same parameter objects in the group at the same addresses, the
+    same state dicts and state tensors (a ``load_state_dict``, ``model.to``, a new state entry or a deepcopy
+    fails it) and every gradient either the flat gradient's view or a dense contiguous tensor of the
+    parameter's shape, dtype and device (a training loop's new gradients, ``zero_grad(set_to_none=True)``).
+    Such gradients are not copied into the flat gradient: the kernel reads them where they are, one call per
+    such parameter (those of fewer than ``_OWN_MIN`` elements are copied in: one call covers them)."""
+
+    def __init__(self, group, state_map, flat: _Flat, states: list, t: int):
+        self.group, self.state_map, self.flat, self.t = group, state_map, flat, t
+        self.params = list(flat.params)
+        self.states = states
+        self.keys = flat.keys
+        self.ptrs = [v.data_ptr() for v in flat.theta_views]
+        self.views = {k: [st[k] for st in states] for k in flat.keys}
+        self.dtype, self.device = flat.theta.dtype, flat.theta.device
+        th, g = flat.theta.numpy(), flat.grad.numpy()
+        self.arrays = (th, g, [flat.state[k].numpy() for k in flat.keys])
+        self.sizes = [v.numel() for v in flat.theta_views]
+        self.offsets = [0]
+        for m in self.sizes:
+            self.offsets.append(self.offsets[-1] + m)
+        self.named: tuple = (None, None, None, None)
+        self.layouts: dict = {}
+
+    def holds(self, group, state_map):
+        """None when the plan no longer holds, else the parameters' gradients."""
+        from operator import is_
+
+        params = group["params"]
+        if (
+            group is not self.group
+            or state_map is not self.state_map
+            or group.get("maximize")
+            or len(params) != len(self.params)
+        ):
+            return None
+        if not all(map(is_, params, self.params)) or [p.data_ptr() for p in params] != self.ptrs:
+            return None
+        if not all(map(is_, map(state_map.get, params), self.states)):
+            return None
+        for k in self.keys:
+            if not all(map(is_, [st.get(k) for st in self.states], self.views[k])):
+                return None
+        if any(st.get("step") != self.t for st in self.states):
+            return None
+        grads = [p.grad for p in params]
+        if not all(map(is_, grads, self.flat.grad_views)):  # new gradient tensors (zero_grad(set_to_none=True))
+            dtype, device = self.dtype, self.device
+            for g, v in zip(grads, self.flat.grad_views):
+                if g is not v and (
+                    g is None
+                    or g.is_sparse
+                    or g.shape != v.shape
+                    or g.dtype != dtype
+                    or g.device != device
+                    or not g.is_contiguous()
+                    or g.is_neg()
+                ):
+                    return None
+        return grads
+
+    def _layout(self, nt: int) -> list:
+        """Per thread, the pieces ``(parameter index, lo, hi)`` of its range of the bucket (``nt`` ranges of
+        nearly equal size, on 16 KiB boundaries of float32 buffers)."""
+        got = self.layouts.get(nt)
+        if got is None:
+            n = self.offsets[-1]
+            per = -(-n // (nt * 4096)) * 4096 if nt > 1 else n
+            got = []
+            for lo in range(0, n, per):
+                hi = min(n, lo + per)
+                parts = []
+                for i, m in enumerate(self.sizes):
+                    a, b = max(lo, self.offsets[i]), min(hi, self.offsets[i] + m)
+                    if a < b:
+                        parts.append((i, a - self.offsets[i], b - self.offsets[i]))
+                got.append(parts)
+            self.layouts[nt] = got
+        return got
+
+    def run(self, core, h, grads=None) -> int:
+        """The kernel on the bucket: the number of non-finite gradient entries it counted. Large buckets
+        are split into ``min(torch.get_num_threads(), lptheory's fused threads)`` contiguous ranges of
+        nearly equal size, the first processed on this thread while the pool's workers take the others;
+        ``grads`` (from :meth:`holds`) that are not the flat gradient's views are read where they are
+        (every element is computed the same way whatever the split or the calls: the same bits)."""
+        from operator import is_
+
+        from . import _fused
+        from ._pool import get_pool, threads
+
+        named = self.named
+        if named[0] is not core:  # the arrays by the rule's names, per core optimizer (a new one per lr value)
+            th, g, st = self.arrays
+            arrays = core.named(th, g, st, [th, *st])
+            pieces = [{nm: a[o : o + m] for nm, a in arrays.items()} for o, m in zip(self.offsets, self.sizes)]
+            named = self.named = (core, arrays, _fused.aliases(arrays), pieces)
+        arrays, alias, pieces = named[1], named[2], named[3]
+        flat = self.flat
+        own = []  # parameters whose gradient the kernel reads in place
+        if grads is not None and not all(map(is_, grads, flat.grad_views)):
+            small = []
+            for i, (g, v) in enumerate(zip(grads, flat.grad_views)):
+                if g is not v:
+                    (small if self.sizes[i] < _OWN_MIN else own).append(i)
+            if small:
+                torch._foreach_copy_([flat.grad_views[i] for i in small], [grads[i] for i in small])
+        n = self.offsets[-1]
+        nt = min(threads(fused=True), torch.get_num_threads()) if n >= _SPLIT_MIN else 1
+        k = None
+        if _fused.available():
+            try:
+                k = _fused.kernel(core, h, arrays, self.arrays[0].dtype, alias)
+            except _fused.FusedUnsupported:
+                pass
+        if k is None:  # LPTHEORY_ENGINE=numpy, or a rule the fused engine declines: the reference engine
+            if own:
+                torch._foreach_copy_([flat.grad_views[i] for i in own], [grads[i] for i in own])
+            return _engine.run(core, h, arrays, count_nonfinite=True, alias=alias)
+        if own:  # per thread: runs of flat ranges, and the pieces of parameters with their own gradient
+            mine = set(own)
+            works = []
+            for parts in self._layout(nt):
+                work, start, stop = [], None, None
+                for i, lo, hi in parts:
+                    o = self.offsets[i]
+                    if i in mine:
+                        if start is not None:
+                            work.append((arrays, start, stop))
+                            start = None
+                        d = dict(pieces[i])
+                        d["grad"] = grads[i].detach().numpy().reshape(-1)
+                        work.append((d, lo, hi))
+                    elif start is None:
+                        start, stop = o + lo, o + hi
+                    else:
+                        stop = o + hi
+                if start is not None:
+                    work.append((arrays, start, stop))
+                works.append(work)
+        else:
+            per = -(-n // (nt * 4096)) * 4096 if nt > 1 else n
+            works = [[(arrays, lo, min(n, lo + per))] for lo in range(0, n, per)] if n else [[]]
+        if len(works) == 1:
+            return _run_work(k, works[0], h)
+        pool = get_pool(nt)
+        futures = [pool.submit(_run_work, k, w, h) for w in works[1:]]
+        nf = _run_work(k, works[0], h)
+        return nf + sum(f.result() for f in futures)
+
+
+def _run_work(k, work, h) -> int:
+    """The kernel ``k`` of :mod:`lptheory._fused` on each ``(arrays, lo, hi)`` of ``work`` with the step's
+    scalars ``h``: the number of non-finite gradient entries counted."""
+    from . import _fused
+
+    nf = 0
+    for arrays, lo, hi in work:
+        nf += _fused.run_range(k, arrays, h, lo, hi)
+    return nf
+
+
+_OWN_MIN = 1 << 14  # a new gradient tensor of fewer elements is copied into the flat gradient instead
 
 
 class _Base(torch.optim.Optimizer):
@@ -338,13 +519,15 @@ class _Base(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            self._step_group(group)
+            if not (group.get("fused") and self._step_planned(group)):
+                self._step_group(group)
         return loss
 
     def _step_group(self, group):
         core = self._core_for(group)
         keys = core.buffers
         maximize = group.get("maximize", False)
+        fused = group.get("fused", False)
         # buckets: (device, compute dtype, step) -> parameters, their float views, grads, states
         buckets: dict = {}
         for p in group["params"]:
@@ -359,44 +542,52 @@ class _Base(torch.optim.Optimizer):
             if maximize:
                 grad = -grad
             state = self.state[p]
-            if len(state) == 0:
-                init = core.init(theta)
-                state["step"] = 0
-                for k in keys:
-                    state[k] = init[k]
-            b = buckets.setdefault((theta.device, theta.dtype, state["step"]), ([], [], [], [], []))
+            # a new state is created lazily; in a fused bucket directly in its flat buffers (see _Flat)
+            if len(state) == 0 and not (fused and not low):
+                self._init_state(core, state, theta)
+            b = buckets.setdefault((theta.device, theta.dtype, state.get("step", 0)), ([], [], [], [], []))
             b[0].append(p)
             b[1].append(theta)
             b[2].append(grad.contiguous())
-            b[3].append([state[k] for k in keys])
+            b[3].append(state)
             b[4].append(low)
+        plans = self.__dict__.setdefault("_plans", {})
+        plans.pop(id(group), None)
         unchecked = []  # gradients whose non-finite entries no kernel counted (checked at the end)
         bad = 0  # non-finite entries counted by the numba kernels while they read the gradients
         foreach = group.get("foreach")
         compiled = group.get("compiled", False)
-        fused = group.get("fused", False)
-        for (device, dtype, t), (params, thetas, grads, states, lows) in buckets.items():
+        for (device, dtype, t), (params, thetas, grads, state_dicts, lows) in buckets.items():
             lr = core.lr_at(t)
             h = core.scalars(t)
             if fused and not any(lows):
-                flat = self._flat_bucket(group, device, dtype, params, keys)
+                flat = self._flat_bucket(group, device, dtype, params, keys, core)
                 if flat is not None:  # the whole bucket in one fused call
                     flat.load_grads(grads, set_grads=not maximize)
                     if device.type == "cpu" and _numba_engine():
                         # CPU: the numba engine of lptheory._fused on the flat buffers' memory (numpy views,
                         # no copy): compiled in about a second, cached on disk, numpy's reference bits
-                        th, g = flat.theta.numpy(), flat.grad.numpy()
-                        st = [flat.state[k].numpy() for k in keys]
-                        bad += _engine.run(core, h, core.named(th, g, st, [th, *st]), count_nonfinite=True)
+                        plan = _Plan(group, self.state, flat, [self.state[p] for p in params], t + 1)
+                        bad += plan.run(core, h)
+                        if len(buckets) == 1 and not maximize:  # later steps of this group: the cached plan
+                            plans[id(group)] = plan
                     else:
                         unchecked += grads
                         _compiled_rule(core)(lr, t, [(flat.theta, flat.grad, *[flat.state[k] for k in keys])])
                     for p in params:
                         self.state[p]["step"] = t + 1
                     continue
-            # compiled (and fused buckets that cannot be flat this step): one compiled call per parameter;
-            # flat views need contiguous tensors, a non-contiguous one (rare) takes the eager rule
-            per_param = compiled or fused
+            for st, th in zip(state_dicts, thetas):
+                if len(st) == 0:  # a fused bucket that cannot be flat this step: its new states here
+                    self._init_state(core, st, th)
+            states = [[st[k] for k in keys] for st in state_dicts]
+            numba_eager = (
+                _NUMBA_ON_CPU and device.type == "cpu" and dtype in (torch.float32, torch.float64) and _numba_engine()
+            )
+            # compiled (and fused buckets that cannot be flat this step, except on CPU with numba, where they
+            # take the same numba kernels per parameter below, without torch.compile): one compiled call per
+            # parameter; flat views need contiguous tensors, a non-contiguous one (rare) takes the eager rule
+            per_param = compiled or (fused and not numba_eager)
             fused_p = [
                 per_param and all(a.is_contiguous() for a in (th, g, *st)) for th, g, st in zip(thetas, grads, states)
             ]
@@ -425,16 +616,10 @@ class _Base(torch.optim.Optimizer):
                 # lptheory._fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
                 # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
                 # rule's torch operations with reusable scratch tensors
-                numba_cpu = (
-                    _NUMBA_ON_CPU
-                    and device.type == "cpu"
-                    and dtype in (torch.float32, torch.float64)
-                    and _numba_engine()
-                )
                 for th, g, st, f in zip(thetas, grads, states, fused_p):
                     if f:
                         continue
-                    if numba_cpu and all(a.is_contiguous() for a in (th, g, *st)):
+                    if numba_eager and all(a.is_contiguous() for a in (th, g, *st)):
                         a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
                         bad += _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]), count_nonfinite=True)
                         continue
@@ -447,6 +632,33 @@ class _Base(torch.optim.Optimizer):
                     p.copy_(th)
                 self.state[p]["step"] = t + 1
         self._check_grads(unchecked, counted=bad > 0)
+
+    @staticmethod
+    def _init_state(core, state: dict, theta) -> None:
+        """The lazy initial state of a parameter (``core.init``: the rule's buffers, ``step = 0``)."""
+        init = core.init(theta)
+        state["step"] = 0
+        for k in core.buffers:
+            state[k] = init[k]
+
+    def _step_planned(self, group) -> bool:
+        """One ``fused=True`` step of ``group`` through its cached :class:`_Plan` (CPU, numba): False, without
+        touching anything, when there is no plan or it no longer holds (the caller then takes
+        :meth:`_step_group`, which rebuilds it)."""
+        plans = self.__dict__.get("_plans")
+        plan = plans.get(id(group)) if plans else None
+        grads = plan.holds(group, self.state) if plan is not None else None
+        if grads is None:
+            return False
+        core = self._core_for(group)
+        t = plan.t
+        bad = plan.run(core, core.scalars(t), grads)
+        plan.t = t + 1
+        for st in plan.states:
+            st["step"] = t + 1
+        if bad:
+            _core.count_nonfinite(self, 1)
+        return True
 
     def _check_grads(self, grads, counted: bool = False) -> None:
         """Count a step whose gradients hold NaN or inf, warning once (:class:`NonFiniteGradientWarning`;
@@ -507,7 +719,7 @@ class _Base(torch.optim.Optimizer):
             got = pool[key] = [_views(f, like) for f in flats]
         return got[:n]
 
-    def _flat_bucket(self, group, device, dtype, params, keys):
+    def _flat_bucket(self, group, device, dtype, params, keys, core):
         """The flat layout of this (group, device, dtype) bucket, built (or rebuilt: parameters moved,
         state loaded, a deepcopy) when the parameters' memory is not its views; None when this step's
         parameters are not the layout's (some had no grad), so the caller updates them one by one."""
@@ -521,7 +733,7 @@ class _Base(torch.optim.Optimizer):
         members = [p for p in group["params"] if p.grad is not None and p.device == device and p.dtype == dtype]
         if [id(p) for p in members] != [id(p) for p in params]:
             return None
-        layouts[key] = flat = _Flat(params, states, keys)
+        layouts[key] = flat = _Flat(params, states, keys, lambda st, th: self._init_state(core, st, th))
         return flat
 
 

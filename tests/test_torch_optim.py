@@ -549,17 +549,25 @@ def test_fused_parameters_live_in_one_flat_buffer_and_gradients_can_accumulate_t
     pytest.importorskip("torch._inductor")
     m = _model()
     opt = StaceyPP(m.parameters(), **HYPER, fused=True)
-    _train(m, opt, 2)
+    _train(m, opt, 1)  # the step that lays the bucket out makes each p.grad a view of the flat gradient
     (flat,) = opt._flat.values()
     base, end = flat.theta.data_ptr(), flat.theta.data_ptr() + flat.theta.numel() * flat.theta.element_size()
     assert all(base <= p.data_ptr() < end for p in m.parameters())
     assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
     # zero_grad(set_to_none=False) keeps the views: backward accumulates into the flat gradient directly
-    opt.zero_grad(set_to_none=False)
-    m(torch.randn(5, 6)).square().mean().backward()
-    assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
-    opt.step()
+    for _ in range(2):
+        opt.zero_grad(set_to_none=False)
+        m(torch.randn(5, 6)).square().mean().backward()
+        assert all(p.grad.data_ptr() == v.data_ptr() for p, v in zip(m.parameters(), flat.grad_views))
+        opt.step()
     assert opt._flat[next(iter(opt._flat))] is flat  # no rebuild
+    # new gradient tensors (zero_grad() sets them to None) are read where they are: p.grad is left alone
+    opt.zero_grad()
+    m(torch.randn(5, 6)).square().mean().backward()
+    grads = [p.grad for p in m.parameters()]
+    opt.step()
+    assert all(p.grad is g for p, g in zip(m.parameters(), grads))
+    assert opt._flat[next(iter(opt._flat))] is flat
 
 
 def test_fused_state_dict_resume_deepcopy_and_add_param_group():
@@ -615,6 +623,118 @@ def test_fused_lr_changes_and_new_shapes_do_not_recompile(engine, monkeypatch):
     wide = torch.nn.Sequential(torch.nn.Linear(6, 33), torch.nn.Tanh(), torch.nn.Linear(33, 1))
     _train(wide, StaceyPP(wide.parameters(), **HYPER, fused=True), 2)
     assert count() == before
+
+
+def _plan_scenario(planned: bool, monkeypatch):
+    """A fused=True run through the events that must invalidate the cached plan of a param group; with
+    ``planned=False`` every step takes the full path (the plan is never used)."""
+    import lptheory.torch as lt
+
+    if not planned:
+        monkeypatch.setattr(lt._Base, "_step_planned", lambda self, group: False)
+    m = _model()
+    opt = StaceyPP(m.parameters(), **HYPER, fused=True)
+    ps = list(m.parameters())
+    used = []
+    real_full = lt._Base._step_group
+    monkeypatch.setattr(lt._Base, "_step_group", lambda self, group: (used.append("full"), real_full(self, group)))
+    g = torch.Generator().manual_seed(5)
+
+    def grads(set_to_none=True):
+        opt.zero_grad(set_to_none=set_to_none)
+        m(torch.randn(16, 6, generator=g)).square().mean().backward()
+
+    def step(event=None):
+        used.clear()
+        opt.step()
+        return used == []  # True: the planned step ran
+
+    grads()
+    out = [step()]  # lays out the flat buffers and builds the plan
+    grads()
+    out.append(step())  # new gradient tensors: copied into the flat gradient
+    grads(set_to_none=False)
+    out.append(step())  # gradients accumulated into the flat gradient's views
+    ps[1].data = ps[1].data.clone()  # the parameter's memory moved: rebuilt
+    grads()
+    out.append(step())
+    grads()
+    out.append(step())
+    st = opt.state[ps[2]]
+    st["m"] = st["m"].clone()  # a state tensor replaced
+    grads()
+    out.append(step())
+    opt.param_groups[0]["lr"] = 0.01  # an lr change: the plan holds
+    grads()
+    out.append(step())
+    opt.param_groups[0]["maximize"] = True
+    grads()
+    out.append(step())
+    opt.param_groups[0]["maximize"] = False
+    grads()
+    out.append(step())
+    sd = copy.deepcopy(opt.state_dict())
+    opt.load_state_dict(sd)  # new state tensors and param groups
+    grads()
+    out.append(step())
+    grads()
+    out.append(step())
+    ps[3].grad = ps[3].grad.to(torch.float64).to(torch.float32)  # a new dense gradient tensor: copied
+    out.append(step())
+    grads()
+    ps[0].grad = None
+    out.append(step())  # a parameter without gradient: the full path (its step count lags from now on)
+    grads()
+    out.append(step())
+    state = [{k: v.clone() for k, v in opt.state[p].items() if k != "step"} for p in ps]
+    return out, [p.detach().clone() for p in ps], state, [opt.state[p]["step"] for p in ps]
+
+
+def test_fused_cached_plan_gives_the_full_paths_bits_and_is_invalidated(monkeypatch):
+    """fused=True on CPU (numba): after the step that laid a param group out, steps run a cached plan (one
+    kernel call, identity checks). Each event that moves memory or changes what the group holds (a missing
+    gradient, a moved parameter, a replaced state tensor, maximize, load_state_dict) takes the full path,
+    which rebuilds the plan; iterates, states and step counts are bit for bit those of a run without plans."""
+    from lptheory import _fused
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    with monkeypatch.context() as mp:
+        used, a, sa, ta = _plan_scenario(True, mp)
+    with monkeypatch.context() as mp:
+        _, b, sb, tb = _plan_scenario(False, mp)
+    expected = [False, True, True, False, True, False, True, False, False, False, True, True, False, False]
+    assert used == expected
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert all(torch.equal(x[k], y[k]) for x, y in zip(sa, sb) for k in x)
+    assert ta == tb == [13, 14, 14, 14]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_fused_buckets_that_cannot_be_flat_take_the_numba_kernels_on_cpu(dtype, monkeypatch):
+    """On CPU with numba, a fused bucket that cannot be flat (a parameter without gradient at one step: its
+    step count lags from then on, so the group splits into two buckets) runs the per-parameter numba
+    kernels of the default path, never torch.compile: the default path's bits."""
+    from lptheory import _fused
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)
+
+    def no_compile(core):
+        raise AssertionError("torch.compile reached")
+
+    monkeypatch.setattr(lt, "_compiled_rule", no_compile)
+    lrs = [0.01, 0.02, 0.005, 0.01, 0.001]
+    kw = dict(p=2.7, eps_mode="official", weight_decay=0.1)
+    a, oa = _run_path(StaceyPP, kw, "single", dtype, lrs=lrs)
+    b, ob = _run_path(StaceyPP, kw, "fused", dtype, lrs=lrs)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert [s["step"] for s in ob.state.values()] == [5, 4, 5, 5]
+    for pa, pb in zip(oa.state.values(), ob.state.values()):
+        assert all(torch.equal(pa[k], pb[k]) for k in ("w", "m"))
 
 
 def test_fused_inductor_path_matches_single_tensor(monkeypatch):
@@ -756,3 +876,52 @@ def test_nonfinite_gradients_counted_once_per_step_on_every_path(flags):
                 q.data.fill_(1.0)
     assert nonfinite_steps(opt) == 3
     assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
+
+
+def test_fused_plan_split_over_threads_gives_the_default_paths_bits(monkeypatch):
+    """A bucket large enough to be split (3 ranges: LPTHEORY_THREADS=3 and 3 torch threads), its first range
+    on the calling thread, new gradient tensors at every step (the large ones read in place, the small one
+    copied into the flat gradient): the iterates are those of the default path (each parameter's kernel
+    unsplit) bit for bit, and a NaN in the last range's part of the gradient is counted (once per step)."""
+    import warnings
+
+    from lptheory import _fused
+    from lptheory.optimizers import NonFiniteGradientWarning, nonfinite_steps
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    import lptheory.torch as lt
+
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)  # the default CPU path through the numba kernels
+    monkeypatch.setenv("LPTHEORY_THREADS", "3")
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        g = torch.Generator().manual_seed(8)
+        shapes = [(300, 400), (70001,), (50, 9), (1000,)]  # the last two: one flat range (copied in)
+        runs = []
+        for flags in (dict(foreach=False), dict(fused=True)):
+            ps = [torch.nn.Parameter(torch.randn(s, generator=torch.Generator().manual_seed(1))) for s in shapes]
+            opt = StaceyPP(ps, lr=0.01, p=2.7, eps_mode="official", weight_decay=0.1, **flags)
+            g.manual_seed(8)
+            for _ in range(4):
+                for p in ps:
+                    p.grad = torch.randn(p.shape, generator=g)
+                opt.step()
+            runs.append((ps, opt))
+        (pa, oa), (pb, ob) = runs
+        assert sum(p.numel() for p in pb) >= 1 << 17 and len(ob._plans) == 1
+        (flat,) = ob._flat.values()  # the new gradients of the large parameters were read in place
+        assert pb[0].grad.data_ptr() != flat.grad_views[0].data_ptr()
+        assert all(torch.equal(x, y) for x, y in zip(pa, pb))
+        assert all(torch.equal(oa.state[x][k], ob.state[y][k]) for x, y in zip(pa, pb) for k in ("w", "m"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pb[3].grad[-1] = float("nan")  # the last element of the bucket: the last range
+            ob.step()
+            pb[3].grad[-1] = 0.0
+            ob.step()
+        assert nonfinite_steps(ob) == 1
+        assert sum(issubclass(c.category, NonFiniteGradientWarning) for c in caught) == 1
+    finally:
+        torch.set_num_threads(before)
