@@ -101,6 +101,7 @@ class _QuickReport:
 
     def __init__(self):
         self.proc = None
+        self.log = None
         self.out = None
         self.cached = None
         self.key = None
@@ -165,6 +166,9 @@ class _QuickReport:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
         if self.out is not None:
             shutil.rmtree(self.out, ignore_errors=True)
             try:
