@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 
 import numpy as np
 
@@ -137,40 +138,54 @@ def steepest_step_objective(g: np.ndarray, eta: float, p: float):
 
 
 _NM = None
+_NM_LOCK = threading.Lock()
 
 
 def _nm_kernel():
-    """:mod:`synthetic._nm_kernel`, or False where it cannot be imported (no numba, SVML or numpy's OpenBLAS)."""
+    """:mod:`synthetic._nm_kernel`, or False where it cannot be imported (no numba, SVML or numpy's OpenBLAS)
+    or where its self-check (:func:`_nm_probe`, run on that module before anyone else sees it) fails or raises.
+    Published under a lock, once, after the check."""
     global _NM
-    if _NM is None:
-        try:
-            from . import _nm_kernel as NM
-        except ImportError:
-            NM = False
-        _NM = NM  # (set before the probe: the probe calls two_sided_nelder_mead)
-        if NM is not False and not _nm_probe():
-            _NM = False
-    return _NM
+    NM = _NM
+    if NM is None:
+        with _NM_LOCK:
+            if _NM is None:
+                try:
+                    from . import _nm_kernel as NM
+                except ImportError:
+                    NM = False
+                if NM is not False:
+                    try:
+                        ok = _nm_probe(NM)
+                    except Exception:  # a compile, link or scipy error: an unchecked kernel is never used
+                        ok = False
+                    if not ok:
+                        NM = False
+                _NM = NM
+            NM = _NM
+    return NM
 
 
 _TABLES: dict = {}
 
 
-def _argsort_table(n: int):
+def _argsort_table(n: int, K=None):
     """:func:`synthetic._nm_kernel.argsort_table` of n (built once; empty where not built: ties go to Python)."""
     t = _TABLES.get(n)
     if t is None:
-        t = _nm_kernel().argsort_table(n) if n <= 5 else None
+        t = (_nm_kernel() if K is None else K).argsort_table(n) if n <= 5 else None
         t = _TABLES[n] = t if t is not None else np.full((0, n), -1, dtype=np.int64)
     return t
 
 
-def _nm_probe() -> bool:
-    """The compiled products equal numpy's (random inputs), and the compiled run equals this scipy's
-    Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
+def _nm_probe(K=None) -> bool:
+    """The compiled products of ``K`` (default: the published kernel) equal numpy's (random inputs), and its
+    Nelder-Mead run equals this scipy's on a fixed problem (every kind of step, maxfev cut)."""
     from scipy.optimize import minimize
 
-    K = _nm_kernel()
+    K = _nm_kernel() if K is None else K
+    if K is False:
+        return False
     rng = np.random.default_rng(20261124)  # numpy's BLAS is the library the kernels call (products' bits)
     for d in (1, 2, 3, 4, 6):
         for _ in range(40):
@@ -187,20 +202,21 @@ def _nm_probe() -> bool:
     for x0, fev in ((np.array([0.2, 1.0, -0.7]), 400), (np.array([1.0, 0.0, 0.1]), 57)):
         opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": fev}
         ref = minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, 3.0) ** 2), x0, method="Nelder-Mead", options=opts)
-        got = two_sided_nelder_mead(H, 3.0, x0, **opts)
+        got = two_sided_nelder_mead(H, 3.0, x0, **opts, _K=K)
         if got is None or np.float64(got).tobytes() != np.float64(ref.fun).tobytes():
             return False
     return True
 
 
-def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int):
+def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int, _K=None):
     """``scipy.optimize.minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, p) ** 2), x0, method="Nelder-Mead",
     options={"xatol": xatol, "fatol": fatol, "maxfev": maxfev}).fun`` bit for bit (scipy 1.17's algorithm, numpy's
     BLAS for the quadratic form, lp_norm's bits for the norm), from one compiled call (:mod:`synthetic._nm_kernel`);
     None where the compiled route does not apply (no kernel, no route at p, a non-finite value on the way):
     the caller runs scipy then. Search of :func:`proofs_checks.stacey.smoothness.two_sided_lower` for the
-    two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition"."""
-    K = _nm_kernel()
+    two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition". ``_K``: the kernel
+    module to run (the self-check passes the one it checks; default: the published one)."""
+    K = _nm_kernel() if _K is None else _K
     k = _duality_kernel(p)
     if K is False or k is None or _KERNEL_OFF:
         return None
@@ -217,7 +233,7 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     fsim = np.full(d + 1, np.inf)
     st = np.zeros(2, dtype=np.int64)
     rp = k[3]
-    table = _argsort_table(d + 1)
+    table = _argsort_table(d + 1, K)
     while True:
         code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
         if code == K.DONE:

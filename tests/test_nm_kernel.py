@@ -209,3 +209,23 @@ def test_probe_refuses_products_without_numpys_bits(monkeypatch):
 
     monkeypatch.setattr(S, "_NM", Off)
     assert not S._nm_probe()
+
+
+def test_kernel_published_only_after_a_passing_check(monkeypatch):
+    # a self-check that raises (a compile or link error) or fails leaves the route off, and the check runs on the
+    # module it is given: nothing is published before it returns
+    _skip_without_kernel(3.0)
+    seen = []
+
+    def boom(K=None):
+        seen.append((K, S._NM))
+        raise RuntimeError("planted: the first compile fails")
+
+    monkeypatch.setattr(S, "_NM", None)
+    monkeypatch.setattr(S, "_nm_probe", boom)
+    assert S._nm_kernel() is False
+    assert seen and seen[0][0] is not None and seen[0][0] is not False and seen[0][1] is None
+    assert S.two_sided_nelder_mead(np.eye(3), 3.0, np.ones(3), **OPTS) is None  # the numpy/scipy path then
+    monkeypatch.setattr(S, "_NM", None)
+    monkeypatch.setattr(S, "_nm_probe", lambda K=None: False)
+    assert S._nm_kernel() is False
