@@ -38,20 +38,32 @@ _NAMES = (
 )
 
 
-def _blas_addresses():
-    """(ddot, dgemv, dgemm) addresses in numpy's bundled ILP64 OpenBLAS (the library its matmul calls), or None."""
-    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+def _blas_addresses(libs: str | None = None):
+    """(ddot, dgemv, dgemm) addresses in numpy's bundled ILP64 OpenBLAS (the library its matmul calls), or None.
+
+    Only a library already loaded into this process is opened (``RTLD_NOLOAD``: dlopen fails for any other
+    file), so a stale or second copy lying in ``numpy.libs`` is never picked up; several loaded copies (which
+    one numpy's matmul calls is then unknown) or a platform without ``RTLD_NOLOAD``: None (numpy is used). The
+    self-check of :func:`synthetic.smoothness._nm_probe` then compares the products' bits with numpy's at the
+    sizes production uses. ``libs``: the folder searched (numpy's ``numpy.libs``; another one in tests)."""
+    noload = getattr(os, "RTLD_NOLOAD", None)
+    if noload is None:
+        return None
+    if libs is None:
+        libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    found = []
     for so in sorted(glob.glob(os.path.join(libs, "*openblas*"))):
         try:
-            lib = ctypes.CDLL(so)
-        except OSError:
+            lib = ctypes.CDLL(so, mode=noload | os.RTLD_LAZY)
+        except OSError:  # not loaded in this process: not numpy's
             continue
         for names in _NAMES:
             try:
-                return tuple(ctypes.cast(getattr(lib, nm), ctypes.c_void_p).value for nm in names)
+                found.append(tuple(ctypes.cast(getattr(lib, nm), ctypes.c_void_p).value for nm in names))
+                break
             except AttributeError:
                 continue
-    return None
+    return found[0] if len(set(found)) == 1 else None
 
 
 _ADDR = _blas_addresses()

@@ -187,17 +187,20 @@ def _nm_probe(K=None) -> bool:
     if K is False:
         return False
     rng = np.random.default_rng(20261124)  # numpy's BLAS is the library the kernels call (products' bits)
-    for d in (1, 2, 3, 4, 6):
-        for _ in range(40):
+    # the sizes production uses: d up to 8 (proofs_checks.stacey.corrections), (starts, d) @ (d, d) with up to
+    # 32 starts (proofs_checks.stacey.smoothness, .majorization); OpenBLAS picks its block paths by size
+    for d in range(1, 9):
+        for i in range(40):
             A, u = rng.standard_normal((d, d)), rng.standard_normal(d) * 10.0 ** rng.uniform(-3, 3)
-            V = rng.standard_normal((7, d))
-            W = np.empty((7, d))
+            if np.float64(K.quad_form(u, A, np.empty(d))).tobytes() != np.float64(u @ A @ u).tobytes():
+                return False
+            R = (2, 3, 6, 7, 8, 16, 24, 32)[i % 8]
+            V = rng.standard_normal((R, d)) * 10.0 ** rng.uniform(-3, 3)
+            W = np.empty((R, d))
             if d > 1:
                 K.matmul(V, A, W)
-            if np.float64(K.quad_form(u, A, np.empty(d))).tobytes() != np.float64(u @ A @ u).tobytes() or (
-                d > 1 and W.tobytes() != (V @ A).tobytes()
-            ):
-                return False
+                if W.tobytes() != (V @ A).tobytes():
+                    return False
     H = np.array([[0.9, -0.4, 0.3], [-0.4, -1.1, 0.2], [0.3, 0.2, 0.5]])
     for x0, fev in ((np.array([0.2, 1.0, -0.7]), 400), (np.array([1.0, 0.0, 0.1]), 57)):
         opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": fev}

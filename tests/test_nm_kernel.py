@@ -229,3 +229,19 @@ def test_kernel_published_only_after_a_passing_check(monkeypatch):
     monkeypatch.setattr(S, "_NM", None)
     monkeypatch.setattr(S, "_nm_probe", lambda K=None: False)
     assert S._nm_kernel() is False
+
+
+def test_blas_is_taken_only_from_a_library_already_loaded(tmp_path):
+    # a copy of numpy's OpenBLAS that this process never loaded (a stale numpy.libs) is not opened
+    _skip_without_kernel(3.0)
+    import glob
+    import os
+    import shutil
+
+    from synthetic import _nm_kernel as NM
+
+    assert NM._blas_addresses() == NM._ADDR
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    so = sorted(glob.glob(os.path.join(libs, "*openblas*")))[0]
+    shutil.copy(so, tmp_path / "libscipy_openblas64_-stale.so")
+    assert NM._blas_addresses(str(tmp_path)) is None
