@@ -53,6 +53,36 @@ def test_compiled_nelder_mead_equals_scipy_bit_for_bit(p):
         assert _bits(got) == _bits(_scipy(H, p, x0, **OPTS))
 
 
+class _HalfBudget:
+    """A planted bug: the compiled run stops at half its maxfev (the bit comparisons below must notice)."""
+
+    def __init__(self, K):
+        self.K, self.DONE, self.NEED_SORT, self.argsort_table = K, K.DONE, K.NEED_SORT, K.argsort_table
+
+    def nelder_mead(self, sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
+        return self.K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
+
+
+@pytest.mark.parametrize("d", [1, 6, 8])
+def test_compiled_nelder_mead_equals_scipy_at_the_edge_dimensions(d):
+    # d = 1 (every value -|H_00|: all ties, the 2-point table), d = 6 and 8 (proofs_checks.stacey.corrections: no
+    # tie table past 5 points, other gemv block paths in OpenBLAS)
+    _skip_without_kernel(3.0)
+    rng = np.random.default_rng(100 + d)
+    planted = _HalfBudget(S._nm_kernel())
+    caught = 0
+    for i in range(6):
+        M = rng.standard_normal((d, d))
+        H = (M + M.T) / 2 if i % 2 else M @ M.T / d
+        x0 = rng.standard_normal(d)
+        for p in (3.0, 4.0):
+            want = _bits(_scipy(H, p, x0, **OPTS))
+            got = S.two_sided_nelder_mead(H, p, x0, **OPTS)
+            assert got is not None and _bits(got) == want
+            caught += _bits(S.two_sided_nelder_mead(H, p, x0, **OPTS, _K=planted)) != want
+    assert caught > 0 or d == 1  # (at d = 1 the objective is constant: no run can differ in value)
+
+
 @pytest.mark.parametrize("maxfev", [3, 4, 7, 40, 111])
 def test_runs_cut_by_maxfev_match(maxfev):
     _skip_without_kernel(3.0)
