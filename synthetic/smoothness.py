@@ -106,8 +106,42 @@ def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
     if U.shape[0] == 0:
         return None
     K, _, _, rp, ri = k
+    ok = _CIRCLE_OK.get(p)
+    if ok is None:
+        try:
+            ok = _circle_probe(K, float(p), rp, ri)
+        except Exception:  # a compile error: numpy then
+            ok = False
+        if len(_CIRCLE_OK) > 256:
+            _CIRCLE_OK.clear()
+        _CIRCLE_OK[p] = ok
+    if not ok:
+        return None
     i, v = K.circle_argmax(np.ascontiguousarray(U), H, float(p), rp, 1.0 / p, ri, np.empty(16))
     return None if i < 0 else (int(i), float(v))
+
+
+_CIRCLE_OK: dict = {}  # p -> the compiled circle_argmax agreed with numpy at p (checked once per p)
+
+
+def _circle_probe(K, p: float, rp, ri) -> bool:
+    """The compiled ``circle_argmax`` of ``K`` returns numpy's argmax and value (einsum's three-operand sum,
+    lp_norm, ``** 2``) at p: random 2x2 H on a grid of the whole half circle and on a narrow window, at
+    several scales; a numpy change of einsum's or lp_norm's order then turns the route off instead of
+    changing bits unnoticed."""
+    rng = np.random.default_rng(20261125)
+    for k in range(12):
+        x = rng.uniform(-1, 1, 3)
+        H = np.array([[x[0], x[1]], [x[1], x[2]]]) if k % 3 else rng.standard_normal((2, 2))
+        c = rng.uniform(0, 3)
+        th = np.linspace(0.0, np.pi, 400, endpoint=False) if k % 2 else np.linspace(c - 0.01, c + 0.01, 301)
+        U = np.stack([np.cos(th), np.sin(th)], axis=1) * (1.0, 1e-5, 3e4)[k % 3]
+        val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+        i = int(np.argmax(val))
+        j, v = K.circle_argmax(U, H, p, rp, 1.0 / p, ri, np.empty(16))
+        if j != i or np.float64(v).tobytes() != val[i].tobytes():
+            return False
+    return True
 
 
 def steepest_step_objective(g: np.ndarray, eta: float, p: float):

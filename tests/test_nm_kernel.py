@@ -151,6 +151,40 @@ def test_circle_argmax_equals_numpy(p):
 
 
 @pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 2.5])
+def test_circle_argmax_equals_numpy_on_the_full_first_grid(p):
+    # the first pass of proofs_checks.stacey.smoothness.two_sided_constant: 20000 angles over [0, pi)
+    _skip_without_kernel(p)
+    from lptheory.geometry import lp_norm
+
+    th = np.linspace(0.0, np.pi, 20_000, endpoint=False)
+    U = np.stack([np.cos(th), np.sin(th)], axis=1)
+    rng = np.random.default_rng(int(p * 13))
+    for k in range(12):
+        x = rng.uniform(-1, 1, 3)
+        H = np.array([[x[0], x[1]], [x[1], x[2]]]) if k else np.diag([1.0, -1.0])
+        val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+        i = int(np.argmax(val))
+        got = S.circle_argmax(U, H, p)
+        assert got is not None and got[0] == i and _bits(got[1]) == _bits(val[i])
+
+
+def test_circle_argmax_self_check_refuses_a_kernel_without_numpys_bits(monkeypatch):
+    _skip_without_kernel(3.0)
+    from synthetic import _smooth_kernel as SK
+
+    assert S.circle_argmax(np.array([[1.0, 0.0], [0.6, 0.8]]), np.eye(2), 3.0) is not None
+    true = SK.circle_argmax
+
+    def planted(U, H, p, rp, inv_p, ri, pad):  # the value one ulp off (another summation order would do this)
+        i, v = true(U, H, p, rp, inv_p, ri, pad)
+        return i, np.nextafter(v, np.inf)
+
+    monkeypatch.setattr(SK, "circle_argmax", planted)
+    monkeypatch.setattr(S, "_CIRCLE_OK", {})
+    assert S.circle_argmax(np.array([[1.0, 0.0], [0.6, 0.8]]), np.eye(2), 3.0) is None  # numpy then
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 2.5])
 def test_compiled_power_iteration_equals_numpy(p, monkeypatch):
     _skip_without_kernel(p)
     rng = np.random.default_rng(int(p * 11))
