@@ -265,21 +265,21 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     if not (math.isfinite(xatol) and math.isfinite(fatol)) or int(maxfev) < d + 1:  # (scipy stops in the start)
         return None
     H = np.ascontiguousarray(H)
-    sim = np.empty((d + 1, d))
-    sim[0] = x0
-    fsim = np.full(d + 1, np.inf)
+    simplex = np.empty((d + 1, d))
+    simplex[0] = x0
+    values = np.full(d + 1, np.inf)
     st = np.zeros(2, dtype=np.int64)
     rp = k[3]
     table = _argsort_table(d + 1, K)
     while True:
-        code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
+        code = K.nelder_mead(simplex, values, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
         if code == K.DONE:
-            return np.min(fsim)
+            return np.min(values)
         if code != K.NEED_SORT:
             return None
-        ind = np.argsort(fsim)  # a tie: numpy's order (its quicksort is not stable)
-        sim[:] = np.take(sim, ind, 0)
-        fsim[:] = np.take(fsim, ind, 0)
+        ind = np.argsort(values)  # a tie: numpy's order (its quicksort is not stable)
+        simplex[:] = np.take(simplex, ind, 0)
+        values[:] = np.take(values, ind, 0)
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:

@@ -59,8 +59,8 @@ class _HalfBudget:
     def __init__(self, K):
         self.K, self.DONE, self.NEED_SORT, self.argsort_table = K, K.DONE, K.NEED_SORT, K.argsort_table
 
-    def nelder_mead(self, sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
-        return self.K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
+    def nelder_mead(self, simplex, values, st, H, p, rp, xatol, fatol, maxfev, two, table):
+        return self.K.nelder_mead(simplex, values, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
 
 
 @pytest.mark.parametrize("d", [1, 6, 8])
@@ -125,8 +125,8 @@ def test_probe_switches_the_route_off_on_disagreement(monkeypatch):
         argsort_table, quad_form, matmul = K.argsort_table, K.quad_form, K.matmul
 
         @staticmethod
-        def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
-            return K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
+        def nelder_mead(simplex, values, st, H, p, rp, xatol, fatol, maxfev, two, table):
+            return K.nelder_mead(simplex, values, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
 
     monkeypatch.setattr(S, "_NM", Off)
     assert not S._nm_probe()
