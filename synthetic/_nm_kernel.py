@@ -32,6 +32,9 @@ from ._smooth_kernel import duality_rows, norm_1d
 
 DONE, NEED_SORT, FALLBACK = 0, 1, 2
 _DDOT, _DGEMV = "lptheory_numpy_cblas_ddot", "lptheory_numpy_cblas_dgemv"
+_DGEMM = "lptheory_numpy_cblas_dgemm"
+# CBLAS enumerations
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 _NAMES = (
     ("scipy_cblas_ddot64_", "scipy_cblas_dgemv64_", "scipy_cblas_dgemm64_"),
     ("cblas_ddot64_", "cblas_dgemv64_", "cblas_dgemm64_"),
@@ -71,9 +74,21 @@ if _ADDR is None:
     raise ImportError("numpy's ILP64 OpenBLAS symbols not found")
 llvm.add_symbol(_DDOT, _ADDR[0])
 llvm.add_symbol(_DGEMV, _ADDR[1])
-llvm.add_symbol("lptheory_numpy_cblas_dgemm", _ADDR[2])
+llvm.add_symbol(_DGEMM, _ADDR[2])
 _I64, _I32, _F64 = ir.IntType(64), ir.IntType(32), ir.DoubleType()
-_PF64 = _F64.as_pointer()
+
+
+def _cblas_call(builder, name, ret, args):
+    """Emit a call of the BLAS routine registered as ``name`` (see above) with the LLVM values ``args``: the
+    function's type is (types of ``args``) -> ``ret``. Shared code generation of the intrinsics below."""
+    fnty = ir.FunctionType(ret, [a.type for a in args])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    return builder.call(fn, args)
+
+
+def _data(context, builder, signature, args, i):
+    """Data pointer of the i-th (array) argument of an intrinsic."""
+    return context.make_array(signature.args[i])(context, builder, args[i]).data
 
 
 @intrinsic
@@ -82,13 +97,9 @@ def _ddot(typingctx, n, x, y):
     sig = types.float64(types.intp, x, y)
 
     def codegen(context, builder, signature, args):
-        n_, x_, y_ = args
-        xa = context.make_array(signature.args[1])(context, builder, x_)
-        ya = context.make_array(signature.args[2])(context, builder, y_)
-        fnty = ir.FunctionType(_F64, [_I64, _PF64, _I64, _PF64, _I64])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, _DDOT)
         one = ir.Constant(_I64, 1)
-        return builder.call(fn, [n_, xa.data, one, ya.data, one])
+        x_, y_ = (_data(context, builder, signature, args, i) for i in (1, 2))
+        return _cblas_call(builder, _DDOT, _F64, [args[0], x_, one, y_, one])
 
     return sig, codegen
 
@@ -99,38 +110,14 @@ def _dgemv(typingctx, order, trans, m, n, a, lda, x, y):
     sig = types.void(types.intp, types.intp, types.intp, types.intp, a, types.intp, x, y)
 
     def codegen(context, builder, signature, args):
-        o_, t_, m_, n_, a_, lda_, x_, y_ = args
-        aa = context.make_array(signature.args[4])(context, builder, a_)
-        xa = context.make_array(signature.args[6])(context, builder, x_)
-        ya = context.make_array(signature.args[7])(context, builder, y_)
-        fnty = ir.FunctionType(
-            ir.VoidType(), [_I32, _I32, _I64, _I64, _F64, _PF64, _I64, _PF64, _I64, _F64, _PF64, _I64]
-        )
-        fn = cgutils.get_or_insert_function(builder.module, fnty, _DGEMV)
-        one = ir.Constant(_I64, 1)
-        builder.call(
-            fn,
-            [
-                builder.trunc(o_, _I32),
-                builder.trunc(t_, _I32),
-                m_,
-                n_,
-                ir.Constant(_F64, 1.0),
-                aa.data,
-                lda_,
-                xa.data,
-                one,
-                ir.Constant(_F64, 0.0),
-                ya.data,
-                one,
-            ],
-        )
+        o_, t_, m_, n_, _, lda_, _, _ = args
+        a_, x_, y_ = (_data(context, builder, signature, args, i) for i in (4, 6, 7))
+        one, alpha, beta = ir.Constant(_I64, 1), ir.Constant(_F64, 1.0), ir.Constant(_F64, 0.0)
+        order32, trans32 = builder.trunc(o_, _I32), builder.trunc(t_, _I32)
+        _cblas_call(builder, _DGEMV, ir.VoidType(), [order32, trans32, m_, n_, alpha, a_, lda_, x_, one, beta, y_, one])
         return context.get_dummy_value()
 
     return sig, codegen
-
-
-_DGEMM = "lptheory_numpy_cblas_dgemm"
 
 
 @intrinsic
@@ -140,33 +127,15 @@ def _dgemm(typingctx, m, n, k, a, b, c):
     sig = types.void(types.intp, types.intp, types.intp, a, b, c)
 
     def codegen(context, builder, signature, args):
-        m_, n_, k_, a_, b_, c_ = args
-        aa = context.make_array(signature.args[3])(context, builder, a_)
-        ba = context.make_array(signature.args[4])(context, builder, b_)
-        ca = context.make_array(signature.args[5])(context, builder, c_)
-        fnty = ir.FunctionType(
-            ir.VoidType(), [_I32, _I32, _I32, _I64, _I64, _I64, _F64, _PF64, _I64, _PF64, _I64, _F64, _PF64, _I64]
-        )
-        fn = cgutils.get_or_insert_function(builder.module, fnty, _DGEMM)
-        i32 = lambda v: ir.Constant(_I32, v)  # noqa: E731
-        builder.call(
-            fn,
-            [
-                i32(101),
-                i32(111),
-                i32(111),
-                m_,
-                n_,
-                k_,
-                ir.Constant(_F64, 1.0),
-                aa.data,
-                k_,
-                ba.data,
-                n_,
-                ir.Constant(_F64, 0.0),
-                ca.data,
-                n_,
-            ],
+        m_, n_, k_ = args[:3]
+        a_, b_, c_ = (_data(context, builder, signature, args, i) for i in (3, 4, 5))
+        row_major, no_trans = ir.Constant(_I32, ROW_MAJOR), ir.Constant(_I32, NO_TRANS)
+        alpha, beta = ir.Constant(_F64, 1.0), ir.Constant(_F64, 0.0)
+        _cblas_call(
+            builder,
+            _DGEMM,
+            ir.VoidType(),
+            [row_major, no_trans, no_trans, m_, n_, k_, alpha, a_, k_, b_, n_, beta, c_, n_],
         )
         return context.get_dummy_value()
 
@@ -199,7 +168,6 @@ def power_iteration(H, v, iters, e1, r1, p, rp, inv_p, ri, u_out):
 
 
 # numpy's matmul for (d,) @ (d, d) C-contiguous: vector @ matrix -> gemv(RowMajor, Trans, n = d, m = d, lda = d)
-ROW_MAJOR, TRANS = 101, 112
 
 
 @numba.njit(cache=True, nogil=True)
