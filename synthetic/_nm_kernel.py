@@ -1,15 +1,21 @@
-"""numba side of :func:`synthetic.smoothness.two_sided_nelder_mead`: scipy's Nelder-Mead (``method="Nelder-Mead"``,
-scipy 1.17's ``_minimize_neldermead``: default coefficients, ``maxfev``, ``xatol``/``fatol``, no bounds) on
-``-|u^T H u| / ||u||_p^2`` in one compiled call per start, with the bits of the scipy/numpy run:
+"""numba side of :func:`synthetic.smoothness.two_sided_nelder_mead`: the Nelder-Mead simplex search (Nelder & Mead
+1965; the iteration of Lagarias, Reeds, Wright & Wright 1998, standard coefficients) with the stopping rule and
+budget of scipy's ``method="Nelder-Mead"`` (scipy 1.17: default coefficients, ``maxfev``, ``xatol``/``fatol``, no
+bounds) on ``-|u^T H u| / ||u||_p^2``, in one compiled call per start, with the bits of the scipy/numpy run:
 
 * ``u @ H @ u`` through the same BLAS routines numpy's ``matmul`` calls (``cblas_dgemv`` for ``u @ H``,
-  ``cblas_ddot`` for the product with u), found in numpy's own OpenBLAS and called by address;
+  ``cblas_ddot`` for the product with u), found in the OpenBLAS numpy has loaded and called by address;
 * ``||u||_p`` by :func:`synthetic._smooth_kernel.norm_1d` (lp_norm's bits), squared by libm's ``pow`` as
   Python's ``** 2`` does;
-* the simplex arithmetic in numpy's order, element-wise IEEE operations (no contraction into FMAs);
-* numpy's ``argsort`` where the sort order is not unique: the kernel returns to Python (``NEED_SORT``) when the
-  simplex values hold a tie, Python sorts with numpy and the kernel resumes (numpy's quicksort is not stable
-  with AVX-512, so ties are left to it).
+* the simplex arithmetic in the order of scipy's expressions, element-wise IEEE operations (no contraction into
+  FMAs);
+* numpy's ``argsort`` where the sort order is not unique (numpy's quicksort is not stable with AVX-512): for up
+  to 5 points through :func:`argsort_table` (numpy's own permutation for each pattern of ties, read inside the
+  kernel); otherwise (more points, a tie at zero, no table) the kernel returns to Python (``NEED_SORT``), Python
+  sorts with numpy and the kernel resumes.
+
+Also the compiled power iteration of :func:`synthetic.smoothness.bilinear_power_iteration` (numpy's matmul through
+``cblas_dgemm``) and the steepest-step objective of :func:`synthetic.smoothness.steepest_step_objective`.
 
 Imported only where numba, numpy's SVML power and numpy's ILP64 OpenBLAS symbols are available.
 """
@@ -152,7 +158,10 @@ def matmul(a, b, c):
 def power_iteration(H, v, iters, e1, r1, p, rp, inv_p, ri, u_out):
     """:func:`synthetic.smoothness.bilinear_power_iteration` for a C-contiguous square H: ``iters`` sweeps
     u <- J(v @ H), v <- J(u @ H) with numpy's matmul (its BLAS call) and the compiled duality map; ``v``
-    is updated in place, u written to ``u_out``. False on a non-finite value (numpy then, from the start)."""
+    is updated in place, u written to ``u_out``. False on a non-finite value (numpy then, from the start).
+    The power method for l_p operator norms: Boyd 1974, "The power method for l^p norms", Linear Algebra
+    Appl. 9 (alternating duality maps, monotone in u^T H v); Higham 1992, "Estimating the matrix p-norm",
+    Numer. Math. 62 (its use as a lower-bound estimator from several starts)."""
     R, d = v.shape
     w = np.empty((R, d))
     norms = np.empty(R)

@@ -319,7 +319,8 @@ def bilinear_power_iteration(H, p: float, v, iters: int):
     """Alternate u <- J(H v), v <- J(H u) (J the l_p duality map) from the rows of ``v``: each sweep
     does not decrease u^T H v over ||u||_p, ||v||_p <= 1. ``H`` is a matrix or a diagonal (1-D).
     Returns the final (u, v), rows of unit l_p norm. A small square H and small float64 rows run as one
-    compiled call with the same bits (numpy's BLAS product and the compiled duality map)."""
+    compiled call with the same bits (numpy's BLAS product and the compiled duality map). The power method
+    for l_p norms of Boyd 1974 (Linear Algebra Appl. 9) and Higham 1992 (Numer. Math. 62)."""
     got = _power_iteration_compiled(H, p, v, iters)
     if got is not None:
         return got
