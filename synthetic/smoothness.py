@@ -150,6 +150,9 @@ def steepest_step_objective(g: np.ndarray, eta: float, p: float):
     (numpy's BLAS dot, lp_norm's bits, libm's pow: :func:`synthetic._nm_kernel.steepest_objective`) where it
     applies, from that numpy expression otherwise."""
 
+    validate.real("eta", eta, lo=0.0, lo_open=True)
+    validate.exponent("p", p, lo=2.0, lo_open=False)  # (small_lp_norm's range)
+
     def ref(u):
         return float(eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2)
 
@@ -253,6 +256,7 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     the caller runs scipy then. Search of :func:`proofs_checks.stacey.smoothness.two_sided_lower` for the
     two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition". ``_K``: the kernel
     module to run (the self-check passes the one it checks; default: the published one)."""
+    maxfev = validate.integer("maxfev", maxfev, lo=1)  # (scipy compares a float maxfev as is: no truncation here)
     K = _nm_kernel() if _K is None else _K
     k = _duality_kernel(p)
     if K is False or k is None or _KERNEL_OFF:
@@ -262,7 +266,7 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     d = x0.size
     if x0.dtype != np.float64 or x0.ndim != 1 or not 0 < d <= 128 or H.shape != (d, d):
         return None
-    if not (math.isfinite(xatol) and math.isfinite(fatol)) or int(maxfev) < d + 1:  # (scipy stops in the start)
+    if not (math.isfinite(xatol) and math.isfinite(fatol)) or maxfev < d + 1:  # (scipy stops in the start)
         return None
     H = np.ascontiguousarray(H)
     simplex = np.empty((d + 1, d))
@@ -272,7 +276,7 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     rp = k[3]
     table = _argsort_table(d + 1, K)
     while True:
-        code = K.nelder_mead(simplex, values, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
+        code = K.nelder_mead(simplex, values, st, H, float(p), rp, float(xatol), float(fatol), maxfev, 2.0, table)
         if code == K.DONE:
             return np.min(values)
         if code != K.NEED_SORT:
@@ -321,6 +325,7 @@ def bilinear_power_iteration(H, p: float, v, iters: int):
     Returns the final (u, v), rows of unit l_p norm. A small square H and small float64 rows run as one
     compiled call with the same bits (numpy's BLAS product and the compiled duality map). The power method
     for l_p norms of Boyd 1974 (Linear Algebra Appl. 9) and Higham 1992 (Numer. Math. 62)."""
+    iters = validate.integer("iters", iters, lo=1)  # (both routes: the compiled one would truncate a float)
     got = _power_iteration_compiled(H, p, v, iters)
     if got is not None:
         return got

@@ -309,3 +309,37 @@ def test_blas_is_taken_only_from_a_library_already_loaded(tmp_path):
     so = sorted(glob.glob(os.path.join(libs, "*openblas*")))[0]
     shutil.copy(so, tmp_path / "libscipy_openblas64_-stale.so")
     assert NM._blas_addresses(str(tmp_path)) is None
+
+
+def test_bad_iters_and_maxfev_are_refused_on_every_route(monkeypatch):
+    # the compiled routes used to truncate a float (int(2.5) = 2 sweeps, int(2000.7) calls) where the reference
+    # raises or compares the float; iters = 0 raised UnboundLocalError in the numpy loop
+    H, v = np.eye(3), S.duality_map(np.ones((2, 3)), 3.0)
+    for route in ("compiled", "numpy"):
+        if route == "numpy":
+            monkeypatch.setattr(S, "_NM", False)
+        with pytest.raises(TypeError, match="iters"):
+            S.bilinear_power_iteration(H, 3.0, v, 2.5)
+        with pytest.raises(ValueError, match="iters"):
+            S.bilinear_power_iteration(H, 3.0, v, 0)
+        with pytest.raises(TypeError, match="maxfev"):
+            S.two_sided_nelder_mead(H, 3.0, np.ones(3), xatol=1e-10, fatol=1e-14, maxfev=2000.7)
+        with pytest.raises(ValueError, match="maxfev"):
+            S.two_sided_nelder_mead(H, 3.0, np.ones(3), xatol=1e-10, fatol=1e-14, maxfev=0)
+    assert S.bilinear_power_iteration(H, 3.0, v, np.int64(2))[0].shape == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "eta, p, err",
+    [
+        (float("nan"), 3.0, ValueError),
+        (0.0, 3.0, ValueError),
+        (-0.1, 3.0, ValueError),
+        ("0.1", 3.0, TypeError),
+        (0.1, 1.5, ValueError),
+        (0.1, float("nan"), ValueError),
+    ],
+)
+def test_steepest_step_objective_checks_eta_and_p(eta, p, err):
+    with pytest.raises(err, match="eta" if eta != 0.1 else "p"):
+        S.steepest_step_objective(np.ones(2), eta, p)
