@@ -220,11 +220,25 @@ def test_argsort_table_is_numpys_permutation_on_ties(n):
     table = S._argsort_table(n)
     assert table.shape == (n**n, n)
     rng = np.random.default_rng(n)
-    for _ in range(3000):
-        x = -np.abs(rng.choice(rng.standard_normal(3), n))  # (values as the search's: negative, ties)
+    for i in range(4000):
+        # (values as the search's: negative, ties) from 2, 3 and n - 1 distinct values: every tie pattern,
+        # those with 4 distinct ranks among 5 points included
+        k = (2, 3, max(n - 1, 1), max(n - 1, 1))[i % 4]
+        x = -np.abs(rng.choice(rng.standard_normal(k), n))
         ranks = np.unique(x, return_inverse=True)[1]
-        code = int(sum(int(r) * n**i for i, r in enumerate(ranks)))
+        code = int(sum(int(r) * n**j for j, r in enumerate(ranks)))
         assert np.array_equal(table[code], np.argsort(x))
+    import itertools
+
+    patterns = 0
+    for ranks in itertools.product(range(n), repeat=n):  # every pattern of ties, once, with fresh values
+        k = max(ranks) + 1
+        if set(ranks) != set(range(k)):
+            continue
+        patterns += 1
+        x = np.sort(-np.abs(rng.standard_normal(k)) - 1e-3)[list(ranks)]
+        assert np.array_equal(table[sum(r * n**j for j, r in enumerate(ranks))], np.argsort(x))
+    assert patterns == {2: 3, 3: 13, 4: 75, 5: 541}[n]  # (the ordered Bell numbers)
 
 
 def test_ties_sorted_in_the_kernel_as_numpy_sorts_them(monkeypatch):
