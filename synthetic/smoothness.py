@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 
 import numpy as np
 
@@ -105,8 +106,42 @@ def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
     if U.shape[0] == 0:
         return None
     K, _, _, rp, ri = k
+    ok = _CIRCLE_OK.get(p)
+    if ok is None:
+        try:
+            ok = _circle_probe(K, float(p), rp, ri)
+        except Exception:  # a compile error: numpy then
+            ok = False
+        if len(_CIRCLE_OK) > 256:
+            _CIRCLE_OK.clear()
+        _CIRCLE_OK[p] = ok
+    if not ok:
+        return None
     i, v = K.circle_argmax(np.ascontiguousarray(U), H, float(p), rp, 1.0 / p, ri, np.empty(16))
     return None if i < 0 else (int(i), float(v))
+
+
+_CIRCLE_OK: dict = {}  # p -> the compiled circle_argmax agreed with numpy at p (checked once per p)
+
+
+def _circle_probe(K, p: float, rp, ri) -> bool:
+    """The compiled ``circle_argmax`` of ``K`` returns numpy's argmax and value (einsum's three-operand sum,
+    lp_norm, ``** 2``) at p: random 2x2 H on a grid of the whole half circle and on a narrow window, at
+    several scales; a numpy change of einsum's or lp_norm's order then turns the route off instead of
+    changing bits unnoticed."""
+    rng = np.random.default_rng(20261125)
+    for k in range(12):
+        x = rng.uniform(-1, 1, 3)
+        H = np.array([[x[0], x[1]], [x[1], x[2]]]) if k % 3 else rng.standard_normal((2, 2))
+        c = rng.uniform(0, 3)
+        th = np.linspace(0.0, np.pi, 400, endpoint=False) if k % 2 else np.linspace(c - 0.01, c + 0.01, 301)
+        U = np.stack([np.cos(th), np.sin(th)], axis=1) * (1.0, 1e-5, 3e4)[k % 3]
+        val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+        i = int(np.argmax(val))
+        j, v = K.circle_argmax(U, H, p, rp, 1.0 / p, ri, np.empty(16))
+        if j != i or np.float64(v).tobytes() != val[i].tobytes():
+            return False
+    return True
 
 
 def steepest_step_objective(g: np.ndarray, eta: float, p: float):
@@ -114,6 +149,9 @@ def steepest_step_objective(g: np.ndarray, eta: float, p: float):
     Section 4.1, argmin_u eta <g, u> + ||u||_p^2 / 2, as a Python float, bit for bit from one compiled call
     (numpy's BLAS dot, lp_norm's bits, libm's pow: :func:`synthetic._nm_kernel.steepest_objective`) where it
     applies, from that numpy expression otherwise."""
+
+    validate.real("eta", eta, lo=0.0, lo_open=True)
+    validate.exponent("p", p, lo=2.0, lo_open=False)  # (small_lp_norm's range)
 
     def ref(u):
         return float(eta * g @ u + 0.5 * small_lp_norm(u, p) ** 2)
@@ -137,70 +175,89 @@ def steepest_step_objective(g: np.ndarray, eta: float, p: float):
 
 
 _NM = None
+_NM_LOCK = threading.Lock()
 
 
 def _nm_kernel():
-    """:mod:`synthetic._nm_kernel`, or False where it cannot be imported (no numba, SVML or numpy's OpenBLAS)."""
+    """:mod:`synthetic._nm_kernel`, or False where it cannot be imported (no numba, SVML or numpy's OpenBLAS)
+    or where its self-check (:func:`_nm_probe`, run on that module before anyone else sees it) fails or raises.
+    Published under a lock, once, after the check."""
     global _NM
-    if _NM is None:
-        try:
-            from . import _nm_kernel as NM
-        except ImportError:
-            NM = False
-        _NM = NM  # (set before the probe: the probe calls two_sided_nelder_mead)
-        if NM is not False and not _nm_probe():
-            _NM = False
-    return _NM
+    NM = _NM
+    if NM is None:
+        with _NM_LOCK:
+            if _NM is None:
+                try:
+                    from . import _nm_kernel as NM
+                except ImportError:
+                    NM = False
+                if NM is not False:
+                    try:
+                        ok = _nm_probe(NM)
+                    except Exception:  # a compile, link or scipy error: an unchecked kernel is never used
+                        ok = False
+                    if not ok:
+                        NM = False
+                _NM = NM
+            NM = _NM
+    return NM
 
 
 _TABLES: dict = {}
 
 
-def _argsort_table(n: int):
+def _argsort_table(n: int, K=None):
     """:func:`synthetic._nm_kernel.argsort_table` of n (built once; empty where not built: ties go to Python)."""
     t = _TABLES.get(n)
     if t is None:
-        t = _nm_kernel().argsort_table(n) if n <= 5 else None
+        t = (_nm_kernel() if K is None else K).argsort_table(n) if n <= 5 else None
         t = _TABLES[n] = t if t is not None else np.full((0, n), -1, dtype=np.int64)
     return t
 
 
-def _nm_probe() -> bool:
-    """The compiled products equal numpy's (random inputs), and the compiled run equals this scipy's
-    Nelder-Mead on a fixed problem (every kind of step, maxfev cut)."""
+def _nm_probe(K=None) -> bool:
+    """The compiled products of ``K`` (default: the published kernel) equal numpy's (random inputs), and its
+    Nelder-Mead run equals this scipy's on a fixed problem (every kind of step, maxfev cut)."""
     from scipy.optimize import minimize
 
-    K = _nm_kernel()
+    K = _nm_kernel() if K is None else K
+    if K is False:
+        return False
     rng = np.random.default_rng(20261124)  # numpy's BLAS is the library the kernels call (products' bits)
-    for d in (1, 2, 3, 4, 6):
-        for _ in range(40):
+    # the sizes production uses: d up to 8 (proofs_checks.stacey.corrections), (starts, d) @ (d, d) with up to
+    # 32 starts (proofs_checks.stacey.smoothness, .majorization); OpenBLAS picks its block paths by size
+    for d in range(1, 9):
+        for i in range(40):
             A, u = rng.standard_normal((d, d)), rng.standard_normal(d) * 10.0 ** rng.uniform(-3, 3)
-            V = rng.standard_normal((7, d))
-            W = np.empty((7, d))
+            if np.float64(K.quad_form(u, A, np.empty(d))).tobytes() != np.float64(u @ A @ u).tobytes():
+                return False
+            R = (2, 3, 6, 7, 8, 16, 24, 32)[i % 8]
+            V = rng.standard_normal((R, d)) * 10.0 ** rng.uniform(-3, 3)
+            W = np.empty((R, d))
             if d > 1:
                 K.matmul(V, A, W)
-            if np.float64(K.quad_form(u, A, np.empty(d))).tobytes() != np.float64(u @ A @ u).tobytes() or (
-                d > 1 and W.tobytes() != (V @ A).tobytes()
-            ):
-                return False
+                if W.tobytes() != (V @ A).tobytes():
+                    return False
     H = np.array([[0.9, -0.4, 0.3], [-0.4, -1.1, 0.2], [0.3, 0.2, 0.5]])
     for x0, fev in ((np.array([0.2, 1.0, -0.7]), 400), (np.array([1.0, 0.0, 0.1]), 57)):
         opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": fev}
         ref = minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, 3.0) ** 2), x0, method="Nelder-Mead", options=opts)
-        got = two_sided_nelder_mead(H, 3.0, x0, **opts)
+        got = two_sided_nelder_mead(H, 3.0, x0, **opts, _K=K)
         if got is None or np.float64(got).tobytes() != np.float64(ref.fun).tobytes():
             return False
     return True
 
 
-def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int):
+def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: float, fatol: float, maxfev: int, _K=None):
     """``scipy.optimize.minimize(lambda u: -(abs(u @ H @ u) / small_lp_norm(u, p) ** 2), x0, method="Nelder-Mead",
     options={"xatol": xatol, "fatol": fatol, "maxfev": maxfev}).fun`` bit for bit (scipy 1.17's algorithm, numpy's
     BLAS for the quadratic form, lp_norm's bits for the norm), from one compiled call (:mod:`synthetic._nm_kernel`);
     None where the compiled route does not apply (no kernel, no route at p, a non-finite value on the way):
     the caller runs scipy then. Search of :func:`proofs_checks.stacey.smoothness.two_sided_lower` for the
-    two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition"."""
-    K = _nm_kernel()
+    two-sided constant sup |u^T H u| / ||u||_p^2 of Assumption 1's "equivalent definition". ``_K``: the kernel
+    module to run (the self-check passes the one it checks; default: the published one)."""
+    maxfev = validate.integer("maxfev", maxfev, lo=1)  # (scipy compares a float maxfev as is: no truncation here)
+    K = _nm_kernel() if _K is None else _K
     k = _duality_kernel(p)
     if K is False or k is None or _KERNEL_OFF:
         return None
@@ -209,24 +266,24 @@ def two_sided_nelder_mead(H: np.ndarray, p: float, x0: np.ndarray, *, xatol: flo
     d = x0.size
     if x0.dtype != np.float64 or x0.ndim != 1 or not 0 < d <= 128 or H.shape != (d, d):
         return None
-    if not (math.isfinite(xatol) and math.isfinite(fatol)) or int(maxfev) < d + 1:  # (scipy stops in the start)
+    if not (math.isfinite(xatol) and math.isfinite(fatol)) or maxfev < d + 1:  # (scipy stops in the start)
         return None
     H = np.ascontiguousarray(H)
-    sim = np.empty((d + 1, d))
-    sim[0] = x0
-    fsim = np.full(d + 1, np.inf)
+    simplex = np.empty((d + 1, d))
+    simplex[0] = x0
+    values = np.full(d + 1, np.inf)
     st = np.zeros(2, dtype=np.int64)
     rp = k[3]
-    table = _argsort_table(d + 1)
+    table = _argsort_table(d + 1, K)
     while True:
-        code = K.nelder_mead(sim, fsim, st, H, float(p), rp, float(xatol), float(fatol), int(maxfev), 2.0, table)
+        code = K.nelder_mead(simplex, values, st, H, float(p), rp, float(xatol), float(fatol), maxfev, 2.0, table)
         if code == K.DONE:
-            return np.min(fsim)
+            return np.min(values)
         if code != K.NEED_SORT:
             return None
-        ind = np.argsort(fsim)  # a tie: numpy's order (its quicksort is not stable)
-        sim[:] = np.take(sim, ind, 0)
-        fsim[:] = np.take(fsim, ind, 0)
+        ind = np.argsort(values)  # a tie: numpy's order (its quicksort is not stable)
+        simplex[:] = np.take(simplex, ind, 0)
+        values[:] = np.take(values, ind, 0)
 
 
 def duality_map(w: np.ndarray, p: float) -> np.ndarray:
@@ -266,7 +323,9 @@ def bilinear_power_iteration(H, p: float, v, iters: int):
     """Alternate u <- J(H v), v <- J(H u) (J the l_p duality map) from the rows of ``v``: each sweep
     does not decrease u^T H v over ||u||_p, ||v||_p <= 1. ``H`` is a matrix or a diagonal (1-D).
     Returns the final (u, v), rows of unit l_p norm. A small square H and small float64 rows run as one
-    compiled call with the same bits (numpy's BLAS product and the compiled duality map)."""
+    compiled call with the same bits (numpy's BLAS product and the compiled duality map). The power method
+    for l_p norms of Boyd 1974 (Linear Algebra Appl. 9) and Higham 1992 (Numer. Math. 62)."""
+    iters = validate.integer("iters", iters, lo=1)  # (both routes: the compiled one would truncate a float)
     got = _power_iteration_compiled(H, p, v, iters)
     if got is not None:
         return got

@@ -53,6 +53,36 @@ def test_compiled_nelder_mead_equals_scipy_bit_for_bit(p):
         assert _bits(got) == _bits(_scipy(H, p, x0, **OPTS))
 
 
+class _HalfBudget:
+    """A planted bug: the compiled run stops at half its maxfev (the bit comparisons below must notice)."""
+
+    def __init__(self, K):
+        self.K, self.DONE, self.NEED_SORT, self.argsort_table = K, K.DONE, K.NEED_SORT, K.argsort_table
+
+    def nelder_mead(self, simplex, values, st, H, p, rp, xatol, fatol, maxfev, two, table):
+        return self.K.nelder_mead(simplex, values, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
+
+
+@pytest.mark.parametrize("d", [1, 6, 8])
+def test_compiled_nelder_mead_equals_scipy_at_the_edge_dimensions(d):
+    # d = 1 (every value -|H_00|: all ties, the 2-point table), d = 6 and 8 (proofs_checks.stacey.corrections: no
+    # tie table past 5 points, other gemv block paths in OpenBLAS)
+    _skip_without_kernel(3.0)
+    rng = np.random.default_rng(100 + d)
+    planted = _HalfBudget(S._nm_kernel())
+    caught = 0
+    for i in range(6):
+        M = rng.standard_normal((d, d))
+        H = (M + M.T) / 2 if i % 2 else M @ M.T / d
+        x0 = rng.standard_normal(d)
+        for p in (3.0, 4.0):
+            want = _bits(_scipy(H, p, x0, **OPTS))
+            got = S.two_sided_nelder_mead(H, p, x0, **OPTS)
+            assert got is not None and _bits(got) == want
+            caught += _bits(S.two_sided_nelder_mead(H, p, x0, **OPTS, _K=planted)) != want
+    assert caught > 0 or d == 1  # (at d = 1 the objective is constant: no run can differ in value)
+
+
 @pytest.mark.parametrize("maxfev", [3, 4, 7, 40, 111])
 def test_runs_cut_by_maxfev_match(maxfev):
     _skip_without_kernel(3.0)
@@ -95,8 +125,8 @@ def test_probe_switches_the_route_off_on_disagreement(monkeypatch):
         argsort_table, quad_form, matmul = K.argsort_table, K.quad_form, K.matmul
 
         @staticmethod
-        def nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev, two, table):
-            return K.nelder_mead(sim, fsim, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
+        def nelder_mead(simplex, values, st, H, p, rp, xatol, fatol, maxfev, two, table):
+            return K.nelder_mead(simplex, values, st, H, p, rp, xatol, fatol, maxfev // 2, two, table)
 
     monkeypatch.setattr(S, "_NM", Off)
     assert not S._nm_probe()
@@ -118,6 +148,40 @@ def test_circle_argmax_equals_numpy(p):
         i = int(np.argmax(val))
         got = S.circle_argmax(U, H, p)
         assert got is not None and got[0] == i and _bits(got[1]) == _bits(val[i])
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 2.5])
+def test_circle_argmax_equals_numpy_on_the_full_first_grid(p):
+    # the first pass of proofs_checks.stacey.smoothness.two_sided_constant: 20000 angles over [0, pi)
+    _skip_without_kernel(p)
+    from lptheory.geometry import lp_norm
+
+    th = np.linspace(0.0, np.pi, 20_000, endpoint=False)
+    U = np.stack([np.cos(th), np.sin(th)], axis=1)
+    rng = np.random.default_rng(int(p * 13))
+    for k in range(12):
+        x = rng.uniform(-1, 1, 3)
+        H = np.array([[x[0], x[1]], [x[1], x[2]]]) if k else np.diag([1.0, -1.0])
+        val = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+        i = int(np.argmax(val))
+        got = S.circle_argmax(U, H, p)
+        assert got is not None and got[0] == i and _bits(got[1]) == _bits(val[i])
+
+
+def test_circle_argmax_self_check_refuses_a_kernel_without_numpys_bits(monkeypatch):
+    _skip_without_kernel(3.0)
+    from synthetic import _smooth_kernel as SK
+
+    assert S.circle_argmax(np.array([[1.0, 0.0], [0.6, 0.8]]), np.eye(2), 3.0) is not None
+    true = SK.circle_argmax
+
+    def planted(U, H, p, rp, inv_p, ri, pad):  # the value one ulp off (another summation order would do this)
+        i, v = true(U, H, p, rp, inv_p, ri, pad)
+        return i, np.nextafter(v, np.inf)
+
+    monkeypatch.setattr(SK, "circle_argmax", planted)
+    monkeypatch.setattr(S, "_CIRCLE_OK", {})
+    assert S.circle_argmax(np.array([[1.0, 0.0], [0.6, 0.8]]), np.eye(2), 3.0) is None  # numpy then
 
 
 @pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 2.5])
@@ -156,11 +220,25 @@ def test_argsort_table_is_numpys_permutation_on_ties(n):
     table = S._argsort_table(n)
     assert table.shape == (n**n, n)
     rng = np.random.default_rng(n)
-    for _ in range(3000):
-        x = -np.abs(rng.choice(rng.standard_normal(3), n))  # (values as the search's: negative, ties)
+    for i in range(4000):
+        # (values as the search's: negative, ties) from 2, 3 and n - 1 distinct values: every tie pattern,
+        # those with 4 distinct ranks among 5 points included
+        k = (2, 3, max(n - 1, 1), max(n - 1, 1))[i % 4]
+        x = -np.abs(rng.choice(rng.standard_normal(k), n))
         ranks = np.unique(x, return_inverse=True)[1]
-        code = int(sum(int(r) * n**i for i, r in enumerate(ranks)))
+        code = int(sum(int(r) * n**j for j, r in enumerate(ranks)))
         assert np.array_equal(table[code], np.argsort(x))
+    import itertools
+
+    patterns = 0
+    for ranks in itertools.product(range(n), repeat=n):  # every pattern of ties, once, with fresh values
+        k = max(ranks) + 1
+        if set(ranks) != set(range(k)):
+            continue
+        patterns += 1
+        x = np.sort(-np.abs(rng.standard_normal(k)) - 1e-3)[list(ranks)]
+        assert np.array_equal(table[sum(r * n**j for j, r in enumerate(ranks))], np.argsort(x))
+    assert patterns == {2: 3, 3: 13, 4: 75, 5: 541}[n]  # (the ordered Bell numbers)
 
 
 def test_ties_sorted_in_the_kernel_as_numpy_sorts_them(monkeypatch):
@@ -209,3 +287,73 @@ def test_probe_refuses_products_without_numpys_bits(monkeypatch):
 
     monkeypatch.setattr(S, "_NM", Off)
     assert not S._nm_probe()
+
+
+def test_kernel_published_only_after_a_passing_check(monkeypatch):
+    # a self-check that raises (a compile or link error) or fails leaves the route off, and the check runs on the
+    # module it is given: nothing is published before it returns
+    _skip_without_kernel(3.0)
+    seen = []
+
+    def boom(K=None):
+        seen.append((K, S._NM))
+        raise RuntimeError("planted: the first compile fails")
+
+    monkeypatch.setattr(S, "_NM", None)
+    monkeypatch.setattr(S, "_nm_probe", boom)
+    assert S._nm_kernel() is False
+    assert seen and seen[0][0] is not None and seen[0][0] is not False and seen[0][1] is None
+    assert S.two_sided_nelder_mead(np.eye(3), 3.0, np.ones(3), **OPTS) is None  # the numpy/scipy path then
+    monkeypatch.setattr(S, "_NM", None)
+    monkeypatch.setattr(S, "_nm_probe", lambda K=None: False)
+    assert S._nm_kernel() is False
+
+
+def test_blas_is_taken_only_from_a_library_already_loaded(tmp_path):
+    # a copy of numpy's OpenBLAS that this process never loaded (a stale numpy.libs) is not opened
+    _skip_without_kernel(3.0)
+    import glob
+    import os
+    import shutil
+
+    from synthetic import _nm_kernel as NM
+
+    assert NM._blas_addresses() == NM._ADDR
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    so = sorted(glob.glob(os.path.join(libs, "*openblas*")))[0]
+    shutil.copy(so, tmp_path / "libscipy_openblas64_-stale.so")
+    assert NM._blas_addresses(str(tmp_path)) is None
+
+
+def test_bad_iters_and_maxfev_are_refused_on_every_route(monkeypatch):
+    # the compiled routes used to truncate a float (int(2.5) = 2 sweeps, int(2000.7) calls) where the reference
+    # raises or compares the float; iters = 0 raised UnboundLocalError in the numpy loop
+    H, v = np.eye(3), S.duality_map(np.ones((2, 3)), 3.0)
+    for route in ("compiled", "numpy"):
+        if route == "numpy":
+            monkeypatch.setattr(S, "_NM", False)
+        with pytest.raises(TypeError, match="iters"):
+            S.bilinear_power_iteration(H, 3.0, v, 2.5)
+        with pytest.raises(ValueError, match="iters"):
+            S.bilinear_power_iteration(H, 3.0, v, 0)
+        with pytest.raises(TypeError, match="maxfev"):
+            S.two_sided_nelder_mead(H, 3.0, np.ones(3), xatol=1e-10, fatol=1e-14, maxfev=2000.7)
+        with pytest.raises(ValueError, match="maxfev"):
+            S.two_sided_nelder_mead(H, 3.0, np.ones(3), xatol=1e-10, fatol=1e-14, maxfev=0)
+    assert S.bilinear_power_iteration(H, 3.0, v, np.int64(2))[0].shape == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "eta, p, err",
+    [
+        (float("nan"), 3.0, ValueError),
+        (0.0, 3.0, ValueError),
+        (-0.1, 3.0, ValueError),
+        ("0.1", 3.0, TypeError),
+        (0.1, 1.5, ValueError),
+        (0.1, float("nan"), ValueError),
+    ],
+)
+def test_steepest_step_objective_checks_eta_and_p(eta, p, err):
+    with pytest.raises(err, match="eta" if eta != 0.1 else "p"):
+        S.steepest_step_objective(np.ones(2), eta, p)
