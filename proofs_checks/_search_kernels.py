@@ -65,7 +65,8 @@ def select_many(fn, st, idx, candidates, k, out):
 def nm_prepare(sims, fs, active, xatol, fatol, rho, chi, psi, idx_out, cand_out):
     """One Nelder-Mead iteration of :func:`proofs_checks.search.nelder_mead` up to the objective call, for
     every active problem: scipy's termination test (max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol:
-    the problem is made inactive), else the centroid of the N best vertices (summed in order, as numpy's
+    the problem is made inactive; a NaN difference, from NaN or infinite values, makes the max NaN and the
+    test false, as numpy's max does), else the centroid of the N best vertices (summed in order, as numpy's
     ``add.reduce`` over the vertex axis adds them) and the candidates xr, xe, xc, xcc (scipy's formulas,
     the same operations). Returns the number of problems that go on (their indices in ``idx_out``, their
     candidates in ``cand_out``)."""
@@ -78,12 +79,12 @@ def nm_prepare(sims, fs, active, xatol, fatol, rho, chi, psi, idx_out, cand_out)
         for j in range(1, V):
             for q in range(N):
                 a = abs(sims[b, j, q] - sims[b, 0, q])
-                if a > dx:
+                if a > dx or a != a:  # NaN sticks, as in numpy's max (then the test fails: not converged)
                     dx = a
         df = 0.0
         for j in range(1, V):
             a = abs(fs[b, 0] - fs[b, j])
-            if a > df:
+            if a > df or a != a:  # inf - inf and NaN values: numpy's max gives NaN, so does this
                 df = a
         if dx <= xatol and df <= fatol:
             active[b] = False
