@@ -172,3 +172,27 @@ def select_batch(fns, sts, idx, which, candidates, k, out):
     ``idx[w]``, its samples in ``out[w]`` (each solver's draws in its own order: the same results)."""
     for w in which:
         select_many(fns[w], sts[w], idx[w], candidates, k, out[w])
+
+
+@numba.njit(nogil=True, cache=True)
+def normalized_weights(x, start, groups, k):
+    """``DistributionSpace.decode``'s weights from the raw columns ``x[:, start:start + groups * k]``:
+    per group of ``k`` columns, ``|x| / sum |x|`` (the sum added in order from +0.0, as numpy sums fewer
+    than 8 terms of a contiguous axis), ``1 / k`` each where the sum is not > 0. The same element-wise
+    IEEE operations as the numpy expression, one pass instead of ~8 broadcast ufunc calls."""
+    s_rows = x.shape[0]
+    w = np.empty((s_rows, groups, k))
+    inv = 1.0 / k
+    for s in range(s_rows):
+        for g in range(groups):
+            c0 = start + g * k
+            tot = 0.0
+            for j in range(k):
+                tot += abs(x[s, c0 + j])
+            if tot > 0:
+                for j in range(k):
+                    w[s, g, j] = abs(x[s, c0 + j]) / tot
+            else:
+                for j in range(k):
+                    w[s, g, j] = inv
+    return w

@@ -729,9 +729,7 @@ class DistributionSpace:
         if self.coupling == "joint":
             nv = d * k
             u = xs[:, :nv].reshape(-1, k, d)
-            om = np.abs(xs[:, nv:]).reshape(-1, k)
-            tot = om.sum(axis=-1, keepdims=True)
-            w = np.where(tot > 0, om / np.where(tot > 0, tot, 1.0), 1.0 / k)
+            w = _weights(xs, nv, 1, k).reshape(-1, k)
             vals = u**self.power
             if self.support_bound is not None:
                 vals = vals * self.support_bound
@@ -739,9 +737,7 @@ class DistributionSpace:
         if self.family == "any":
             nv = d * k
             vals = xs[:, :nv].reshape(-1, d, k) ** self.power
-            om = np.abs(xs[:, nv:]).reshape(-1, d, k)
-            tot = om.sum(axis=-1, keepdims=True)
-            w = np.where(tot > 0, om / np.where(tot > 0, tot, 1.0), 1.0 / k)
+            w = _weights(xs, nv, d, k)
             if self.support_bound is not None:
                 vals = vals * self.support_bound
             if self.variance is not None:
@@ -852,6 +848,29 @@ class DistributionSpace:
         if self.variance is not None:
             out.append(f"variance {self.variance:g}")
         return out
+
+
+_WEIGHTS: dict = {}
+
+
+def _weights(xs, start, groups, k):
+    """The normalized weights of :meth:`DistributionSpace.decode` (families "any" and joint): columns
+    ``start:start + groups * k`` of ``xs`` in groups of ``k``, ``|x| / sum |x|`` per group (``1 / k`` each
+    where the sum is not > 0), shape (rows, groups, k), C order. Computed by the numba kernel
+    :func:`~proofs_checks._search_kernels.normalized_weights` (the same bits: numpy adds fewer than 8 terms
+    of a contiguous axis in order) when numba is installed and k < 8, else by numpy."""
+    if "kernel" not in _WEIGHTS:
+        try:
+            from ._search_kernels import normalized_weights
+        except ImportError:
+            normalized_weights = None
+        _WEIGHTS["kernel"] = normalized_weights
+    kern = _WEIGHTS["kernel"]
+    if kern is not None and k < 8 and xs.flags.c_contiguous:
+        return kern(xs, start, groups, k)
+    om = np.abs(xs[:, start : start + groups * k]).reshape(-1, groups, k)
+    tot = om.sum(axis=-1, keepdims=True)
+    return np.where(tot > 0, om / np.where(tot > 0, tot, 1.0), 1.0 / k)
 
 
 def _symmetric_about(v, w, mu, tol=1e-9) -> bool:

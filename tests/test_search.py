@@ -188,3 +188,36 @@ def test_lockstep_differential_evolution_is_each_solver_alone(flat):
         assert (together[j].fun, together[j].nfev, together[j].nit) == (alone.fun, alone.nfev, alone.nit)
     if flat:
         assert together[0].nit == 1 and together[1].nit > 1
+
+
+@pytest.mark.parametrize("coupling", ["independent", "joint"])
+def test_decode_weights_kernel_equals_numpy(coupling, monkeypatch):
+    """The compiled weights of DistributionSpace.decode have the numpy expression's bits (zeros, signed
+    zeros, all-zero groups, tiny and huge magnitudes); a planted change (sum in another order) is caught."""
+    pytest.importorskip("numba")
+    import proofs_checks.engines as E
+
+    def numpy_weights(xs, start, groups, k):
+        om = np.abs(xs[:, start : start + groups * k]).reshape(-1, groups, k)
+        tot = om.sum(axis=-1, keepdims=True)
+        return np.where(tot > 0, om / np.where(tot > 0, tot, 1.0), 1.0 / k)
+
+    rng = np.random.default_rng(3)
+    for d, k in [(1, 2), (2, 3), (3, 5), (1, 7), (2, 8)]:
+        space = DistributionSpace(d=d, k=k, n=2, coupling=coupling)
+        xs = rng.uniform(-1, 1, (300, space.dim)) * rng.choice([1e-300, 1e-9, 1.0, 1e9], (300, space.dim))
+        xs[rng.random(xs.shape) < 0.2] = 0.0
+        xs[rng.random(xs.shape) < 0.1] = -0.0
+        xs[:3, d * k :] = 0.0
+        got = space.decode(xs)
+        monkeypatch.setitem(E._WEIGHTS, "kernel", None)
+        want = space.decode(xs)
+        monkeypatch.undo()
+        assert np.array_equal(got.weights.view(np.int64), want.weights.view(np.int64))
+        assert np.array_equal(got.values.view(np.int64), want.values.view(np.int64))
+        assert got.weights.flags.c_contiguous == want.weights.flags.c_contiguous
+        groups = 1 if coupling == "joint" else d
+        assert np.array_equal(E._weights(xs, d * k, groups, k), numpy_weights(xs, d * k, groups, k))
+    # planted: the sums of 3 terms in reverse order differ in some bits, so the comparisons above can fail
+    om = rng.uniform(0, 1, (1000, 3))
+    assert not np.array_equal(om[:, ::-1].sum(axis=-1), om.sum(axis=-1))
