@@ -106,14 +106,26 @@ class _Objective:
         self.num = num
         self.ev = BallEval({"scalars": dict(scalars or {})}, num)
         self._compiled = {}
+        self._nodes = {}  # shared compound subexpressions: one memoized closure each
+        self._envs = {}  # recent boxes' balls
 
     def balls(self, box: dict):
-        return _balls(self.num, box)
+        """The box's balls (:func:`_balls`), the same env object for the same box while it is among the
+        last boxes seen (the branch and bound encloses one box's center and the box itself several times
+        in a row): the memoized subexpressions of :func:`_compile` are then reused. Read-only."""
+        key = tuple(box.items())
+        env = self._envs.get(key)
+        if env is None:
+            if len(self._envs) >= 64:
+                self._envs.clear()
+            env = self._envs[key] = _balls(self.num, box)
+        return env
 
     def fn(self, expr):
         f = self._compiled.get(expr)
         if f is None:
-            f = self._compiled[expr] = _compile(expr, self.ev)
+            roots = (self.lhs, self.rhs) if expr in (self.lhs, self.rhs) else (expr,)  # what one env sees
+            f = self._compiled[expr] = _compile(expr, self.ev, _repeated(*roots), self._nodes)
         return f
 
     def sides(self, box: dict, expr=None):
@@ -123,9 +135,53 @@ class _Objective:
         return self.fn(self.lhs)(env), self.fn(self.rhs)(env)
 
 
-def _compile(e, ev):
+def _repeated(*roots) -> frozenset:
+    """The compound subexpressions met more than once in ``roots`` together (lhs and rhs are evaluated in
+    the same env: a subexpression they share is enclosed once per env)."""
+    seen, twice = set(), set()
+    for root in roots:
+        stack = [root]
+        while stack:
+            e = stack.pop()
+            if not e.args:
+                continue
+            if e in seen:
+                twice.add(e)
+                continue  # its own subtrees were counted at its first visit
+            seen.add(e)
+            stack.extend(e.args)
+    return frozenset(twice)
+
+
+def _memo(f):
+    """``f`` with its last (env, value): the same subexpression in the same env is enclosed once. The
+    enclosure is the one ``f`` computes (ball arithmetic is deterministic at a fixed precision), so the
+    result is the same ball, not a looser one. The env is held, so its identity cannot be reused."""
+    last = [None, None]
+
+    def g(env):
+        if last[0] is env:
+            return last[1]
+        v = f(env)
+        last[0], last[1] = env, v
+        return v
+
+    return g
+
+
+def _compile(e, ev, repeated=frozenset(), nodes=None):
     """A closure env -> ball for ``e`` (env: the box variables' balls); nodes other than arithmetic, powers,
-    |.|, max/min and elementary functions are delegated to ``ev.ev`` (same enclosures, slower)."""
+    |.|, max/min and elementary functions are delegated to ``ev.ev`` (same enclosures, slower). A compound
+    subexpression in ``repeated`` is compiled once (``nodes``) and its value reused within one env."""
+    if nodes is not None and e in repeated:
+        f = nodes.get(e)
+        if f is None:
+            f = nodes[e] = _memo(_compile_node(e, ev, repeated, nodes))
+        return f
+    return _compile_node(e, ev, repeated, nodes)
+
+
+def _compile_node(e, ev, repeated, nodes):
     n = ev.num
     if isinstance(e, sp.Symbol):
         name = e.name
@@ -136,7 +192,7 @@ def _compile(e, ev):
     if e.is_Number or e in (sp.pi, sp.E):
         c = n.exact(e)
         return lambda env: c
-    kids = [_compile(a, ev) for a in e.args] if e.args else []
+    kids = [_compile(a, ev, repeated, nodes) for a in e.args] if e.args else []
     if isinstance(e, sp.Add):
 
         def add(env):
@@ -161,10 +217,11 @@ def _compile(e, ev):
             k = int(e.args[1])
             return lambda env: b(env) ** k
         half = e.args[1] == sp.Rational(1, 2)
+        zero = n.exact(0)
 
         def pw(env):
             bb = b(env)
-            if half and n.gt(bb, n.exact(0)):
+            if half and n.gt(bb, zero):
                 return n.fn("sqrt", bb)
             return ev._pow(bb, ex(env))
 

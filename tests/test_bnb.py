@@ -61,3 +61,43 @@ def test_two_point_laws_proved_at_kappa_and_a_planted_smaller_constant_is_caught
     w = BC._point_witness(lhs, rhs, rb.witness["point"], {"K": 0.99 * enc["lo"]}, "planted")
     chk = recheck(w)
     assert chk["violated"] and chk["proved"]
+
+
+@pytest.mark.parametrize("backend", ["arb", "iv"])
+def test_shared_subexpressions_enclosed_once_give_the_same_balls(backend):
+    """A subexpression met twice (in one side, or in lhs and rhs) is enclosed once per box: the balls are
+    those of the plain compilation (no memo), bit for bit, on every box; its closure runs once per env."""
+    from proofs_checks import bnb as B
+    from proofs_checks.recheck import Undecided, ball_backend
+
+    q, s = sp.symbols("q s", positive=True)
+    ag = q + (1 - q) * s
+    lhs = q * ag * (1 - ag ** sp.Rational(1, 2)) + (1 - q) * ag * (ag ** sp.Rational(1, 2) - s ** sp.Rational(1, 3))
+    rhs = 3 * (1 - s) * sp.sqrt(q * (1 - q))
+    assert B._repeated(lhs, rhs) == {1 - q, ag, sp.sqrt(ag)}  # 1 - q also in rhs's sqrt(1 - q)
+    num = ball_backend(backend, 128)
+    obj = B._Objective(lhs, rhs, {}, num)
+    plain = B._Objective(lhs, rhs, {}, num)
+    plain.fn = lambda e: B._compile(e, plain.ev)  # no sharing, no memo
+    plain.balls = lambda box: B._balls(num, box)
+    import random
+
+    rnd, checked = random.Random(1), 0
+    for _ in range(50):
+        a, b = sorted(rnd.random() for _ in range(2))
+        c, d = sorted(rnd.random() for _ in range(2))
+        for box in ({"q": (a, b), "s": (c, d)}, {"q": (a, a), "s": (d, d)}):
+            try:
+                want = plain.sides(box)
+            except Undecided:
+                with pytest.raises(Undecided):
+                    obj.sides(box)
+                continue
+            for got, w in zip(obj.sides(box), want):
+                assert num.bounds(got) == num.bounds(w) and str(got) == str(w)
+            checked += 1
+    assert checked >= 50
+    calls = []
+    f = B._memo(lambda env: calls.append(1) or len(calls))
+    env = {}
+    assert f(env) == f(env) == 1 and f({}) == 2  # once per env

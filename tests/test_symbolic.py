@@ -237,3 +237,42 @@ def test_dirichlet_ones_is_numpys_dirichlet_bit_for_bit_and_leaves_the_stream_in
         for _ in range(3):
             assert np.array_equal(a.dirichlet(np.ones(k)).view(np.int64), _dirichlet_ones(b, k).view(np.int64))
         assert a.random() == b.random()
+
+
+def test_dist_env_draws_the_stream_of_its_plain_transcription():
+    """_dist_env skips the empty draw of tiny magnitudes (no tiny point): the environments and the stream
+    after them equal those of the plain transcription (which always calls uniform(-8, -1, count)), bit for bit."""
+    import math
+
+    import numpy as np
+
+    from proofs_checks.stacey.symbolic import _dist_env
+
+    def plain(rng):
+        while True:
+            pv = float(rng.uniform(2.05, 10.0))
+            k = int(rng.integers(2, 5))
+            v = rng.uniform(-1, 1, k)
+            tiny = rng.random(k) < 0.3
+            v[tiny] = np.sign(v[tiny]) * 10.0 ** rng.uniform(-8, -1, int(tiny.sum()))
+            w = rng.dirichlet(np.ones(k))
+            gv = float(np.dot(w, v))
+            if abs(gv) > 1e-6 and np.all(v != 0):
+                break
+        return {
+            "shape": k,
+            "p": pv,
+            "values": v,
+            "weights": w,
+            "g": gv,
+            "sigma": math.sqrt(float(np.dot(w, (v - gv) ** 2))),
+            "G": float(np.abs(v).max()),
+        }
+
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    for _ in range(3000):
+        x, y = _dist_env(a), plain(b)
+        assert x.keys() == y.keys()
+        for key in x:
+            assert np.array_equal(np.asarray(x[key]).view(np.int64), np.asarray(y[key]).view(np.int64)), key
+    assert a.bit_generator.state == b.bit_generator.state

@@ -391,16 +391,20 @@ def _dirichlet_ones(rng, k: int) -> np.ndarray:
 
 def _dist_env(rng):
     """One coordinate: k support points (some tiny), weights, p in (2, 10); g the mean (Assumption 2),
-    sigma the exact std (Assumption 3, n = 1), G = max |X| (Assumption 4)."""
+    sigma the exact std (Assumption 3, n = 1), G = max |X| (Assumption 4). (No tiny point: the empty
+    ``uniform(-8, -1, 0)`` draw is skipped, which draws nothing either; same stream, tested.)"""
+    uniform = rng.uniform
     while True:
-        pv = float(rng.uniform(2.05, 10.0))
+        pv = float(uniform(2.05, 10.0))
         k = int(rng.integers(2, 5))
-        v = rng.uniform(-1, 1, k)
+        v = uniform(-1, 1, k)
         tiny = rng.random(k) < 0.3
-        v[tiny] = np.sign(v[tiny]) * 10.0 ** rng.uniform(-8, -1, int(tiny.sum()))
+        m = int(np.count_nonzero(tiny))
+        if m:
+            v[tiny] = np.sign(v[tiny]) * 10.0 ** uniform(-8, -1, m)
         w = _dirichlet_ones(rng, k)
         gv = float(np.dot(w, v))
-        if abs(gv) > 1e-6 and np.all(v != 0):
+        if abs(gv) > 1e-6 and v.all():
             break
     return {
         "shape": k,
