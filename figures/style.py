@@ -3,6 +3,8 @@ and SVG."""
 
 from __future__ import annotations
 
+import threading
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -70,6 +72,9 @@ def _save(fig, stem, dpi, mpl) -> list[str]:
     return paths
 
 
+_PATCH_LOCK = threading.Lock()
+
+
 class _ticks_computed_once:
     """Within one :func:`save`: an axis's ticks (locations, labels, the ticks to draw) are computed once per
     state instead of at every layout pass, tight-box query and draw (matplotlib recomputes them there ~15
@@ -80,6 +85,7 @@ class _ticks_computed_once:
     def __enter__(self):
         from matplotlib.axis import Axis
 
+        _PATCH_LOCK.acquire()  # the patch is on the class: one save at a time patches it (threads included)
         self.cls, self.orig, memo = Axis, Axis._update_ticks, {}
         orig = self.orig
 
@@ -126,6 +132,9 @@ class _ticks_computed_once:
                     tuple(t.label1.get_text() for t in ticks),
                     tuple(t.label2.get_text() for t in ticks),
                     tuple((t.label1.get_visible(), t.label2.get_visible()) for t in ticks),
+                    tuple((t.label1.get_rotation(), t.label1.get_fontsize()) for t in ticks),
+                    tuple((t.label2.get_rotation(), t.label2.get_fontsize()) for t in ticks),
+                    axis.get_scale(),
                 )
             except Exception:  # noqa: BLE001  (no memo)
                 return orig_boxes(axis, ticks, renderer)
@@ -139,6 +148,9 @@ class _ticks_computed_once:
         return self
 
     def __exit__(self, *exc):
-        self.cls._update_ticks = self.orig
-        self.cls._get_ticklabel_bboxes = self.orig_boxes
+        try:
+            self.cls._update_ticks = self.orig
+            self.cls._get_ticklabel_bboxes = self.orig_boxes
+        finally:
+            _PATCH_LOCK.release()
         return False
