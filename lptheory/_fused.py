@@ -616,6 +616,21 @@ def _aliases(arrays: dict) -> tuple:
     return tuple(out)
 
 
+def _static_key(opt, ks: tuple):
+    """``opt.static()`` with the fields ``ks`` (the class's ``kernel_scalars``: runtime scalars of the kernels)
+    also replaced by 0.0: the configuration that fixes the generated code (cached on ``opt``)."""
+    static = opt.static()
+    if not ks:
+        return static
+    got = opt.__dict__.get("_kernel_static")
+    if got is None:
+        got = object.__new__(type(opt))
+        for f in dataclasses.fields(opt):
+            object.__setattr__(got, f.name, 0.0 if f.name in ks else getattr(static, f.name))
+        object.__setattr__(opt, "_kernel_static", got)
+    return got
+
+
 def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None, watch=False):
     """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use);
     ``watch``: the variant that also counts non-finite ``new_theta`` entries (see :func:`_generate`)."""
@@ -629,9 +644,10 @@ def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None, watch=False):
         fields = _FIELDS.get(type(opt))
         if fields is None:
             fields = _FIELDS[type(opt)] = frozenset(f.name for f in dataclasses.fields(opt))
-        dyn = set(opt.dynamic_fields()) | (set(h) - fields)
+        ks = getattr(type(opt), "kernel_scalars", ())
+        dyn = set(opt.dynamic_fields()) | (set(h) - fields) | set(ks)
         dyn_names = sorted(k for k in dyn if isinstance(h[k], (int, float)) and not isinstance(h[k], bool))
-        key = (opt.static(), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias, watch)
+        key = (_static_key(opt, ks), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias, watch)
         cands = _KERNELS.setdefault(key, [])
         if len(_LAST) > 256:
             _LAST.clear()
