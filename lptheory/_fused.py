@@ -616,6 +616,21 @@ def _aliases(arrays: dict) -> tuple:
     return tuple(out)
 
 
+def _static_key(opt, ks: tuple):
+    """``opt.static()`` with the fields ``ks`` (the class's ``kernel_scalars``: runtime scalars of the kernels)
+    also replaced by 0.0: the configuration that fixes the generated code (cached on ``opt``)."""
+    static = opt.static()
+    if not ks:
+        return static
+    got = opt.__dict__.get("_kernel_static")
+    if got is None:
+        got = object.__new__(type(opt))
+        for f in dataclasses.fields(opt):
+            object.__setattr__(got, f.name, 0.0 if f.name in ks else getattr(static, f.name))
+        object.__setattr__(opt, "_kernel_static", got)
+    return got
+
+
 def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None, watch=False):
     """The compiled kernel for ``opt``'s configuration, ``dtype`` and in-place pattern (traced on first use);
     ``watch``: the variant that also counts non-finite ``new_theta`` entries (see :func:`_generate`)."""
@@ -629,9 +644,10 @@ def _kernel(opt, h: Hyper, arrays: dict, dtype, alias=None, watch=False):
         fields = _FIELDS.get(type(opt))
         if fields is None:
             fields = _FIELDS[type(opt)] = frozenset(f.name for f in dataclasses.fields(opt))
-        dyn = set(opt.dynamic_fields()) | (set(h) - fields)
+        ks = getattr(type(opt), "kernel_scalars", ())
+        dyn = set(opt.dynamic_fields()) | (set(h) - fields) | set(ks)
         dyn_names = sorted(k for k in dyn if isinstance(h[k], (int, float)) and not isinstance(h[k], bool))
-        key = (opt.static(), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias, watch)
+        key = (_static_key(opt, ks), np.dtype(dtype).str, tuple(arrays), tuple(dyn_names), alias, watch)
         cands = _KERNELS.setdefault(key, [])
         if len(_LAST) > 256:
             _LAST.clear()
@@ -829,12 +845,16 @@ def run_direct(opt, h, arrays: dict, alias):
         elif not k.guards and len(k.plan) == 1:
             _, name, loads, _, _, outs = k.plan[0]
             spec = (getattr(k.module, name), tuple(loads) + tuple(outs), k.dyn_names, None)
+        elif not k.guards and k.blocked is None:
+            spec = _direct_plan(k)
         cache = (alias, first.dtype, spec)
         object.__setattr__(opt, "_direct", cache)
     spec = cache[2]
     if spec is None or os.environ.get("LPTHEORY_ENGINE", "").lower() == "numpy":
         return None
     fn, names, dyn, expos = spec
+    if fn is None:  # a plan of several parts (see _direct_plan)
+        return _run_plan(names, arrays, h, first)
     if expos is not None:
         if not USE_SVML:
             return None
@@ -843,6 +863,49 @@ def run_direct(opt, h, arrays: dict, alias):
     if first.ndim == 1:
         return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
     return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])
+
+
+def _direct_plan(k: _Kernel):
+    """:func:`run_direct`'s spec for kernel ``k`` made of several parts (fused loops and numpy calls between
+    them, e.g. the two cube roots of p = 4): ``(None, (slot names, dyn names, steps), None, None)`` with
+    :func:`_run_range`'s plan resolved once (functions, array names, constant exponents); None when an
+    exponent changes between steps (it depends on a dynamic scalar)."""
+    steps = []
+    for st in k.plan:
+        if st[0] == "kernel":
+            _, name, loads, lslots, sslots, outs = st
+            steps.append((True, getattr(k.module, name), tuple(loads), tuple(lslots) + tuple(sslots), tuple(outs)))
+        else:
+            _, op, xin, xout, src, xarr = st
+            if src is not None and any(name in src for name in k.dyn_names):
+                return None
+            expo = _eval(src, {}) if src is not None else None
+            steps.append((False, op, xin, xarr, xout, expo))
+    return (None, (tuple(k.slots), tuple(k.dyn_names), tuple(steps)), None, None)
+
+
+def _run_plan(spec, arrays: dict, h, first):
+    """:func:`_run_range` over the whole of ``arrays`` (fewer than :data:`CHUNK` elements: one chunk) with the
+    plan resolved by :func:`_direct_plan`: the same calls on the same elements, the same bits."""
+    slot_names, dyn, steps = spec
+    n = first.size
+    slot = _slots(slot_names, n, first.dtype)  # this thread's scratch of exactly n elements
+    flats = arrays if first.ndim == 1 else {x: a.reshape(-1) for x, a in arrays.items()}
+    scalars = [float(h[x]) for x in dyn]
+    nf = 0
+    with np.errstate(all="ignore"):
+        for st in steps:
+            if st[0]:  # a fused loop
+                _, fn, loads, sl, outs = st
+                nf += fn(n, *[flats[x] for x in loads], *[slot[x] for x in sl], *[flats[o] for o in outs], *scalars)
+                continue
+            _, op, xin, xarr, xout, expo = st
+            a = slot[xin] if xin is not None else flats[xarr]
+            if op == "power":
+                np.power(a, expo, out=slot[xout])
+            else:
+                _NP[op](a, out=slot[xout])
+    return nf
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -233,6 +233,10 @@ class ElementwiseOptimizer(Optimizer):
     buffers: ClassVar[tuple[str, ...]] = ()
     n_scratch: ClassVar[int] = 3
     limits: ClassVar[dict[str, dict]] = {}
+    # numeric fields the fused numpy kernels take as runtime scalars (like lr) instead of trace-time
+    # constants: one compiled kernel serves every value (a tuning grid loads one kernel, not one per point).
+    # Only fields the rule uses in arithmetic, never in a comparison that fixes its control flow.
+    kernel_scalars: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self):
         for name, spec in self.limits.items():
@@ -512,6 +516,7 @@ class _Stacey(ElementwiseOptimizer):
     z_init: str = "params"
 
     buffers: ClassVar[tuple[str, ...]] = ("z", "m")
+    kernel_scalars: ClassVar[tuple[str, ...]] = ("alpha", "tau", "beta1", "beta2")
     limits: ClassVar[dict] = {
         "p": dict(exponent=True, lo=2.0, lo_open=False),
         "lr": _NONNEG,

@@ -397,11 +397,19 @@ def test_lazy_power_of_the_dual_state_same_bits(p, dtype, rng):
         theta, state = ref_t, ref_s
 
 
-@pytest.mark.parametrize("opt", [c for c in CONFIGS if getattr(c, "p", 2.7) in (2.7, 3.0)], ids=_ids)
+_SHORT = [c for c in CONFIGS if getattr(c, "p", 2.7) in (2.7, 3.0, 4.0)] + [
+    O.StaceyP2(p=4.0, lr=0.1, alpha=0.05, tau=0.3, eps=0.0, weight_decay=0.0, beta1=0.0, beta2=0.0),
+    O.StaceyPP(p=4.0, lr=0.1, alpha=0.05, tau=0.3, eps=0.0, weight_decay=0.0, beta1=0.9, beta2=0.99),
+]
+
+
+@pytest.mark.parametrize("opt", _SHORT, ids=_ids)
 def test_small_array_short_path_same_bits(opt, rng):
     """ElementwiseOptimizer.step's short path (arrays of the last validated shape and dtype: checks reduced
     to identity and shape comparisons, the fused kernel called directly, donated buffers written in place)
-    gives the bits of the checked path; a new shape, a wrong shape or dtype still goes through the checks."""
+    gives the bits of the checked path; a new shape, a wrong shape or dtype still goes through the checks.
+    At p = 4 the Stacey kernels are plans of several parts (cube roots between fused loops): the short path
+    runs them too (``_run_plan``), with the bits of the engine's chunked ``_run_range``."""
     theta0 = rng.standard_normal((1, 129))
     grads = [rng.standard_normal(theta0.shape) for _ in range(6)]
     runs = []
@@ -414,6 +422,8 @@ def test_small_array_short_path_same_bits(opt, rng):
             for g in grads:
                 th, st = o.step(th, g, st, donate=donate)
             assert ("_direct" in o.__dict__) == short
+            if short and isinstance(o, (O.StaceyP2, O.StaceyPP)) and o.p == 4.0:
+                assert o.__dict__["_direct"][2] is not None and o.__dict__["_direct"][2][0] is None  # a plan
             runs.append((th, st))
     for th, st in runs[1:]:
         _assert_same(th, runs[0][0], "theta")
@@ -538,3 +548,36 @@ def test_watch_new_theta_counts_nonfinite_outputs_same_bits(opt, dtype, svml, rn
             count_nonfinite=True,
         )
     assert watched == [None]
+
+
+@pytest.mark.parametrize("cls", [O.StaceyP2, O.StaceyPP])
+def test_stacey_kernel_scalars_one_kernel_same_bits(cls, rng, monkeypatch):
+    """Stacey's alpha, tau, beta1, beta2 are runtime scalars of the fused kernels (``kernel_scalars``):
+    configurations that differ only there share one compiled kernel, and each one's steps have the bits of
+    the reference engine (``LPTHEORY_ENGINE=numpy``), momentum off (beta = 0) and on."""
+    grid = [
+        dict(alpha=0.05, tau=0.2, beta1=0.9, beta2=0.999),
+        dict(alpha=0.7, tau=0.05, beta1=0.0, beta2=0.0),
+        dict(alpha=1e-3, tau=1.0, beta1=0.5, beta2=0.25),
+    ]
+    theta0 = rng.standard_normal(300)
+    grads = [rng.standard_normal(300) for _ in range(4)]
+    kernels = set()
+    for hp in grid:
+        opt = cls(p=4.0, lr=0.1, eps=0.0, **hp)
+        arrays = opt.named(theta0, grads[0], [theta0] * 2, [np.empty(300)] * 3)
+        kernels.add(id(_fused._kernel(opt, opt.scalars(0), arrays, np.float64)))
+        runs = []
+        for engine in ("numpy", None):
+            if engine:
+                monkeypatch.setenv("LPTHEORY_ENGINE", engine)
+            else:
+                monkeypatch.delenv("LPTHEORY_ENGINE")
+            th, st = theta0.copy(), opt.init(theta0)
+            for g in grads:
+                th, st = opt.step(th, g, st)
+            runs.append((th, st))
+        _assert_same(runs[1][0], runs[0][0], f"theta {hp}")
+        for k in opt.buffers:
+            _assert_same(runs[1][1][k], runs[0][1][k], f"{k} {hp}")
+    assert len(kernels) == 1
