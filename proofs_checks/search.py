@@ -97,10 +97,12 @@ def nelder_mead(
         return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
     while active.any():
         idx = np.flatnonzero(active)
-        # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol)
-        conv = (np.max(np.abs(sims[idx, 1:] - sims[idx, :1]), axis=(1, 2)) <= xatol) & (
-            np.max(np.abs(fs[idx, :1] - fs[idx, 1:]), axis=1) <= fatol
-        )
+        # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol);
+        # inf - inf gives NaN (the test is then false, as in scipy) without a RuntimeWarning
+        with np.errstate(invalid="ignore", over="ignore"):
+            conv = (np.max(np.abs(sims[idx, 1:] - sims[idx, :1]), axis=(1, 2)) <= xatol) & (
+                np.max(np.abs(fs[idx, :1] - fs[idx, 1:]), axis=1) <= fatol
+            )
         active[idx[conv]] = False
         idx = idx[~conv]
         if idx.size == 0:

@@ -78,6 +78,28 @@ def test_nelder_mead_nonfinite_values_as_scipy(fun, monkeypatch):
         np.testing.assert_array_equal([fa, fb], [ref.fun, ref.fun])
 
 
+def test_nelder_mead_numpy_loop_quiet_on_infinite_values(monkeypatch):
+    """The numpy loop's termination test on -inf values (-inf - -inf is NaN) raises no RuntimeWarning and
+    gives the results it gave with the warning (scipy's iterates)."""
+    import warnings
+
+    import proofs_checks.search as S
+
+    monkeypatch.setitem(S._SELECT, "nm", None)
+    starts = np.array([[0.6, 0.6, 0.6], [0.7, 0.1, 0.2]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = nelder_mead(_minus_inf_beyond, starts, maxfev=300, xatol=1e-12, fatol=1e-14)
+    opts = {"maxfev": 300, "xatol": 1e-12, "fatol": 1e-14}
+    with np.errstate(invalid="ignore"):
+        refs = [
+            minimize(lambda v: float(_minus_inf_beyond(v)[0]), x0, method="Nelder-Mead", options=opts) for x0 in starts
+        ]
+    for (x, f, n), ref in zip(res, refs):
+        np.testing.assert_array_equal(x, ref.x)
+        assert n == ref.nfev and f == ref.fun
+
+
 @pytest.mark.parametrize("fun", [_rosen, _kink, lambda X: np.floor(4 * np.atleast_2d(X)[:, 0])])
 def test_nelder_mead_compiled_bookkeeping_equals_numpy(fun, monkeypatch):
     """The numba bookkeeping of an iteration (termination test, candidates, acceptance, reordering) gives
