@@ -9,7 +9,7 @@ iterates and results are those of scipy's; only the number of objective calls dr
 
 Differential evolution is scipy's solver; its per-member sample selection (one ``Generator.shuffle``
 of the population index per trial vector, most of its bookkeeping) runs as one numba pass per
-generation on the same PCG64 stream (numpy's Fisher-Yates with ``random_interval`` through the bit
+generation on the same PCG64 stream (the Fisher-Yates shuffle numpy runs, drawing through the bit
 generator's C ``next_uint32``): the same samples and stream positions, so the same results; the
 'best1bin' mutation then takes scipy's steps without its per-candidate loop. Several solvers run in
 lockstep (:func:`maximize_many`): stepped generation by generation as scipy's ``solve()`` steps each,
@@ -328,9 +328,10 @@ def _differential_evolution(fun, bounds, **kw):
 @functools.cache
 def _spec_maps(N: int):
     """Row maps of the simplexes that can follow an iteration (module: :func:`nelder_mead`): into the
-    N best vertices (0..N-1, sorted) and the candidates xr, xe, xc, xcc (N..N+3), the new point at
-    each rank it can take: xe at rank 0 (it beat the best); xr at 0..N-1 (better than the second
-    worst); xc and xcc at 0..N (better than the worst)."""
+    N best vertices (0..N-1, sorted) and the trial points of :func:`_trial_points` (N..N+3: reflection,
+    expansion, outside and inside contraction), the new point at each rank it can take: the expansion at
+    rank 0 (it beat the best); the reflection at 0..N-1 (better than the second worst); either
+    contraction at 0..N (better than the worst)."""
     maps = [[N + 1, *range(N)]]
     for q, ranks in ((0, range(N)), (2, range(N + 1)), (3, range(N + 1))):
         for r in ranks:
@@ -471,15 +472,18 @@ def _de_lockstep(objective, bounds, seeds, *, maxiter: int, popsize: int):
     return out
 
 
-def _de_driven(objective, bounds, seeds, kw):
+def _de_driven(objective, bounds, seeds, kw, *, _checked: bool = False):
     """The lockstep of :func:`_de_lockstep` without threads: scipy's solvers (the class of
     :func:`_solver_class`) stepped generation by generation as ``solve()`` and ``__next__`` step them
     (deferred updating, no constraints), each generation's trial populations evaluated in one call.
     Each solver calls its own methods in scipy's order (the same draws from its generator, the same
     arithmetic), so it ends where it ends alone. None where scipy's internals are not the expected ones
-    (the threaded lockstep is used then)."""
+    or :func:`_lockstep_verified` finds that they no longer step as scipy does (the threaded lockstep,
+    scipy's own ``solve()`` per solver, is used then). ``_checked``: skip that check (the check itself)."""
     Solver = _solver_class()
     if Solver is None or not all(isinstance(r, np.random.Generator) for r in seeds):
+        return None
+    if not _checked and not _lockstep_verified():
         return None
     import inspect
 
@@ -590,6 +594,74 @@ def _de_driven(objective, bounds, seeds, kw):
     finally:
         for sv in solvers:
             sv.__exit__(None, None, None)
+
+
+# scipy versions (major, minor) whose differential evolution the stepping of _de_driven and
+# _generation_batched was compared with bit for bit (tests/test_search.py); pyproject allows scipy >= 1.10.
+# On any other version the threaded lockstep (scipy's own solve()) is used: the same results, slower.
+_DE_VERIFIED_SCIPY = ((1, 17),)
+_VERIFY_LOCK = threading.Lock()
+
+
+def _scipy_version_verified(version: str | None = None) -> bool:
+    """Whether ``version`` (default: the installed ``scipy.__version__``) is one of ``_DE_VERIFIED_SCIPY``."""
+    if version is None:
+        import scipy
+
+        version = scipy.__version__
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) in _DE_VERIFIED_SCIPY
+
+
+def _lockstep_verified() -> bool:
+    """Whether :func:`_de_driven` may step scipy's solvers itself (decided once per process, under a lock):
+    the installed scipy is a verified version (``_DE_VERIFIED_SCIPY``), and a small lockstep of two solvers
+    (4 generations, bounds repair included) ends bit for bit where scipy's own
+    ``differential_evolution`` ends each one alone (x, energies, population, counts and the generator's
+    state). It re-implements scipy's generation on private solver attributes, so a scipy change in the
+    order of draws or operations turns the stepping off here instead of changing results."""
+    with _VERIFY_LOCK:
+        if "lockstep_ok" not in _SELECT:
+            try:
+                ok = _scipy_version_verified() and _lockstep_probe()
+            except Exception:  # a changed internal that raises: not verified
+                ok = False
+            _SELECT["lockstep_ok"] = bool(ok)
+        return _SELECT["lockstep_ok"]
+
+
+def _lockstep_probe() -> bool:
+    """The comparison of :func:`_lockstep_verified`: True when it holds bit for bit."""
+    bounds = [(-1.0, 1.0)] * 3
+    kw = dict(maxiter=4, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+
+    def objective(X, own):
+        return -np.sum(np.abs(X - 0.3 + 0.1 * own[:, None]), axis=1) + 0.2 * np.sin(5 * X[:, 0])
+
+    seeds = (101, 102)
+    ours_rngs = [np.random.default_rng(s) for s in seeds]
+    ours = _de_driven(objective, bounds, ours_rngs, kw, _checked=True)
+    if ours is None:
+        return False
+    for j, s in enumerate(seeds):
+        rng = np.random.default_rng(s)
+        ref = differential_evolution(
+            lambda xT, j=j: -objective(np.asarray(xT).T, np.full(np.shape(xT)[1], j)), bounds, seed=rng, **kw
+        )
+        got = ours[j]
+        if not (
+            np.array_equal(got.x, ref.x)
+            and got.fun == ref.fun
+            and (got.nfev, got.nit) == (ref.nfev, ref.nit)
+            and np.array_equal(getattr(got, "population", 0), getattr(ref, "population", 0))
+            and np.array_equal(getattr(got, "population_energies", 0), getattr(ref, "population_energies", 0))
+            and ours_rngs[j].bit_generator.state == rng.bit_generator.state
+        ):
+            return False
+    return True
 
 
 def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messages):

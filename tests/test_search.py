@@ -212,6 +212,59 @@ def test_lockstep_differential_evolution_is_each_solver_alone(flat):
         assert together[0].nit == 1 and together[1].nit > 1
 
 
+def test_lockstep_self_check_falls_back_on_a_planted_mismatch(monkeypatch):
+    """A generation step that drifts from scipy's by one ulp (planted) fails the first-use check: the
+    lockstep stepping is turned off and the solvers run scipy's own solve() (the threaded path), so the
+    results are still each solver's alone. A scipy version not in the verified list turns it off too."""
+    import proofs_checks.search as S
+
+    planted = []
+    real = S._generation_batched
+
+    def drifting(solvers, live, *args):
+        real(solvers, live, *args)
+        planted.append(1)
+        for j in live:  # one ulp off in one coordinate of one member
+            pop = solvers[j].population
+            pop[1, 0] = np.nextafter(pop[1, 0], np.inf)
+
+    monkeypatch.delitem(S._SELECT, "lockstep_ok", raising=False)
+    monkeypatch.setattr(S, "_generation_batched", drifting)
+    bounds = [(-1.0, 1.0)] * 3
+
+    def obj(X, own):
+        return -_kink(X) + 0.1 * own
+
+    seeds = [5, 6]
+    pytest.importorskip("numba")  # without numba the generations are not batched (nothing planted)
+    if S._solver_class() is None or not S._scipy_version_verified():
+        pytest.skip("the lockstep stepping does not apply to this scipy")
+    assert S._lockstep_verified() is False and planted  # the check ran the planted step and caught it
+    rngs = [np.random.default_rng(s) for s in seeds]
+    kw = dict(maxiter=5, popsize=5, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    assert S._de_driven(obj, bounds, rngs, kw) is None
+    n_planted = len(planted)
+    together = S._de_lockstep(obj, bounds, rngs, maxiter=5, popsize=5)
+    assert len(planted) == n_planted  # the drifting step is not used any more
+    for j, s in enumerate(seeds):
+        (alone,) = S._de_lockstep(
+            lambda X, o, j=j: obj(X, np.full(len(X), j)), bounds, [np.random.default_rng(s)], maxiter=5, popsize=5
+        )
+        np.testing.assert_array_equal(together[j].x, alone.x)
+        assert (together[j].fun, together[j].nfev, together[j].nit) == (alone.fun, alone.nfev, alone.nit)
+
+    monkeypatch.setattr(S, "_generation_batched", real)
+    monkeypatch.delitem(S._SELECT, "lockstep_ok")
+    assert S._lockstep_verified() is True  # the real step passes the check
+    assert S._scipy_version_verified("1.17.1") and not S._scipy_version_verified("1.99.0")
+    assert not S._scipy_version_verified("1.16.2") and not S._scipy_version_verified("dev")
+    import scipy
+
+    monkeypatch.setattr(scipy, "__version__", "1.99.0")
+    monkeypatch.delitem(S._SELECT, "lockstep_ok")
+    assert S._lockstep_verified() is False
+
+
 @pytest.mark.parametrize("coupling", ["independent", "joint"])
 def test_decode_weights_kernel_equals_numpy(coupling, monkeypatch):
     """The compiled weights of DistributionSpace.decode have the numpy expression's bits (zeros, signed
