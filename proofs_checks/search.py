@@ -310,11 +310,14 @@ def _solver_class():
 _best1bin = None
 
 
-def _differential_evolution(fun, bounds, **kw):
+def _differential_evolution(fun, bounds, *, _checked: bool = False, **kw):
     """``scipy.optimize.differential_evolution(fun, bounds, **kw)`` with the faster sample selection:
-    the same result."""
+    the same result. scipy's own function where :func:`_solver_verified` does not confirm that
+    (``_checked``: skip that check, for the check itself)."""
     Solver = _solver_class()
     if Solver is None or not isinstance(kw.get("seed"), np.random.Generator):
+        return differential_evolution(fun, bounds, **kw)
+    if not _checked and not _solver_verified():
         return differential_evolution(fun, bounds, **kw)
     import inspect
 
@@ -633,6 +636,47 @@ def _lockstep_verified() -> bool:
         return _SELECT["lockstep_ok"]
 
 
+def _solver_verified() -> bool:
+    """Whether :func:`_differential_evolution` may use the solver class of :func:`_solver_class` (its
+    sample selection and DE/best/1/bin trials replace scipy's private ``_mutate_many``): decided once per
+    process, under a lock, as :func:`_lockstep_verified` decides (a verified scipy version, and one small
+    run, bounds repair included, equal bit for bit to scipy's ``differential_evolution``: x, energies,
+    population, counts and the generator's state)."""
+    with _VERIFY_LOCK:
+        if "solver_ok" not in _SELECT:
+            try:
+                ok = _scipy_version_verified() and _solver_probe()
+            except Exception:  # a changed internal that raises: not verified
+                ok = False
+            _SELECT["solver_ok"] = bool(ok)
+        return _SELECT["solver_ok"]
+
+
+def _same_de_result(got, ref) -> bool:
+    """Two differential-evolution results equal bit for bit (x, value, counts, population, energies)."""
+    return bool(
+        np.array_equal(got.x, ref.x)
+        and got.fun == ref.fun
+        and (got.nfev, got.nit) == (ref.nfev, ref.nit)
+        and np.array_equal(getattr(got, "population", 0), getattr(ref, "population", 0))
+        and np.array_equal(getattr(got, "population_energies", 0), getattr(ref, "population_energies", 0))
+    )
+
+
+def _solver_probe() -> bool:
+    """The comparison of :func:`_solver_verified`: True when it holds bit for bit."""
+    kw = dict(maxiter=4, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+
+    def f(xT):
+        X = np.asarray(xT).T
+        return np.sum(np.abs(X - 0.3), axis=1) - 0.2 * np.sin(5 * X[:, 0])
+
+    ga, gb = np.random.default_rng(103), np.random.default_rng(103)
+    ours = _differential_evolution(f, [(-1.0, 1.0)] * 3, seed=ga, _checked=True, **kw)
+    ref = differential_evolution(f, [(-1.0, 1.0)] * 3, seed=gb, **kw)
+    return _same_de_result(ours, ref) and ga.bit_generator.state == gb.bit_generator.state
+
+
 def _lockstep_probe() -> bool:
     """The comparison of :func:`_lockstep_verified`: True when it holds bit for bit."""
     bounds = [(-1.0, 1.0)] * 3
@@ -651,15 +695,7 @@ def _lockstep_probe() -> bool:
         ref = differential_evolution(
             lambda xT, j=j: -objective(np.asarray(xT).T, np.full(np.shape(xT)[1], j)), bounds, seed=rng, **kw
         )
-        got = ours[j]
-        if not (
-            np.array_equal(got.x, ref.x)
-            and got.fun == ref.fun
-            and (got.nfev, got.nit) == (ref.nfev, ref.nit)
-            and np.array_equal(getattr(got, "population", 0), getattr(ref, "population", 0))
-            and np.array_equal(getattr(got, "population_energies", 0), getattr(ref, "population_energies", 0))
-            and ours_rngs[j].bit_generator.state == rng.bit_generator.state
-        ):
+        if not (_same_de_result(ours[j], ref) and ours_rngs[j].bit_generator.state == rng.bit_generator.state):
             return False
     return True
 

@@ -265,6 +265,41 @@ def test_lockstep_self_check_falls_back_on_a_planted_mismatch(monkeypatch):
     assert S._lockstep_verified() is False
 
 
+def test_solver_self_check_falls_back_on_a_planted_mismatch(monkeypatch):
+    """A DE/best/1/bin trial step one ulp off scipy's (planted, every trial) fails the first-use check of the faster
+    solver class: _differential_evolution then runs scipy's own function and gives its result."""
+    from scipy.optimize import differential_evolution
+
+    import proofs_checks.search as S
+
+    pytest.importorskip("numba")
+    if S._solver_class() is None or S._best1bin is None or not S._scipy_version_verified():
+        pytest.skip("the faster solver class does not apply to this scipy")
+    real = S._best1bin
+    planted = []
+
+    def drifting(self, candidates, samples):
+        planted.append(1)
+        trial = real(self, candidates, samples)
+        return np.nextafter(trial, np.inf)  # every trial one ulp up
+
+    monkeypatch.delitem(S._SELECT, "solver_ok", raising=False)
+    monkeypatch.setattr(S, "_best1bin", drifting)
+    assert S._solver_verified() is False and planted
+
+    def f(xT):
+        return _kink(np.asarray(xT).T)
+
+    kw = dict(maxiter=6, popsize=5, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    n_planted = len(planted)
+    ours = S._differential_evolution(f, [(-1, 1)] * 3, seed=np.random.default_rng(4), **kw)
+    ref = differential_evolution(f, [(-1, 1)] * 3, seed=np.random.default_rng(4), **kw)
+    assert len(planted) == n_planted and S._same_de_result(ours, ref)
+    monkeypatch.setattr(S, "_best1bin", real)
+    monkeypatch.delitem(S._SELECT, "solver_ok")
+    assert S._solver_verified() is True
+
+
 @pytest.mark.parametrize("coupling", ["independent", "joint"])
 def test_decode_weights_kernel_equals_numpy(coupling, monkeypatch):
     """The compiled weights of DistributionSpace.decode have the numpy expression's bits (zeros, signed
