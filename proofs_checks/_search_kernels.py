@@ -1,7 +1,8 @@
-"""numba kernel of :mod:`proofs_checks.search` (imported only where numba is installed): scipy's
-differential-evolution sample selection for a whole generation, drawing from the solver's PCG64
-stream through the bit generator's C ``next_uint32`` (its address is an argument, so the compiled
-kernel is cached on disk and reused by every process)."""
+"""numba kernels of :mod:`proofs_checks.search` (imported only where numba is installed): the Nelder-Mead
+bookkeeping of a batch of problems (Nelder & Mead 1965; Lagarias, Reeds, Wright & Wright 1998), and the
+differential-evolution sample selection (Storn & Price 1997) for a whole generation as scipy draws it,
+from the solver's PCG64 stream through the bit generator's C ``next_uint32`` (its address is an
+argument, so the compiled kernel is cached on disk and reused by every process)."""
 
 import numba
 import numpy as np
@@ -26,23 +27,24 @@ def _next_uint32(typingctx, fn, state):
 
 @numba.njit(nogil=True, cache=True)
 def select_many(fn, st, idx, candidates, k, out):
-    """For each candidate: shuffle ``idx`` in place as ``Generator.shuffle`` does (from the end,
-    ``j = random_interval(i)``: the smallest bit mask >= i applied to ``next_uint32`` words until the
-    value is <= i), then keep the first ``k`` of ``idx[:k + 1]`` that are not the candidate (scipy's
-    ``_select_samples``). The rejection loop is written without a data-dependent branch (a rejected word
-    swaps entry i with itself and keeps i): the same words in the same order, 1.7x faster than with the
-    branch (rejections, ~25% of the words, mispredicted)."""
+    """The sample selection of a whole generation of differential evolution (Storn & Price 1997: each
+    trial vector needs ``k`` distinct members other than its own), drawn exactly as scipy draws them:
+    per candidate, one in-place random permutation of ``idx`` (Fisher-Yates in Durstenfeld's form, 1964,
+    as ``Generator.shuffle`` runs it: position i = n-1 down to 1 swapped with a uniform position j in
+    [0, i]), then the first ``k`` entries of ``idx[:k + 1]`` that differ from the candidate.
+
+    The uniform j in [0, i] is drawn by masked rejection: every bit of i and below it set (i's bits
+    OR-ed rightwards), one 32-bit word of the generator masked with that, the word discarded while the
+    result exceeds i. numpy does this; the same words in the same order keep the stream (and so the
+    results) identical. A rejected word swaps entry i with itself and leaves i in place, so the loop has
+    no data-dependent branch: 1.7x faster than branching on the rejections (~25% of words, mispredicted)."""
     n = idx.shape[0]
     masks = np.empty(max(n, 1), dtype=np.uint64)
     for i in range(n):
-        mask = np.uint64(i)
-        mask |= mask >> np.uint64(1)
-        mask |= mask >> np.uint64(2)
-        mask |= mask >> np.uint64(4)
-        mask |= mask >> np.uint64(8)
-        mask |= mask >> np.uint64(16)
-        mask |= mask >> np.uint64(32)
-        masks[i] = mask
+        m = np.uint64(i)
+        for sh in (1, 2, 4, 8, 16, 32):  # OR the highest set bit of i into every lower bit
+            m |= m >> np.uint64(sh)
+        masks[i] = m
     for s in range(candidates.shape[0]):
         i = n - 1
         while i > 0:
@@ -62,107 +64,123 @@ def select_many(fn, st, idx, candidates, k, out):
 
 
 @numba.njit(nogil=True, cache=True)
-def nm_prepare(sims, fs, active, xatol, fatol, rho, chi, psi, idx_out, cand_out):
-    """One Nelder-Mead iteration of :func:`proofs_checks.search.nelder_mead` up to the objective call, for
-    every active problem: scipy's termination test (max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol:
-    the problem is made inactive; a NaN difference, from NaN or infinite values, makes the max NaN and the
-    test false, as numpy's max does), else the centroid of the N best vertices (summed in order, as numpy's
-    ``add.reduce`` over the vertex axis adds them) and the candidates xr, xe, xc, xcc (scipy's formulas,
-    the same operations). Returns the number of problems that go on (their indices in ``idx_out``, their
-    candidates in ``cand_out``)."""
-    B, V, N = sims.shape
+def nm_prepare(simplex, values, active, xatol, fatol, rho, chi, gamma, idx_out, trial_out):
+    """The first half of a Nelder-Mead iteration (Nelder & Mead 1965, in the form of Lagarias, Reeds,
+    Wright & Wright 1998 with rho = 1, chi = 2, gamma = 1/2) for every active problem of
+    :func:`proofs_checks.search.nelder_mead`, up to the objective call.
+
+    Stop test: a problem stops when its vertices lie within ``xatol`` of the best one in every coordinate
+    and its values within ``fatol`` of the best value (the test scipy applies). A NaN spread (NaN values,
+    or inf - inf) keeps the problem going, as a NaN maximum does in numpy.
+    Otherwise: the centroid c of the N best vertices and the four trial points built from c and the worst
+    vertex w, rows of ``trial_out``: 0 reflection, 1 expansion, 2 outside contraction, 3 inside
+    contraction. The arithmetic is written as (1 + a) c - a w (a = rho, rho chi, gamma rho) and
+    (1 - gamma) c + gamma w, and the centroid is summed vertex by vertex and then divided by N: the
+    operations, in the order, of the numpy loop and of scipy, so the points agree bit for bit.
+    Returns the number of problems that go on (indices in ``idx_out``)."""
+    B, V, N = simplex.shape
     nb = 0
     for b in range(B):
         if not active[b]:
             continue
-        dx = 0.0
+        spread_x = 0.0
         for j in range(1, V):
             for q in range(N):
-                a = abs(sims[b, j, q] - sims[b, 0, q])
-                if a > dx or a != a:  # NaN sticks, as in numpy's max (then the test fails: not converged)
-                    dx = a
-        df = 0.0
+                a = abs(simplex[b, j, q] - simplex[b, 0, q])
+                if a > spread_x or a != a:  # a NaN is kept (then the test below fails: not converged)
+                    spread_x = a
+        spread_f = 0.0
         for j in range(1, V):
-            a = abs(fs[b, 0] - fs[b, j])
-            if a > df or a != a:  # inf - inf and NaN values: numpy's max gives NaN, so does this
-                df = a
-        if dx <= xatol and df <= fatol:
+            a = abs(values[b, 0] - values[b, j])
+            if a > spread_f or a != a:  # inf - inf and NaN values give NaN, kept as above
+                spread_f = a
+        if spread_x <= xatol and spread_f <= fatol:
             active[b] = False
             continue
         idx_out[nb] = b
         for q in range(N):
-            acc = sims[b, 0, q]
+            total = simplex[b, 0, q]
             for j in range(1, N):
-                acc = acc + sims[b, j, q]
-            xbar = acc / N
-            w = sims[b, N, q]
-            cand_out[nb, 0, q] = (1 + rho) * xbar - rho * w
-            cand_out[nb, 1, q] = (1 + rho * chi) * xbar - rho * chi * w
-            cand_out[nb, 2, q] = (1 + psi * rho) * xbar - psi * rho * w
-            cand_out[nb, 3, q] = (1 - psi) * xbar + psi * w
+                total = total + simplex[b, j, q]
+            centroid = total / N
+            w = simplex[b, N, q]
+            trial_out[nb, 0, q] = (1 + rho) * centroid - rho * w
+            trial_out[nb, 1, q] = (1 + rho * chi) * centroid - rho * chi * w
+            trial_out[nb, 2, q] = (1 + gamma * rho) * centroid - gamma * rho * w
+            trial_out[nb, 3, q] = (1 - gamma) * centroid + gamma * w
         nb += 1
     return nb
 
 
 @numba.njit(nogil=True, cache=True)
-def nm_accept(sims, fs, idx, cand, fc, ncalls, maxfev, shrink_out):
-    """The rest of the iteration for the problems ``idx`` given their candidates' values ``fc`` (nb, 4):
-    scipy's comparisons (reflection, expansion, outside and inside contraction; the expansion and the
-    contractions need a second evaluation within ``maxfev``), the accepted point replaces the worst
-    vertex; the problems that shrink are returned (``shrink_out``, their count)."""
+def nm_accept(simplex, values, idx, trial, f_trial, ncalls, maxfev, shrink_out):
+    """The second half of the iteration of :func:`nm_prepare` (Nelder & Mead 1965; the acceptance rules
+    of Lagarias et al. 1998, Section 2) for the problems ``idx``, given the values ``f_trial`` (nb, 4) of
+    their trial points (reflection, expansion, outside and inside contraction), with f_best, f_next and
+    f_worst the values of the best, second-worst and worst vertices:
+    a reflection better than f_best is replaced by the expansion when that is better still; a reflection
+    between them (not below f_next) is kept; otherwise a contraction, outside when the reflection beat
+    f_worst (kept if not worse than the reflection), inside otherwise (kept if better than f_worst), and
+    a shrink (left to the caller: the problems in ``shrink_out``, their count returned) when it is not
+    kept. The accepted point overwrites the worst vertex. Evaluations are counted as a sequential run
+    spends them: the reflection, then one more (expansion or contraction) only while ``maxfev`` leaves
+    room for it. Without room, only a reflection between f_best and f_next is kept; otherwise the simplex
+    stays as it is (a sequential run stops at that evaluation: scipy's loop ends there)."""
     nb = idx.shape[0]
-    N = sims.shape[2]
+    N = simplex.shape[2]
     ns = 0
     for i in range(nb):
         b = idx[i]
-        fxr, fxe, fxc, fxcc = fc[i, 0], fc[i, 1], fc[i, 2], fc[i, 3]
-        f0, fsec, fw = fs[b, 0], fs[b, N - 1], fs[b, N]
-        two = (maxfev - ncalls[b]) >= 2
-        ncalls[b] += 1
-        refl_best = fxr < f0
-        refl_mid = (not refl_best) and (fxr < fsec)
-        contract = (not refl_best) and (not refl_mid) and two
-        if (refl_best and two) or contract:
+        f_refl, f_exp, f_out, f_in = f_trial[i, 0], f_trial[i, 1], f_trial[i, 2], f_trial[i, 3]
+        f_best, f_next, f_worst = values[b, 0], values[b, N - 1], values[b, N]
+        room = (maxfev - ncalls[b]) >= 2  # budget for a second evaluation in this iteration
+        ncalls[b] += 1  # the reflection
+        beats_best = f_refl < f_best
+        beats_next = (not beats_best) and (f_refl < f_next)
+        contracting = (not beats_best) and (not beats_next) and room
+        if (beats_best and room) or contracting:
             ncalls[b] += 1
-        take_e = refl_best and two and (fxe < fxr)
-        take_r = (refl_best and two and not (fxe < fxr)) or refl_mid
-        outside = contract and (fxr < fw)
-        take_c = outside and (fxc <= fxr)
-        take_cc = contract and not (fxr < fw) and (fxcc < fw)
-        if take_e:
+        use_exp = beats_best and room and (f_exp < f_refl)
+        use_refl = (beats_best and room and not (f_exp < f_refl)) or beats_next
+        outward = contracting and (f_refl < f_worst)
+        use_out = outward and (f_out <= f_refl)
+        use_in = contracting and not (f_refl < f_worst) and (f_in < f_worst)
+        if use_exp:
             q = 1
-        elif take_r:
+        elif use_refl:
             q = 0
-        elif take_c:
+        elif use_out:
             q = 2
         else:
             q = 3
-        if take_e or take_r or take_c or take_cc:
+        if use_exp or use_refl or use_out or use_in:
             for t in range(N):
-                sims[b, N, t] = cand[i, q, t]
-            fs[b, N] = fc[i, q]
-        if contract and not take_c and not take_cc:
+                simplex[b, N, t] = trial[i, q, t]
+            values[b, N] = f_trial[i, q]
+        if contracting and not use_out and not use_in:
             shrink_out[ns] = b
             ns += 1
     return ns
 
 
 @numba.njit(nogil=True, cache=True)
-def nm_reorder(sims, fs, idx, ind):
-    """Each simplex of ``idx`` in the order ``ind`` (a row per problem: numpy's argsort of its values)."""
-    V, N = sims.shape[1], sims.shape[2]
+def nm_reorder(simplex, values, idx, ind):
+    """The ordering step of the Nelder-Mead iteration (Nelder & Mead 1965; Lagarias et al. 1998, step 1):
+    each simplex of ``idx`` with its vertices in the order ``ind`` (a row per problem: numpy's argsort of
+    its values, so ties fall as in scipy)."""
+    V, N = simplex.shape[1], simplex.shape[2]
     tmp = np.empty((V, N))
     tf = np.empty(V)
     for i in range(idx.shape[0]):
         b = idx[i]
         for j in range(V):
-            tf[j] = fs[b, ind[i, j]]
+            tf[j] = values[b, ind[i, j]]
             for q in range(N):
-                tmp[j, q] = sims[b, ind[i, j], q]
+                tmp[j, q] = simplex[b, ind[i, j], q]
         for j in range(V):
-            fs[b, j] = tf[j]
+            values[b, j] = tf[j]
             for q in range(N):
-                sims[b, j, q] = tmp[j, q]
+                simplex[b, j, q] = tmp[j, q]
 
 
 @numba.njit(nogil=True, cache=True)

@@ -9,7 +9,7 @@ iterates and results are those of scipy's; only the number of objective calls dr
 
 Differential evolution is scipy's solver; its per-member sample selection (one ``Generator.shuffle``
 of the population index per trial vector, most of its bookkeeping) runs as one numba pass per
-generation on the same PCG64 stream (numpy's Fisher-Yates with ``random_interval`` through the bit
+generation on the same PCG64 stream (the Fisher-Yates shuffle numpy runs, drawing through the bit
 generator's C ``next_uint32``): the same samples and stream positions, so the same results; the
 'best1bin' mutation then takes scipy's steps without its per-candidate loop. Several solvers run in
 lockstep (:func:`maximize_many`): stepped generation by generation as scipy's ``solve()`` steps each,
@@ -32,7 +32,10 @@ __all__ = ["nelder_mead", "maximize", "maximize_many"]
 def nelder_mead(
     fun, x0s, *, maxfev=None, xatol=1e-4, fatol=1e-4, owners: bool = False, speculate: bool = False, spec_rows=512
 ):
-    """Minimize ``fun`` from each row of ``x0s`` (B, N); ``fun`` maps (M, N) points to (M,) values.
+    """Minimize ``fun`` from each row of ``x0s`` (B, N); ``fun`` maps (M, N) points to (M,) values, by the
+    simplex method of Nelder & Mead (1965) in the form analysed by Lagarias, Reeds, Wright & Wright (1998)
+    (reflection rho = 1, expansion chi = 2, contractions gamma = 1/2, shrink sigma = 1/2), with the starting
+    simplex, stop test and evaluation count of ``scipy.optimize.minimize(method="Nelder-Mead")``.
     With ``owners=True`` the B rows are B different problems: ``fun(points, owner)`` gets the problem
     index of each point as well (one call serves every problem's candidates).
 
@@ -58,14 +61,17 @@ def nelder_mead(
             return plain(pts)
 
     maxfev = 200 * N if maxfev is None else maxfev
-    rho, chi, psi, sig = 1.0, 2.0, 0.5, 0.5
+    rho, chi, gamma, sigma = 1.0, 2.0, 0.5, 0.5  # Lagarias et al. (1998), eq. (2.1)'s standard choice
+    # the starting simplex: x0 and, per coordinate k, x0 with that coordinate stretched by 5 percent (or set
+    # to 0.00025 where it is zero); the values scipy starts from, so that the iterates are scipy's
+    stretch, at_zero = 1.05, 0.00025
     sims = np.empty((B, N + 1, N))
     for b in range(B):
         sims[b, 0] = x0s[b]
         for k in range(N):
-            y = np.array(x0s[b], copy=True)
-            y[k] = (1 + 0.05) * y[k] if y[k] != 0 else 0.00025
-            sims[b, k + 1] = y
+            vertex = np.array(x0s[b], copy=True)
+            vertex[k] = stretch * vertex[k] if vertex[k] != 0 else at_zero
+            sims[b, k + 1] = vertex
     # initial evaluations: N + 1 per problem (all within maxfev for maxfev >= N + 1)
     n0 = min(N + 1, maxfev)
     fs = np.full((B, N + 1), np.inf)
@@ -83,7 +89,7 @@ def nelder_mead(
         cand_buf = np.empty((B, 4, N))
         shrink_buf = np.empty(B, dtype=np.int64)
         while active.any():
-            nb = prepare(sims, fs, active, float(xatol), float(fatol), rho, chi, psi, idx_buf, cand_buf)
+            nb = prepare(sims, fs, active, float(xatol), float(fatol), rho, chi, gamma, idx_buf, cand_buf)
             if nb == 0:
                 break
             idx = idx_buf[:nb].copy()
@@ -91,27 +97,23 @@ def nelder_mead(
             fc = np.asarray(fun(cand.reshape(-1, N), np.repeat(idx, 4)), dtype=np.float64).reshape(nb, 4)
             ns = accept(sims, fs, idx, cand, np.ascontiguousarray(fc), ncalls, maxfev, shrink_buf)
             if ns:
-                _shrink(fun, sims, fs, ncalls, shrink_buf[:ns].copy(), maxfev, N, sig)
+                _shrink(fun, sims, fs, ncalls, shrink_buf[:ns].copy(), maxfev, N, sigma)
             reorder(sims, fs, idx, np.argsort(fs[idx], axis=1))
             active[idx[ncalls[idx] >= maxfev]] = False
         return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
     while active.any():
         idx = np.flatnonzero(active)
-        # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol)
-        conv = (np.max(np.abs(sims[idx, 1:] - sims[idx, :1]), axis=(1, 2)) <= xatol) & (
-            np.max(np.abs(fs[idx, :1] - fs[idx, 1:]), axis=1) <= fatol
-        )
+        # termination test, per problem (scipy's: max |x_j - x_0| <= xatol and max |f_0 - f_j| <= fatol);
+        # inf - inf gives NaN (the test is then false, as in scipy) without a RuntimeWarning
+        with np.errstate(invalid="ignore", over="ignore"):
+            conv = (np.max(np.abs(sims[idx, 1:] - sims[idx, :1]), axis=(1, 2)) <= xatol) & (
+                np.max(np.abs(fs[idx, :1] - fs[idx, 1:]), axis=1) <= fatol
+            )
         active[idx[conv]] = False
         idx = idx[~conv]
         if idx.size == 0:
             break
-        xbar = np.add.reduce(sims[idx, :-1], 1) / N
-        worst = sims[idx, -1]
-        xr = (1 + rho) * xbar - rho * worst
-        xe = (1 + rho * chi) * xbar - rho * chi * worst
-        xc = (1 + psi * rho) * xbar - psi * rho * worst
-        xcc = (1 - psi) * xbar + psi * worst
-        cand = np.stack([xr, xe, xc, xcc], axis=1)  # (b, 4, N)
+        cand = _trial_points(sims[idx], N, rho, chi, gamma)  # (b, 4, N)
         fc = np.empty((idx.size, 4))
         if speculate:
             need = []
@@ -131,7 +133,7 @@ def nelder_mead(
             pts, own = cand[need].reshape(-1, N), np.repeat(idx[need], 4)
             spec = None
             if speculate and need.size * (4 + 4 * len(_spec_maps(N))) <= spec_rows:
-                spec = _speculate(sims[idx[need], :N], cand[need], N, rho, chi, psi)  # (nb, K4, N)
+                spec = _speculate(sims[idx[need], :N], cand[need], N, rho, chi, gamma)  # (nb, K4, N)
                 pts = np.concatenate([pts, spec.reshape(-1, N)])
                 own = np.concatenate([own, np.repeat(idx[need], spec.shape[1])])
             vals = np.asarray(fun(pts, own), dtype=np.float64)
@@ -142,40 +144,40 @@ def nelder_mead(
                 sp = spec.reshape(need.size, K, 4, N)
                 for jj, j in enumerate(need):
                     cache[idx[j]] = (sp[jj], sv[jj])
-        # one iteration of scipy's loop per problem, for all problems at once (the same comparisons)
-        fxr, fxe, fxc, fxcc = fc[:, 0], fc[:, 1], fc[:, 2], fc[:, 3]
-        f0, fsec, fw = fs[idx, 0], fs[idx, -2], fs[idx, -1]
-        two = (maxfev - ncalls[idx]) >= 2  # budget for the second call of the iteration
-        ncalls[idx] += 1  # xr
-        refl_best = fxr < f0
-        refl_mid = ~refl_best & (fxr < fsec)
-        contract = ~refl_best & ~refl_mid & two
-        ncalls[idx] += (refl_best & two) | contract
-        take_e = refl_best & two & (fxe < fxr)
-        take_r = (refl_best & two & ~(fxe < fxr)) | refl_mid
-        outside = contract & (fxr < fw)
-        take_c = outside & (fxc <= fxr)
-        take_cc = contract & ~(fxr < fw) & (fxcc < fw)
-        new_x = np.where(
-            take_e[:, None],
-            xe,
-            np.where(take_r[:, None], xr, np.where(take_c[:, None], xc, xcc)),
-        )
-        new_f = np.where(take_e, fxe, np.where(take_r, fxr, np.where(take_c, fxc, fxcc)))
-        repl = take_e | take_r | take_c | take_cc
+        # the acceptance rules (those of proofs_checks._search_kernels.nm_accept, which documents them), for
+        # all problems at once
+        f_refl, f_exp, f_out, f_in = fc[:, 0], fc[:, 1], fc[:, 2], fc[:, 3]
+        f_best, f_next, f_worst = fs[idx, 0], fs[idx, -2], fs[idx, -1]
+        room = (maxfev - ncalls[idx]) >= 2  # budget for a second evaluation in this iteration
+        ncalls[idx] += 1  # the reflection
+        beats_best = f_refl < f_best
+        beats_next = ~beats_best & (f_refl < f_next)
+        contracting = ~beats_best & ~beats_next & room
+        ncalls[idx] += (beats_best & room) | contracting
+        use_exp = beats_best & room & (f_exp < f_refl)
+        use_refl = (beats_best & room & ~(f_exp < f_refl)) | beats_next
+        outward = contracting & (f_refl < f_worst)
+        use_out = outward & (f_out <= f_refl)
+        use_in = contracting & ~(f_refl < f_worst) & (f_in < f_worst)
+        pick = np.where(use_exp, 1, np.where(use_refl, 0, np.where(use_out, 2, 3)))
+        rows = np.arange(idx.size)
+        new_x = cand[rows, pick]
+        new_f = fc[rows, pick]
+        repl = use_exp | use_refl | use_out | use_in
         sims[idx[repl], -1] = new_x[repl]
         fs[idx[repl], -1] = new_f[repl]
-        shrink = idx[contract & ~take_c & ~take_cc]
+        shrink = idx[contracting & ~use_out & ~use_in]
         if shrink.size:
-            _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig)
+            _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sigma)
         _sort_simplexes(sims, fs, idx)
         active[idx[ncalls[idx] >= maxfev]] = False
     return [(sims[b, 0].copy(), float(np.min(fs[b])), int(ncalls[b])) for b in range(B)]
 
 
-def _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig):
-    """scipy's shrink step for the problems ``shrink``: every vertex but the best moved halfway to it and
-    evaluated (one call for all of them)."""
+def _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sigma):
+    """The shrink step (Nelder & Mead 1965; Lagarias et al. 1998, step 5) for the problems ``shrink``:
+    every vertex but the best moved towards it by the factor ``sigma`` and evaluated (one call for all of
+    them), within each problem's ``maxfev`` as scipy counts it."""
     pts, owners_m = [], []
     for b in shrink:
         avail = maxfev - ncalls[b]
@@ -183,7 +185,7 @@ def _shrink(fun, sims, fs, ncalls, shrink, maxfev, N, sig):
         # scipy moves vertex j, then evaluates it; past maxfev the move of the next vertex happens
         # but its evaluation raises, which ends the run
         for jj in range(1, min(N, m + 1) + 1):
-            sims[b, jj] = sims[b, 0] + sig * (sims[b, jj] - sims[b, 0])
+            sims[b, jj] = sims[b, 0] + sigma * (sims[b, jj] - sims[b, 0])
         pts.append(sims[b, 1 : 1 + m])
         owners_m.append((b, m))
     allpts = np.concatenate(pts, axis=0)
@@ -282,19 +284,22 @@ def _solver_class():
         rng_integers = None
 
     def best1bin(self, candidates, samples):
-        """scipy's ``_mutate_many`` for 'best1bin' (``_best1`` then binomial crossover) with the samples
-        drawn: the same operations on the same draws, in scipy's order."""
+        """The trial vectors of Storn & Price's (1997) DE/best/1/bin for ``candidates``: the mutant
+        v = x_best + F (x_r1 - x_r2) (r1, r2 the first two of ``samples``), then binomial crossover with
+        the target (each coordinate from v with probability CR, one coordinate forced from v so the trial
+        differs from the target). The draws come from the solver's generator in the order scipy's
+        ``_mutate_many`` makes them (forced coordinates, then the uniforms), with the same operations,
+        so the trials equal scipy's."""
         rng = self.random_number_generator
         S = len(candidates)
-        trial = np.copy(self.population[candidates])
-        r0, r1 = samples[..., :2].T
-        bprime = self.population[0] + self.scale * (self.population[r0] - self.population[r1])
-        fill_point = rng_integers(rng, self.parameter_count, size=S)
-        crossovers = rng.uniform(size=(S, self.parameter_count))
-        crossovers = crossovers < self.cross_over_probability
-        i = np.arange(S)
-        crossovers[i, fill_point[i]] = True
-        return np.where(crossovers, bprime, trial)
+        target = np.copy(self.population[candidates])
+        r1, r2 = samples[..., :2].T
+        mutant = self.population[0] + self.scale * (self.population[r1] - self.population[r2])
+        forced = rng_integers(rng, self.parameter_count, size=S)
+        from_mutant = rng.uniform(size=(S, self.parameter_count)) < self.cross_over_probability
+        rows = np.arange(S)
+        from_mutant[rows, forced[rows]] = True
+        return np.where(from_mutant, mutant, target)
 
     ok = rng_integers is not None and getattr(Base, "_binomial", {}).get("best1bin") == "_best1"
     globals()["_best1bin"] = best1bin if ok else None
@@ -305,11 +310,14 @@ def _solver_class():
 _best1bin = None
 
 
-def _differential_evolution(fun, bounds, **kw):
+def _differential_evolution(fun, bounds, *, _checked: bool = False, **kw):
     """``scipy.optimize.differential_evolution(fun, bounds, **kw)`` with the faster sample selection:
-    the same result."""
+    the same result. scipy's own function where :func:`_solver_verified` does not confirm that
+    (``_checked``: skip that check, for the check itself)."""
     Solver = _solver_class()
     if Solver is None or not isinstance(kw.get("seed"), np.random.Generator):
+        return differential_evolution(fun, bounds, **kw)
+    if not _checked and not _solver_verified():
         return differential_evolution(fun, bounds, **kw)
     import inspect
 
@@ -323,9 +331,10 @@ def _differential_evolution(fun, bounds, **kw):
 @functools.cache
 def _spec_maps(N: int):
     """Row maps of the simplexes that can follow an iteration (module: :func:`nelder_mead`): into the
-    N best vertices (0..N-1, sorted) and the candidates xr, xe, xc, xcc (N..N+3), the new point at
-    each rank it can take: xe at rank 0 (it beat the best); xr at 0..N-1 (better than the second
-    worst); xc and xcc at 0..N (better than the worst)."""
+    N best vertices (0..N-1, sorted) and the trial points of :func:`_trial_points` (N..N+3: reflection,
+    expansion, outside and inside contraction), the new point at each rank it can take: the expansion at
+    rank 0 (it beat the best); the reflection at 0..N-1 (better than the second worst); either
+    contraction at 0..N (better than the worst)."""
     maps = [[N + 1, *range(N)]]
     for q, ranks in ((0, range(N)), (2, range(N + 1)), (3, range(N + 1))):
         for r in ranks:
@@ -333,21 +342,34 @@ def _spec_maps(N: int):
     return np.asarray(maps)
 
 
-def _speculate(best, cand, N, rho, chi, psi):
-    """The candidates (xr, xe, xc, xcc) of every simplex of :func:`_spec_maps`, computed as the main
-    loop computes them (same operations, same order: the same bits): (nb, 4 K, N)."""
+def _trial_points(simplexes, N, rho, chi, gamma):
+    """The four trial points of a Nelder-Mead iteration (Lagarias et al. 1998, steps 2-4) of each simplex
+    of ``simplexes`` (M, N + 1, N), sorted best first: with c the centroid of the N best vertices and w the
+    worst, reflection c + rho (c - w), expansion c + rho chi (c - w), outside contraction
+    c + gamma rho (c - w), inside contraction c - gamma (c - w); (M, 4, N) in that order.
+    Written as (1 + a) c - a w and (1 - gamma) c + gamma w, c summed over the vertex axis and divided by N:
+    the order of operations of scipy's loop (and of the compiled kernel), which keeps the bits equal."""
+    centroid = np.add.reduce(simplexes[:, :-1], 1) / N
+    w = simplexes[:, -1]
+    return np.stack(
+        [
+            (1 + rho) * centroid - rho * w,
+            (1 + rho * chi) * centroid - rho * chi * w,
+            (1 + gamma * rho) * centroid - gamma * rho * w,
+            (1 - gamma) * centroid + gamma * w,
+        ],
+        axis=1,
+    )
+
+
+def _speculate(best, cand, N, rho, chi, gamma):
+    """The trial points (:func:`_trial_points`) of every simplex of :func:`_spec_maps`, computed as the
+    main loop computes them (same operations, same order: the same bits): (nb, 4 K, N)."""
     maps = _spec_maps(N)
     E = np.concatenate([best, cand], axis=1)  # (nb, N + 4, N)
     S = E[:, maps]  # (nb, K, N + 1, N)
     nb, K = S.shape[:2]
-    flat = S.reshape(nb * K, N + 1, N)
-    xbar = np.add.reduce(flat[:, :-1], 1) / N
-    worst = flat[:, -1]
-    xr = (1 + rho) * xbar - rho * worst
-    xe = (1 + rho * chi) * xbar - rho * chi * worst
-    xc = (1 + psi * rho) * xbar - psi * rho * worst
-    xcc = (1 - psi) * xbar + psi * worst
-    return np.stack([xr, xe, xc, xcc], axis=1).reshape(nb, 4 * K, N)
+    return _trial_points(S.reshape(nb * K, N + 1, N), N, rho, chi, gamma).reshape(nb, 4 * K, N)
 
 
 def maximize(objective, bounds, *, seed, maxiter: int, popsize: int, polish_maxfev: int | None = None):
@@ -453,15 +475,18 @@ def _de_lockstep(objective, bounds, seeds, *, maxiter: int, popsize: int):
     return out
 
 
-def _de_driven(objective, bounds, seeds, kw):
+def _de_driven(objective, bounds, seeds, kw, *, _checked: bool = False):
     """The lockstep of :func:`_de_lockstep` without threads: scipy's solvers (the class of
     :func:`_solver_class`) stepped generation by generation as ``solve()`` and ``__next__`` step them
     (deferred updating, no constraints), each generation's trial populations evaluated in one call.
     Each solver calls its own methods in scipy's order (the same draws from its generator, the same
     arithmetic), so it ends where it ends alone. None where scipy's internals are not the expected ones
-    (the threaded lockstep is used then)."""
+    or :func:`_lockstep_verified` finds that they no longer step as scipy does (the threaded lockstep,
+    scipy's own ``solve()`` per solver, is used then). ``_checked``: skip that check (the check itself)."""
     Solver = _solver_class()
     if Solver is None or not all(isinstance(r, np.random.Generator) for r in seeds):
+        return None
+    if not _checked and not _lockstep_verified():
         return None
     import inspect
 
@@ -574,13 +599,118 @@ def _de_driven(objective, bounds, seeds, kw):
             sv.__exit__(None, None, None)
 
 
+# scipy versions (major, minor) whose differential evolution the stepping of _de_driven and
+# _generation_batched was compared with bit for bit (tests/test_search.py); pyproject allows scipy >= 1.10.
+# On any other version the threaded lockstep (scipy's own solve()) is used: the same results, slower.
+_DE_VERIFIED_SCIPY = ((1, 17),)
+_VERIFY_LOCK = threading.Lock()
+
+
+def _scipy_version_verified(version: str | None = None) -> bool:
+    """Whether ``version`` (default: the installed ``scipy.__version__``) is one of ``_DE_VERIFIED_SCIPY``."""
+    if version is None:
+        import scipy
+
+        version = scipy.__version__
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) in _DE_VERIFIED_SCIPY
+
+
+def _lockstep_verified() -> bool:
+    """Whether :func:`_de_driven` may step scipy's solvers itself (decided once per process, under a lock):
+    the installed scipy is a verified version (``_DE_VERIFIED_SCIPY``), and a small lockstep of two solvers
+    (4 generations, bounds repair included) ends bit for bit where scipy's own
+    ``differential_evolution`` ends each one alone (x, energies, population, counts and the generator's
+    state). It re-implements scipy's generation on private solver attributes, so a scipy change in the
+    order of draws or operations turns the stepping off here instead of changing results."""
+    with _VERIFY_LOCK:
+        if "lockstep_ok" not in _SELECT:
+            try:
+                ok = _scipy_version_verified() and _lockstep_probe()
+            except Exception:  # a changed internal that raises: not verified
+                ok = False
+            _SELECT["lockstep_ok"] = bool(ok)
+        return _SELECT["lockstep_ok"]
+
+
+def _solver_verified() -> bool:
+    """Whether :func:`_differential_evolution` may use the solver class of :func:`_solver_class` (its
+    sample selection and DE/best/1/bin trials replace scipy's private ``_mutate_many``): decided once per
+    process, under a lock, as :func:`_lockstep_verified` decides (a verified scipy version, and one small
+    run, bounds repair included, equal bit for bit to scipy's ``differential_evolution``: x, energies,
+    population, counts and the generator's state)."""
+    with _VERIFY_LOCK:
+        if "solver_ok" not in _SELECT:
+            try:
+                ok = _scipy_version_verified() and _solver_probe()
+            except Exception:  # a changed internal that raises: not verified
+                ok = False
+            _SELECT["solver_ok"] = bool(ok)
+        return _SELECT["solver_ok"]
+
+
+def _same_de_result(got, ref) -> bool:
+    """Two differential-evolution results equal bit for bit (x, value, counts, population, energies)."""
+    return bool(
+        np.array_equal(got.x, ref.x)
+        and got.fun == ref.fun
+        and (got.nfev, got.nit) == (ref.nfev, ref.nit)
+        and np.array_equal(getattr(got, "population", 0), getattr(ref, "population", 0))
+        and np.array_equal(getattr(got, "population_energies", 0), getattr(ref, "population_energies", 0))
+    )
+
+
+def _solver_probe() -> bool:
+    """The comparison of :func:`_solver_verified`: True when it holds bit for bit."""
+    kw = dict(maxiter=4, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+
+    def f(xT):
+        X = np.asarray(xT).T
+        return np.sum(np.abs(X - 0.3), axis=1) - 0.2 * np.sin(5 * X[:, 0])
+
+    ga, gb = np.random.default_rng(103), np.random.default_rng(103)
+    ours = _differential_evolution(f, [(-1.0, 1.0)] * 3, seed=ga, _checked=True, **kw)
+    ref = differential_evolution(f, [(-1.0, 1.0)] * 3, seed=gb, **kw)
+    return _same_de_result(ours, ref) and ga.bit_generator.state == gb.bit_generator.state
+
+
+def _lockstep_probe() -> bool:
+    """The comparison of :func:`_lockstep_verified`: True when it holds bit for bit."""
+    bounds = [(-1.0, 1.0)] * 3
+    kw = dict(maxiter=4, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+
+    def objective(X, own):
+        return -np.sum(np.abs(X - 0.3 + 0.1 * own[:, None]), axis=1) + 0.2 * np.sin(5 * X[:, 0])
+
+    seeds = (101, 102)
+    ours_rngs = [np.random.default_rng(s) for s in seeds]
+    ours = _de_driven(objective, bounds, ours_rngs, kw, _checked=True)
+    if ours is None:
+        return False
+    for j, s in enumerate(seeds):
+        rng = np.random.default_rng(s)
+        ref = differential_evolution(
+            lambda xT, j=j: -objective(np.asarray(xT).T, np.full(np.shape(xT)[1], j)), bounds, seed=rng, **kw
+        )
+        if not (_same_de_result(ours[j], ref) and ours_rngs[j].bit_generator.state == rng.bit_generator.state):
+            return False
+    return True
+
+
 def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messages):
-    """One generation of the solvers ``live`` of :func:`_de_driven` ('best1bin', deferred updating, one
-    population size), their arrays stacked: scipy's steps (dither, sample selection, best1bin mutation,
-    binomial crossover, bounds repair, selection of the trials, the best member promoted, the convergence
-    test) with the same operations per member and each solver's draws from its own generator in scipy's
-    order (dither; the samples; the crossover's fill points and uniforms; the repair's uniforms), so each
-    solver goes where it goes alone."""
+    """One generation of differential evolution, DE/best/1/bin (Storn & Price 1997), for the solvers
+    ``live`` of :func:`_de_driven` (deferred updating: the whole generation's trials are built from the
+    old population, then each replaces its target where it is not worse; one population size), their
+    arrays stacked. Per member: the mutant x_best + F (x_r1 - x_r2), binomial crossover with the target
+    (one coordinate forced from the mutant), out-of-bounds trials repaired by the solver, trials that do
+    not lose to their targets kept, the best member moved to row 0, and scipy's convergence test
+    (std(energies) <= atol + tol |mean(energies)|). Each solver's draws come from its own generator in the
+    order scipy makes them (dither; the samples; forced coordinates and crossover uniforms; the repair's
+    uniforms) and the arithmetic is the same per member, so each solver goes where scipy takes it alone;
+    :func:`_batched_generation_ok` checks that at first use."""
     from scipy._lib._util import rng_integers
 
     svs = [solvers[j] for j in live]
@@ -590,18 +720,18 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
     samples = batch(live)[np.asarray(live)]  # (J, NP, 5)
     P = np.stack([sv.population for sv in svs])  # (J, NP, dim)
     J, NP, dim = P.shape
-    fill = np.empty((J, NP), dtype=np.int64)
+    forced = np.empty((J, NP), dtype=np.int64)
     cross = np.empty((J, NP, dim))
-    for t, sv in enumerate(svs):  # best1bin's draws (after the samples)
+    for t, sv in enumerate(svs):  # the crossover's draws (after the samples)
         rng = sv.random_number_generator
-        fill[t] = rng_integers(rng, sv.parameter_count, size=NP)
+        forced[t] = rng_integers(rng, sv.parameter_count, size=NP)
         cross[t] = rng.uniform(size=(NP, dim))
     jj = np.arange(J)[:, None]
     scale = np.array([sv.scale for sv in svs], dtype=np.float64)[:, None, None]
-    bprime = P[:, 0:1, :] + scale * (P[jj, samples[..., 0]] - P[jj, samples[..., 1]])
-    co = cross < np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)[:, None, None]
-    co[jj, np.arange(NP)[None, :], fill] = True
-    trial = np.where(co, bprime, P)
+    mutant = P[:, 0:1, :] + scale * (P[jj, samples[..., 0]] - P[jj, samples[..., 1]])
+    from_mutant = cross < np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)[:, None, None]
+    from_mutant[jj, np.arange(NP)[None, :], forced] = True
+    trial = np.where(from_mutant, mutant, P)
     oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
     for t in np.flatnonzero(oob):  # scipy's repair (its draws only where a component is out of bounds)
         svs[t]._ensure_constraint(trial[t])
@@ -626,9 +756,10 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
 
 
 class _BatchSelect:
-    """The sample selection of several 'best1bin' solvers of one population size in one numba call per
-    generation (:func:`proofs_checks._search_kernels.select_batch`): the solvers' population indices become
-    rows of one array (each solver keeps its row as its index), each solver draws from its own PCG64."""
+    """The sample selection of DE/best/1/bin (Storn & Price 1997: distinct members other than the target)
+    for several solvers of one population size in one numba call per generation
+    (:func:`proofs_checks._search_kernels.select_batch`): the solvers' population indices become rows of one
+    array (each solver keeps its row as its index), each solver draws from its own PCG64."""
 
     def __init__(self, kern, solvers):
         self.kern, self.solvers = kern, solvers

@@ -78,6 +78,28 @@ def test_nelder_mead_nonfinite_values_as_scipy(fun, monkeypatch):
         np.testing.assert_array_equal([fa, fb], [ref.fun, ref.fun])
 
 
+def test_nelder_mead_numpy_loop_quiet_on_infinite_values(monkeypatch):
+    """The numpy loop's termination test on -inf values (-inf - -inf is NaN) raises no RuntimeWarning and
+    gives the results it gave with the warning (scipy's iterates)."""
+    import warnings
+
+    import proofs_checks.search as S
+
+    monkeypatch.setitem(S._SELECT, "nm", None)
+    starts = np.array([[0.6, 0.6, 0.6], [0.7, 0.1, 0.2]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = nelder_mead(_minus_inf_beyond, starts, maxfev=300, xatol=1e-12, fatol=1e-14)
+    opts = {"maxfev": 300, "xatol": 1e-12, "fatol": 1e-14}
+    with np.errstate(invalid="ignore"):
+        refs = [
+            minimize(lambda v: float(_minus_inf_beyond(v)[0]), x0, method="Nelder-Mead", options=opts) for x0 in starts
+        ]
+    for (x, f, n), ref in zip(res, refs):
+        np.testing.assert_array_equal(x, ref.x)
+        assert n == ref.nfev and f == ref.fun
+
+
 @pytest.mark.parametrize("fun", [_rosen, _kink, lambda X: np.floor(4 * np.atleast_2d(X)[:, 0])])
 def test_nelder_mead_compiled_bookkeeping_equals_numpy(fun, monkeypatch):
     """The numba bookkeeping of an iteration (termination test, candidates, acceptance, reordering) gives
@@ -188,6 +210,94 @@ def test_lockstep_differential_evolution_is_each_solver_alone(flat):
         assert (together[j].fun, together[j].nfev, together[j].nit) == (alone.fun, alone.nfev, alone.nit)
     if flat:
         assert together[0].nit == 1 and together[1].nit > 1
+
+
+def test_lockstep_self_check_falls_back_on_a_planted_mismatch(monkeypatch):
+    """A generation step that drifts from scipy's by one ulp (planted) fails the first-use check: the
+    lockstep stepping is turned off and the solvers run scipy's own solve() (the threaded path), so the
+    results are still each solver's alone. A scipy version not in the verified list turns it off too."""
+    import proofs_checks.search as S
+
+    planted = []
+    real = S._generation_batched
+
+    def drifting(solvers, live, *args):
+        real(solvers, live, *args)
+        planted.append(1)
+        for j in live:  # one ulp off in one coordinate of one member
+            pop = solvers[j].population
+            pop[1, 0] = np.nextafter(pop[1, 0], np.inf)
+
+    monkeypatch.delitem(S._SELECT, "lockstep_ok", raising=False)
+    monkeypatch.setattr(S, "_generation_batched", drifting)
+    bounds = [(-1.0, 1.0)] * 3
+
+    def obj(X, own):
+        return -_kink(X) + 0.1 * own
+
+    seeds = [5, 6]
+    pytest.importorskip("numba")  # without numba the generations are not batched (nothing planted)
+    if S._solver_class() is None or not S._scipy_version_verified():
+        pytest.skip("the lockstep stepping does not apply to this scipy")
+    assert S._lockstep_verified() is False and planted  # the check ran the planted step and caught it
+    rngs = [np.random.default_rng(s) for s in seeds]
+    kw = dict(maxiter=5, popsize=5, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    assert S._de_driven(obj, bounds, rngs, kw) is None
+    n_planted = len(planted)
+    together = S._de_lockstep(obj, bounds, rngs, maxiter=5, popsize=5)
+    assert len(planted) == n_planted  # the drifting step is not used any more
+    for j, s in enumerate(seeds):
+        (alone,) = S._de_lockstep(
+            lambda X, o, j=j: obj(X, np.full(len(X), j)), bounds, [np.random.default_rng(s)], maxiter=5, popsize=5
+        )
+        np.testing.assert_array_equal(together[j].x, alone.x)
+        assert (together[j].fun, together[j].nfev, together[j].nit) == (alone.fun, alone.nfev, alone.nit)
+
+    monkeypatch.setattr(S, "_generation_batched", real)
+    monkeypatch.delitem(S._SELECT, "lockstep_ok")
+    assert S._lockstep_verified() is True  # the real step passes the check
+    assert S._scipy_version_verified("1.17.1") and not S._scipy_version_verified("1.99.0")
+    assert not S._scipy_version_verified("1.16.2") and not S._scipy_version_verified("dev")
+    import scipy
+
+    monkeypatch.setattr(scipy, "__version__", "1.99.0")
+    monkeypatch.delitem(S._SELECT, "lockstep_ok")
+    assert S._lockstep_verified() is False
+
+
+def test_solver_self_check_falls_back_on_a_planted_mismatch(monkeypatch):
+    """A DE/best/1/bin trial step one ulp off scipy's (planted, every trial) fails the first-use check of the faster
+    solver class: _differential_evolution then runs scipy's own function and gives its result."""
+    from scipy.optimize import differential_evolution
+
+    import proofs_checks.search as S
+
+    pytest.importorskip("numba")
+    if S._solver_class() is None or S._best1bin is None or not S._scipy_version_verified():
+        pytest.skip("the faster solver class does not apply to this scipy")
+    real = S._best1bin
+    planted = []
+
+    def drifting(self, candidates, samples):
+        planted.append(1)
+        trial = real(self, candidates, samples)
+        return np.nextafter(trial, np.inf)  # every trial one ulp up
+
+    monkeypatch.delitem(S._SELECT, "solver_ok", raising=False)
+    monkeypatch.setattr(S, "_best1bin", drifting)
+    assert S._solver_verified() is False and planted
+
+    def f(xT):
+        return _kink(np.asarray(xT).T)
+
+    kw = dict(maxiter=6, popsize=5, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    n_planted = len(planted)
+    ours = S._differential_evolution(f, [(-1, 1)] * 3, seed=np.random.default_rng(4), **kw)
+    ref = differential_evolution(f, [(-1, 1)] * 3, seed=np.random.default_rng(4), **kw)
+    assert len(planted) == n_planted and S._same_de_result(ours, ref)
+    monkeypatch.setattr(S, "_best1bin", real)
+    monkeypatch.delitem(S._SELECT, "solver_ok")
+    assert S._solver_verified() is True
 
 
 @pytest.mark.parametrize("coupling", ["independent", "joint"])
