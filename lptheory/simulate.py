@@ -474,31 +474,33 @@ def simulate(
     # trip of their own), where nothing else reads theta_t at the record: no observers, no snapshots, and
     # the optimizer's reported point is theta
     merged = split_metrics and not observers and snaps is None and type(optimizer).output is Optimizer.output
+
+    def after_step(t, g):
+        if observers:
+            v = view(t, prev, g)
+            for ob in observers:
+                ob.on_step(v)
+        if tick is not None:
+            tick(t + 1, steps)
+
     for t in range(steps):
-        if merged and rec[k] == t:
-            theta, state, bad_rows, nonfinite, pre = split.step(t, theta, state, gbuf, prev, (problem, q, mbuf))
-            record(t, pre)  # its checks and errors come first, as when it runs before the step
+        if split is not None:
+            in_step = merged and rec[k] == t
+            if rec[k] == t and not in_step:
+                record(t)
+            # one pool submission per thread: oracle, update and finiteness check of its rows (same bits)
+            theta, state, bad_rows, nonfinite, pre = split.step(
+                t, theta, state, gbuf, prev, (problem, q, mbuf) if in_step else None
+            )
+            if in_step:
+                record(t, pre)  # its checks and errors come first, as when it runs before the step
             split.count(nonfinite)
             if bad_rows is not None:
                 mark(bad_rows & ~diverged, t + 1)
-            if tick is not None:
-                tick(t + 1, steps)
+            after_step(t, gbuf)
             continue
         if rec[k] == t:
             record(t)
-        if split is not None:
-            # one pool submission per thread: oracle, update and finiteness check of its rows (same bits)
-            theta, state, bad_rows, nonfinite, _ = split.step(t, theta, state, gbuf, prev)
-            split.count(nonfinite)
-            if bad_rows is not None:
-                mark(bad_rows & ~diverged, t + 1)
-            if observers:
-                v = view(t, prev, gbuf)
-                for ob in observers:
-                    ob.on_step(v)
-            if tick is not None:
-                tick(t + 1, steps)
-            continue
         g = oracle(theta, t, rngs, out=gbuf) if use_out else oracle(theta, t, rngs)
         if keep_prev:
             if xp is np:
@@ -520,12 +522,7 @@ def simulate(
                 bad = cand.copy()
                 bad[cand] = ~np.isfinite(theta[cand]).all(axis=-1)
                 mark(bad, t + 1)
-        if observers:
-            v = view(t, prev, g)
-            for ob in observers:
-                ob.on_step(v)
-        if tick is not None:
-            tick(t + 1, steps)
+        after_step(t, g)
     if tick is not None and not callable(progress):
         tick.close()
     record(steps)

@@ -626,14 +626,7 @@ def _lockstep_verified() -> bool:
     ``differential_evolution`` ends each one alone (x, energies, population, counts and the generator's
     state). It re-implements scipy's generation on private solver attributes, so a scipy change in the
     order of draws or operations turns the stepping off here instead of changing results."""
-    with _VERIFY_LOCK:
-        if "lockstep_ok" not in _SELECT:
-            try:
-                ok = _scipy_version_verified() and _lockstep_probe()
-            except Exception:  # a changed internal that raises: not verified
-                ok = False
-            _SELECT["lockstep_ok"] = bool(ok)
-        return _SELECT["lockstep_ok"]
+    return _verified_once("lockstep_ok", _lockstep_probe)
 
 
 def _solver_verified() -> bool:
@@ -642,14 +635,20 @@ def _solver_verified() -> bool:
     process, under a lock, as :func:`_lockstep_verified` decides (a verified scipy version, and one small
     run, bounds repair included, equal bit for bit to scipy's ``differential_evolution``: x, energies,
     population, counts and the generator's state)."""
+    return _verified_once("solver_ok", _solver_probe)
+
+
+def _verified_once(key, probe) -> bool:
+    """A verified scipy version and ``probe()`` true, decided once per process under a lock and kept in
+    ``_SELECT[key]``; a probe that raises (a changed scipy internal) counts as not verified."""
     with _VERIFY_LOCK:
-        if "solver_ok" not in _SELECT:
+        if key not in _SELECT:
             try:
-                ok = _scipy_version_verified() and _solver_probe()
+                ok = _scipy_version_verified() and probe()
             except Exception:  # a changed internal that raises: not verified
                 ok = False
-            _SELECT["solver_ok"] = bool(ok)
-        return _SELECT["solver_ok"]
+            _SELECT[key] = bool(ok)
+        return _SELECT[key]
 
 
 def _same_de_result(got, ref) -> bool:

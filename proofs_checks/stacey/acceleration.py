@@ -356,21 +356,31 @@ def run_rows(method, p, insts, grid, seed=0, hyper=None) -> list[list[float]]:
     bits of :func:`run_method` at each (instance, T)."""
     if method not in HORIZON_FREE:
         raise ValueError(f"run_rows: {method!r} depends on the horizon; horizon-free methods: {HORIZON_FREE}")
-    T = max(grid)
+    return _gaps_of_rows(_shared_optimizer("run_rows", method, p, insts, max(grid), hyper), insts, grid, seed)
+
+
+def _shared_optimizer(caller, method, p, insts, T, hyper):
+    """The one optimizer of ``method`` for every instance of ``insts`` (they must need the same one)."""
     opt = _make(method, p, insts[0], T, hyper)
     if any(_make(method, p, i, T, hyper) != opt for i in insts[1:]):
-        raise ValueError("run_rows: the instances need different optimizers (different L)")
-    pr = _RowStack([i["problem"] for i in insts])
-    obs = _GridGaps(grid, insts)
+        raise ValueError(f"{caller}: the instances need different optimizers (different L)")
+    return opt
+
+
+def _gaps_of_rows(opt, rows, grid, seed) -> list[list[float]]:
+    """One simulator run of ``opt`` over one row per instance of ``rows`` for max(grid) steps: the normalized
+    gaps at every T of ``grid``, per row."""
+    pr = _RowStack([i["problem"] for i in rows])
+    obs = _GridGaps(grid, rows)
     simulate(
         opt,
         pr,
         exact_oracle(pr),
-        T,
-        len(insts),
+        max(grid),
+        len(rows),
         seed,
         record_every=math.gcd(*grid),
-        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in insts]),
+        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in rows]),
         observers=[obs],
         default_metrics=False,
         on_nonfinite="record",
@@ -413,29 +423,8 @@ def run_configs(method, p, insts, grid, seed, hypers) -> list[list[list[float]]]
     if method not in HORIZON_FREE:
         raise ValueError(f"run_configs: {method!r} depends on the horizon; horizon-free methods: {HORIZON_FREE}")
     T, k = max(grid), len(insts)
-    opts = []
-    for h in hypers:
-        opt = _make(method, p, insts[0], T, h)
-        if any(_make(method, p, i, T, h) != opt for i in insts[1:]):
-            raise ValueError("run_configs: the instances need different optimizers (different L)")
-        opts.append(opt)
-    rows = [i for _ in hypers for i in insts]
-    pr = _RowStack([i["problem"] for i in rows])
-    obs = _GridGaps(grid, rows)
-    simulate(
-        _ConfigRows(opts, k),
-        pr,
-        exact_oracle(pr),
-        T,
-        len(rows),
-        seed,
-        record_every=math.gcd(*grid),
-        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in rows]),
-        observers=[obs],
-        default_metrics=False,
-        on_nonfinite="record",
-    )
-    gaps = [[g[t] for t in grid] for g in obs.gaps]
+    opts = [_shared_optimizer("run_configs", method, p, insts, T, h) for h in hypers]
+    gaps = _gaps_of_rows(_ConfigRows(opts, k), [i for _ in hypers for i in insts], grid, seed)
     return [gaps[j * k : (j + 1) * k] for j in range(len(hypers))]
 
 
