@@ -67,8 +67,17 @@ def _op(e):
     return None
 
 
+_PARSED: dict = {}  # source text -> sympy expression (immutable): a witness's expressions are parsed once
+
+
 def _parse(text):
-    expr = sp.sympify(text) if isinstance(text, str) else sp.sympify(text)
+    if not isinstance(text, str):
+        return sp.sympify(text)
+    expr = _PARSED.get(text)
+    if expr is None:
+        if len(_PARSED) > 4096:
+            _PARSED.clear()
+        expr = _PARSED[text] = sp.sympify(text)
     return expr
 
 
@@ -627,6 +636,115 @@ def ball_backend(prefer: str | None = None, bits: int = 256):
     return _IvNum(bits)
 
 
+_BALL_PLANS: dict = {}  # (expression, backend name) -> generated function or None: pure, shared
+_INLINE = (sp.Add, sp.Mul, sp.Pow, sp.Abs, sp.sign, sp.Max, sp.Min, sp.exp, sp.log, sp.sin, sp.cos)
+_MISSING = object()
+
+
+def _ball_log(n, v):
+    if not n.gt(v, n.exact(0)):
+        raise Undecided("log of an enclosure that reaches 0")
+    return n.fn("log", v)
+
+
+def _ball_half(ev, bb, half):
+    """b**(1/2) as :meth:`BallEval._walk` encloses it (``half``: the ball of 1/2)."""
+    n = ev.num
+    zero = n.exact(0)
+    if n.ge(bb, zero):
+        return ev._pow(bb, half) if not n.gt(bb, zero) else n.fn("sqrt", bb)
+    return ev._pow(bb, half)
+
+
+def _ball_plan(e, backend):
+    """A generated function ``(evaluator, ctx, constants) -> ball`` for ``e`` when its root is arithmetic, a
+    power, |.|, sign, max/min or an elementary function (else None). Straight-line code in the order of
+    :meth:`BallEval._walk`'s depth-first evaluation, each distinct subexpression once (its ball is the same
+    at every occurrence: ball arithmetic is deterministic at a fixed precision); symbols are looked up once,
+    other nodes delegated to ``_walk``. ``constants``: the numbers' balls (``plan.consts``), made per
+    evaluator and precision."""
+    key = (e, backend)
+    plan = _BALL_PLANS.get(key, _MISSING)
+    if plan is not _MISSING:
+        return plan
+    if _op(e) or not isinstance(e, _INLINE):
+        plan = None
+    else:
+        plan = _generate(e, backend)
+    if len(_BALL_PLANS) > 4096:
+        _BALL_PLANS.clear()
+    _BALL_PLANS[key] = plan
+    return plan
+
+
+def _generate(root, backend):
+    lines, regs, consts, const_at = [], {}, [], {}
+    arb = backend == "arb"
+
+    def const(c):
+        if c not in const_at:
+            const_at[c] = len(consts)
+            consts.append(c)
+        return f"C[{const_at[c]}]"
+
+    def emit(e):  # -> the register holding e's ball (post-order: children first, left to right)
+        if e in regs:
+            return regs[e]
+        if _op(e):
+            code = f"walk(N[{len(nodes)}], ctx)"
+            nodes.append(e)
+        elif isinstance(e, sp.Symbol):
+            code = f"value({e.name!r}, ctx)"
+        elif e.is_Number or e is sp.pi or e is sp.E:
+            regs[e] = const(e)
+            return regs[e]
+        elif isinstance(e, sp.Add):
+            kids = [emit(a) for a in e.args]
+            code = " + ".join([const(sp.Integer(0))] + kids)
+        elif isinstance(e, sp.Mul):
+            kids = [emit(a) for a in e.args]
+            code = " * ".join([const(sp.Integer(1))] + kids)
+        elif isinstance(e, sp.Pow):
+            b, ex = e.args
+            if ex.is_Integer:
+                code = f"{emit(b)} ** {int(ex)}"
+            elif ex == sp.Rational(1, 2):
+                code = f"half(ev, {emit(b)}, {const(ex)})"
+            else:
+                kb = emit(b)
+                code = f"ev._pow({kb}, {emit(ex)})"
+        elif isinstance(e, sp.Abs):
+            code = f"abs({emit(e.args[0])})" + (".nonnegative_part()" if arb else "")
+        elif isinstance(e, sp.sign):
+            code = f"ev._sign({emit(e.args[0])})"
+        elif isinstance(e, sp.Max):
+            code = f"ev._max([{', '.join(emit(a) for a in e.args)}])"
+        elif isinstance(e, sp.Min):
+            code = f"-ev._max([{', '.join('-' + emit(a) for a in e.args)}])"
+        elif isinstance(e, sp.log):
+            code = f"log(n, {emit(e.args[0])})"
+        elif isinstance(e, (sp.exp, sp.sin, sp.cos)):
+            k = emit(e.args[0])
+            code = f"{k}.{type(e).__name__}()" if arb else f"n.fn({type(e).__name__!r}, {k})"
+        else:  # Piecewise, conditions, anything else: walked (which raises Undecided where it must)
+            code = f"walk(N[{len(nodes)}], ctx)"
+            nodes.append(e)
+        r = regs[e] = f"r{len(lines)}"
+        lines.append(f"    {r} = {code}")
+        return r
+
+    nodes = []
+    out = emit(root)
+    src = "def plan(ev, ctx, C):\n    n = ev.num\n    value = ev.value\n    walk = ev._walk\n"
+    src += "\n".join(lines) + f"\n    return {out}\n"
+    ns = {"N": nodes, "half": _ball_half, "log": _ball_log}
+    exec(compile(src, "<ball plan>", "exec"), ns)  # noqa: S102 (code generated above from the node types)
+    plan = ns["plan"]
+    plan.consts = consts
+    plan.source = src
+    return plan
+
+
 class BallEval(_Symbols):
     """The expression vocabulary of :class:`_Eval` evaluated to rigorous enclosures."""
 
@@ -639,6 +757,7 @@ class BallEval(_Symbols):
         self.dist = _Dist(w["distribution"], num.exact) if w.get("distribution") else None
         self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
         self.maxover_boxes = int(w.get("maxover_boxes", 4096))
+        self._consts = {}  # (plan, precision) -> the plan's constants as balls
 
     def _sum(self, xs):
         xs = list(xs)
@@ -739,6 +858,23 @@ class BallEval(_Symbols):
         raise Undecided(f"unsupported condition {e!r}")
 
     def ev(self, e, ctx):
+        """The enclosure of ``e``: arithmetic, powers, |.|, sign, max/min and elementary functions run as one
+        generated straight-line function per expression (:func:`_ball_plan`: each distinct subexpression
+        enclosed once per call, the same operations in the same order as :meth:`_walk`, so the same balls);
+        the other nodes (operators, Piecewise, conditions) are walked."""
+        plan = _ball_plan(e, self.num.name)
+        if plan is None:
+            return self._walk(e, ctx)
+        key = (plan, self._prec())
+        consts = self._consts.get(key)
+        if consts is None:
+            consts = self._consts[key] = [self.num.exact(c) for c in plan.consts]
+        return plan(self, ctx, consts)
+
+    def _prec(self):
+        return self.num.flint.ctx.prec if self.num.name == "arb" else mpmath.iv.prec
+
+    def _walk(self, e, ctx):
         n = self.num
         op = _op(e)
         if op == "CoordSum":
