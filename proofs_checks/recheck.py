@@ -234,11 +234,17 @@ class _Eval(_Symbols):
             lo, hi = self.ev(lo, ctx), self.ev(hi, ctx)
             f = lambda t: self.ev(body, {**ctx, "bound": {**ctx.get("bound", {}), var.name: t}})  # noqa: E731
             grid = 4096
-            pts = [lo + (hi - lo) * j / grid for j in range(grid + 1)]
-            vals = [f(t) for t in pts]
-            best = max(vals)
-            j = vals.index(best)
-            a, b = pts[max(0, j - 1)], pts[min(grid, j + 1)]
+            point = lambda j: lo + (hi - lo) * j / grid  # noqa: E731
+            keep = _maxover_screen(self, body, var, lo, hi, grid, ctx, point)
+            if keep is None:
+                vals = [f(point(j)) for j in range(grid + 1)]
+                best = max(vals)
+                j = vals.index(best)
+            else:  # the grid points that may hold the grid's maximum, in order: the same maximum, first index
+                vals = [f(point(k)) for k in keep]
+                best = max(vals)
+                j = keep[vals.index(best)]
+            a, b = point(max(0, j - 1)), point(min(grid, j + 1))
             for _ in range(80):  # golden-section refinement around the best grid point
                 m1, m2 = a + (b - a) * 0.381966, a + (b - a) * 0.618034
                 if f(m1) < f(m2):
@@ -278,9 +284,97 @@ class _Eval(_Symbols):
         out = fn(*args)
         if isinstance(out, mpmath.mpc):
             if abs(out.imag) > abs(out.real) * mpmath.mpf(10) ** (-mpmath.mp.dps // 2):
-                raise ValueError(f"complex value {out} for {body}")
+                raise ValueError(f"complex value {out} for {e}")
             out = out.real
         return mpmath.mpf(out) if not isinstance(out, bool) else mpmath.mpf(int(out))
+
+
+_SCREEN_BITS = 128
+_SCREEN_STEP = 64
+
+
+def _maxover_screen(ev, body, var, lo, hi, grid, ctx, point):
+    """The indices j of the grid points ``point(j)`` (j = 0..grid) whose 60-digit value may be the grid's
+    maximum, or None (no screen: python-flint missing, operators in ``body``, an infinite end, ...).
+
+    Rigorous enclosures of ``body`` (arb, 128 bits, from the exact values the 60-digit evaluator holds) over
+    single grid points and over ranges of consecutive ones (the hull of the range's two end points: the grid
+    points are correctly rounded values of a monotone formula) give L, a lower bound on the largest value
+    at a grid point; a point (or a whole range) whose enclosure lies below L - delta cannot hold the
+    maximum, as long as the 60-digit evaluation is within delta / 2 of the exact value (delta = 1e-25 (1 +
+    |L|), 35 digits of margin). Every other point is returned and evaluated at 60 digits as before, so the
+    maximum and its first index are the ones the whole grid gives."""
+    try:
+        import flint
+    except ImportError:  # pragma: no cover - the proofs extra
+        return None
+    if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
+        return None
+    if _ball_plan(body, "arb") is None or any(_op(a) for a in sp.preorder_traversal(body)):
+        return None
+    num = ball_backend("arb", _SCREEN_BITS)
+    fctx = flint.ctx
+    old = fctx.prec
+    try:
+        fctx.prec = _SCREEN_BITS
+        bev = BallEval({}, num)
+        bev.scalars = {k: num.exact(v) for k, v in ev.scalars.items()}
+        bev.coords = {k: [num.exact(v) for v in vals] for k, vals in ev.coords.items()}
+        bev.d = ev.d
+        bctx = {"i": ctx.get("i")}
+        if "xval" in ctx:
+            bctx["xval"] = num.exact(ctx["xval"])
+        if "xvec" in ctx:
+            bctx["xvec"] = [num.exact(v) for v in ctx["xvec"]]
+        bound = {k: num.exact(v) for k, v in ctx.get("bound", {}).items()}
+        exact_pt = {}
+
+        def pt(j):
+            got = exact_pt.get(j)
+            if got is None:
+                got = exact_pt[j] = num.exact(point(j))
+            return got
+
+        def enclose(t):  # None: no finite enclosure
+            try:
+                v = bev.ev(body, {**bctx, "bound": {**bound, var.name: t}})
+            except (Undecided, ValueError, ZeroDivisionError, TypeError, OverflowError):
+                return None
+            return v if num.finite(v) else None
+
+        enc = {}
+        low = None
+
+        def at(j):
+            nonlocal low
+            v = enc[j] = enclose(pt(j))
+            if v is not None and (low is None or num.gt(num.lower(v), low)):
+                low = num.lower(v)
+
+        for j in range(0, grid + 1, _SCREEN_STEP):
+            at(j)
+        if grid % _SCREEN_STEP:
+            at(grid)
+        if low is None:
+            return None
+
+        def below(v):  # certainly below L - delta
+            return v is not None and num.gt(low - (abs(low) + 1) * num.exact("1e-25"), num.upper(v))
+
+        seeds = sorted(enc)
+        ranges = [(a + 1, b - 1) for a, b in zip(seeds, seeds[1:]) if b - a > 1]
+        while ranges:
+            a, b = ranges.pop()
+            if a == b:
+                at(a)
+                continue
+            if below(enclose(num.hull(pt(a), pt(b)))):
+                continue
+            m = (a + b) // 2
+            ranges += [(m + 1, b), (a, m)]
+        return [j for j in sorted(enc) if not below(enc[j])]
+    finally:
+        fctx.prec = old
 
 
 def _holds(lhs, rel, rhs, tol):
