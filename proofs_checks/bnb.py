@@ -108,6 +108,7 @@ class _Objective:
         self._compiled = {}
         self._nodes = {}  # shared compound subexpressions: one memoized closure each
         self._envs = {}  # recent boxes' balls
+        self._plans = {}  # tuple of expressions -> generated function
 
     def balls(self, box: dict):
         """The box's balls (:func:`_balls`), the same env object for the same box while it is among the
@@ -128,11 +129,18 @@ class _Objective:
             f = self._compiled[expr] = _compile(expr, self.ev, _repeated(*roots), self._nodes)
         return f
 
+    def plan(self, roots: tuple):
+        """The generated function env -> balls of ``roots`` (:func:`_generate`), made once per tuple."""
+        f = self._plans.get(roots)
+        if f is None:
+            f = self._plans[roots] = _generate(roots, self.ev)
+        return f
+
     def sides(self, box: dict, expr=None):
         env = self.balls(box)
         if expr is not None:
-            return self.fn(expr)(env)
-        return self.fn(self.lhs)(env), self.fn(self.rhs)(env)
+            return self.plan((expr,))(env)[0]
+        return self.plan((self.lhs, self.rhs))(env)
 
 
 def _repeated(*roots) -> frozenset:
@@ -242,6 +250,79 @@ def _compile_node(e, ev, repeated, nodes):
         k0, name = kids[0], type(e).__name__
         return lambda env: n.fn(name, k0(env))
     return lambda env: ev.ev(e, {"i": None, "bound": env})
+
+
+def _generate(roots: tuple, ev):
+    """One straight-line Python function env -> (ball of each root): the operations of :func:`_compile`'s
+    closures in the same order (children left to right, the same arithmetic, the same delegation to
+    ``ev.ev``), each distinct subexpression once per call (ball arithmetic is deterministic at a fixed
+    precision: the same balls, without a closure call per node)."""
+    n = ev.num
+    arb = n.name == "arb"
+    lines, regs, consts, nodes = [], {}, [], []
+
+    def const(v):
+        consts.append(v)
+        return f"K[{len(consts) - 1}]"
+
+    def emit(e):
+        if e in regs:
+            return regs[e]
+        if isinstance(e, sp.Symbol):
+            name = e.name
+            code = f"env.get({name!r}, {const(ev.scalars[name])})" if name in ev.scalars else f"env[{name!r}]"
+        elif e.is_Number or e in (sp.pi, sp.E):
+            regs[e] = const(n.exact(e))
+            return regs[e]
+        elif isinstance(e, sp.Add):
+            code = " + ".join([emit(a) for a in e.args])
+        elif isinstance(e, sp.Mul):
+            code = " * ".join([emit(a) for a in e.args])
+        elif isinstance(e, sp.Pow):
+            b, ex = e.args
+            kb = emit(b)
+            if ex.is_Integer:
+                code = f"{kb} ** {int(ex)}"
+            elif ex == sp.Rational(1, 2):
+                root = f"{kb}.sqrt()" if arb else f"fn('sqrt', {kb})"
+                code = f"{root} if gt({kb}, ZERO) else pw({kb}, {const(n.exact(ex))})"
+            else:
+                code = f"pw({kb}, {emit(ex)})"
+        elif isinstance(e, sp.Abs):
+            code = f"abs({emit(e.args[0])})" + (".nonnegative_part()" if arb else "")
+        elif isinstance(e, sp.Max):
+            code = f"mx([{', '.join([emit(a) for a in e.args])}])"
+        elif isinstance(e, sp.Min):
+            code = f"-mx([{', '.join(['-' + emit(a) for a in e.args])}])"
+        elif isinstance(e, sp.sign):
+            code = f"sg({emit(e.args[0])})"
+        elif isinstance(e, (sp.exp, sp.sin, sp.cos)):
+            k, name = emit(e.args[0]), type(e).__name__
+            code = f"{k}.{name}()" if arb else f"fn({name!r}, {k})"
+        else:
+            code = f"walk(N[{len(nodes)}], {{'i': None, 'bound': env}})"
+            nodes.append(e)
+        r = regs[e] = f"r{len(lines)}"
+        lines.append(f"    {r} = {code}")
+        return r
+
+    outs = [emit(e) for e in roots]
+    src = "def plan(env):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
+    ns = {
+        "K": consts,
+        "N": nodes,
+        "ZERO": n.exact(0),
+        "gt": n.gt,
+        "fn": n.fn,
+        "pw": ev._pow,
+        "mx": ev._max,
+        "sg": ev._sign,
+        "walk": ev.ev,
+    }
+    exec(compile(src, "<bnb plan>", "exec"), ns)  # noqa: S102 (code generated above from the node types)
+    plan = ns["plan"]
+    plan.source = src
+    return plan
 
 
 def _holds(num, rel, lhs, rhs) -> bool:

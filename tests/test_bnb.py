@@ -65,8 +65,9 @@ def test_two_point_laws_proved_at_kappa_and_a_planted_smaller_constant_is_caught
 
 @pytest.mark.parametrize("backend", ["arb", "iv"])
 def test_shared_subexpressions_enclosed_once_give_the_same_balls(backend):
-    """A subexpression met twice (in one side, or in lhs and rhs) is enclosed once per box: the balls are
-    those of the plain compilation (no memo), bit for bit, on every box; its closure runs once per env."""
+    """A subexpression met twice (in one side, or in lhs and rhs) is enclosed once per box: the balls of the
+    generated straight-line code (and of the memoized closures) are those of the plain compilation (no
+    memo), bit for bit, on every box; a memoized closure runs once per env."""
     from proofs_checks import bnb as B
     from proofs_checks.recheck import Undecided, ball_backend
 
@@ -80,6 +81,10 @@ def test_shared_subexpressions_enclosed_once_give_the_same_balls(backend):
     plain = B._Objective(lhs, rhs, {}, num)
     plain.fn = lambda e: B._compile(e, plain.ev)  # no sharing, no memo
     plain.balls = lambda box: B._balls(num, box)
+    plain.sides = lambda box: (plain.fn(lhs)(plain.balls(box)), plain.fn(rhs)(plain.balls(box)))
+    src = obj.plan((lhs, rhs)).source
+    # sqrt(ag) (twice in lhs) once; sqrt(q), sqrt(1 - q) (sympy splits sqrt(q (1 - q)) for q > 0)
+    assert src.count(".sqrt()" if backend == "arb" else "fn('sqrt'") == 3
     import random
 
     rnd, checked = random.Random(1), 0
@@ -93,8 +98,10 @@ def test_shared_subexpressions_enclosed_once_give_the_same_balls(backend):
                 with pytest.raises(Undecided):
                     obj.sides(box)
                 continue
-            for got, w in zip(obj.sides(box), want):
-                assert num.bounds(got) == num.bounds(w) and str(got) == str(w)
+            memo = (obj.fn(lhs)(obj.balls(box)), obj.fn(rhs)(obj.balls(box)))
+            for got in (obj.sides(box), memo):
+                for g, w in zip(got, want, strict=True):
+                    assert num.bounds(g) == num.bounds(w) and str(g) == str(w)
             checked += 1
     assert checked >= 50
     calls = []
