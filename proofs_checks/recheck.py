@@ -592,6 +592,10 @@ class _ArbNum:
         """The exact value of a float / int / decimal string / sympy number, as a ball (exact where the
         value is a binary float or an integer; a tight ball around a decimal string or a rational)."""
         arb = self.arb
+        if type(v) is float:  # the common case first (box ends, grid points): the same ball as below
+            if v - v != 0.0:
+                raise Undecided(f"non-finite input {v}")
+            return arb(v)
         if isinstance(v, bool):
             return arb(int(v))
         if isinstance(v, int):
@@ -852,6 +856,7 @@ class BallEval(_Symbols):
         self.d = self.dist.d if self.dist else (len(next(iter(self.coords.values()))) if self.coords else 1)
         self.maxover_boxes = int(w.get("maxover_boxes", 4096))
         self._consts = {}  # (plan, precision) -> the plan's constants as balls
+        self._zero = num.exact(0)  # exact at any precision
 
     def _sum(self, xs):
         xs = list(xs)
@@ -866,7 +871,7 @@ class BallEval(_Symbols):
         for v in xs[1:]:
             best = self._max2(best, v)
         n = self.num
-        if n.name == "arb" and any(n.ge(v, n.exact(0)) for v in xs):
+        if n.name == "arb" and any(n.ge(v, self._zero) for v in xs):
             best = best.nonnegative_part()  # a maximum with a term >= 0 is >= 0 (the hull's rounding aside)
         return best
 
@@ -887,7 +892,7 @@ class BallEval(_Symbols):
         n = self.num
         if isinstance(e, int):
             return b**e
-        if n.gt(b, n.exact(0)):
+        if n.gt(b, self._zero):
             return b**e
         try:  # an exact integer exponent: the power of any real base
             ef = float(n.lower(e))
