@@ -293,27 +293,23 @@ _SCREEN_BITS = 128
 _SCREEN_STEP = 64
 
 
-def _maxover_screen(ev, body, var, lo, hi, grid, ctx, point):
+def _maxover_screen(ev, body, var, lo, hi, grid, ctx, point, backend=None):
     """The indices j of the grid points ``point(j)`` (j = 0..grid) whose 60-digit value may be the grid's
-    maximum, or None (no screen: python-flint missing, operators in ``body``, an infinite end, ...).
+    maximum, or None (no screen: operators in ``body``, an infinite end, ...).
 
-    Rigorous enclosures of ``body`` (arb, 128 bits, from the exact values the 60-digit evaluator holds) over
-    single grid points and over ranges of consecutive ones (the hull of the range's two end points: the grid
-    points are correctly rounded values of a monotone formula) give L, a lower bound on the largest value
-    at a grid point; a point (or a whole range) whose enclosure lies below L - delta cannot hold the
-    maximum, as long as the 60-digit evaluation is within delta / 2 of the exact value (delta = 1e-25 (1 +
-    |L|), 35 digits of margin). Every other point is returned and evaluated at 60 digits as before, so the
-    maximum and its first index are the ones the whole grid gives."""
-    try:
-        import flint
-    except ImportError:  # pragma: no cover - the proofs extra
-        return None
+    Rigorous enclosures of ``body`` (:func:`ball_backend`: arb, or mpmath.iv without python-flint; 128 bits;
+    from the exact values the 60-digit evaluator holds) over single grid points and over ranges of consecutive
+    ones (the hull of the range's two end points: the grid points are correctly rounded values of a monotone
+    formula) give L, a lower bound on the largest value at a grid point; a point (or a whole range) whose
+    enclosure lies below L - delta cannot hold the maximum, as long as the 60-digit evaluation is within
+    delta / 2 of the exact value (delta = 1e-25 (1 + |L|), 35 digits of margin). Every other point is returned
+    and evaluated at 60 digits as before, so the maximum and its first index are the ones the whole grid gives."""
     if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
         return None
-    if _ball_plan(body, "arb") is None or any(_op(a) for a in sp.preorder_traversal(body)):
+    num = ball_backend(backend, _SCREEN_BITS)
+    if _ball_plan(body, num.name) is None or any(_op(a) for a in sp.preorder_traversal(body)):
         return None
-    num = ball_backend("arb", _SCREEN_BITS)
-    fctx = flint.ctx
+    fctx = num.flint.ctx if num.name == "arb" else mpmath.iv
     old = fctx.prec
     try:
         fctx.prec = _SCREEN_BITS

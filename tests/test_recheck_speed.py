@@ -54,12 +54,12 @@ def test_generated_ball_plan_encloses_each_shared_subexpression_once():
     assert src.count(".sin()") == 1 and src.count(".cos()") == 1  # three occurrences each in the tree
 
 
-def _maxover(body, lo, hi, scalars, screen):
+def _maxover(body, lo, hi, scalars, screen, backend=None):
     old = R._maxover_screen
     calls = []
 
     def spy(*args):
-        k = old(*args) if screen else None
+        k = old(*args, backend=backend) if screen else None
         calls.append(k)
         return k
 
@@ -83,23 +83,25 @@ def _maxover(body, lo, hi, scalars, screen):
         (sp.sqrt(t - a), 0, 1),  # undecided (complex) below a: those points are kept and evaluated
     ],
 )
-def test_screened_maxover_equals_the_whole_grid(body, lo, hi):
+@pytest.mark.parametrize("backend", ["arb", "mpmath.iv"])
+def test_screened_maxover_equals_the_whole_grid(body, lo, hi, backend):
     sc = {"a": 0.3, "b": -1.25, "p": 3.0}
     try:
         full, calls = _maxover(body, lo, hi, sc, False)
     except ValueError as exc:  # the whole grid raises (a complex value): the screened grid raises the same
         with pytest.raises(ValueError) as got:
-            _maxover(body, lo, hi, sc, True)
+            _maxover(body, lo, hi, sc, True, backend)
         assert str(got.value) == str(exc)  # the same first failing point
         return
-    fast, calls = _maxover(body, lo, hi, sc, True)
+    fast, calls = _maxover(body, lo, hi, sc, True, backend)
     assert fast == full and mpmath.almosteq(fast, full, 0, 0)
     assert calls and calls[0] is not None  # the screen ran
 
 
-def test_screen_keeps_few_points_and_is_skipped_for_operators():
+@pytest.mark.parametrize("backend", ["arb", "mpmath.iv"])
+def test_screen_keeps_few_points_and_is_skipped_for_operators(backend):
     sc = {"a": 0.3, "b": -1.25, "p": 3.0}
-    _, calls = _maxover(EXPRS[0], 0, sp.pi, sc, True)
+    _, calls = _maxover(EXPRS[0], 0, sp.pi, sc, True, backend)
     assert 1 <= len(calls[0]) <= 4
     with mpmath.workdps(60):
         ev = R._Eval({"scalars": sc, "coords": {"g": [1.0, 2.0]}})
