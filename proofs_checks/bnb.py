@@ -99,7 +99,9 @@ def _sym(e):
 
 class _Objective:
     """lhs and rhs as sympy expressions of the box variables and ``scalars``, enclosed by ball arithmetic
-    (each expression compiled once into closures over the ball operations of :class:`recheck.BallEval`)."""
+    (each tuple of expressions evaluated by one generated straight-line function, :func:`_generate`, over the
+    ball operations of :class:`recheck.BallEval`; :func:`_compile`'s closures are the reference it is tested
+    against)."""
 
     def __init__(self, lhs, rhs, scalars, num):
         self.lhs, self.rhs = _sym(lhs), _sym(rhs)

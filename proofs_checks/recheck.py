@@ -236,14 +236,17 @@ class _Eval(_Symbols):
             grid = 4096
             point = lambda j: lo + (hi - lo) * j / grid  # noqa: E731
             keep = _maxover_screen(self, body, var, lo, hi, grid, ctx, point)
+            if keep is not None:  # the grid points that may hold the grid's maximum, in order: the same
+                vals = [f(point(k)) for k in keep]  # maximum, the same first index
+                if any(mpmath.isnan(v) for v in vals):  # max() of a list with a NaN depends on its place
+                    keep = None
+                else:
+                    best = max(vals)
+                    j = keep[vals.index(best)]
             if keep is None:
                 vals = [f(point(j)) for j in range(grid + 1)]
                 best = max(vals)
                 j = vals.index(best)
-            else:  # the grid points that may hold the grid's maximum, in order: the same maximum, first index
-                vals = [f(point(k)) for k in keep]
-                best = max(vals)
-                j = keep[vals.index(best)]
             a, b = point(max(0, j - 1)), point(min(grid, j + 1))
             for _ in range(80):  # golden-section refinement around the best grid point
                 m1, m2 = a + (b - a) * 0.381966, a + (b - a) * 0.618034
