@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from lptheory.geometry import dual_exponent
+from lptheory.optimizers import LpDescent
 from proofs_checks.api import Context, recheck
 from proofs_checks.records import validate_record
 from proofs_checks.stacey import theorem1 as T1
@@ -144,3 +146,36 @@ def test_proof_terms_evaluated_once_equal_step_by_step():
     slack = tr["f_next"] - (tr["f"] - tr["A"] + tr["B"] + tr["C"])
     i, r = np.unravel_index(int(np.argmax(slack)), slack.shape)
     assert tr["worst_step"]["t"] == i and tr["worst_step"]["replicate"] == r
+
+
+@pytest.mark.parametrize("steps", [None, 12, 20, 30])
+def test_grad_term_evaluated_once_equals_step_by_step(steps):
+    """GradTerm keeps the points and evaluates ||grad f(theta_t)||_{p*}^{p*} once on all of them: the bits
+    of the per-step evaluation (int views), whether the run's length is announced (``steps``: exactly,
+    too few, too many) or not; and the same numbers as ProofTerms' gp on the same run."""
+    from lptheory.simulate import Observer, simulate
+    from synthetic.oracle import GradientOracle
+
+    class PerStep(Observer):
+        name = "per-step"
+        needs_previous = True
+
+        def __init__(self, ps):
+            self.ps, self.gp = ps, []
+
+        def on_step(self, v):
+            g = v.problem.grad(v.theta)
+            self.gp.append(np.sum(np.abs(g) ** self.ps, axis=-1))
+
+    problem, noise = T1.make_setting("rademacher", 0.5, 8, 0)
+    oracle = GradientOracle(problem, noise, batch=2)
+    p = 3.0
+    obs, ref = T1.GradTerm(p, steps=steps), PerStep(dual_exponent(p))
+    simulate(LpDescent(p=p, lr=0.05), problem, oracle, 20, 4, 5, record_every=20, observers=[obs, ref],
+             default_metrics=False)  # fmt: skip
+    got, want = obs.finish()["gp"], np.stack(ref.gp)
+    assert got.shape == want.shape == (20, 4)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    tr = T1.trajectory(problem, oracle, p=p, eta=0.05, T=20, replicates=4, seed=5, L=1.0)
+    assert np.array_equal(tr["gp"].view(np.int64), want.view(np.int64))
+    assert T1.GradTerm(p, steps=steps).finish()["gp"].size == 0

@@ -150,21 +150,44 @@ class ProofTerms(Observer):
 
 class GradTerm(Observer):
     """Per step of Alg. 3: ||grad f(theta_t)||_{p*}^{p*} only (the left side of Theorem 1), computed as
-    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement)."""
+    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement). The points
+    theta_t are kept (into one (steps, R, d) array when ``steps`` is given) and the gradients and sums taken
+    once in :meth:`finish`, on all steps' rows: the problem's gradient and ``|g|^{p*}`` are element-wise and
+    the sum runs over each row's own d entries, so these are the numbers of a step-by-step evaluation."""
 
     name = "grad-term"
     needs_previous = True
 
-    def __init__(self, p):
+    def __init__(self, p, steps=None):
         self.ps = dual_exponent(p)
-        self.gp = []
+        self.steps = steps
+        self.problem, self.points, self.n = None, None, 0
+        self.gp = []  # the sums of steps whose points are not numpy arrays, computed at the step
 
     def on_step(self, v):
-        g = v.problem.grad(v.theta)
-        self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+        th = v.theta
+        if not isinstance(th, np.ndarray):
+            g = v.problem.grad(th)
+            self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+            return
+        if self.points is None:
+            self.problem = v.problem
+            self.points = np.empty((self.steps, *th.shape), dtype=th.dtype) if self.steps else []
+        if not isinstance(self.points, list) and self.n >= len(self.points):
+            self.points = list(self.points)  # more steps than announced: keep them as a list
+        if isinstance(self.points, list):
+            self.points.append(np.array(th))
+        else:
+            self.points[self.n] = th
+        self.n += 1
 
     def finish(self):
-        return {"gp": np.asarray(self.gp)}
+        if not self.n:
+            return {"gp": np.asarray(self.gp)}
+        th = np.stack(self.points) if isinstance(self.points, list) else self.points[: self.n]
+        g = self.problem.grad(th.reshape(-1, th.shape[-1]))
+        gp = np.sum(np.abs(g) ** self.ps, axis=-1)
+        return {"gp": gp.reshape(th.shape[:-1])}
 
 
 def trajectory(
@@ -173,7 +196,7 @@ def trajectory(
     """Run Alg. 3 (``LpDescent``) for T steps on R replicates through :func:`lptheory.simulate`; per step
     the proof's terms (:class:`ProofTerms`), arrays of shape (T, R); ``terms=False``: only ``"gp"``
     (:class:`GradTerm`, the same numbers)."""
-    obs = ProofTerms(p, eta, L) if terms else GradTerm(p)
+    obs = ProofTerms(p, eta, L) if terms else GradTerm(p, steps=T)
     simulate(
         LpDescent(p=p, lr=eta),
         problem,
