@@ -96,33 +96,35 @@ class ProofTerms(Observer):
 
     def __init__(self, p, eta, L):
         self.p, self.eta, self.L = p, eta, L
-        self.rows = {k: [] for k in ("gp", "f", "f_next", "gt_norm")}
-        self.steps = {k: [] for k in ("t", "theta", "g", "gt")}
+        self.steps = {k: [] for k in ("t", "theta", "new", "gt")}
         self.ps = dual_exponent(p)
+        self.problem = None
 
     def on_step(self, v):
-        pr, th, new, gt = v.problem, v.theta, v.new_theta, v.grad_tilde
-        g = pr.grad(th)
-        f, f_next = pr.f(th), pr.f(new)
-        gp = np.sum(np.abs(g) ** self.ps, axis=-1)
-        for k, val in zip(self.rows, (gp, f, f_next, lp_norm(gt, self.ps))):
-            self.rows[k].append(np.asarray(val))
-        # theta and g~ live in buffers the simulator reuses: copies
-        for k, val in zip(self.steps, (v.t, np.array(th), np.asarray(g), np.array(gt))):
+        # theta, theta_t+1 and g~ live in buffers the simulator reuses: copies; the terms are evaluated in
+        # finish() on all steps' rows at once
+        self.problem = v.problem
+        for k, val in zip(self.steps, (v.t, np.array(v.theta), np.array(v.new_theta), np.array(v.grad_tilde))):
             self.steps[k].append(val)
 
     def finish(self):
-        """The arrays, with A, B, C evaluated once on every step's rows (the same values as step by step: the
-        expressions are row-wise), and the step of the largest slack f_t+1 - (f_t - A + B + C) (the first
-        step, then the first replicate, reaching it)."""
-        out = {k: np.asarray(v) for k, v in self.rows.items()}
+        """The arrays, evaluated once on every step's rows (the same values as step by step: the problem's
+        f and gradient, |g|^{p*} and the norms are row-wise), A, B, C too, and the step of the largest slack
+        f_t+1 - (f_t - A + B + C) (the first step, then the first replicate, reaching it)."""
         T = len(self.steps["t"])
         worst = {"slack": -np.inf}
+        out = {k: np.asarray([]) for k in ("gp", "f", "f_next", "gt_norm")}
         if T:
-            th, g, gt = (np.stack(self.steps[k]) for k in ("theta", "g", "gt"))
+            th, new, gt = (np.stack(self.steps[k]) for k in ("theta", "new", "gt"))
             R, d = gt.shape[1], gt.shape[2]
+            pr = self.problem
+            g = np.asarray(pr.grad(th.reshape(T * R, d)))
+            out["gp"] = np.sum(np.abs(g) ** self.ps, axis=-1).reshape(T, R)
+            out["f"] = np.asarray(pr.f(th.reshape(T * R, d))).reshape(T, R)
+            out["f_next"] = np.asarray(pr.f(new.reshape(T * R, d))).reshape(T, R)
+            out["gt_norm"] = np.asarray(lp_norm(gt.reshape(T * R, d), self.ps)).reshape(T, R)
             sc = {"p": self.p, "eta": self.eta, "L": self.L}
-            flat = {"g": g.reshape(T * R, d)}
+            flat = {"g": g}
             for k, term in (("A", F.A_term), ("B", F.B_path), ("C", F.C_path)):
                 out[k] = pointwise(term, gt.reshape(T * R, d), scalars=sc, coords=flat).reshape(T, R)
             A, B, C, f, f_next = out["A"], out["B"], out["C"], out["f"], out["f_next"]
