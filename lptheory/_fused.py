@@ -813,15 +813,10 @@ def run(opt, h: Hyper, arrays: dict, threads: int, *, count_nonfinite: bool = Fa
     return nf if count_nonfinite else True
 
 
-def run_direct(opt, h, arrays: dict, alias):
-    """The fused kernel of ``opt`` called directly on ``arrays`` (the short path of
-    :meth:`lptheory.optimizers.ElementwiseOptimizer.step` for small arrays: one thread, a kernel without
-    guards to re-check, which is one fused loop or the one-pass SVML kernel with exponents fixed across
-    steps; cached on ``opt`` per in-place pattern ``alias`` and dtype): the number of non-finite
-    gradient entries, or None when the caller should take :func:`lptheory._engine.run`."""
+def _direct_spec(opt, h, arrays: dict, alias):
+    """The spec of :func:`run_direct` for ``opt`` (cached on ``opt`` per in-place pattern ``alias`` and dtype):
+    ``(fn, names, dyn names, exponents)``, or None when the short path does not apply."""
     first = arrays["theta"]
-    if first.size >= (1 << 15):
-        return None
     cache = opt.__dict__.get("_direct")
     if cache is None or cache[0] != alias or cache[1] is not first.dtype:
         if not available():
@@ -849,7 +844,19 @@ def run_direct(opt, h, arrays: dict, alias):
             spec = _direct_plan(k)
         cache = (alias, first.dtype, spec)
         object.__setattr__(opt, "_direct", cache)
-    spec = cache[2]
+    return cache[2]
+
+
+def run_direct(opt, h, arrays: dict, alias):
+    """The fused kernel of ``opt`` called directly on ``arrays`` (the short path of
+    :meth:`lptheory.optimizers.ElementwiseOptimizer.step` for small arrays: one thread, a kernel without
+    guards to re-check, which is one fused loop or the one-pass SVML kernel with exponents fixed across
+    steps; cached on ``opt`` per in-place pattern ``alias`` and dtype): the number of non-finite
+    gradient entries, or None when the caller should take :func:`lptheory._engine.run`."""
+    first = arrays["theta"]
+    if first.size >= (1 << 15):
+        return None
+    spec = _direct_spec(opt, h, arrays, alias)
     if spec is None or os.environ.get("LPTHEORY_ENGINE", "").lower() == "numpy":
         return None
     fn, names, dyn, expos = spec
@@ -863,6 +870,40 @@ def run_direct(opt, h, arrays: dict, alias):
     if first.ndim == 1:
         return fn(first.size, *[arrays[x] for x in names], *[float(h[x]) for x in dyn])
     return fn(first.size, *[arrays[x].reshape(-1) for x in names], *[float(h[x]) for x in dyn])
+
+
+def bind_direct(opt, h, arrays: dict, alias):
+    """:func:`run_direct` bound to ``arrays`` (the same array objects at every step, updated in place: a
+    simulator's loop): ``(bound, dyn names)``, ``bound`` for :func:`run_bound` with the flat views and
+    arguments resolved once, not per step; None where :func:`run_direct` would not run the kernel."""
+    first = arrays["theta"]
+    if first.size >= (1 << 15):
+        return None
+    spec = _direct_spec(opt, h, arrays, alias)
+    if spec is None:
+        return None
+    fn, names, dyn, expos = spec
+    flats = {x: a.reshape(-1) for x, a in arrays.items()}
+    if fn is None:  # a plan of several parts (see _direct_plan)
+        return (None, names, flats, first.size, first.dtype), tuple(names[1])
+    return (fn, (first.size, *[flats[x] for x in names]), expos), tuple(dyn)
+
+
+def run_bound(bound, scalars):
+    """A step of a kernel bound by :func:`bind_direct`, ``scalars`` the values of its dyn names (floats, in
+    their order): what :func:`run_direct` returns on those arrays, the same calls on the same elements."""
+    if os.environ.get("LPTHEORY_ENGINE", "").lower() == "numpy":
+        return None
+    fn = bound[0]
+    if fn is None:
+        _, spec, flats, n, dtype = bound
+        return _run_plan_flat(spec, flats, scalars, n, dtype)
+    _, args, expos = bound
+    if expos is not None:
+        if not USE_SVML:
+            return None
+        return fn(*args, *scalars, *expos)
+    return fn(*args, *scalars)
 
 
 def _direct_plan(k: _Kernel):
@@ -887,11 +928,14 @@ def _direct_plan(k: _Kernel):
 def _run_plan(spec, arrays: dict, h, first):
     """:func:`_run_range` over the whole of ``arrays`` (fewer than :data:`CHUNK` elements: one chunk) with the
     plan resolved by :func:`_direct_plan`: the same calls on the same elements, the same bits."""
-    slot_names, dyn, steps = spec
-    n = first.size
-    slot = _slots(slot_names, n, first.dtype)  # this thread's scratch of exactly n elements
     flats = arrays if first.ndim == 1 else {x: a.reshape(-1) for x, a in arrays.items()}
-    scalars = [float(h[x]) for x in dyn]
+    return _run_plan_flat(spec, flats, [float(h[x]) for x in spec[1]], first.size, first.dtype)
+
+
+def _run_plan_flat(spec, flats: dict, scalars, n: int, dtype):
+    """:func:`_run_plan` on flat arrays ``flats`` of ``n`` elements and the plan's scalars ``scalars``."""
+    slot_names, _, steps = spec
+    slot = _slots(slot_names, n, dtype)  # this thread's scratch of exactly n elements
     nf = 0
     with np.errstate(all="ignore"):
         for st in steps:

@@ -147,6 +147,11 @@ def deferred_nonfinite(opt):
         _DEFERRED.reset(token)
 
 
+BIND_LIMIT = 32
+"""Kernels bound to arrays (:meth:`ElementwiseOptimizer._bind`) per optimizer: past it (steps alternating
+between array sets, e.g. threads sharing one optimizer) the unbound short path runs."""
+
+
 def count_nonfinite(opt, n: int) -> None:
     """Add ``n`` non-finite steps to the count of ``opt`` (read by :func:`nonfinite_steps`) and issue the
     optimizer's one :class:`NonFiniteGradientWarning` at the first; for optimizer implementations that
@@ -373,7 +378,13 @@ class ElementwiseOptimizer(Optimizer):
     def _step_numpy_fast(self, theta, grad, state, donate):
         """:meth:`step` for numpy arrays of the last validated shape and dtype, C-contiguous (None: take the
         checked path). Same results, same bits."""
-        sig = self.__dict__.get("_fast_sig")
+        d = self.__dict__
+        bound = d.get("_bound")
+        if bound is not None and donate and theta is bound[0] and grad is bound[1]:
+            got = self._step_bound(bound, theta, state)
+            if got is not None:
+                return got
+        sig = d.get("_fast_sig")
         if sig is None:
             return None
         shape, dtype = sig
@@ -415,11 +426,69 @@ class ElementwiseOptimizer(Optimizer):
         nf = _fused.run_direct(self, h, arrays, alias) if alias is not None else None
         if nf is None:
             nf = _engine.run(self, h, arrays, count_nonfinite=True, alias=alias)
+        elif donate:  # the same array objects as the previous step (a simulator's loop): bind the kernel to them
+            key = (id(theta), id(grad))
+            if d.get("_bind_try") == key:
+                self._bind(theta, grad, old, h, arrays, alias)
+            else:
+                object.__setattr__(self, "_bind_try", key)
         if nf:
             count_nonfinite(self, 1)
         new_state = {"step": t + 1}
         new_state.update(zip(buffers, outs[1:]))
         return outs[0], new_state
+
+    def _bind(self, theta, grad, old, h, arrays, alias) -> None:
+        """After a donated step on the short path of :func:`lptheory._fused.run_direct`: the kernel bound to
+        these arrays (:func:`lptheory._fused.bind_direct`) for the next steps on the same array objects
+        (a simulator's loop), with the per-step scalars resolved once where only ``t`` changes between
+        steps (no schedule, no :meth:`derived`)."""
+        binds = self.__dict__.get("_binds", 0)
+        object.__setattr__(self, "_binds", binds + 1)
+        got = _fused.bind_direct(self, h, arrays, alias) if binds < BIND_LIMIT else None
+        if got is None:
+            object.__setattr__(self, "_bound", None)
+            return
+        bound, dyn = got
+        template = None
+        split = self.__dict__.get("_split")  # (fixed values, scheduled names), set by hyper_at
+        cls = type(self)
+        plain = all(getattr(cls, m) is getattr(ElementwiseOptimizer, m) for m in ("derived", "scalars", "hyper_at"))
+        if plain and split is not None and not split[1] and all(x == "t" or x in split[0] for x in dyn):
+            template = tuple(None if x == "t" else float(split[0][x]) for x in dyn)
+        outs = (theta, *old)
+        sig = (theta.shape, theta.dtype)
+        object.__setattr__(self, "_bound", (theta, grad, tuple(old), outs, bound, dyn, template, sig))
+
+    def _step_bound(self, bound, theta, state):
+        """:meth:`step` (donated) through the kernel bound by :meth:`_bind`: the same arrays, the same
+        kernel and scalars, the same bits; None where the general short path must run (a buffer that is
+        not the bound one, a changed shape or flag, the fused engine switched off)."""
+        t = state.get("step")
+        if type(t) is not int or t < 0:
+            return None
+        _, grad, old, outs, kernel, dyn, template, (shape, dtype) = bound
+        for k, a in zip(self.buffers, old):
+            if state.get(k) is not a:
+                return None
+        for a in outs:
+            if a.shape != shape or a.dtype is not dtype or not a.flags.writeable:
+                return None
+        if grad.shape != shape or grad.dtype is not dtype:
+            return None
+        if template is not None:
+            scalars = [float(t) if v is None else v for v in template]
+        else:
+            h = self.scalars(t)
+            scalars = [float(h[x]) for x in dyn]
+        nf = _fused.run_bound(kernel, scalars)
+        if nf is None:
+            return None
+        if nf:
+            count_nonfinite(self, 1)
+        new_state = {"step": t + 1}
+        new_state.update(zip(self.buffers, old))
+        return theta, new_state
 
     def _new_names(self) -> tuple[str, ...]:
         got = self.__dict__.get("_new")

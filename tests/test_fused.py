@@ -581,3 +581,96 @@ def test_stacey_kernel_scalars_one_kernel_same_bits(cls, rng, monkeypatch):
         for k in opt.buffers:
             _assert_same(runs[1][1][k], runs[0][1][k], f"{k} {hp}")
     assert len(kernels) == 1
+
+
+_BOUND = [
+    *_SHORT,
+    O.StaceyPP(p=6.0, lr=0.1, alpha=0.05, tau=0.3, eps=0.0, weight_decay=0.0, beta1=0.9, beta2=0.99),
+    O.StaceyP2(p=6.0, lr=0.1, alpha=0.05, tau=0.3, eps=0.0, weight_decay=0.0, beta1=0.0, beta2=0.0),
+    O.StaceyPP(p=3.0, lr=S.CosineWarmup(0.1, 20, warmup=3), alpha=0.05, tau=0.2),  # scalars per step
+]
+
+
+def _bits(a):
+    return a.view(np.int64 if a.dtype == np.float64 else np.int32)
+
+
+@pytest.mark.parametrize("opt", _BOUND, ids=_ids)
+def test_bound_kernel_same_bits(opt, rng, monkeypatch):
+    """A simulator's loop (the same theta, gradient and state arrays at every step, donated): from the
+    third step the kernel is bound to those arrays (ElementwiseOptimizer._bind, _fused.run_bound),
+    with the bits of the checked path at every step (int views compared), the non-finite gradient counted
+    once; a state buffer replaced, a read-only theta or the reference engine switched on mid-run take the
+    unbound paths with the same bits."""
+    theta0 = rng.standard_normal((2, 65))
+    grads = [rng.standard_normal(theta0.shape) for _ in range(9)]
+    grads[5][1, 7] = np.nan  # a non-finite gradient at a bound step
+    calls = []
+    real = _fused.run_bound
+    monkeypatch.setattr(_fused, "run_bound", lambda *a: calls.append(1) or real(*a))
+
+    ref = dataclasses_replace(opt)
+    object.__setattr__(ref, "_step_numpy_fast", lambda *a: None)  # every step through the checks
+    th_r, st_r = theta0.copy(), ref.init(theta0)
+    o = dataclasses_replace(opt)
+    th, gbuf = theta0.copy(), np.empty_like(theta0)
+    st = o.init(th)
+    with pytest.warns(O.NonFiniteGradientWarning):
+        for i, g in enumerate(grads):
+            if i == 6:
+                st = {**st, "step": st["step"]}  # a new dict with the same buffers: still bound
+            np.copyto(gbuf, g)
+            th_r, st_r = ref.step(th_r, g, st_r)
+            th, st = o.step(th, gbuf, st, donate=True)
+            assert np.array_equal(_bits(th), _bits(th_r)), i
+            for k in opt.buffers:
+                assert np.array_equal(_bits(st[k]), _bits(st_r[k])), (i, k)
+    # step 0 checked, step 1 short (arrays seen), step 2 short and bound, then bound
+    assert o.__dict__["_bound"] is not None and len(calls) == len(grads) - 3
+    assert O.nonfinite_steps(o) == O.nonfinite_steps(ref) == 1
+
+    def more():
+        nonlocal th, st, th_r, st_r
+        n0 = len(calls)
+        g = rng.standard_normal(theta0.shape)
+        np.copyto(gbuf, g)
+        th_r, st_r = ref.step(th_r, g, st_r)
+        th, st = o.step(th, gbuf, st, donate=True)
+        assert np.array_equal(_bits(th), _bits(th_r))
+        for k in opt.buffers:
+            assert np.array_equal(_bits(st[k]), _bits(st_r[k])), k
+        return len(calls) - n0
+
+    assert more() == 1
+    if opt.buffers:
+        k0 = opt.buffers[0]
+        st = {**st, k0: st[k0].copy()}  # a buffer that is not the bound one
+        assert more() == 0  # the short path, bound again to the new buffer (theta, grad already seen)
+        assert more() == 1
+    monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+    assert more() == 1  # asked, answered None: the reference engine ran
+    monkeypatch.delenv("LPTHEORY_ENGINE")
+    assert more() == 1
+    frozen = th
+    frozen.flags.writeable = False  # not written in place: a new theta, the same bits
+    assert more() == 0
+    assert th is not frozen
+
+
+def test_bound_kernel_rebinds_at_most(rng):
+    """Steps alternating between two sets of arrays (e.g. threads sharing one optimizer) rebind the kernel at
+    most BIND_LIMIT times, then take the unbound short path, with the same bits."""
+    opt = O.StaceyPP(p=3.0, lr=0.1, alpha=0.05, tau=0.3)
+    o, ref = dataclasses_replace(opt), dataclasses_replace(opt)
+    sets = []
+    for _ in range(2):
+        th = rng.standard_normal((1, 33))
+        sets.append([th, np.empty_like(th), o.init(th), th.copy(), ref.init(th)])
+    for i in range(4 * O.BIND_LIMIT):
+        s = sets[(i // 2) % 2]  # two steps on each set in turn: every switch binds again
+        g = rng.standard_normal(s[0].shape)
+        np.copyto(s[1], g)
+        s[0], s[2] = o.step(s[0], s[1], s[2], donate=True)
+        s[3], s[4] = ref.step(s[3], g, s[4])
+        assert np.array_equal(_bits(s[0]), _bits(s[3]))
+    assert o.__dict__["_binds"] > O.BIND_LIMIT and o.__dict__["_bound"] is None

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from lptheory.geometry import dual_exponent, lp_norm
+from lptheory.optimizers import LpDescent
 from proofs_checks.api import Context, recheck
 from proofs_checks.records import validate_record
 from proofs_checks.stacey import theorem1 as T1
@@ -121,7 +123,8 @@ def test_rate_planted_control_that_passes_withdraws_the_holds():
 
 
 def test_proof_terms_evaluated_once_equal_step_by_step():
-    """ProofTerms evaluates A, B, C on every step's rows at the end: the same values as step by step."""
+    """ProofTerms evaluates f, the gradient term, the norms and A, B, C on every step's rows at the end: the
+    bits of a step-by-step evaluation."""
     from proofs_checks.engines import pointwise
     from proofs_checks.stacey import formulas as F
     from synthetic.oracle import GradientOracle
@@ -137,10 +140,58 @@ def test_proof_terms_evaluated_once_equal_step_by_step():
     steps = {k: list(v) for k, v in obs.steps.items()}
     tr = obs.finish()
     sc = {"p": 3.0, "eta": 0.05, "L": 1.0}
+    ps = dual_exponent(3.0)
+    bits = lambda a: np.asarray(a, dtype=np.float64).view(np.int64)  # noqa: E731
     for i in range(12):
+        th, gt = steps["theta"][i], steps["gt"][i]
+        g = problem.grad(th)
         for k, term in (("A", F.A_term), ("B", F.B_path), ("C", F.C_path)):
-            one = pointwise(term, steps["gt"][i], scalars=sc, coords={"g": steps["g"][i]})
-            assert np.array_equal(tr[k][i], one)
+            one = pointwise(term, gt, scalars=sc, coords={"g": g})
+            assert np.array_equal(bits(tr[k][i]), bits(one))
+        # f, f(theta_t+1), ||grad f||^{p*}, ||g~||_{p*}: evaluated once on all rows, the per-step bits
+        assert np.array_equal(bits(tr["f"][i]), bits(problem.f(th)))
+        assert np.array_equal(bits(tr["f_next"][i]), bits(problem.f(steps["new"][i])))
+        assert np.array_equal(bits(tr["gp"][i]), bits(np.sum(np.abs(g) ** ps, axis=-1)))
+        assert np.array_equal(bits(tr["gt_norm"][i]), bits(lp_norm(gt, ps)))
+    assert np.array_equal(bits(steps["new"][3]), bits(steps["theta"][4]))  # theta_t+1 is the next step's theta
+    # the bound runs' size (256 steps x 64 x 20): the stacked norms take lp_norm's compiled row kernel, a step's
+    # 64 rows its numpy path; the same bits row by row
+    big = np.random.default_rng(2).standard_normal((256 * 64, 20))
+    per_step = np.concatenate([lp_norm(big[r : r + 64], ps) for r in range(0, big.shape[0], 64)])
+    assert np.array_equal(bits(lp_norm(big, ps)), bits(per_step))
     slack = tr["f_next"] - (tr["f"] - tr["A"] + tr["B"] + tr["C"])
     i, r = np.unravel_index(int(np.argmax(slack)), slack.shape)
     assert tr["worst_step"]["t"] == i and tr["worst_step"]["replicate"] == r
+
+
+@pytest.mark.parametrize("steps", [None, 12, 20, 30])
+def test_grad_term_evaluated_once_equals_step_by_step(steps):
+    """GradTerm keeps the points and evaluates ||grad f(theta_t)||_{p*}^{p*} once on all of them: the bits
+    of the per-step evaluation (int views), whether the run's length is announced (``steps``: exactly,
+    too few, too many) or not, and through trajectory(terms=False)."""
+    from lptheory.simulate import Observer, simulate
+    from synthetic.oracle import GradientOracle
+
+    class PerStep(Observer):
+        name = "per-step"
+        needs_previous = True
+
+        def __init__(self, ps):
+            self.ps, self.gp = ps, []
+
+        def on_step(self, v):
+            g = v.problem.grad(v.theta)
+            self.gp.append(np.sum(np.abs(g) ** self.ps, axis=-1))
+
+    problem, noise = T1.make_setting("rademacher", 0.5, 8, 0)
+    oracle = GradientOracle(problem, noise, batch=2)
+    p = 3.0
+    obs, ref = T1.GradTerm(p, steps=steps), PerStep(dual_exponent(p))
+    simulate(LpDescent(p=p, lr=0.05), problem, oracle, 20, 4, 5, record_every=20, observers=[obs, ref],
+             default_metrics=False)  # fmt: skip
+    got, want = obs.finish()["gp"], np.stack(ref.gp)
+    assert got.shape == want.shape == (20, 4)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    tr = T1.trajectory(problem, oracle, p=p, eta=0.05, T=20, replicates=4, seed=5, L=1.0)
+    assert np.array_equal(tr["gp"].view(np.int64), want.view(np.int64))
+    assert T1.GradTerm(p, steps=steps).finish()["gp"].size == 0

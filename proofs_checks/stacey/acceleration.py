@@ -316,6 +316,10 @@ class _RowStack:
                 self._buf = np.empty(np.broadcast_shapes(x.shape, C.shape))
             # h * (x - c) row by row, into a buffer reused across steps (the simulator reads it before the
             # next call and keeps nothing of it)
+            k = _scaled_shift_kernel() if x.shape == C.shape and x.flags.c_contiguous else None
+            if k is not None:
+                k(x, C, h, self._buf)
+                return self._buf
             np.subtract(x, C, out=self._buf)
             return np.multiply(h, self._buf, out=self._buf)
         return np.stack([pr.grad(x[r], t) for r, pr in enumerate(self.problems)])
@@ -323,6 +327,32 @@ class _RowStack:
     def f(self, x, t=None):
         x = np.asarray(x, dtype=np.float64)
         return np.array([float(pr.f(x[r], t)) for r, pr in enumerate(self.problems)])
+
+
+_KERNEL: dict = {}
+
+
+def _scaled_shift_kernel():
+    """out[r] = h * (x[r] - c[r]) in one compiled pass (numba; None without the fused engine): the operations of
+    :meth:`_RowStack.grad`'s two numpy calls, element by element (a subtraction, then a product: the same
+    bits), without writing and reading the difference back."""
+    if "k" not in _KERNEL:
+        from lptheory import parallel
+
+        k = None
+        if parallel.fused_available():
+            import numba
+
+            @numba.njit(nogil=True, error_model="numpy", cache=True)
+            def k(x, C, h, out):
+                rows, d = x.shape
+                for r in range(rows):
+                    xr, cr, orow = x[r], C[r], out[r]
+                    for i in range(d):
+                        orow[i] = h[i] * (xr[i] - cr[i])
+
+        _KERNEL["k"] = k
+    return _KERNEL["k"]
 
 
 class _GridGaps(Observer):
@@ -398,6 +428,7 @@ class _ConfigRows(Optimizer):
 
     def __init__(self, optimizers, k):
         self.optimizers, self.k = list(optimizers), int(k)
+        self._views = None  # (theta, grad, [(theta block, grad block) per configuration]) of the last step
 
     def init(self, theta):
         k = self.k
@@ -406,10 +437,17 @@ class _ConfigRows(Optimizer):
     def step(self, theta, grad, state, *, donate: bool = False):
         if not donate:
             theta = theta.copy()
-        k, parts = self.k, []
-        for i, (o, st) in enumerate(zip(self.optimizers, state["parts"])):
-            view = theta[i * k : (i + 1) * k]
-            new, st = o.step(view, grad[i * k : (i + 1) * k], st, donate=True)
+        views = self._views
+        if views is None or views[0] is not theta or views[1] is not grad:
+            # the blocks as views kept across steps while the simulator passes the same arrays: each
+            # optimizer then steps the same array objects (its kernel bound to them, see
+            # ElementwiseOptimizer.step)
+            k = self.k
+            blocks = [(theta[i * k : (i + 1) * k], grad[i * k : (i + 1) * k]) for i in range(len(self.optimizers))]
+            views = self._views = (theta, grad, blocks)
+        parts = []
+        for o, st, (view, gview) in zip(self.optimizers, state["parts"], views[2]):
+            new, st = o.step(view, gview, st, donate=True)
             if new is not view:  # an optimizer that did not update in place
                 view[...] = new
             parts.append(st)

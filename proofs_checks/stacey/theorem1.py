@@ -96,33 +96,35 @@ class ProofTerms(Observer):
 
     def __init__(self, p, eta, L):
         self.p, self.eta, self.L = p, eta, L
-        self.rows = {k: [] for k in ("gp", "f", "f_next", "gt_norm")}
-        self.steps = {k: [] for k in ("t", "theta", "g", "gt")}
+        self.steps = {k: [] for k in ("t", "theta", "new", "gt")}
         self.ps = dual_exponent(p)
+        self.problem = None
 
     def on_step(self, v):
-        pr, th, new, gt = v.problem, v.theta, v.new_theta, v.grad_tilde
-        g = pr.grad(th)
-        f, f_next = pr.f(th), pr.f(new)
-        gp = np.sum(np.abs(g) ** self.ps, axis=-1)
-        for k, val in zip(self.rows, (gp, f, f_next, lp_norm(gt, self.ps))):
-            self.rows[k].append(np.asarray(val))
-        # theta and g~ live in buffers the simulator reuses: copies
-        for k, val in zip(self.steps, (v.t, np.array(th), np.asarray(g), np.array(gt))):
+        # theta, theta_t+1 and g~ live in buffers the simulator reuses: copies; the terms are evaluated in
+        # finish() on all steps' rows at once
+        self.problem = v.problem
+        for k, val in zip(self.steps, (v.t, np.array(v.theta), np.array(v.new_theta), np.array(v.grad_tilde))):
             self.steps[k].append(val)
 
     def finish(self):
-        """The arrays, with A, B, C evaluated once on every step's rows (the same values as step by step: the
-        expressions are row-wise), and the step of the largest slack f_t+1 - (f_t - A + B + C) (the first
-        step, then the first replicate, reaching it)."""
-        out = {k: np.asarray(v) for k, v in self.rows.items()}
+        """The arrays, evaluated once on every step's rows (the same values as step by step: the problem's
+        f and gradient, |g|^{p*} and the norms are row-wise), A, B, C too, and the step of the largest slack
+        f_t+1 - (f_t - A + B + C) (the first step, then the first replicate, reaching it)."""
         T = len(self.steps["t"])
         worst = {"slack": -np.inf}
+        out = {k: np.asarray([]) for k in ("gp", "f", "f_next", "gt_norm")}
         if T:
-            th, g, gt = (np.stack(self.steps[k]) for k in ("theta", "g", "gt"))
+            th, new, gt = (np.stack(self.steps[k]) for k in ("theta", "new", "gt"))
             R, d = gt.shape[1], gt.shape[2]
+            pr = self.problem
+            g = np.asarray(pr.grad(th.reshape(T * R, d)))
+            out["gp"] = np.sum(np.abs(g) ** self.ps, axis=-1).reshape(T, R)
+            out["f"] = np.asarray(pr.f(th.reshape(T * R, d))).reshape(T, R)
+            out["f_next"] = np.asarray(pr.f(new.reshape(T * R, d))).reshape(T, R)
+            out["gt_norm"] = np.asarray(lp_norm(gt.reshape(T * R, d), self.ps)).reshape(T, R)
             sc = {"p": self.p, "eta": self.eta, "L": self.L}
-            flat = {"g": g.reshape(T * R, d)}
+            flat = {"g": g}
             for k, term in (("A", F.A_term), ("B", F.B_path), ("C", F.C_path)):
                 out[k] = pointwise(term, gt.reshape(T * R, d), scalars=sc, coords=flat).reshape(T, R)
             A, B, C, f, f_next = out["A"], out["B"], out["C"], out["f"], out["f_next"]
@@ -150,21 +152,44 @@ class ProofTerms(Observer):
 
 class GradTerm(Observer):
     """Per step of Alg. 3: ||grad f(theta_t)||_{p*}^{p*} only (the left side of Theorem 1), computed as
-    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement)."""
+    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement). The points
+    theta_t are kept (into one (steps, R, d) array when ``steps`` is given) and the gradients and sums taken
+    once in :meth:`finish`, on all steps' rows: the problem's gradient and ``|g|^{p*}`` are element-wise and
+    the sum runs over each row's own d entries, so these are the numbers of a step-by-step evaluation."""
 
     name = "grad-term"
     needs_previous = True
 
-    def __init__(self, p):
+    def __init__(self, p, steps=None):
         self.ps = dual_exponent(p)
-        self.gp = []
+        self.steps = steps
+        self.problem, self.points, self.n = None, None, 0
+        self.gp = []  # the sums of steps whose points are not numpy arrays, computed at the step
 
     def on_step(self, v):
-        g = v.problem.grad(v.theta)
-        self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+        th = v.theta
+        if not isinstance(th, np.ndarray):
+            g = v.problem.grad(th)
+            self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+            return
+        if self.points is None:
+            self.problem = v.problem
+            self.points = np.empty((self.steps, *th.shape), dtype=th.dtype) if self.steps else []
+        if not isinstance(self.points, list) and self.n >= len(self.points):
+            self.points = list(self.points)  # more steps than announced: keep them as a list
+        if isinstance(self.points, list):
+            self.points.append(np.array(th))
+        else:
+            self.points[self.n] = th
+        self.n += 1
 
     def finish(self):
-        return {"gp": np.asarray(self.gp)}
+        if not self.n:
+            return {"gp": np.asarray(self.gp)}
+        th = np.stack(self.points) if isinstance(self.points, list) else self.points[: self.n]
+        g = self.problem.grad(th.reshape(-1, th.shape[-1]))
+        gp = np.sum(np.abs(g) ** self.ps, axis=-1)
+        return {"gp": gp.reshape(th.shape[:-1])}
 
 
 def trajectory(
@@ -173,7 +198,7 @@ def trajectory(
     """Run Alg. 3 (``LpDescent``) for T steps on R replicates through :func:`lptheory.simulate`; per step
     the proof's terms (:class:`ProofTerms`), arrays of shape (T, R); ``terms=False``: only ``"gp"``
     (:class:`GradTerm`, the same numbers)."""
-    obs = ProofTerms(p, eta, L) if terms else GradTerm(p)
+    obs = ProofTerms(p, eta, L) if terms else GradTerm(p, steps=T)
     simulate(
         LpDescent(p=p, lr=eta),
         problem,
