@@ -50,6 +50,7 @@ __all__ = [
     "StateNorm",
     "mean_interval",
     "exact_oracle",
+    "register_oracle_steps",
 ]
 
 
@@ -60,6 +61,17 @@ def exact_oracle(problem):
         return problem.grad(theta, t)
 
     return oracle
+
+
+def register_oracle_steps(oracle_type: type, planner) -> None:
+    """Let the numpy simulator run several steps of oracles of exactly ``oracle_type`` in one kernel call per
+    thread (the oracle's answer and the optimizer's fused update row by row, nothing in Python between
+    steps), where nothing is observed between recorded steps. ``planner(oracle, theta, rngs, t0, state,
+    seg, names, scalars)`` must give the bits of calling the oracle at steps t0, t0 + 1, ... and is
+    described in :func:`lptheory._simfused.register`; ``synthetic`` registers its ``GradientOracle``."""
+    from . import _simfused
+
+    _simfused.register(oracle_type, planner)
 
 
 def mean_interval(v, level: float = 0.95) -> tuple[float, float, float]:
@@ -601,6 +613,9 @@ class _RowSplit:
         # each part's generators as one list object for the whole run (the stream kernels cache their
         # state addresses by the list)
         self.part_rngs = {r0: rngs[r0:r1] for r0, r1 in bounds}
+        from . import _simfused
+
+        self.multi = _simfused.has_planner(oracle)  # several steps per kernel call (see _steps_part)
 
     @classmethod
     def plan(cls, optimizer, oracle, theta, state, rngs):
@@ -658,7 +673,7 @@ class _RowSplit:
         first when ``metrics`` asks for them. Returns (theta rows, state rows, the rows given, the steps whose
         gradient had a NaN/inf, {step: rows whose new parameters are not all finite}, None or (the step
         that raised, its exception))."""
-        from . import _fused, _simkernels
+        from . import _fused, _simfused, _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         given = self._rows(state, theta, slice(r0, r1))
@@ -669,6 +684,12 @@ class _RowSplit:
         try:
             if metrics is not None:
                 self._metrics_rows(r0, r1, theta, t0, *metrics)
+            # the steps in one kernel call where the oracle and the optimizer have one (the same bits); the
+            # steps it leaves (a batch size, a schedule, a rule's branch) one by one below
+            got = _simfused.run_steps(opt, oracle, th, st, rngs, t0, t1) if self.multi else None
+            if got is not None:
+                done, st, nonfinite_steps, bad = got
+                t0 += done
             for t in range(t0, t1):
                 g = oracle(th, t, rngs, out=gb)
                 if g is not gb:
