@@ -319,8 +319,9 @@ def _steps_kernel(seg, names: tuple, nscalars: int):
     its count of non-finite gradient entries). Per
     row and step: the row's next words from its stream, the gradient plus noise into a row buffer (the
     operations of ``sep_grad_rad_streams``), then ``seg`` on that row (the same element-wise operations as on
-    the whole array), then the count of the new row's non-finite entries: the bits of the step-by-step
-    loop, each stream drawn in the same order (its own words only)."""
+    the whole array): the bits of the step-by-step loop, each stream drawn in the same order (its own words
+    only). The rows whose new parameters are not all finite are counted while the next step's gradient
+    reads them (the last step's in a pass of its own)."""
     key = (seg, names, nscalars)
     got = _STEPS.get(key)
     if got is not None:
@@ -344,16 +345,21 @@ def _steps_kernel(seg, names: tuple, nscalars: int):
         *(f"        r_{n} = S_{n}[r]" for n in state),
         "        for s in range(sc.shape[0]):",
         "            fill(addrs[r], words, d // 8)",
-        "            for i in range(d):",
-        "                u = xr[i] - b[i]",
-        "                gi = a[i] * ((u * 2.0) / (u * u + 1.0))",
-        "                gt[i] = gi + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]",
-        f"            nf[s] += seg({call})",
-        "            nt = 0  # the new row's non-finite entries (v - v is not 0), read back from L2",
+        "            nt = 0  # the row's non-finite entries (v - v is not 0): those of the previous step's update",
         "            for i in range(d):",
         "                v = xr[i]",
         "                nt += 0 if (v - v) == 0.0 else 1",
-        "            bad[s, r] = nt != 0",
+        "                u = v - b[i]",
+        "                gi = a[i] * ((u * 2.0) / (u * u + 1.0))",
+        "                gt[i] = gi + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]",
+        "            if s > 0:",
+        "                bad[s - 1, r] = nt != 0",
+        f"            nf[s] += seg({call})",
+        "        nt = 0  # the last step's: a pass of its own (the row in L2)",
+        "        for i in range(d):",
+        "            v = xr[i]",
+        "            nt += 0 if (v - v) == 0.0 else 1",
+        "        bad[sc.shape[0] - 1, r] = nt != 0",
         "    return True",
     ]
     ns = {
