@@ -96,7 +96,10 @@ def run_steps(opt, oracle, theta, state, rngs, t0: int, t1: int):
     planner = _PLANNERS.get(type(oracle))
     if planner is None:
         return None
-    got = _step_kernel(opt, theta, state, t0, t1)
+    try:
+        got = _step_kernel(opt, theta, state, t0, t1)
+    except (AttributeError, IndexError, TypeError):  # a kernel object of another layout: the general path
+        got = None
     if got is None:
         return None
     seg, names, scalars = got
