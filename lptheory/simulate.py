@@ -603,7 +603,14 @@ class _RowSplit:
     theta and on ``rngs[r]``). Each part's ``step`` runs inside
     :func:`lptheory.optimizers.deferred_nonfinite`: a part whose gradient holds a NaN or inf (counted by
     the optimizer's kernels while they read it) adds to its own tally, and the step is counted once on the
-    optimizer afterwards, as for one call on the whole array (``nonfinite_steps``, the one warning)."""
+    optimizer afterwards, as for one call on the whole array (``nonfinite_steps``, the one warning).
+
+    Where nothing is observed between recorded steps (no observers, snapshots or progress), a part runs
+    its rows through every step from one record to the next in one task (:meth:`steps`: the rows are
+    independent across steps too), and where the oracle's type has a registered multi-step kernel
+    (:func:`register_oracle_steps`) and the optimizer's step is one fused loop, through all of them in one
+    kernel call (:mod:`lptheory._simfused`); the simulator replays the steps' counts and divergence marks
+    in step order."""
 
     MIN_SIZE = 1 << 17  # below this one thread is as fast (the engines' threshold)
 

@@ -5,12 +5,15 @@ operations in the same order as the numpy code it replaces, so the results are b
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 __all__ = ["enabled", "separable_grad", "rademacher_add", "rademacher_add_streams", "separable_grad_rademacher_streams"]
 
 _K: dict = {}
 _STREAMS: dict = {}
+_BUILD = threading.RLock()
 
 
 def enabled() -> bool:
@@ -88,6 +91,13 @@ def _streams_kernel():
     the C function's address is a constant of the compiled code."""
     if "k" in _STREAMS:
         return _STREAMS["k"]
+    with _BUILD:  # threads starting at once build (and later compile) one set of kernels
+        if "k" not in _STREAMS:
+            _build_streams_kernels()
+    return _STREAMS["k"]
+
+
+def _build_streams_kernels():
     import numba
 
     next64 = np.random.PCG64(0).ctypes.next_uint64
@@ -147,11 +157,10 @@ def _streams_kernel():
                 orow[i] = gi + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
         return True
 
-    _STREAMS["k"] = rad_streams
     _STREAMS["grad_k"] = sep_grad_rad_streams
     _STREAMS["addr"] = _address(next64)
     _STREAMS["fill"], _STREAMS["has_uint32"] = fill, has_uint32
-    return rad_streams
+    _STREAMS["k"] = rad_streams  # last: the mark that the set is complete
 
 
 # numpy's PCG64 state (``bit_generator.ctypes.state_address``) is a ``pcg64_state`` struct: a pointer to
@@ -326,6 +335,14 @@ def _steps_kernel(seg, names: tuple, nscalars: int):
     got = _STEPS.get(key)
     if got is not None:
         return got
+    with _BUILD:  # the threads of one step ask at once: one dispatcher, compiled once
+        got = _STEPS.get(key)
+        if got is None:
+            got = _STEPS[key] = _build_steps_kernel(seg, names, nscalars)
+    return got
+
+
+def _build_steps_kernel(seg, names, nscalars):
     import numba
 
     _streams_kernel()
@@ -370,11 +387,9 @@ def _steps_kernel(seg, names: tuple, nscalars: int):
         "OFFSET": _HAS_UINT32_OFFSET,
     }
     exec(compile("\n".join(lines), "<synthetic._fast.steps>", "exec"), ns)  # noqa: S102  (our own generated code)
-    got = numba.njit(nogil=True, error_model="numpy", cache=False)(ns["run"])
     if len(_STEPS) > 32:
         _STEPS.clear()
-    _STEPS[key] = got
-    return got
+    return numba.njit(nogil=True, error_model="numpy", cache=False)(ns["run"])
 
 
 def separable_rademacher_steps(x, a, b, rngs, sigma, state: dict, seg, names, sc):
