@@ -1,9 +1,10 @@
 """End-to-end throughput of ``simulate``: StaceyPP at p = 3 on a separable problem with Rademacher
 noise, R = 64, d = 10^4, T = 1000, metrics every 10 steps (issue 15's target: >= 1.2e8 coordinate-steps per
 second on the 2-core machine; the first issue's 3e7 is printed too), best of ``--repeats`` runs after a
-warm-up, against the floor kernel (issue 25: >= 25% of it, measured in the same run), with the pool
-submissions per step and a breakdown (gradient, noise, optimizer, finiteness check, metrics) through the
-whole-array in-place paths, measured in the same run.
+warm-up, against the floor kernel (issue 25: >= 25% of it, measured in the same run; the best runs and the
+median of the interleaved pairs, in wall and in CPU time), with the pool submissions per step and a breakdown
+of one thread's part (the multi-step kernel, the recorded metrics; the step-by-step oracle and optimizer
+step for comparison), measured in the same run.
 
     python benchmarks/bench_simulate.py [--steps 1000] [--replicates 64] [--d 10000] [--repeats 3]
 
