@@ -173,8 +173,8 @@ def test_a_schedule_error_inside_an_interval_is_raised_at_its_step(monkeypatch, 
 
 
 def test_an_error_in_one_part_comes_after_the_earlier_steps_events(monkeypatch):
-    """Record-interval tasks: part 2 raises at step 5 while part 1's rows diverge at step 3 ("raise" mode):
-    the divergence error, as step by step; and a record before the error is kept."""
+    """Record-interval tasks: the later row blocks raise at step 5 while the first block's rows diverge at
+    step 3 ("raise" mode): the divergence error, as step by step."""
     monkeypatch.setenv("LPTHEORY_THREADS", "2")
 
     class Oracle:
@@ -182,7 +182,7 @@ def test_an_error_in_one_part_comes_after_the_earlier_steps_events(monkeypatch):
         rows_independent = True
 
         def __call__(self, theta, t, rngs, out=None):
-            if t == 5 and theta.shape[0] == 8 and rngs[0] is not self.first:
+            if t == 5 and theta.shape[0] < 16 and rngs[0] is not self.first:  # a later row block
                 raise ValueError("planted oracle error at step 5")
             out[:] = theta
             if t >= 2:
