@@ -73,7 +73,9 @@ def _step_kernel(opt, theta, state, t0: int, t1: int):
     for t in range(t0, t1):
         try:
             h = opt.scalars(t)
-            k = _fused.kernel(opt, h, arrays, theta.dtype, alias)
+            # a kernel traced without guards (no comparison on the step's scalars) is the rule's only one for
+            # this configuration: the later steps need no lookup
+            k = kern if kern is not None and not kern.guards else _fused.kernel(opt, h, arrays, theta.dtype, alias)
         except Exception:  # a schedule out of range, a rule the engine does not fuse: the step itself decides
             break
         if kern is None:

@@ -213,20 +213,36 @@ def test_an_error_in_one_part_comes_after_the_earlier_steps_events(monkeypatch):
 
 def test_the_step_kernel_changes_branch_inside_an_interval(monkeypatch):
     """Where a step's scalars select another kernel of the rule (a guard), the multi-step call stops before
-    that step and the step-by-step path takes over."""
+    that step and the step-by-step path takes over; a kernel traced without guards is looked up once."""
+    import dataclasses
+
     from lptheory import _fused
 
     opt = StaceyPP(p=3.0, lr=1e-2)
     theta = np.ones((4, 64))
     state = opt.init(theta)
+    real = _fused.kernel
+    calls = []
+    monkeypatch.setattr(_fused, "kernel", lambda o, h, *a: calls.append(h["t"]) or real(o, h, *a))
     got = _simfused._step_kernel(opt, theta, state, 0, 10)
     assert got is not None and got[2].shape[0] == 10 and "grad" in got[1] and "theta" in got[1]
-    real = _fused.kernel
-    other = object()
-    monkeypatch.setattr(_fused, "kernel", lambda o, h, *a: other if h["t"] >= 3 else real(o, h, *a))
-    assert _simfused._step_kernel(opt, theta, state, 0, 10)[2].shape[0] == 3
+    assert calls == [0] and not real(opt, opt.scalars(0), *_args(opt, theta, state)).guards
     assert _simfused._step_kernel(opt, theta, state, 1, 10) is None  # state["step"] must be t0
     assert _simfused._step_kernel(StaceyPP(p=2.7), theta, StaceyPP(p=2.7).init(theta), 0, 10) is None  # powers
+    other = object()
+    same = dataclasses.replace(real(opt, opt.scalars(0), *_args(opt, theta, state)), guards=[("lr", ">", 0.0, True)])
+
+    def guarded(o, h, *a):  # the kernel with a guard on lr, then another kernel from t = 3
+        return other if h["t"] >= 3 else same
+
+    monkeypatch.setattr(_fused, "kernel", guarded)
+    assert _simfused._step_kernel(opt, theta, state, 0, 10)[2].shape[0] == 3
+
+
+def _args(opt, theta, state):
+    arrays = {"theta": theta, "grad": theta, **{k: state[k] for k in opt.buffers}, "new_theta": theta}
+    arrays.update(("new_" + k, state[k]) for k in opt.buffers)
+    return arrays, theta.dtype, (("new_theta", "theta"), *(("new_" + k, k) for k in opt.buffers))
 
 
 def test_the_stream_steps_kernel_refuses_a_buffered_half_and_counts_like_the_steps():
