@@ -496,11 +496,12 @@ def simulate(
             tick(t + 1, steps)
 
     t_done = 0
-    if merged and tick is None:
+    if merged:
         # nothing is observed between two records: each thread runs its rows through every step from one
         # record to the next in one task (one pool submission per thread and record interval, no round
-        # trip per step); the steps' non-finite gradient counts and divergence marks are replayed here in
-        # step order, so the trace, the counts, the warnings and the errors are those of the step-by-step loop
+        # trip per step); the steps' non-finite gradient counts, divergence marks and progress calls are
+        # replayed here in step order, so the trace, the counts, the warnings, the errors and the calls of
+        # ``progress`` are those of the step-by-step loop
         while t_done < steps:  # t_done is the record step rec[k]
             t1 = rec[k + 1]
             theta, state, nonfinite, bad, pre, err = split.step(
@@ -512,6 +513,7 @@ def simulate(
                 split.count(t in nonfinite)
                 if t in bad:
                     mark(bad[t] & ~diverged, t + 1)
+                after_step(t, None)  # no observers here: the progress call of step t
             if err is not None:
                 raise err[1]
             t_done = t1
@@ -605,7 +607,7 @@ class _RowSplit:
     the optimizer's kernels while they read it) adds to its own tally, and the step is counted once on the
     optimizer afterwards, as for one call on the whole array (``nonfinite_steps``, the one warning).
 
-    Where nothing is observed between recorded steps (no observers, snapshots or progress), a part runs
+    Where nothing is observed between recorded steps (no observers or snapshots), a part runs
     its rows through every step from one record to the next in one task (:meth:`steps`: the rows are
     independent across steps too), and where the oracle's type has a registered multi-step kernel
     (:func:`register_oracle_steps`) and the optimizer's step is one fused loop, through all of them in one

@@ -302,3 +302,16 @@ def test_a_wrong_planner_is_caught(monkeypatch, spy):
     orc = _LossyOracle(pr, Rademacher(np.full(D, 0.1)))
     (a, _, _), (b, _, _), _ = _paths(monkeypatch, spy, lambda: SGD(lr=0.1), pr, orc, 6, 16, seed=0, record_every=3)
     assert a.f.tobytes() != b.f.tobytes()  # what the comparisons above would flag
+
+
+def test_progress_calls_are_those_of_the_step_by_step_loop(monkeypatch, spy):
+    """A progress callable gets (t + 1, T) after every step, in order, on every path (the record-interval
+    tasks replay them after the interval, with the steps' counts and marks)."""
+    pr = SeparableNonconvex(d=D)
+    orc = GradientOracle(pr, Rademacher(np.full(D, 0.1)))
+    calls = []
+    runs = _paths(monkeypatch, spy, lambda: StaceyPP(p=3.0, lr=1e-2), pr, orc, 11, 16, seed=0, record_every=4,
+                  progress=lambda t, n: calls.append((t, n)))
+    _same(runs[0][0], runs[1][0])
+    _same(runs[0][0], runs[2][0])
+    assert calls == [(t, 11) for t in range(1, 12)] * 3
