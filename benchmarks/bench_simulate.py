@@ -1,9 +1,10 @@
 """End-to-end throughput of ``simulate``: StaceyPP at p = 3 on a separable problem with Rademacher
 noise, R = 64, d = 10^4, T = 1000, metrics every 10 steps (issue 15's target: >= 1.2e8 coordinate-steps per
 second on the 2-core machine; the first issue's 3e7 is printed too), best of ``--repeats`` runs after a
-warm-up, against the floor kernel (issue 25: >= 25% of it, measured in the same run), with the pool
-submissions per step and a breakdown (gradient, noise, optimizer, finiteness check, metrics) through the
-whole-array in-place paths, measured in the same run.
+warm-up, against the floor kernel (issue 25: >= 25% of it, measured in the same run; the best runs and the
+median of the interleaved pairs, in wall and in CPU time), with the pool submissions per step and a breakdown
+of one thread's part (the multi-step kernel, the recorded metrics; the step-by-step oracle and optimizer
+step for comparison), measured in the same run.
 
     python benchmarks/bench_simulate.py [--steps 1000] [--replicates 64] [--d 10000] [--repeats 3]
 
@@ -122,45 +123,53 @@ def main(argv=None):
     if args.backend == "torch":
         print(f"simulate numpy: {rate:.3g} coordinate-steps/s; torch / numpy throughput = {trate / rate:.2f}x")
     # breakdown: one part of the split step (the first thread's rows) on this thread, thread CPU time per
-    # piece, for a tenth of the steps: the oracle (gradient and noise in one pass), the optimizer's step (its
-    # kernel counts the non-finite gradient and new parameter entries), the row check of the new parameters
-    # (only when the kernel counted some), and the metrics of a recorded step (f, gradient, the two norms)
-    # divided by the record interval
-    from lptheory import _fused, _pool, _simkernels
+    # step, over a tenth of the steps in record intervals: the multi-step kernel (oracle and the optimizer's
+    # fused update, row by row and step after step: lptheory._simfused.run_steps), and the metrics of a
+    # recorded step (f, gradient, the two norms) divided by the record interval; then, for comparison, the
+    # step-by-step path of the same part: the oracle (gradient and noise in one pass) and the optimizer's
+    # step (its kernel counts the non-finite gradient and new parameter entries)
+    from lptheory import _fused, _pool, _simfused
+    from lptheory import _simkernels as _sk
     from lptheory.optimizers import deferred_nonfinite
 
-    k = max(1, T // 10)
+    every = args.record_every
+    k = max(every, (T // 10) // every * every)
     theta = pr.x0(R)
     state = opt.init(theta)
     rngs = replicate_generators(0, R)
     gbuf, mbuf = np.empty_like(theta), np.empty_like(theta)
     rows = -(-R // threads(fused=True))
-    flags = np.zeros(rows, dtype=bool)
-    names = ("oracle (gradient + noise)", "optimizer step (+ checks)", "theta rows check (if needed)")
-    parts = dict.fromkeys((*names, f"metrics / {args.record_every}"), 0.0)
+    part_rngs = rngs[:rows]
+    parts = {"oracle + update, fused (per step)": 0.0, f"metrics / {every}": 0.0}
+    apart = {"oracle (gradient + noise)": 0.0, "optimizer step (+ checks)": 0.0}
     tt = time.thread_time
+    th, gb = theta[:rows], gbuf[:rows]
+    sub = {key: (v[:rows] if isinstance(v, np.ndarray) else v) for key, v in state.items()}
     with _pool.inline():
-        for t in range(k):
-            th, gb = theta[:rows], gbuf[:rows]
+        orc(th[:, :16].copy(), 0, replicate_generators(1, rows), out=np.empty((rows, 16)))  # compiled before timing
+        t = 0
+        while t < k:
             a = tt()
-            orc(th, t, rngs[:rows], out=gb)
-            c = tt()
-            sub = {key: (v[:rows] if isinstance(v, np.ndarray) else v) for key, v in state.items()}
-            # as the split step: the kernel counts the non-finite gradient and new theta entries it reads and
-            # writes; the rows are checked only when it found some
-            with deferred_nonfinite(opt), _fused.watch_new_theta() as watched:
-                _, new = opt.step(th, gb, sub, donate=True)
-            state["step"] = new["step"]
-            e = tt()
-            if watched[0] != 0:
-                _simkernels.nonfinite_rows(th, flags)
-            f0 = tt()
             pr.f(th, t)
-            gm = pr.grad_into(th, t, mbuf[:rows])
-            _simkernels.dual_and_l2(gm, 1.5)
-            f = tt()
-            for name, dt in zip(parts, (c - a, e - c, f0 - e, (f - f0) / args.record_every)):
-                parts[name] += dt / k
+            _sk.dual_and_l2(pr.grad_into(th, t, mbuf[:rows]), 1.5)
+            b = tt()
+            got = _simfused.run_steps(opt, orc, th, sub, part_rngs, t, t + every)
+            c = tt()
+            if got is None:
+                raise SystemExit("the multi-step kernel does not apply here")
+            done, sub = got[0], got[1]
+            parts["oracle + update, fused (per step)"] += (c - b) / k
+            parts[f"metrics / {every}"] += (b - a) / k
+            t += done
+        for t in range(k, 2 * k):
+            a = tt()
+            orc(th, t, part_rngs, out=gb)
+            b = tt()
+            with deferred_nonfinite(opt), _fused.watch_new_theta():
+                _, sub = opt.step(th, gb, sub, donate=True)
+            c = tt()
+            apart["oracle (gradient + noise)"] += (b - a) / k
+            apart["optimizer step (+ checks)"] += (c - b) / k
     import os
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
@@ -180,7 +189,7 @@ def main(argv=None):
         f"  floor kernel (the step's reads and writes, one fused pass; runs interleaved with the simulations): "
         f"{floor:.3g} coordinate-steps/s, best of {len(floors)} ({', '.join(f'{x:.2f}' for x in floors)} s); "
         f"simulate / floor = {rate / floor:.1%} (issue 25's target >= 25%: {verdict}); per interleaved pair "
-        f"{', '.join(f'{x:.1%}' for x in pairs)}"
+        f"{', '.join(f'{x:.1%}' for x in pairs)} (median {float(np.median(pairs)):.1%})"
     )
     # the same ratio in process CPU time (both threads' work, less sensitive than wall time to other
     # processes taking the cores; a step waiting for a descheduled thread costs wall time, not CPU)
@@ -188,9 +197,11 @@ def main(argv=None):
     print(
         f"  in CPU time: simulate {1e3 * min(s for s, _ in cpus) / T:.2f} ms/step, floor "
         f"{1e3 * min(f for _, f in cpus) / T:.2f} ms/step (best of each): floor / simulate = "
-        f"{min(f for _, f in cpus) / min(s for s, _ in cpus):.1%}; per pair {', '.join(f'{x:.1%}' for x in cpu_pairs)}"
+        f"{min(f for _, f in cpus) / min(s for s, _ in cpus):.1%}; per pair {', '.join(f'{x:.1%}' for x in cpu_pairs)} "
+        f"(median {float(np.median(cpu_pairs)):.1%})"
     )
-    # thread-pool submissions per step (issue 25 counted 6.6): the split step makes one per extra thread
+    # thread-pool submissions per step (issue 25 counted 6.6): the split step makes one per extra thread and
+    # record interval
     pool = _pool.get_pool(threads(fused=True))
     count = [0]
     real_submit = pool.submit
@@ -213,11 +224,14 @@ def main(argv=None):
         f"{1e3 * cpu_c / tc:.2f} ms/step over {1e3 * wall_c / tc:.2f} ms/step wall in that run"
     )
     per_step = total / T * 1e3
-    print(f"  {'whole step (measured run)':<28} {per_step:7.2f} ms/step wall")
+    print(f"  {'whole step (measured run)':<34} {per_step:7.2f} ms/step wall")
     print(f"  one part ({rows} rows, one thread), thread CPU time:")
     for name, v in parts.items():
-        print(f"    {name:<28} {1e3 * v:7.3f} ms/step")
-    print(f"    {'sum':<28} {1e3 * sum(parts.values()):7.3f} ms/step")
+        print(f"    {name:<34} {1e3 * v:7.3f} ms/step")
+    print(f"    {'sum':<34} {1e3 * sum(parts.values()):7.3f} ms/step")
+    print("  the same part step by step (the path of oracles and optimizers without a multi-step kernel):")
+    for name, v in apart.items():
+        print(f"    {name:<34} {1e3 * v:7.3f} ms/step")
     return 0
 
 

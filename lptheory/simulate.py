@@ -50,6 +50,7 @@ __all__ = [
     "StateNorm",
     "mean_interval",
     "exact_oracle",
+    "register_oracle_steps",
 ]
 
 
@@ -60,6 +61,17 @@ def exact_oracle(problem):
         return problem.grad(theta, t)
 
     return oracle
+
+
+def register_oracle_steps(oracle_type: type, planner) -> None:
+    """Let the numpy simulator run several steps of oracles of exactly ``oracle_type`` in one kernel call per
+    thread (the oracle's answer and the optimizer's fused update row by row, nothing in Python between
+    steps), where nothing is observed between recorded steps. ``planner(oracle, theta, rngs, t0, state,
+    seg, names, scalars)`` must give the bits of calling the oracle at steps t0, t0 + 1, ... and is
+    described in :func:`lptheory._simfused.register`; ``synthetic`` registers its ``GradientOracle``."""
+    from . import _simfused
+
+    _simfused.register(oracle_type, planner)
 
 
 def mean_interval(v, level: float = 0.95) -> tuple[float, float, float]:
@@ -483,7 +495,29 @@ def simulate(
         if tick is not None:
             tick(t + 1, steps)
 
-    for t in range(steps):
+    t_done = 0
+    if merged:
+        # nothing is observed between two records: each thread runs its rows through every step from one
+        # record to the next in one task (one pool submission per thread and record interval, no round
+        # trip per step); the steps' non-finite gradient counts, divergence marks and progress calls are
+        # replayed here in step order, so the trace, the counts, the warnings, the errors and the calls of
+        # ``progress`` are those of the step-by-step loop
+        while t_done < steps:  # t_done is the record step rec[k]
+            t1 = rec[k + 1]
+            theta, state, nonfinite, bad, pre, err = split.step(
+                t_done, theta, state, gbuf, None, (problem, q, mbuf), t1
+            )
+            for t in range(t_done, t1 if err is None else err[0]):
+                if t == t_done:
+                    record(t, pre)  # its checks and errors come first, as when it runs before the step
+                split.count(t in nonfinite)
+                if t in bad:
+                    mark(bad[t] & ~diverged, t + 1)
+                after_step(t, None)  # no observers here: the progress call of step t
+            if err is not None:
+                raise err[1]
+            t_done = t1
+    for t in range(t_done, steps):
         if split is not None:
             in_step = merged and rec[k] == t
             if rec[k] == t and not in_step:
@@ -571,13 +605,26 @@ class _RowSplit:
     theta and on ``rngs[r]``). Each part's ``step`` runs inside
     :func:`lptheory.optimizers.deferred_nonfinite`: a part whose gradient holds a NaN or inf (counted by
     the optimizer's kernels while they read it) adds to its own tally, and the step is counted once on the
-    optimizer afterwards, as for one call on the whole array (``nonfinite_steps``, the one warning)."""
+    optimizer afterwards, as for one call on the whole array (``nonfinite_steps``, the one warning).
+
+    Where nothing is observed between recorded steps (no observers or snapshots), a part runs
+    its rows through every step from one record to the next in one task (:meth:`steps`: the rows are
+    independent across steps too), and where the oracle's type has a registered multi-step kernel
+    (:func:`register_oracle_steps`) and the optimizer's step is one fused loop, through all of them in one
+    kernel call (:mod:`lptheory._simfused`); the simulator replays the steps' counts and divergence marks
+    in step order."""
 
     MIN_SIZE = 1 << 17  # below this one thread is as fast (the engines' threshold)
 
     def __init__(self, optimizer, oracle, rngs, bounds, nthreads, shape):
         self.optimizer, self.oracle, self.rngs, self.bounds, self.nt = optimizer, oracle, rngs, bounds, nthreads
         self.tbad = np.zeros(shape[0], dtype=bool)
+        # each part's generators as one list object for the whole run (the stream kernels cache their
+        # state addresses by the list)
+        self.part_rngs = {r0: rngs[r0:r1] for r0, r1 in bounds}
+        from . import _simfused
+
+        self.multi = _simfused.has_planner(oracle)  # several steps per kernel call (see _steps_part)
 
     @classmethod
     def plan(cls, optimizer, oracle, theta, state, rngs):
@@ -611,7 +658,7 @@ class _RowSplit:
         th, gb = theta[r0:r1], gbuf[r0:r1]
         if metrics is not None:
             self._metrics_rows(r0, r1, theta, t, *metrics)
-        g = self.oracle(th, t, self.rngs[r0:r1], out=gb)
+        g = self.oracle(th, t, self.part_rngs[r0], out=gb)
         if g is not gb:
             np.copyto(gb, g)
         if prev is not None:
@@ -629,6 +676,68 @@ class _RowSplit:
         else:
             bad = bool(_simkernels.nonfinite_rows(np.ascontiguousarray(new_th), self.tbad[r0:r1]).any())
         return new_th, new_st, {"theta": th, **given}, nonfinite[0], bad
+
+    def _steps_part(self, r0, r1, t0, t1, theta, state, gbuf, metrics):
+        """Steps t0..t1-1 of rows r0:r1 (:meth:`steps`), each as in :meth:`_part`; the first step's metrics
+        first when ``metrics`` asks for them. Returns (theta rows, state rows, the rows given, the steps whose
+        gradient had a NaN/inf, {step: rows whose new parameters are not all finite}, None or (the step
+        that raised, its exception))."""
+        from . import _fused, _simfused, _simkernels
+
+        th, gb = theta[r0:r1], gbuf[r0:r1]
+        given = self._rows(state, theta, slice(r0, r1))
+        st, rngs, opt, oracle = given, self.part_rngs[r0], self.optimizer, self.oracle
+        nonfinite_steps, bad = set(), {}
+        flags = np.zeros(r1 - r0, dtype=bool)
+        t = t0
+        try:
+            if metrics is not None:
+                self._metrics_rows(r0, r1, theta, t0, *metrics)
+            # the steps in one kernel call where the oracle and the optimizer have one (the same bits); the
+            # steps it leaves (a batch size, a schedule, a rule's branch) one by one below
+            got = _simfused.run_steps(opt, oracle, th, st, rngs, t0, t1) if self.multi else None
+            if got is not None:
+                done, st, nonfinite_steps, bad = got
+                t0 += done
+            for t in range(t0, t1):
+                g = oracle(th, t, rngs, out=gb)
+                if g is not gb:
+                    np.copyto(gb, g)
+                with deferred_nonfinite(opt) as nonfinite, _fused.watch_new_theta() as watched:
+                    new_th, st = opt.step(th, gb, st, donate=True)
+                if nonfinite[0]:
+                    nonfinite_steps.add(t)
+                if new_th is not th or watched[0] != 0:  # else the kernel counted no non-finite parameter
+                    if new_th is not th:
+                        np.copyto(th, new_th)  # the next step's oracle reads these rows
+                    if _simkernels.nonfinite_rows(th, flags).any():
+                        bad[t] = flags.copy()
+        except Exception as exc:
+            return th, st, {"theta": th, **given}, nonfinite_steps, bad, (t, exc)
+        return th, st, {"theta": th, **given}, nonfinite_steps, bad, None
+
+    def steps(self, t0, t1, theta, state, gbuf, metrics):
+        """Steps t0..t1-1 with one task per thread (each part runs its rows through all of them: the rows
+        are independent), the metrics at theta_t0 first (``metrics`` = (problem, q, mbuf)). Returns (theta,
+        state, the steps at which a part's gradient had a NaN/inf, {step: (R,) rows whose new parameters are
+        not all finite}, the metrics at theta_t0, None or (the first step that raised, its exception): the
+        caller replays the steps before it and raises it; at the same step the first part's)."""
+        R = theta.shape[0]
+        pre = (np.empty(R), np.empty(R), np.empty(R))
+        results = self._run(self._steps_part, t0, t1, theta, state, gbuf, (*metrics, pre))
+        nonfinite, bad, err = set(), {}, None
+        for (r0, r1), res in zip(self.bounds, results):
+            nonfinite |= res[3]
+            for t, flags in res[4].items():
+                if t not in bad:
+                    bad[t] = np.zeros(R, dtype=bool)
+                bad[t][r0:r1] = flags
+            if res[5] is not None and (err is None or res[5][0] < err[0]):
+                err = res[5]
+        if err is None:
+            parts = [(slice(r0, r1), res[:3]) for (r0, r1), res in zip(self.bounds, results)]
+            theta, state = self._assemble(theta, state, parts)
+        return theta, state, nonfinite, bad, pre, err
 
     def _run(self, fn, *args):
         """``[fn(r0, r1, *args) for each part]``: the first part on this thread, the others on the pool (one
@@ -658,10 +767,13 @@ class _RowSplit:
             raise err
         return results
 
-    def step(self, t, theta, state, gbuf, prev, metrics=None):
+    def step(self, t, theta, state, gbuf, prev, metrics=None, until=None):
         """One step; returns (theta, state, rows whose new parameters are not all finite or None when every
         row is finite, whether a part's gradient had a NaN/inf: pass it to :meth:`count`, the default
-        metrics at theta_t when ``metrics`` = (problem, q, mbuf) asks for them, else None)."""
+        metrics at theta_t when ``metrics`` = (problem, q, mbuf) asks for them, else None). With ``until``:
+        steps t..until-1 at once, see :meth:`steps` (``prev`` must be None)."""
+        if until is not None:
+            return self.steps(t, until, theta, state, gbuf, metrics)
         pre = None
         if metrics is not None:
             R = theta.shape[0]

@@ -5,12 +5,15 @@ operations in the same order as the numpy code it replaces, so the results are b
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 __all__ = ["enabled", "separable_grad", "rademacher_add", "rademacher_add_streams", "separable_grad_rademacher_streams"]
 
 _K: dict = {}
 _STREAMS: dict = {}
+_BUILD = threading.RLock()
 
 
 def enabled() -> bool:
@@ -88,6 +91,13 @@ def _streams_kernel():
     the C function's address is a constant of the compiled code."""
     if "k" in _STREAMS:
         return _STREAMS["k"]
+    with _BUILD:  # threads starting at once build (and later compile) one set of kernels
+        if "k" not in _STREAMS:
+            _build_streams_kernels()
+    return _STREAMS["k"]
+
+
+def _build_streams_kernels():
     import numba
 
     next64 = np.random.PCG64(0).ctypes.next_uint64
@@ -147,10 +157,10 @@ def _streams_kernel():
                 orow[i] = gi + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]
         return True
 
-    _STREAMS["k"] = rad_streams
     _STREAMS["grad_k"] = sep_grad_rad_streams
     _STREAMS["addr"] = _address(next64)
-    return rad_streams
+    _STREAMS["fill"], _STREAMS["has_uint32"] = fill, has_uint32
+    _STREAMS["k"] = rad_streams  # last: the mark that the set is complete
 
 
 # numpy's PCG64 state (``bit_generator.ctypes.state_address``) is a ``pcg64_state`` struct: a pointer to
@@ -236,12 +246,29 @@ def _address(fn) -> int:
     return ctypes.cast(fn, ctypes.c_void_p).value
 
 
+_ADDRS: dict = {}  # id(list of generators) -> (the list, its generators, their state addresses)
+
+
 def _stream_addresses(rngs, R: int, d: int):
-    """The PCG64 state addresses of ``rngs`` for the stream kernels, or None where they do not apply."""
+    """The PCG64 state addresses of ``rngs`` for the stream kernels, or None where they do not apply. Kept
+    per list object (the simulator passes each part the same list at every step) while it holds the same
+    generators (a generator's state address is fixed for its life)."""
     import sys
 
     if d % 8 or sys.byteorder != "little" or len(rngs) != R or not _layout_ok():
         return None
+    got = _ADDRS.get(id(rngs))
+    if got is not None and got[0] is rngs and len(got[1]) == R and all(x is y for x, y in zip(rngs, got[1])):
+        return got[2]
+    addrs = _addresses(rngs)
+    if addrs is not None and type(rngs) is list:
+        if len(_ADDRS) >= 64:
+            _ADDRS.clear()
+        _ADDRS[id(rngs)] = (rngs, tuple(rngs), addrs)
+    return addrs
+
+
+def _addresses(rngs):
     bgs = [rng.bit_generator for rng in rngs]
     for bg in bgs:
         if type(bg) is not np.random.PCG64:
@@ -289,3 +316,97 @@ def rademacher_add_streams(rngs, sigma, out) -> bool:
     for f in futs:
         f.result()
     return True
+
+
+_STEPS: dict = {}  # (step kernel, its argument names, number of scalars) -> compiled multi-step kernel
+
+
+def _steps_kernel(seg, names: tuple, nscalars: int):
+    """A kernel running, row by row, several simulator steps of the separable gradient with Rademacher noise
+    (n = 1) followed by an optimizer's fused update ``seg`` (:mod:`lptheory._fused`'s one-loop kernel,
+    called with ``names``: "grad", "theta" and the state buffers, then ``nscalars`` step scalars; it returns
+    its count of non-finite gradient entries). Per
+    row and step: the row's next words from its stream, the gradient plus noise into a row buffer (the
+    operations of ``sep_grad_rad_streams``), then ``seg`` on that row (the same element-wise operations as on
+    the whole array): the bits of the step-by-step loop, each stream drawn in the same order (its own words
+    only). The rows whose new parameters are not all finite are counted while the next step's gradient
+    reads them (the last step's in a pass of its own)."""
+    key = (seg, names, nscalars)
+    got = _STEPS.get(key)
+    if got is not None:
+        return got
+    with _BUILD:  # the threads of one step ask at once: one dispatcher, compiled once
+        got = _STEPS.get(key)
+        if got is None:
+            got = _STEPS[key] = _build_steps_kernel(seg, names, nscalars)
+    return got
+
+
+def _build_steps_kernel(seg, names, nscalars):
+    import numba
+
+    _streams_kernel()
+    state = [n for n in names if n not in ("grad", "theta")]
+    row_of = {"grad": "gt", "theta": "xr", **{n: f"r_{n}" for n in state}}
+    call = ", ".join(["d", *(row_of[n] for n in names), *(f"sc[s, {j}]" for j in range(nscalars))])
+    lines = [
+        f"def run(x, a, b, addrs, sigma, {''.join(f'S_{n}, ' for n in state)}sc, gt, nf, bad):",
+        "    rows, d = x.shape",
+        "    for r in range(rows):  # a buffered 32-bit half would shift the stream: nothing drawn",
+        "        if has_uint32(addrs[r] + OFFSET) != 0:",
+        "            return False",
+        "    words = np.empty(d // 8, dtype=np.uint64)",
+        "    low_first = words.view(np.uint8)",
+        "    for r in range(rows):",
+        "        xr = x[r]",
+        *(f"        r_{n} = S_{n}[r]" for n in state),
+        "        for s in range(sc.shape[0]):",
+        "            fill(addrs[r], words, d // 8)",
+        "            nt = 0  # the row's non-finite entries (v - v is not 0): those of the previous step's update",
+        "            for i in range(d):",
+        "                v = xr[i]",
+        "                nt += 0 if (v - v) == 0.0 else 1",
+        "                u = v - b[i]",
+        "                gi = a[i] * ((u * 2.0) / (u * u + 1.0))",
+        "                gt[i] = gi + ((low_first[i] >> 7) * 2.0 - 1.0) * sigma[i]",
+        "            if s > 0:",
+        "                bad[s - 1, r] = nt != 0",
+        f"            nf[s] += seg({call})",
+        "        nt = 0  # the last step's: a pass of its own (the row in L2)",
+        "        for i in range(d):",
+        "            v = xr[i]",
+        "            nt += 0 if (v - v) == 0.0 else 1",
+        "        bad[sc.shape[0] - 1, r] = nt != 0",
+        "    return True",
+    ]
+    ns = {
+        "np": np,
+        "seg": seg,
+        "fill": _STREAMS["fill"],
+        "has_uint32": _STREAMS["has_uint32"],
+        "OFFSET": _HAS_UINT32_OFFSET,
+    }
+    exec(compile("\n".join(lines), "<synthetic._fast.steps>", "exec"), ns)  # noqa: S102  (our own generated code)
+    if len(_STEPS) > 32:
+        _STEPS.clear()
+    return numba.njit(nogil=True, error_model="numpy", cache=False)(ns["run"])
+
+
+def separable_rademacher_steps(x, a, b, rngs, sigma, state: dict, seg, names, sc):
+    """Steps of the simulator on rows ``x`` (R, d) in place: for each row of ``sc`` (the step scalars of
+    ``seg``, one row per step), the gradient of the separable problem plus Rademacher noise (n = 1) drawn
+    from ``rngs[r]`` (PCG64), then ``seg``'s update of ``x`` and of the state rows ``state[name]`` (see
+    :func:`_steps_kernel`), on this thread. Returns (non-finite gradient entries per step, (steps, R) rows
+    whose new parameters are not all finite), or None, nothing drawn or written, where the stream kernels
+    do not apply."""
+    R, d = x.shape
+    addrs = _stream_addresses(rngs, R, d)
+    if addrs is None:
+        return None
+    kern = _steps_kernel(seg, tuple(names), sc.shape[1])
+    nf = np.zeros(sc.shape[0], dtype=np.int64)
+    bad = np.zeros((sc.shape[0], R), dtype=np.bool_)
+    args = [state[n] for n in names if n not in ("grad", "theta")]
+    if not kern(x, a, b, addrs, sigma, *args, sc, np.empty(d), nf, bad):
+        return None
+    return nf, bad

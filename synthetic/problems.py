@@ -230,17 +230,27 @@ class SeparableNonconvex(Problem):
         noise with n = 1 on PCG64 streams, float64 rows, d a multiple of 8, on one thread (inside a part
         of the simulator's split step, ``LPTHEORY_THREADS=1``, or arrays below the threaded size: else
         the threaded passes are faster). False, nothing drawn or written, otherwise."""
-        if n != 1 or self.d % 8 or type(noise) not in _FUSED_NOISES or type(self).grad is not SeparableNonconvex.grad:
-            return False
-        if not (type(x) is np.ndarray and type(out) is np.ndarray and x.dtype == out.dtype == np.float64):
-            return False
-        if x.ndim != 2 or x.shape != out.shape or not (x.flags.c_contiguous and out.flags.c_contiguous):
-            return False
-        if x.size >= (1 << 17) and _parallel.threads(fused=True) != 1:
-            return False
-        if not _fast.enabled() or np.may_share_memory(x, out):
+        if not self.fused_noise_applies(noise, n, x, out):
             return False
         return _fast.separable_grad_rademacher_streams(x, self.a, self.b, rngs, noise.sigma, out)
+
+    def fused_noise_applies(self, noise, n, x, out) -> bool:
+        """Whether :meth:`grad_noise_into` takes its one-pass kernel for these arguments (``out`` None: the
+        gradient is not written to memory, :mod:`synthetic._fused_oracle`), before the streams' own checks."""
+        if n != 1 or self.d % 8 or type(noise) not in _FUSED_NOISES:
+            return False
+        if type(self).grad is not SeparableNonconvex.grad:
+            return False
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous):
+            return False
+        if out is not None:
+            if not (type(out) is np.ndarray and out.dtype == np.float64 and out.shape == x.shape):
+                return False
+            if not out.flags.c_contiguous or np.may_share_memory(x, out):
+                return False
+        if x.size >= (1 << 17) and _parallel.threads(fused=True) != 1:
+            return False
+        return _fast.enabled()
 
     def smoothness(self, p):
         p = _check_p(p)
@@ -512,3 +522,6 @@ def make_problem(name: str, **kw) -> Problem:
     if name not in PROBLEMS:
         raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}")
     return PROBLEMS[name](**kw)
+
+
+from . import _fused_oracle as _fused_oracle  # noqa: E402,F401  (registers the simulator's multi-step kernel)
