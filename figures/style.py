@@ -145,12 +145,45 @@ class _ticks_computed_once:
             return list(a), list(b)
 
         Axis._get_ticklabel_bboxes = ticklabel_bboxes
+        # text extents and math layouts shared by the Agg renderers of one save (the layout's, then the
+        # PNG's, which savefig makes anew at the cropped size): matplotlib keeps them per renderer instance,
+        # so each string was measured (and each math string parsed) once per renderer; they depend only on
+        # the string, the font properties, the dpi and the hinting settings, not on the renderer's size
+        import matplotlib.mathtext as mmath
+        import matplotlib.text as mtext
+        from matplotlib.backends.backend_agg import RendererAgg
+
+        self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
+        self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
+        orig_metrics_fn, orig_parse, extents, parsers = self.orig_metrics_fn, self.orig_parse, {}, {}
+
+        def metrics_function(renderer, *args):
+            if type(renderer) is not RendererAgg or args:
+                return orig_metrics_fn(renderer, *args)
+
+            def metrics(text, fontprop, ismath, dpi):
+                key = (text, fontprop, ismath, dpi, renderer.dpi)
+                got = extents.get(key)
+                if got is None:
+                    got = extents[key] = renderer.get_text_width_height_descent(text, fontprop, ismath)
+                return got
+
+            return metrics
+
+        def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
+            shared = parsers.setdefault(parser._output_type, parser)  # the first parser of its kind
+            return orig_parse(shared, s, dpi, prop, antialiased=antialiased)
+
+        mtext._get_text_metrics_function = metrics_function
+        mmath.MathTextParser.parse = parse
         return self
 
     def __exit__(self, *exc):
         try:
             self.cls._update_ticks = self.orig
             self.cls._get_ticklabel_bboxes = self.orig_boxes
+            self.mtext._get_text_metrics_function = self.orig_metrics_fn
+            self.mmath.MathTextParser.parse = self.orig_parse
         finally:
             _PATCH_LOCK.release()
         return False
