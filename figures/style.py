@@ -73,6 +73,19 @@ def _save(fig, stem, dpi, mpl) -> list[str]:
 
 
 _PATCH_LOCK = threading.Lock()
+_MATH_PARSES: dict = {}  # (parser kind, string, dpi, font, antialiased, hinting, mathtext rc) -> parse
+_MATHTEXT_RC = (
+    "mathtext.fontset",
+    "mathtext.default",
+    "mathtext.fallback",
+    "mathtext.rm",
+    "mathtext.it",
+    "mathtext.bf",
+    "mathtext.bfit",
+    "mathtext.sf",
+    "mathtext.tt",
+    "mathtext.cal",
+)
 
 
 class _ticks_computed_once:
@@ -145,12 +158,65 @@ class _ticks_computed_once:
             return list(a), list(b)
 
         Axis._get_ticklabel_bboxes = ticklabel_bboxes
+        # text extents shared by the Agg renderers of one save (the layout's, then the PNG's, which savefig
+        # makes anew at the cropped size), and math layouts shared by all parsers of a kind for the whole
+        # process: matplotlib keeps them per renderer (parser) instance, in a cache of 50 parses, so each
+        # string was measured, and each math string parsed, once per renderer and figure (57 distinct math
+        # parses in a report, 163 made); they depend only on the string, the font properties, the dpi, the
+        # antialiasing, hinting and mathtext settings, not on the renderer
+        import matplotlib as mpl
+        import matplotlib.mathtext as mmath
+        import matplotlib.text as mtext
+        from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
+
+        self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
+        self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
+        orig_metrics_fn, orig_parse, extents = self.orig_metrics_fn, self.orig_parse, {}
+
+        def metrics_function(renderer, *args):
+            if type(renderer) is not RendererAgg or args:
+                return orig_metrics_fn(renderer, *args)
+
+            def metrics(text, fontprop, ismath, dpi):
+                key = (text, fontprop, ismath, dpi, renderer.dpi)
+                got = extents.get(key)
+                if got is None:
+                    got = extents[key] = renderer.get_text_width_height_descent(text, fontprop, ismath)
+                return got
+
+            return metrics
+
+        def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
+            try:
+                key = (
+                    parser._output_type,
+                    s,
+                    dpi,
+                    None if prop is None else prop.copy(),
+                    mpl._val_or_rc(antialiased, "text.antialiased"),
+                    get_hinting_flag(),
+                    tuple((k, repr(mpl.rcParams[k])) for k in _MATHTEXT_RC),
+                )
+                hash(key)
+            except Exception:  # noqa: BLE001  (no memo)
+                return orig_parse(parser, s, dpi, prop, antialiased=antialiased)
+            got = _MATH_PARSES.get(key)
+            if got is None:
+                if len(_MATH_PARSES) > 1024:
+                    _MATH_PARSES.clear()
+                got = _MATH_PARSES[key] = orig_parse(parser, s, dpi, prop, antialiased=antialiased)
+            return got
+
+        mtext._get_text_metrics_function = metrics_function
+        mmath.MathTextParser.parse = parse
         return self
 
     def __exit__(self, *exc):
         try:
             self.cls._update_ticks = self.orig
             self.cls._get_ticklabel_bboxes = self.orig_boxes
+            self.mtext._get_text_metrics_function = self.orig_metrics_fn
+            self.mmath.MathTextParser.parse = self.orig_parse
         finally:
             _PATCH_LOCK.release()
         return False

@@ -276,3 +276,97 @@ def test_dist_env_draws_the_stream_of_its_plain_transcription():
         for key in x:
             assert np.array_equal(np.asarray(x[key]).view(np.int64), np.asarray(y[key]).view(np.int64)), key
     assert a.bit_generator.state == b.bit_generator.state
+
+
+def _draws_or_skip():
+    import pytest
+
+    K_ = S._draw_kernels()
+    if K_ is None:
+        pytest.skip("no numba here (the samplers run one by one)")
+    return K_
+
+
+def test_batched_environments_are_the_samplers_bit_for_bit():
+    """Each kind's batch (numba draws of the step's stream, numpy's arithmetic batched) gives the
+    environments of the one-by-one sampler, every field bit for bit with its type, and leaves the
+    generator in the same state; the groups' Env arrays equal those built from the sampler's dicts."""
+    import numpy as np
+
+    K_ = _draws_or_skip()
+    for kind, batcher in S._BATCHERS.items():
+        for seed in (1, 2026):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            with np.errstate(all="ignore"):
+                got = batcher(K_, a, 1500)
+            want = [S._SAMPLERS[kind](b) for _ in range(1500)]
+            assert got is not None and a.bit_generator.state == b.bit_generator.state, kind
+            assert got.shapes == [e["shape"] for e in want], kind
+            for i, e in enumerate(want):
+                assert S._same_env(got.env(i), e), (kind, i)
+            shape = want[0]["shape"]
+            idx = [i for i, e in enumerate(want) if e["shape"] == shape]
+            x, y = got.arrays(idx), S._env_arrays(kind, [want[i] for i in idx])
+            for part in ("scalars", "coords"):
+                dx, dy = getattr(x, part), getattr(y, part)
+                assert dx.keys() == dy.keys(), (kind, part)
+                for k in dx:
+                    assert np.asarray(dx[k]).tobytes() == np.asarray(dy[k]).tobytes(), (kind, k)
+            if kind == "dist":
+                assert x.dist.values.tobytes() == y.dist.values.tobytes()
+                assert x.dist.weights.tobytes() == y.dist.weights.tobytes()
+
+
+def test_spot_checks_with_and_without_batches_agree():
+    """The records of spot-checked steps (all batched kinds) are the same with the batches switched off."""
+    _draws_or_skip()
+    steps = {}
+    for stp in S.STEPS:
+        if stp.kind in S._BATCHERS and not stp.premise:
+            steps.setdefault(stp.kind, stp)
+    fast = [S.check_step(stp, samples=300, seed=3).to_dict() for stp in steps.values()]
+    saved = list(S._DRAWS)
+    try:
+        S._DRAWS[:] = [None]
+        slow = [S.check_step(stp, samples=300, seed=3).to_dict() for stp in steps.values()]
+    finally:
+        S._DRAWS[:] = saved
+    assert len(fast) == 4
+    assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
+
+
+def test_batch_falls_back_from_the_same_state():
+    """A batch that cannot settle (here: an attempt the kernel accepted and numpy's arithmetic rejects, and a
+    kernel that fails) gives None and puts the generator back where it was; the first-use check refuses a
+    planted kernel (a dot product summed without numpy's fused multiply-adds)."""
+    import types
+
+    import numpy as np
+
+    K_ = _draws_or_skip()
+
+    def flipped(rng, n):
+        out = list(K_.dist_draws(rng, n))
+        out[6] = out[6].copy()
+        out[6][0] = not out[6][0]
+        return tuple(out)
+
+    def broken(rng, n):
+        rng.random(7)
+        raise RuntimeError("planted")
+
+    for bad in (flipped, broken):
+        fake = types.SimpleNamespace(**{k: getattr(K_, k) for k in dir(K_) if not k.startswith("__")})
+        fake.dist_draws = bad
+        saved = list(S._DRAWS)
+        try:
+            S._DRAWS[:] = [fake]
+            rng = np.random.default_rng(5)
+            before = rng.bit_generator.state
+            assert S._batch("dist", rng, 50) is None
+            assert rng.bit_generator.state == before
+        finally:
+            S._DRAWS[:] = saved
+    plain = types.SimpleNamespace(**{k: getattr(K_, k) for k in dir(K_) if not k.startswith("__")})
+    plain.fma_dots = lambda w, v, k: np.array([float(np.sum(w[i, : k[i]] * v[i, : k[i]])) for i in range(k.size)])
+    assert S._batches_agree(K_) and not S._batches_agree(plain)

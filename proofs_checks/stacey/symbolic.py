@@ -463,6 +463,241 @@ def _seq_env(rng):
 _SAMPLERS = {"dist": _dist_env, "vec": _vec_env, "maj": _maj_env, "seq": _seq_env, "maj-eig": _maj_env}
 
 
+# ---------------------------------------------------------------------------------------------------
+# the same environments drawn for a whole step at once (numba draws the step's stream, numpy does the
+# arithmetic batched): bit for bit those of the samplers above, with the generator left in the same state
+
+
+class _Batch:
+    """The environments of one step as arrays (rows = environments in drawing order, padded columns):
+    ``shapes`` (list), :meth:`env` (the sampler's dict of one), :meth:`arrays` (the Env of a group)."""
+
+    def __init__(self, kind, shapes, fields):
+        self.kind, self.shapes, self.f = kind, shapes, fields
+
+    def env(self, i):
+        f, k = self.f, self.shapes[i]
+        if self.kind == "dist":
+            return {
+                "shape": k,
+                "p": float(f["p"][i]),
+                "values": f["values"][i, :k].copy(),
+                "weights": f["weights"][i, :k].copy(),
+                "g": float(f["g"][i]),
+                "sigma": float(f["sigma"][i]),
+                "G": float(f["G"][i]),
+            }
+        if self.kind == "vec":
+            d, m = int(f["d"][i]), int(f["m"][i])
+            return {
+                "shape": d,
+                "p": float(f["p"][i]),
+                "g": f["g"][i, :d].copy(),
+                "gt": f["gt"][i, :d].copy(),
+                "G": f["G"][i],
+                "f": f["f"][i, :m].copy(),
+                "f_star": f["f_star"][i],
+                "eta": f["eta"][i],
+                "L": float(f["L"][i]),
+            }
+        if self.kind == "seq":
+            m = int(f["m"][i])
+            return {
+                "shape": m - 1,
+                "fd": f["fd"][i, : m - 1].copy(),
+                "f0": float(f["f"][i, 0]),
+                "fstar": f["f_star"][i],
+            }
+        return {
+            "shape": k,
+            "L": f["L"][i].copy(),
+            "H": f["H"][i].copy(),
+            "u": f["u"][i].copy(),
+            "rho": float(f["rho"][i]),
+        }
+
+    def arrays(self, idx):
+        """``_env_arrays(kind, [env(i) for i in idx])``, from the arrays."""
+        f, k = self.f, self.shapes[idx[0]]
+        ix = np.asarray(idx)
+
+        def block(name, width):
+            return np.ascontiguousarray(f[name][ix, :width])
+
+        if self.kind == "dist":
+            return X.Env(
+                scalars={"p": f["p"][ix].tolist(), "G": f["G"][ix].tolist(), "n": 1.0},
+                coords={"g": f["g"][ix].reshape(-1, 1), "sigma": f["sigma"][ix].reshape(-1, 1)},
+                dist=X.Distribution(block("values", k)[:, None, :], block("weights", k)[:, None, :], 1),
+            )
+        if self.kind == "vec":
+            return X.Env(
+                scalars={
+                    "p": f["p"][ix].tolist(),
+                    "G": [f["G"][i] for i in idx],
+                    "eta": [f["eta"][i] for i in idx],
+                    "L": f["L"][ix].tolist(),
+                },
+                coords={"g": block("g", k), "gt": block("gt", k)},
+                S=len(idx),
+            )
+        if self.kind == "seq":
+            return X.Env(
+                scalars={"f0": f["f"][ix, 0].tolist(), "fstar": [f["f_star"][i] for i in idx]},
+                coords={"fd": block("fd", k)},
+                S=len(idx),
+            )
+        L, H, u = f["L"], f["H"], f["u"]
+        sc = {"rho": f["rho"][ix].tolist()}
+        Lg, ug, Hg = np.stack([L[i] for i in idx]), np.stack([u[i] for i in idx]), np.stack([H[i] for i in idx])
+        for i in range(k):
+            sc[f"L_{i}"] = Lg[:, i].tolist()
+            sc[f"u_{i}"] = ug[:, i].tolist()
+            for j in range(k):
+                sc[f"H_{i}_{j}"] = Hg[:, i, j].tolist()
+        return X.Env(scalars=sc, S=len(idx))
+
+
+def _dist_batch(K_, rng, n):
+    P, Kk, V, T, EX, W, A = K_.dist_draws(rng, n)
+    V = V.copy()
+    V[T] = np.sign(V[T]) * 10.0 ** EX[T]  # numpy's power, as _dist_env applies it
+    g_, sig, G_, ok = K_.dist_finish(Kk, V, W)
+    if not np.array_equal(ok, A):  # an attempt accepted with libm's power and not numpy's (or back)
+        return None
+    ix = np.flatnonzero(A)
+    fields = {"p": P[ix], "values": V[ix], "weights": W[ix], "g": g_[ix], "sigma": sig[ix], "G": G_[ix]}
+    return _Batch("dist", Kk[ix].tolist(), fields)
+
+
+def _vec_batch(K_, rng, n, kind="vec"):
+    P, D, A, B, N2, C, M, F, RR, UE, UL = K_.vec_draws(rng, n)
+    on = np.arange(A.shape[1]) < D[:, None]
+    g_ = np.zeros_like(A)
+    g_[on] = A[on] * 10.0 ** B[on]
+    gt = g_ + N2
+    R = P / (P - 1)  # p* (Assumption 4's norm), as _vec_env's pv / (pv - 1)
+    S = K_.row_sums(np.abs(gt) ** R[:, None], D)
+    Gs = [float(s ** (1 / r)) * c for s, r, c in zip(S.tolist(), R.tolist(), C.tolist())]
+    fstar = [float(F[i, :m].min() - rr) for i, (m, rr) in enumerate(zip(M.tolist(), RR.tolist()))]
+    fields = {
+        "p": P,
+        "d": D,
+        "m": M,
+        "g": g_,
+        "gt": gt,
+        "G": Gs,
+        "f": F,
+        "f_star": fstar,
+        "eta": [float(10.0**u) for u in UE.tolist()],
+        "L": UL,
+    }
+    if kind == "seq":
+        fields["fd"] = F[:, :-1] - F[:, 1:]
+        return _Batch("seq", (M - 1).tolist(), fields)
+    return _Batch("vec", D.tolist(), fields)
+
+
+def _maj_batch(K_, rng, n):
+    D, LE, M, U, R = K_.maj_draws(rng, n)
+    shapes = D.tolist()
+    Ls, Hs, us = [None] * n, [None] * n, [None] * n
+    for d in sorted(set(shapes)):
+        ix = np.flatnonzero(D == d)
+        Mg = np.ascontiguousarray(M[ix, :d, :d])
+        Mg = (Mg + Mg.transpose(0, 2, 1)) / 2
+        den = np.maximum(1.0, np.abs(np.linalg.eigvalsh(Mg)).max(axis=1))
+        Mg /= den[:, None, None]
+        Lg = 10.0 ** np.ascontiguousarray(LE[ix, :d])
+        r = np.sqrt(Lg)
+        Hg = r[:, :, None] * Mg * r[:, None, :]
+        for q, i in enumerate(ix.tolist()):
+            Ls[i], Hs[i], us[i] = Lg[q], Hg[q], U[i, :d].copy()
+    return _Batch("maj", shapes, {"L": Ls, "H": Hs, "u": us, "rho": R})
+
+
+_BATCHERS = {"dist": _dist_batch, "vec": _vec_batch, "seq": partial(_vec_batch, kind="seq"), "maj": _maj_batch}
+
+
+def _batch(kind, rng, n):
+    """The step's ``n`` environments drawn at once (:class:`_Batch`), or None (then the samplers run, from
+    the same state): no numba, the first-use check failed, or a rare attempt the batch cannot settle."""
+    K_ = _draw_kernels()
+    if K_ is None or kind not in _BATCHERS:
+        return None
+    state = rng.bit_generator.state
+    try:
+        with np.errstate(all="ignore"):
+            got = _BATCHERS[kind](K_, rng, n)
+    except Exception:  # noqa: BLE001  (the samplers, from the same state)
+        got = None
+    if got is None:
+        rng.bit_generator.state = state
+    return got
+
+
+def _same_env(a, b) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for k, v in a.items():
+        w = b[k]
+        if type(v) is not type(w):
+            return False
+        if isinstance(v, np.ndarray):
+            if v.dtype != w.dtype or v.shape != w.shape or v.tobytes() != w.tobytes():
+                return False
+        elif not (v == w and np.signbit(v) == np.signbit(w)):
+            return False
+    return True
+
+
+_DRAWS: list = []
+
+
+def _draw_kernels():
+    """:mod:`._symbolic_draws` where numba is installed and the batches give the samplers' environments
+    bit for bit here (checked once per process on 400 environments of each kind, and the generators'
+    states after them); None otherwise. ``LPTHEORY_SYMBOLIC_BATCH=0`` switches the batches off."""
+    if _DRAWS:
+        return _DRAWS[0]
+    K_ = None
+    if os.environ.get("LPTHEORY_SYMBOLIC_BATCH", "") != "0":
+        try:
+            from . import _symbolic_draws as K_
+        except Exception:  # noqa: BLE001  (no numba, or it cannot compile here)
+            K_ = None
+    if K_ is not None:
+        _DRAWS.append(K_)  # the check below runs the batchers, which look here
+        try:
+            ok = _batches_agree(K_)
+        except Exception:  # noqa: BLE001
+            ok = False
+        _DRAWS.clear()
+        if not ok:
+            K_ = None
+    _DRAWS.append(K_)
+    return K_
+
+
+def _batches_agree(K_, n: int = 400, seed: int = 20251124) -> bool:
+    for kind, batcher in _BATCHERS.items():
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        with np.errstate(all="ignore"):
+            got = batcher(K_, a, n)
+        want = [_SAMPLERS[kind](b) for _ in range(n)]
+        if got is None or a.bit_generator.state != b.bit_generator.state:
+            return False
+        if got.shapes != [e["shape"] for e in want]:
+            return False
+        if not all(_same_env(got.env(i), e) for i, e in enumerate(want)):
+            return False
+    w = np.random.default_rng(seed).random((512, 4))
+    v = np.random.default_rng(seed + 1).uniform(-1, 1, (512, 4))
+    k = np.random.default_rng(seed + 2).integers(1, 5, 512)
+    ref = np.array([np.dot(w[i, : k[i]], v[i, : k[i]]) for i in range(512)])
+    return bool(np.array_equal(K_.fma_dots(w, v, k).view(np.int64), ref.view(np.int64)))
+
+
 def _env_arrays(kind, envs):
     """The numpy Env of a group of environments with the same shape."""
     if kind == "dist":
@@ -568,7 +803,12 @@ def _spot(step: Step, rng, samples: int):
     """The largest relative excess of lhs over rhs (for <=) or relative gap (for =) over random
     environments; returns (worst, env, lhs, rhs, sides)."""
     sampler = _SAMPLERS[step.kind]
-    envs = [sampler(rng) for _ in range(samples)]
+    batch = _batch(step.kind, rng, samples) if step.kind != "maj-eig" else None
+    if batch is None:
+        envs = [sampler(rng) for _ in range(samples)]
+        shapes, env_of = [e["shape"] for e in envs], envs.__getitem__
+    else:
+        shapes, env_of = batch.shapes, batch.env
     if step.kind == "maj-eig":  # spectral radius = operator norm for symmetric matrices (numpy only)
         worst, arg = -math.inf, None
         for e in envs:
@@ -579,13 +819,15 @@ def _spot(step: Step, rng, samples: int):
                 worst, arg = gap_, (e, lv, rv)
         return worst, arg[0], arg[1], arg[2], None
     groups: dict = {}
-    for i, e in enumerate(envs):
-        groups.setdefault(e["shape"], []).append(i)
+    for i, s in enumerate(shapes):
+        groups.setdefault(s, []).append(i)
     worst, best = -math.inf, None
     for shape, idx in groups.items():
-        sub = [envs[i] for i in idx]
         lhs_e, rhs_e = step.sides(shape) if callable(step.sides) else step.sides
-        env = _env_arrays("maj" if step.kind == "maj" else step.kind, sub)
+        if batch is None:
+            env = _env_arrays("maj" if step.kind == "maj" else step.kind, [envs[i] for i in idx])
+        else:
+            env = batch.arrays(idx)
         with np.errstate(all="ignore"):
             lv = X.evaluate(lhs_e, env)
             rv = X.evaluate(rhs_e, env)
@@ -595,7 +837,7 @@ def _spot(step: Step, rng, samples: int):
         gap_ = np.where(ok, gap_, -np.inf)
         j = int(np.argmax(gap_))
         if gap_[j] > worst or (best is None and np.isfinite(gap_[j])):
-            worst, best = float(gap_[j]), (sub[j], float(lv[j]), float(rv[j]), (lhs_e, rhs_e))
+            worst, best = float(gap_[j]), (env_of(idx[j]), float(lv[j]), float(rv[j]), (lhs_e, rhs_e))
     if best is None:
         return -math.inf, None, None, None, None
     return worst, *best
