@@ -29,6 +29,8 @@ import functools
 import inspect
 import itertools
 import math
+import re
+import types
 
 import numpy as np
 import sympy as sp
@@ -998,9 +1000,6 @@ def val(a):
     return a.v if type(a) is Dyn else a
 
 
-_LITERALS = (bool, int, float, str, type(None))
-
-
 class Stager:
     """Writes an evaluation as a straight-line Python function of its inputs: every call whose arguments
     depend on the inputs (:class:`Dyn`) is made now (the staging run gives its value, so the layout
@@ -1024,11 +1023,9 @@ class Stager:
     def _ref(self, a):
         if type(a) is Dyn:
             return a.name
-        if type(a) in _LITERALS and (type(a) is not float or math.isfinite(a)):
+        if a is None or type(a) is bool:
             return repr(a)
-        if type(a) is tuple and all(type(e) is int for e in a):
-            return repr(a)
-        got = self._ids.get(id(a))
+        got = self._ids.get(id(a))  # (every object named here is held by consts: its id stays its own)
         if got is None:
             got = self._ids[id(a)] = f"c{len(self.consts)}"
             self.consts[got] = a
@@ -1059,21 +1056,53 @@ class Stager:
             return out
         return self._emit(f"{self._ref(obj)}.{name}", args, kw, out)
 
+    def item(self, obj, key):
+        """``obj[key]``."""
+        out = val(obj)[val(key)]
+        if type(obj) is not Dyn and type(key) is not Dyn:
+            return out
+        name = f"v{len(self.lines)}"
+        self.lines.append(f"{name} = {self._ref(obj)}[{self._ref(key)}]")
+        return Dyn(out, name)
+
     def setitem(self, obj, key, value):
         """``obj[key] = value`` (``obj`` made by :meth:`fresh`)."""
         val(obj)[val(key)] = val(value)
         self.lines.append(f"{self._ref(obj)}[{self._ref(key)}] = {self._ref(value)}")
 
+    def _live(self, ret):
+        """The lines whose values are used (by a later live line, an assignment into an array, or the
+        result): the calls are pure (views and new arrays), so the others are left out."""
+        need = {ret}
+        keep = []
+        for ln in reversed(self.lines):
+            head, _, rhs = ln.partition(" = ")
+            target = head.split("[", 1)[0]
+            if "[" in head or target in need:  # an assignment into an array, or a value used later
+                keep.append(ln)
+                need.update(_NAMES.findall(rhs if "[" not in head else ln))
+        return keep[::-1]
+
     def function(self, result, name="staged"):
         """The straight-line function of the inputs (in the order given to :meth:`input`) returning
         ``result``."""
-        body = "\n".join(f"    {ln}" for ln in self.lines) or "    pass"
+        body = "\n".join(f"    {ln}" for ln in self._live(self._ref(result))) or "    pass"
         src = f"def {name}({', '.join(self.args)}):\n{body}\n    return {self._ref(result)}\n"
-        ns: dict = {}
-        exec(compile(src, f"<staged {name}>", "exec"), dict(self.consts), ns)
-        fn = ns[name]
+        code = _STAGED_CODE.get(src)
+        if code is None:  # the same source (the same calls; constants by name) is compiled once
+            ns: dict = {}
+            exec(compile(src, f"<staged {name}>", "exec"), {}, ns)
+            code = ns[name].__code__
+            if len(_STAGED_CODE) > 1024:
+                _STAGED_CODE.clear()
+            _STAGED_CODE[src] = code
+        fn = types.FunctionType(code, dict(self.consts), name)
         fn.source = src
         return fn
+
+
+_NAMES = re.compile(r"\bv\d+\b")
+_STAGED_CODE: dict = {}  # source -> code object of Stager.function
 
 
 def _f64(st, a):
@@ -1113,19 +1142,15 @@ class SDist:
             n = 1 if which == "single" else self.n
             both = self.st.call(self.proto._outcomes, self.values, self.weights, n, layout)
             hit = self.cache[key] = (
-                self.st.call(_item, both, 0),
-                self.st.call(_item, both, 1),
+                self.st.item(both, 0),
+                self.st.item(both, 1),
             )
         return hit
 
     def take(self, a, b):
         st, sl = self.st, slice(a, b)
-        cache = {key: (st.call(_item, v, sl), st.call(_item, p, sl)) for key, (v, p) in self.cache.items()}
-        return SDist(st, self.proto, st.call(_item, self.values, sl), st.call(_item, self.weights, sl), cache)
-
-
-def _item(a, k):
-    return a[k]
+        cache = {key: (st.item(v, sl), st.item(p, sl)) for key, (v, p) in self.cache.items()}
+        return SDist(st, self.proto, st.item(self.values, sl), st.item(self.weights, sl), cache)
 
 
 class SEnv:
@@ -1149,8 +1174,8 @@ class SEnv:
         """:meth:`Env._coord`."""
         a = _f64(self.st, v)
         if np.ndim(val(a)) == 1:
-            a = self.st.call(_item, a, None)
-        return self.st.call(_item, a, (slice(None), None, slice(None)))
+            a = self.st.item(a, None)
+        return self.st.item(a, (slice(None), None, slice(None)))
 
     def take(self, a, b):
         """:meth:`Env.take`."""
@@ -1158,7 +1183,7 @@ class SEnv:
 
         def cut(v):
             x = val(v)
-            return st.call(_item, v, sl) if (np.ndim(x) and x.shape[0] == S) else v
+            return st.item(v, sl) if (np.ndim(x) and x.shape[0] == S) else v
 
         out = SEnv(st, self.env.take(a, b), None if self.dist is None else self.dist.take(a, b))
         out.scalars = {k: cut(v) for k, v in self.scalars.items()}
@@ -1302,5 +1327,5 @@ def stage_quiet(expr, senv: SEnv):
     if o.ndim == 3:
         if o.shape[1] != 1 or o.shape[2] != 1:
             raise Unstageable("per-coordinate at the top level")
-        out = st.call(_item, out, (slice(None), 0, 0))
+        out = st.item(out, (slice(None), 0, 0))
     return st.call(np.array, _sbc(st, out, (senv.S,)), dtype=np.float64)
