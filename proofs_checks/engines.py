@@ -1155,19 +1155,9 @@ def _lockstep_objective(jobs, members, space, scalars):
 
     def evaluate(xs, owner):
         """The ratios of rows grouped by job (owner sorted)."""
-        okey = (owner.dtype.str, owner.tobytes()) if lane_vals else None
-        hit = layouts.get(okey) if okey is not None else None
-        if hit is not None:  # the same rows per job as an earlier call (the polish's calls): the same lanes
-            rows, lanes = hit
-        else:
-            rows, lanes = _lanes_of(owner)
-            if okey is not None:
-                if len(layouts) > 64:
-                    layouts.clear()
-                layouts[okey] = (rows, lanes)
         # the evaluation as a staged straight-line function, per layout of the call (and outcomes shared)
-        pkey = (owner.dtype.str, owner.tobytes(), xs.shape, xs.strides, xs.dtype.str, xs.flags.c_contiguous)
-        pkey += tuple(shared_outcomes)
+        okey = (owner.dtype.str, owner.tobytes())
+        pkey = (*okey, xs.shape, xs.strides, xs.dtype.str, xs.flags.c_contiguous, *shared_outcomes)
         fn = plans.get(pkey)
         if fn is not None:
             if fn is not _UNSTAGEABLE:
@@ -1176,6 +1166,15 @@ def _lockstep_objective(jobs, members, space, scalars):
             pkey = None
         elif len(plans) > _PLANS:
             plans.clear()
+        hit = layouts.get(okey) if lane_vals else None
+        if hit is not None:  # the same rows per job as an earlier call (the polish's calls): the same lanes
+            rows, lanes = hit
+        else:
+            rows, lanes = _lanes_of(owner)
+            if lane_vals:
+                if len(layouts) > 64:
+                    layouts.clear()
+                layouts[okey] = (rows, lanes)
         with np.errstate(all="ignore"):  # once for the whole call (the evaluations below are quiet)
             if pkey is not None and counts.get(pkey, 0) >= _STAGE_AFTER:
                 cuts = np.searchsorted(owner, block_bounds)

@@ -1139,13 +1139,28 @@ class SDist:
         key = (which, layout)
         hit = self.cache.get(key)
         if hit is None:
-            n = 1 if which == "single" else self.n
-            both = self.st.call(self.proto._outcomes, self.values, self.weights, n, layout)
-            hit = self.cache[key] = (
-                self.st.item(both, 0),
-                self.st.item(both, 1),
-            )
+            hit = self.cache[key] = self._outcomes(1 if which == "single" else self.n, layout)
         return hit
+
+    def _outcomes(self, n, layout):
+        """:meth:`Distribution._outcomes`, staged: the per-coordinate batch distribution computed once for
+        both layouts (the same call on the same arrays), its constant parts folded."""
+        st = self.st
+        if self.coupling == "joint":
+            both = st.call(self.proto._outcomes, self.values, self.weights, n, layout)
+            return st.item(both, 0), st.item(both, 1)
+        batch = self.__dict__.setdefault("_batch", {})
+        if n not in batch:
+            batch[n] = _stage_batch_outcomes(st, self.values, self.weights, n)
+        v, p = batch[n]
+        if layout == "marginal":
+            return st.call(np.swapaxes, v, 1, 2), st.call(np.swapaxes, p, 1, 2)
+        M = np.shape(val(v))[-1]
+        if M**self.d > 2_000_000:
+            raise Unstageable("too many joint outcomes")
+        ix = (slice(None), np.arange(self.d), _product_index(M, self.d))
+        jp = st.item(st.call(np.prod, st.item(p, ix), axis=-1), (Ellipsis, None))
+        return st.item(v, ix), jp
 
     def take(self, a, b):
         st, sl = self.st, slice(a, b)
@@ -1232,6 +1247,27 @@ class SCtx:
             v, p = env.dist.outcomes(which, layout)
             got = env.octx[(which, layout)] = SCtx(env, v, p)
         return got
+
+
+def _stage_batch_outcomes(st, values, weights, n):
+    """:func:`batch_outcomes`, staged (inside the caller's ``errstate(all="ignore")``)."""
+    values = _f64(st, values)
+    weights = _f64(st, weights)
+    if n == 1:
+        return values, weights
+    counts, logc = compositions(np.shape(val(values))[-1], n)
+    vals = st.call(_div, st.call(_matmul, values, counts.T.astype(np.float64)), n)
+    logw = st.call(_mul, st.item(st.call(np.log, weights), (Ellipsis, slice(None), None)), counts.T)
+    lw = st.call(np.where, counts.T == 0, 0.0, logw)
+    return vals, st.call(np.exp, st.call(_add, logc, st.method(lw, "sum", axis=-2)))
+
+
+def _matmul(a, b):
+    return a @ b
+
+
+def _div(a, b):
+    return a / b
 
 
 def _stage_fn(fn, c):
