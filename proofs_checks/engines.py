@@ -918,7 +918,38 @@ def _ratio_of(spec, env, scale, require):
 
 
 def _ratio_tail(term, bound, req, scale, ge):
-    """:func:`_ratio_of` from the values of the sides and of the condition (``req``, or None)."""
+    """:func:`_ratio_of` from the values of the sides and of the condition (``req``, or None): one pass of
+    the numba kernel :func:`~proofs_checks._search_kernels.ratio_tail` (the same IEEE operations per row)
+    for float64 rows, else numpy."""
+    kern = _RATIO.get("kernel", False)
+    if kern is False:
+        try:
+            from ._search_kernels import ratio_tail as kern
+        except ImportError:
+            kern = None
+        _RATIO["kernel"] = kern
+    if (
+        kern is not None
+        and type(term) is np.ndarray
+        and type(bound) is np.ndarray
+        and term.dtype == np.float64
+        and bound.dtype == np.float64
+        and term.ndim == 1
+        and bound.shape == term.shape
+        and (req is None or (type(req) is np.ndarray and req.dtype == np.float64 and req.shape == term.shape))
+    ):
+        sc = np.asarray(scale, dtype=np.float64).reshape(-1)
+        if sc.size in (1, term.size):
+            return kern(term, bound, _NO_REQ if req is None else req, sc, bool(ge), np.empty(term.size))
+    return _ratio_tail_numpy(term, bound, req, scale, ge)
+
+
+_RATIO: dict = {}
+_NO_REQ = np.empty(0)
+
+
+def _ratio_tail_numpy(term, bound, req, scale, ge):
+    """:func:`_ratio_tail` in numpy."""
     ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
     if req is not None:
         ok &= np.asarray(req, dtype=bool)

@@ -122,3 +122,23 @@ def test_an_unstageable_node_falls_back():
         X.stage_quiet(X.CoordSum(sp.Symbol("nowhere") * X.g), senv)
     with pytest.raises(X.Unstageable):
         X._stage_fn(lambda c: 0.0, X.SCtx(senv))
+
+
+@pytest.mark.parametrize("ge", [False, True])
+def test_ratio_kernel_equals_numpy(ge):
+    """The search's ratio per row through the numba kernel equals the numpy expression bit for bit: NaN,
+    infinities, zeros of both signs, negative and subnormal sides, a condition with NaN and zeros, one
+    bound scale or one per row."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(11)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e-310, 1e308, -1.0, 2.0])
+    n = 4000
+    term, bound, req = (rng.choice(specials, n) * rng.choice([1.0, 0.3], n) for _ in range(3))
+    term[::3] = rng.uniform(-2, 2, n)[::3]
+    bound[::2] = rng.uniform(0, 2, n)[::2]
+    for scale in (1.0, 1.37, rng.uniform(0.5, 2.0, n)):
+        for r in (None, req):
+            with np.errstate(all="ignore"):  # as in the search
+                got = E._ratio_tail(term, bound, r, scale, ge)
+                want = E._ratio_tail_numpy(term, bound, r, scale, ge)
+            np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
