@@ -1249,6 +1249,16 @@ class SCtx:
         return got
 
 
+def _stage_reduce(st, a, axis):
+    """``_add_reduce(a, axis)``, staged: numpy's reduction called directly where :func:`_add_reduce` would
+    call it (the same test, on the staging run's array: the same layout on every run)."""
+    v = val(a)
+    n = v.shape[axis] if v.ndim == 3 else 8
+    if v.size < 1024 or n >= 8 or v.dtype != np.float64 or v.strides[0] < max(v.strides[1], v.strides[2]):
+        return st.call(np.add.reduce, a, axis=axis, keepdims=True)
+    return st.call(_add_reduce, a, axis)
+
+
 def _stage_batch_outcomes(st, values, weights, n):
     """:func:`batch_outcomes`, staged (inside the caller's ``errstate(all="ignore")``)."""
     values = _f64(st, values)
@@ -1278,15 +1288,15 @@ def _stage_fn(fn, c):
     st = c.env.st
     kind = node[0]
     if kind == "sum":
-        return st.call(_add_reduce, _sbc(st, _stage_fn(node[1], c), c.shape), -1)
+        return _stage_reduce(st, _sbc(st, _stage_fn(node[1], c), c.shape), -1)
     if kind == "sep":
         _, parts, which = node
         cm = c.with_outcomes(which, "marginal")
         total = 0.0
         for cf, phi in parts:
             prod = st.call(_mul, cm.items["_p"], _stage_fn(phi, cm))
-            e_phi = st.call(_add_reduce, _sbc(st, prod, cm.shape), 1)
-            total = st.call(_add, total, st.call(_mul, _stage_fn(cf, c), st.call(_add_reduce, e_phi, -1)))
+            e_phi = _stage_reduce(st, _sbc(st, prod, cm.shape), 1)
+            total = st.call(_add, total, st.call(_mul, _stage_fn(cf, c), _stage_reduce(st, e_phi, -1)))
         return total
     if kind == "joint":
         _, inner, which, op, layout = node
@@ -1300,7 +1310,7 @@ def _stage_fn(fn, c):
         if op == "Sup1":
             neg = st.call(np.where, st.call(_gt, pr, 0), v, -np.inf)
             return st.call(np.maximum.reduce, neg, axis=1, keepdims=True)
-        return st.call(_add_reduce, st.call(_mul, pr, v), 1)
+        return _stage_reduce(st, st.call(_mul, pr, v), 1)
     _, f, names, dmap, plain, variants = node
     env = c.env
     if env.rows and not plain.isdisjoint(env.rows):
