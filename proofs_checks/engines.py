@@ -913,13 +913,97 @@ def _ratio_of(spec, env, scale, require):
     ``require`` fails; bound / term for a ``>=`` claim."""
     with np.errstate(all="ignore"):
         term, bound = evaluate_sides(spec, env, quiet=True)
-        ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
-        if require is not None:
-            ok &= np.asarray(X.evaluate_quiet(require, env), dtype=bool)
-        r = np.where(ok, term / np.where(ok, scale * bound, 1.0), 0.0)
-        if spec.relation == ">=":
-            r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
+        req = None if require is None else X.evaluate_quiet(require, env)
+        return _ratio_tail(term, bound, req, scale, spec.relation == ">=")
+
+
+def _ratio_tail(term, bound, req, scale, ge):
+    """:func:`_ratio_of` from the values of the sides and of the condition (``req``, or None): one pass of
+    the numba kernel :func:`~proofs_checks._search_kernels.ratio_tail` (the same IEEE operations per row)
+    for float64 rows, else numpy."""
+    kern = _RATIO.get("kernel", False)
+    if kern is False:
+        try:
+            from ._search_kernels import ratio_tail as kern
+        except ImportError:
+            kern = None
+        _RATIO["kernel"] = kern
+    if (
+        kern is not None
+        and type(term) is np.ndarray
+        and type(bound) is np.ndarray
+        and term.dtype == np.float64
+        and bound.dtype == np.float64
+        and term.ndim == 1
+        and bound.shape == term.shape
+        and (req is None or (type(req) is np.ndarray and req.dtype == np.float64 and req.shape == term.shape))
+    ):
+        sc = np.asarray(scale, dtype=np.float64).reshape(-1)
+        if sc.size in (1, term.size):
+            return kern(term, bound, _NO_REQ if req is None else req, sc, bool(ge), np.empty(term.size))
+    return _ratio_tail_numpy(term, bound, req, scale, ge)
+
+
+_RATIO: dict = {}
+_NO_REQ = np.empty(0)
+
+
+def _ratio_tail_numpy(term, bound, req, scale, ge):
+    """:func:`_ratio_tail` in numpy."""
+    ok = np.isfinite(term) & np.isfinite(bound) & (bound > 0)
+    if req is not None:
+        ok &= np.asarray(req, dtype=bool)
+    r = np.where(ok, term / np.where(ok, scale * bound, 1.0), 0.0)
+    if ge:
+        r = np.where(ok & (term > 0), scale * bound / np.where(term > 0, term, 1.0), 0.0)
     return r
+
+
+def _staged_objective(spec0, space, xs, shared, rows, lanes, shared_outcomes, parts, n_rows):
+    """The lockstep objective's evaluation of one call (:func:`_lockstep_objective`), written by
+    :class:`~proofs_checks.expressions.Stager` as a straight-line function of the population ``xs``:
+    the decoding, the constants the assumptions define, and per block of rows (``parts``: ``(a, b, spec,
+    scale, require)``) the sides, the condition and the ratio, with the same numpy calls on the same
+    operands as the evaluation itself (the same bits) for every population laid out as ``xs`` (the
+    caller keys the function by the rows per job and the layout of ``xs``). Returns ``(fn, value)``:
+    the function and its value at ``xs`` (the staging run)."""
+    st = X.Stager()
+    xd = st.input(xs, "xs")
+    dist = st.call(space.decode, xd)
+    proto = dist.v
+    sdist = X.SDist(st, proto, st.call(_get_values, dist), st.call(_get_weights, dist))
+    renv = X.Env(S=n_rows, rows=rows, lanes=lanes)
+    sc = with_batch_size(spec0, space.n, shared)
+    senv = X.SEnv(st, renv, sdist)
+    senv.scalars = {k: senv.scalar(v) for k, v in sc.items()}
+    for a in spec0.defining():  # constants(): the tightest admissible value of each defined constant
+        v = X.stage_shaped(a.value, senv, per_coordinate=a.per_coordinate)
+        if a.per_coordinate:
+            senv.coords[a.symbol.name] = senv.coord(v)
+        else:
+            senv.scalars[a.symbol.name] = senv.scalar(v)
+    env = X.SEnv(st, renv, sdist, dict(senv.scalars), dict(senv.coords))  # a new Env: its own outcome contexts
+    for which, layout in shared_outcomes:
+        sdist.outcomes(which, layout)
+    out = st.fresh(np.zeros, n_rows)
+    for a, b, spec, scale, require in parts:
+        sub = env if (a == 0 and b == n_rows) else env.take(a, b)
+        for side in ("term", "bound"):
+            if getattr(spec, side) is None:
+                raise X.Unstageable(side)
+        term = X.stage_quiet(spec.term, sub)
+        bound = X.stage_quiet(spec.bound, sub)
+        req = None if require is None else X.stage_quiet(require, sub)
+        st.setitem(out, slice(a, b), st.call(_ratio_tail, term, bound, req, scale, spec.relation == ">="))
+    return st.function(out, "objective"), out.v
+
+
+def _get_values(dist):
+    return dist.values
+
+
+def _get_weights(dist):
+    return dist.weights
 
 
 def _defining_key(spec):
@@ -1059,6 +1143,8 @@ def _lockstep_objective(jobs, members, space, scalars):
     shared_outcomes: list = []  # outcome keys (Distribution.outcomes) that several blocks read
     learning = [True]  # until a call with several blocks has shown them
     layouts: dict = {}  # owner (rows per job) -> (per-row scalars, lanes): the polish repeats its layouts
+    plans: dict = {}  # layout of a call -> its evaluation as a staged function (_staged_objective)
+    counts: dict = {}  # layout of a call -> how many calls had it (staged from the _STAGE_AFTER-th on)
 
     def obj(xs, owner):
         xs = np.asarray(xs)
@@ -1100,17 +1186,48 @@ def _lockstep_objective(jobs, members, space, scalars):
 
     def evaluate(xs, owner):
         """The ratios of rows grouped by job (owner sorted)."""
-        okey = (owner.dtype.str, owner.tobytes()) if lane_vals else None
-        hit = layouts.get(okey) if okey is not None else None
+        # the evaluation as a staged straight-line function, per layout of the call (and outcomes shared)
+        okey = (owner.dtype.str, owner.tobytes())
+        pkey = (*okey, xs.shape, xs.strides, xs.dtype.str, xs.flags.c_contiguous, *shared_outcomes)
+        fn = plans.get(pkey)
+        if fn is not None:
+            if fn is not _UNSTAGEABLE:
+                with np.errstate(all="ignore"):
+                    return fn(xs)
+            pkey = None
+        elif len(plans) > _PLANS:
+            plans.clear()
+        hit = layouts.get(okey) if lane_vals else None
         if hit is not None:  # the same rows per job as an earlier call (the polish's calls): the same lanes
             rows, lanes = hit
         else:
             rows, lanes = _lanes_of(owner)
-            if okey is not None:
+            if lane_vals:
                 if len(layouts) > 64:
                     layouts.clear()
                 layouts[okey] = (rows, lanes)
         with np.errstate(all="ignore"):  # once for the whole call (the evaluations below are quiet)
+            if pkey is not None and counts.get(pkey, 0) >= _STAGE_AFTER:
+                cuts = np.searchsorted(owner, block_bounds)
+                parts = []
+                for bi, (_, m0, _) in enumerate(blocks):
+                    a, b = int(cuts[2 * bi]), int(cuts[2 * bi + 1])
+                    if a < b:
+                        jb = jobs[members[m0]]
+                        sc = scales[owner[a:b]]
+                        parts.append((a, b, jb.spec, float(sc[0]) if np.all(sc == sc[0]) else sc, jb.require))
+                try:
+                    fn, out = _staged_objective(spec0, space, xs, shared, rows, lanes, shared_outcomes, parts, len(xs))
+                except X.Unstageable:
+                    plans[pkey] = _UNSTAGEABLE
+                else:
+                    plans[pkey] = fn
+                    counts.pop(pkey, None)
+                    return out
+            elif pkey is not None:
+                if len(counts) > 4 * _PLANS:
+                    counts.clear()
+                counts[pkey] = counts.get(pkey, 0) + 1
             _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows, lanes=lanes, quiet=True)
             dist = env.dist
             for key in shared_outcomes:  # outcomes several blocks read: computed once on all rows
@@ -1142,6 +1259,9 @@ def _lockstep_objective(jobs, members, space, scalars):
     return obj
 
 
+_UNSTAGEABLE = object()
+_STAGE_AFTER = 1  # a layout seen this many times before is staged (a function per layout costs ~1-3 ms)
+_PLANS = 512  # staged functions kept per objective
 _SPLIT_ROWS = 512  # an objective call with this many rows is split in two halves over two threads
 _POOL: dict = {}
 

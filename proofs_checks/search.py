@@ -808,6 +808,12 @@ def _batched_selection(solvers):
     return _BatchSelect(select_batch, solvers)
 
 
+try:  # what np.clip(X, lo, hi) calls for float arrays (numpy 2), without its Python layers: the same values
+    from numpy._core.umath import clip as _clip
+except ImportError:
+    _clip = np.clip
+
+
 def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polish_maxfev: int | None = None):
     """:func:`maximize` for ``len(seeds)`` problems on one box at once: ``objective(X, owner)`` gives
     the value of each row of ``X`` for problem ``owner[i]``. Differential evolution runs per problem
@@ -821,7 +827,7 @@ def maximize_many(objective, bounds, *, seeds, maxiter: int, popsize: int, polis
     des = _de_lockstep(objective, bounds, seeds, maxiter=maxiter, popsize=popsize)
     dim = lo.size
     polished = nelder_mead(
-        lambda X, own: -np.asarray(objective(np.clip(X, lo, hi), own), dtype=np.float64),
+        lambda X, own: -np.asarray(objective(_clip(X, lo, hi), own), dtype=np.float64),
         np.stack([r.x for r in des]),
         maxfev=polish_maxfev or 200 * dim,
         xatol=1e-12,

@@ -331,3 +331,18 @@ def test_decode_weights_kernel_equals_numpy(coupling, monkeypatch):
     # planted: the sums of 3 terms in reverse order differ in some bits, so the comparisons above can fail
     om = rng.uniform(0, 1, (1000, 3))
     assert not np.array_equal(om[:, ::-1].sum(axis=-1), om.sum(axis=-1))
+
+
+def test_polish_clip_is_numpys_clip():
+    """The polish's clip (the ufunc ``np.clip`` ends in) gives np.clip's values bit for bit: signed zeros
+    at a bound of 0, NaN, points outside and inside the box."""
+    from proofs_checks import search as S
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, (600, 7))
+    X[::3, 2] = -0.0
+    X[1::3, 3] = 0.0
+    X[::5, 1] = np.nan
+    lo = np.array([-1.0, -1.0, 0.0, 0.0, -1.0, 0.0, 0.0])
+    hi = np.ones(7)
+    np.testing.assert_array_equal(S._clip(X, lo, hi).view(np.int64), np.clip(X, lo, hi).view(np.int64))
