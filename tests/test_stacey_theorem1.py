@@ -195,3 +195,96 @@ def test_grad_term_evaluated_once_equals_step_by_step(steps):
     tr = T1.trajectory(problem, oracle, p=p, eta=0.05, T=20, replicates=4, seed=5, L=1.0)
     assert np.array_equal(tr["gp"].view(np.int64), want.view(np.int64))
     assert T1.GradTerm(p, steps=steps).finish()["gp"].size == 0
+
+
+class _PerStepTerms:
+    """The reference of the observers' numbers: every term evaluated at its step, on that step's R rows
+    (what ProofTerms and GradTerm did before they kept the points)."""
+
+    def __init__(self, p, eta, L):
+        from lptheory.simulate import Observer
+
+        ps = dual_exponent(p)
+        sc = {"p": p, "eta": eta, "L": L}
+        rows = self.rows = {k: [] for k in ("gp", "f", "f_next", "gt_norm", "A", "B", "C")}
+
+        class Ref(Observer):
+            name = "per-step-terms"
+            needs_previous = True
+
+            def on_step(self, v):
+                from proofs_checks.engines import pointwise
+                from proofs_checks.stacey import formulas as F
+
+                pr, th, new, gt = v.problem, v.theta, v.new_theta, v.grad_tilde
+                g = pr.grad(th)
+                vals = {"gp": np.sum(np.abs(g) ** ps, axis=-1), "f": pr.f(th), "f_next": pr.f(new),
+                        "gt_norm": lp_norm(gt, ps)}  # fmt: skip
+                for k, term in (("A", F.A_term), ("B", F.B_path), ("C", F.C_path)):
+                    vals[k] = pointwise(term, gt, scalars=sc, coords={"g": g})
+                for k, val in vals.items():
+                    rows[k].append(np.array(val, dtype=np.float64))
+
+        self.observer = Ref()
+
+
+@pytest.mark.parametrize(
+    "name, kw, R",
+    [
+        ("quadratic-dense", {"d": 7}, 1),
+        ("logsumexp", {"d": 7}, 1),
+        ("ridge", {"d": 7, "m": 9}, 1),
+        ("quadratic-dense", {"d": 7}, 4),
+        ("separable", {"d": 7}, 1),
+    ],
+)
+def test_observers_equal_per_step_on_matrix_problems(name, kw, R):
+    """ProofTerms and GradTerm give the bits of a per-step evaluation on every problem, also where f and the
+    gradient are matrix products: with one replicate, one product over all steps' rows is not row by row
+    the product of one row (BLAS takes another kernel; review finding M3), so these problems are
+    evaluated at each step; the separable problem (``rows_independent``) once at the end."""
+    from lptheory.simulate import simulate
+    from synthetic.noise import make_noise
+    from synthetic.oracle import GradientOracle
+    from synthetic.problems import make_problem
+
+    problem = make_problem(name, **kw)
+    d = problem.d
+    oracle = GradientOracle(problem, make_noise("gaussian", np.full(d, 0.3)), batch=2)
+    p, eta, L, T = 3.0, 0.02, 1.0, 40
+    ref = _PerStepTerms(p, eta, L)
+    obs, gterm = T1.ProofTerms(p, eta, L), T1.GradTerm(p, steps=T)
+    simulate(LpDescent(p=p, lr=eta), problem, oracle, T, R, 7, record_every=T,
+             observers=[obs, gterm, ref.observer], default_metrics=False)  # fmt: skip
+    tr, gp = obs.finish(), gterm.finish()["gp"]
+    bits = lambda a: np.asarray(a, dtype=np.float64).view(np.int64)  # noqa: E731
+    for k, rows in ref.rows.items():
+        want = np.stack(rows)
+        assert tr[k].shape == want.shape == (T, R), k
+        assert np.array_equal(bits(tr[k]), bits(want)), k
+    assert np.array_equal(bits(gp), bits(np.stack(ref.rows["gp"])))
+    slack = tr["f_next"] - (tr["f"] - tr["A"] + tr["B"] + tr["C"])
+    i, r = np.unravel_index(int(np.argmax(slack)), slack.shape)
+    assert tr["worst_step"]["t"] == i and tr["worst_step"]["replicate"] == r
+    assert tr["worst_step"]["slack"] == slack[i, r]
+
+
+@pytest.mark.parametrize("steps", [None, 3, 8])
+def test_grad_term_mixed_point_types_keeps_every_step_in_order(steps):
+    """GradTerm with steps whose points are numpy arrays (kept, evaluated at once) and steps whose points are
+    not (here lists; torch tensors in a torch run: evaluated at the step): every step's sum, in the steps'
+    order, the bits of the per-step evaluation (review finding L10: the second kind was dropped)."""
+    from types import SimpleNamespace
+
+    problem, _ = T1.make_setting("rademacher", 0.5, 6, 0)
+    rng = np.random.default_rng(4)
+    points = [rng.standard_normal((3, 6)) for _ in range(7)]
+    kinds = [True, True, False, True, True, True, False]  # numpy point or not
+    ps = dual_exponent(3.0)
+    obs = T1.GradTerm(3.0, steps=steps)
+    for th, numpy in zip(points, kinds):
+        obs.on_step(SimpleNamespace(theta=th if numpy else th.tolist(), problem=problem))
+    got = obs.finish()["gp"]
+    want = np.stack([np.sum(np.abs(problem.grad(th)) ** ps, axis=-1) for th in points])
+    assert got.shape == want.shape == (7, 3)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))

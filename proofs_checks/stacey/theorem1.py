@@ -86,10 +86,22 @@ def theorem_rhs(*, f_gap: float, eta: float, T: int, L: float, G: float, p: floa
     return terms
 
 
+def _batchable(problem) -> bool:
+    """Whether the observers may evaluate ``problem``'s f and gradient once on all steps' rows: only where the
+    problem declares ``rows_independent`` (row r of f(x) and grad(x) depends only on row r of x, with the same
+    bits whatever the rows around it; the element-wise problems of :mod:`synthetic.problems`). A matrix
+    product over stacked rows is not bit for bit the product of each step's rows (with one replicate BLAS
+    takes a matrix-vector kernel at the step, a matrix-matrix one on the stack), so other problems are
+    evaluated at each step."""
+    return bool(getattr(problem, "rows_independent", False))
+
+
 class ProofTerms(Observer):
     """Per step of Alg. 3: ||g_t||_{p*}^{p*}, f(theta_t), f(theta_{t+1}), the proof's pathwise A, B, C
     (:mod:`formulas`) and ||g~_t||_{p*}; ``finish()`` returns (T, R) arrays and the worst step of the
-    pathwise inequality."""
+    pathwise inequality. The numbers are those of an evaluation at each step: problems with
+    ``rows_independent`` (:func:`_batchable`) are evaluated once on all steps' rows in :meth:`finish`, others
+    (matrix products) at the step."""
 
     name = "proof-terms"
     needs_previous = True
@@ -97,31 +109,45 @@ class ProofTerms(Observer):
     def __init__(self, p, eta, L):
         self.p, self.eta, self.L = p, eta, L
         self.steps = {k: [] for k in ("t", "theta", "new", "gt")}
+        self.rows = {k: [] for k in ("g", "gp", "f", "f_next")}  # the problem's terms of the per-step route
         self.ps = dual_exponent(p)
-        self.problem = None
+        self.problem, self.batched = None, None
 
     def on_step(self, v):
-        # theta, theta_t+1 and g~ live in buffers the simulator reuses: copies; the terms are evaluated in
-        # finish() on all steps' rows at once
-        self.problem = v.problem
-        for k, val in zip(self.steps, (v.t, np.array(v.theta), np.array(v.new_theta), np.array(v.grad_tilde))):
+        # theta, theta_t+1 and g~ live in buffers the simulator reuses: copies
+        if self.batched is None:
+            self.problem, self.batched = v.problem, _batchable(v.problem)
+        th, new, gt = np.array(v.theta), np.array(v.new_theta), np.array(v.grad_tilde)
+        for k, val in zip(self.steps, (v.t, th, new, gt)):
             self.steps[k].append(val)
+        if not self.batched:  # evaluated now, on this step's rows
+            g = self.problem.grad(v.theta)
+            f, f_next = self.problem.f(v.theta), self.problem.f(v.new_theta)
+            for k, val in zip(self.rows, (np.array(g), np.sum(np.abs(g) ** self.ps, axis=-1), f, f_next)):
+                self.rows[k].append(np.asarray(val))
 
     def finish(self):
-        """The arrays, evaluated once on every step's rows (the same values as step by step: the problem's
-        f and gradient, |g|^{p*} and the norms are row-wise), A, B, C too, and the step of the largest slack
-        f_t+1 - (f_t - A + B + C) (the first step, then the first replicate, reaching it)."""
+        """The arrays, A, B, C (row-wise expressions of g and g~, evaluated once on every step's rows: the
+        values of each step's), and the step of the largest slack f_t+1 - (f_t - A + B + C) (the first step,
+        then the first replicate, reaching it). f, f(theta_t+1) and the gradient: once on all steps' rows for
+        a ``rows_independent`` problem, else those computed at each step; either way each step's bits."""
         T = len(self.steps["t"])
         worst = {"slack": -np.inf}
         out = {k: np.asarray([]) for k in ("gp", "f", "f_next", "gt_norm")}
         if T:
             th, new, gt = (np.stack(self.steps[k]) for k in ("theta", "new", "gt"))
             R, d = gt.shape[1], gt.shape[2]
-            pr = self.problem
-            g = np.asarray(pr.grad(th.reshape(T * R, d)))
-            out["gp"] = np.sum(np.abs(g) ** self.ps, axis=-1).reshape(T, R)
-            out["f"] = np.asarray(pr.f(th.reshape(T * R, d))).reshape(T, R)
-            out["f_next"] = np.asarray(pr.f(new.reshape(T * R, d))).reshape(T, R)
+            if self.batched:
+                pr = self.problem
+                g = np.asarray(pr.grad(th.reshape(T * R, d)))
+                out["gp"] = np.sum(np.abs(g) ** self.ps, axis=-1).reshape(T, R)
+                out["f"] = np.asarray(pr.f(th.reshape(T * R, d))).reshape(T, R)
+                out["f_next"] = np.asarray(pr.f(new.reshape(T * R, d))).reshape(T, R)
+            else:
+                g = np.stack(self.rows["g"]).reshape(T * R, d)
+                for k in ("gp", "f", "f_next"):
+                    out[k] = np.stack(self.rows[k]).reshape(T, R)
+            # lp_norm is row-wise on any problem (its compiled row kernel and numpy path: the same bits)
             out["gt_norm"] = np.asarray(lp_norm(gt.reshape(T * R, d), self.ps)).reshape(T, R)
             sc = {"p": self.p, "eta": self.eta, "L": self.L}
             flat = {"g": g}
@@ -152,10 +178,13 @@ class ProofTerms(Observer):
 
 class GradTerm(Observer):
     """Per step of Alg. 3: ||grad f(theta_t)||_{p*}^{p*} only (the left side of Theorem 1), computed as
-    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement). The points
-    theta_t are kept (into one (steps, R, d) array when ``steps`` is given) and the gradients and sums taken
-    once in :meth:`finish`, on all steps' rows: the problem's gradient and ``|g|^{p*}`` are element-wise and
-    the sum runs over each row's own d entries, so these are the numbers of a step-by-step evaluation."""
+    :class:`ProofTerms` computes it; for runs that need nothing else (the rate measurement). The numbers are
+    those of an evaluation at each step. For a ``rows_independent`` problem (:func:`_batchable`) and numpy
+    points, the points theta_t are kept (into one (steps, R, d) array when ``steps`` is given) and the
+    gradients and sums taken once in :meth:`finish` on all steps' rows (element-wise gradient and power,
+    each row's own sum: each step's bits); otherwise (a matrix problem, or points that are not numpy
+    arrays, e.g. torch tensors) the sum is taken at the step. Both kinds of steps may come in one run: the
+    kept points are evaluated when a step of the other kind comes, so the steps stay in order."""
 
     name = "grad-term"
     needs_previous = True
@@ -164,16 +193,20 @@ class GradTerm(Observer):
         self.ps = dual_exponent(p)
         self.steps = steps
         self.problem, self.points, self.n = None, None, 0
-        self.gp = []  # the sums of steps whose points are not numpy arrays, computed at the step
+        self.gp = []  # per step, in order: the sums computed at the step and those of flushed kept points
+
+    def _term(self, g):
+        return np.sum(np.abs(g) ** self.ps, axis=-1)
 
     def on_step(self, v):
         th = v.theta
-        if not isinstance(th, np.ndarray):
-            g = v.problem.grad(th)
-            self.gp.append(np.asarray(np.sum(np.abs(g) ** self.ps, axis=-1)))
+        if self.problem is None:
+            self.problem = v.problem
+        if not (isinstance(th, np.ndarray) and _batchable(self.problem)):
+            self._flush()
+            self.gp.append(np.asarray(self._term(self.problem.grad(th))))
             return
         if self.points is None:
-            self.problem = v.problem
             self.points = np.empty((self.steps, *th.shape), dtype=th.dtype) if self.steps else []
         if not isinstance(self.points, list) and self.n >= len(self.points):
             self.points = list(self.points)  # more steps than announced: keep them as a list
@@ -183,13 +216,22 @@ class GradTerm(Observer):
             self.points[self.n] = th
         self.n += 1
 
+    def _kept(self):
+        """The gradient terms of the kept points, (n, R), evaluated once on all their rows."""
+        th = np.stack(self.points[: self.n]) if isinstance(self.points, list) else self.points[: self.n]
+        return self._term(self.problem.grad(th.reshape(-1, th.shape[-1]))).reshape(th.shape[:-1])
+
+    def _flush(self):
+        """Evaluate the kept points now (before a step evaluated at the step), in order."""
+        if self.n:
+            self.gp.extend(self._kept())
+            self.points, self.n = None, 0
+
     def finish(self):
-        if not self.n:
-            return {"gp": np.asarray(self.gp)}
-        th = np.stack(self.points) if isinstance(self.points, list) else self.points[: self.n]
-        g = self.problem.grad(th.reshape(-1, th.shape[-1]))
-        gp = np.sum(np.abs(g) ** self.ps, axis=-1)
-        return {"gp": gp.reshape(th.shape[:-1])}
+        if not self.gp:
+            return {"gp": self._kept() if self.n else np.asarray([])}
+        self._flush()
+        return {"gp": np.asarray(self.gp)}
 
 
 def trajectory(
