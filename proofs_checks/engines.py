@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -1142,6 +1143,7 @@ def _lockstep_objective(jobs, members, space, scalars):
     block_bounds = np.array([m for _, m0, m1 in blocks for m in (m0, m1)])
     shared_outcomes: list = []  # outcome keys (Distribution.outcomes) that several blocks read
     learning = [True]  # until a call with several blocks has shown them
+    learn_lock = threading.Lock()
     layouts: dict = {}  # owner (rows per job) -> (per-row scalars, lanes): the polish repeats its layouts
     plans: dict = {}  # layout of a call -> its evaluation as a staged function (_staged_objective)
     counts: dict = {}  # layout of a call -> how many calls had it (staged from the _STAGE_AFTER-th on)
@@ -1186,14 +1188,23 @@ def _lockstep_objective(jobs, members, space, scalars):
 
     def evaluate(xs, owner):
         """The ratios of rows grouped by job (owner sorted)."""
-        # the evaluation as a staged straight-line function, per layout of the call (and outcomes shared)
+        # the evaluation as a staged straight-line function, per layout of the call (and outcomes shared).
+        # The outcomes shared are read once, here (``so``), and this snapshot alone serves the key, the
+        # staging and the walk below: a split call runs two halves on two threads, and one half may
+        # rewrite ``shared_outcomes`` (learning, at the end of its walk) while the other is between
+        # computing its key and staging; with the list read again there, a plan staged with the new
+        # outcomes would be stored under a key naming the old ones (a key that does not describe it).
+        so = tuple(shared_outcomes)  # (one C-level copy under the GIL: a consistent list)
         okey = (owner.dtype.str, owner.tobytes())
-        pkey = (*okey, xs.shape, xs.strides, xs.dtype.str, xs.flags.c_contiguous, *shared_outcomes)
+        pkey = (*okey, xs.shape, xs.strides, xs.dtype.str, xs.flags.c_contiguous, *so)
         fn = plans.get(pkey)
         if fn is not None:
             if fn is not _UNSTAGEABLE:
-                with np.errstate(all="ignore"):
-                    return fn(xs)
+                try:
+                    with np.errstate(all="ignore"):
+                        return fn(xs)
+                except Exception:  # a speed-only path: its failure is no result; the walk below decides
+                    plans[pkey] = _UNSTAGEABLE
             pkey = None
         elif len(plans) > _PLANS:
             plans.clear()
@@ -1217,8 +1228,13 @@ def _lockstep_objective(jobs, members, space, scalars):
                         sc = scales[owner[a:b]]
                         parts.append((a, b, jb.spec, float(sc[0]) if np.all(sc == sc[0]) else sc, jb.require))
                 try:
-                    fn, out = _staged_objective(spec0, space, xs, shared, rows, lanes, shared_outcomes, parts, len(xs))
-                except X.Unstageable:
+                    fn, out = _staged_objective(spec0, space, xs, shared, rows, lanes, so, parts, len(xs))
+                except Exception:
+                    # X.Unstageable (a node the Stager does not write), or any other error while staging (a
+                    # limitation of the Stager, a spec shape its mirror of the evaluator does not handle):
+                    # staging only saves time, so it never aborts the search; the layout is marked and
+                    # this call (and the next ones of the layout) takes the walk below, which gives the
+                    # value, or raises the evaluation's own error with its own message
                     plans[pkey] = _UNSTAGEABLE
                 else:
                     plans[pkey] = fn
@@ -1230,7 +1246,7 @@ def _lockstep_objective(jobs, members, space, scalars):
                 counts[pkey] = counts.get(pkey, 0) + 1
             _, _, _, env = _search_env(spec0, space, xs, shared, rows=rows, lanes=lanes, quiet=True)
             dist = env.dist
-            for key in shared_outcomes:  # outcomes several blocks read: computed once on all rows
+            for key in so:  # outcomes several blocks read: computed once on all rows
                 dist.outcomes(key)
             before = set(dist.cached_keys())
             out = np.zeros(len(xs))
@@ -1252,8 +1268,10 @@ def _lockstep_objective(jobs, members, space, scalars):
                         if key not in before:
                             seen[key] = seen.get(key, 0) + 1
             if learning and taken >= 2:  # learnt from a call with several blocks: what they share
-                shared_outcomes[:] = [key for key, c in seen.items() if c >= 2]
-                learning.clear()
+                with learn_lock:  # the first half of a split call to learn sets them (once)
+                    if learning:
+                        shared_outcomes[:] = [key for key, c in seen.items() if c >= 2]
+                        learning.clear()
         return out
 
     return obj

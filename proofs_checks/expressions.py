@@ -1019,6 +1019,45 @@ def val(a):
     return a.v if type(a) is Dyn else a
 
 
+def _dyn(a) -> bool:
+    """Whether ``a`` depends on the inputs: a :class:`Dyn`, or a list, tuple or dict holding one at any
+    depth (as an item, a key or a value). Another container holding one (a set, a tuple or list
+    subclass, a numpy object array) is :class:`Unstageable`: the Stager writes only plain lists, tuples
+    and dicts as literals of the generated source."""
+    t = type(a)
+    if t is Dyn:
+        return True
+    if t is list or t is tuple:
+        return any([_dyn(x) for x in a])
+    if t is dict:
+        return any([_dyn(k) or _dyn(v) for k, v in a.items()])
+    if isinstance(a, (list, tuple, set, frozenset)):
+        items = a
+    elif isinstance(a, dict):
+        items = [*a.keys(), *a.values()]
+    elif isinstance(a, np.ndarray) and a.dtype == object:
+        items = a.flat
+    else:
+        return False
+    if any([_dyn(x) for x in items]):
+        raise Unstageable(f"a {t.__name__} holding a value that depends on the inputs")
+    return False
+
+
+def _deep(a):
+    """The value of ``a`` in the staging run, containers (:func:`_dyn`) rebuilt with their items'."""
+    t = type(a)
+    if t is Dyn:
+        return a.v
+    if t is list:
+        return [_deep(x) for x in a]
+    if t is tuple:
+        return tuple(_deep(x) for x in a)
+    if t is dict:
+        return {_deep(k): _deep(v) for k, v in a.items()}
+    return a
+
+
 class Stager:
     """Writes an evaluation as a straight-line Python function of its inputs: every call whose arguments
     depend on the inputs (:class:`Dyn`) is made now (the staging run gives its value, so the layout
@@ -1040,10 +1079,16 @@ class Stager:
         return Dyn(value, name)
 
     def _ref(self, a):
-        if type(a) is Dyn:
+        t = type(a)
+        if t is Dyn:
             return a.name
-        if a is None or type(a) is bool:
+        if a is None or t is bool:
             return repr(a)
+        if (t is list or t is tuple or t is dict) and _dyn(a):  # a literal: built anew on every run
+            if t is dict:
+                return "{" + ", ".join(f"{self._ref(k)}: {self._ref(v)}" for k, v in a.items()) + "}"
+            items = ", ".join(self._ref(x) for x in a)
+            return f"[{items}]" if t is list else f"({items}{',' if len(a) == 1 else ''})"
         got = self._ids.get(id(a))  # (every object named here is held by consts: its id stays its own)
         if got is None:
             got = self._ids[id(a)] = f"c{len(self.consts)}"
@@ -1057,36 +1102,39 @@ class Stager:
         return Dyn(out, name)
 
     def call(self, fn, *args, **kw):
-        """``fn(*args, **kw)``: a constant when no argument is :class:`Dyn`, else a line."""
-        out = fn(*[val(a) for a in args], **{k: val(v) for k, v in kw.items()})
-        if not any(type(a) is Dyn for a in args) and not any(type(v) is Dyn for v in kw.values()):
-            return out
+        """``fn(*args, **kw)``: a constant when no argument depends on the inputs (:func:`_dyn`: positional
+        or keyword, or held in a list, tuple or dict argument), else a line."""
+        if not _dyn(args) and not _dyn(kw):
+            return fn(*args, **kw)
+        out = fn(*_deep(args), **_deep(kw))
         return self._emit(self._ref(fn), args, kw, out)
 
     def fresh(self, fn, *args, **kw):
         """``fn(*args, **kw)`` made on every run (a new array the function then writes into)."""
-        out = fn(*[val(a) for a in args], **{k: val(v) for k, v in kw.items()})
+        out = fn(*_deep(args), **_deep(kw))
         return self._emit(self._ref(fn), args, kw, out)
 
     def method(self, obj, name, *args, **kw):
-        """``obj.name(*args, **kw)``."""
-        out = getattr(val(obj), name)(*[val(a) for a in args], **{k: val(v) for k, v in kw.items()})
-        if type(obj) is not Dyn and not any(type(a) is Dyn for a in args):
-            return out
+        """``obj.name(*args, **kw)``: a constant when neither ``obj`` nor any argument depends on the inputs
+        (as :meth:`call`), else a line."""
+        if not _dyn(obj) and not _dyn(args) and not _dyn(kw):
+            return getattr(obj, name)(*args, **kw)
+        out = getattr(_deep(obj), name)(*_deep(args), **_deep(kw))
         return self._emit(f"{self._ref(obj)}.{name}", args, kw, out)
 
     def item(self, obj, key):
-        """``obj[key]``."""
-        out = val(obj)[val(key)]
-        if type(obj) is not Dyn and type(key) is not Dyn:
-            return out
+        """``obj[key]``: a constant when neither depends on the inputs (a tuple key holding a :class:`Dyn`
+        does), else a line."""
+        if not _dyn(obj) and not _dyn(key):
+            return obj[key]
+        out = _deep(obj)[_deep(key)]
         name = f"v{len(self.lines)}"
         self.lines.append(f"{name} = {self._ref(obj)}[{self._ref(key)}]")
         return Dyn(out, name)
 
     def setitem(self, obj, key, value):
         """``obj[key] = value`` (``obj`` made by :meth:`fresh`)."""
-        val(obj)[val(key)] = val(value)
+        _deep(obj)[_deep(key)] = _deep(value)
         self.lines.append(f"{self._ref(obj)}[{self._ref(key)}] = {self._ref(value)}")
 
     def _live(self, ret):

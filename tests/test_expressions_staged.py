@@ -142,3 +142,254 @@ def test_ratio_kernel_equals_numpy(ge):
                 got = E._ratio_tail(term, bound, r, scale, ge)
                 want = E._ratio_tail_numpy(term, bound, r, scale, ge)
             np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_stager_sees_inputs_in_keywords_and_containers():
+    """A call depends on the inputs when any argument does: a keyword argument, or a list, tuple or dict
+    (at any depth) holding an input-dependent value; such a call is a line of the function (its value
+    follows the inputs), not a constant of the staging run. (Before: ``base.clip(min=a)`` was folded to
+    ``base``, and containers holding a Dyn were not seen.) A container the Stager cannot write as a
+    literal (a set) is refused with Unstageable."""
+    st = X.Stager()
+    a = st.input(np.array([1.0, 2.0, 3.0]), "a")
+    base = np.array([10.0, 20.0, 30.0])
+    kw = st.method(base, "clip", min=a)  # only the keyword depends on the input
+    lst = st.call(np.add.reduce, [[a, base]], axis=(0, 1))  # a list in a list: a + base
+    m = np.arange(9.0).reshape(3, 3)
+    tup = st.item(m, (slice(None), st.call(np.argmax, a)))  # a tuple key: m[:, argmax(a)]
+    dct = st.call(_twice_x, {"x": [a]})  # a dict of a list
+    assert all(type(r) is X.Dyn for r in (kw, lst, tup, dct))
+    out = st.fresh(np.zeros, (4, 3))
+    for i, r in enumerate((kw, lst, tup, dct)):
+        st.setitem(out, (i, slice(None)), r)
+    fn = st.function(out)
+    x = np.array([100.0, 100.0, 5.0])
+    got = fn(x)
+    np.testing.assert_array_equal(got[0], np.clip(base, x, None))  # [100, 100, 30], not the folded [10, 20, 30]
+    np.testing.assert_array_equal(got[1], x + base)
+    np.testing.assert_array_equal(got[2], m[:, 0])  # argmax 0 here, 2 in the staging run
+    np.testing.assert_array_equal(got[3], 2 * x)
+    with pytest.raises(X.Unstageable):
+        st.call(len, {a})
+    with pytest.raises(X.Unstageable):
+        st.call(len, np.array([a, 1.0], dtype=object))
+
+
+def _twice_x(d):
+    return d["x"][0] * 2.0
+
+
+class _Planted(Exception):
+    pass
+
+
+def _populations(space, owner, rng, specials=True):
+    """Populations for ``owner``: uniform in the box, exact zeros, ties and corners, and (``specials``)
+    NaN, +-inf and -0.0 entries."""
+    xs = rng.uniform(-1, 1, (owner.size, space.dim))
+    xs[::3, 0] = 0.0
+    xs[1::4] = np.clip(np.round(xs[1::4]), -1, 1)
+    if space.dim > 1:
+        xs[2::5, 1] = xs[2::5, 0]
+    if specials:
+        xs[::7, 0] = np.nan
+        xs[3::11, -1] = np.inf
+        xs[4::11, -1] = -np.inf
+        xs[5::13] = -0.0
+    return xs
+
+
+def _assert_bits(got, want):
+    assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("where", ["stage_quiet", "_ratio_tail", "Stager.function"])
+def test_a_staging_error_falls_back_to_the_walk(where, monkeypatch):
+    """Any error while staging (not only Unstageable) marks the layout unstageable: the call and the next
+    ones of the layout take the tree walk (the same bits as a fresh objective), the search is not
+    aborted, and the staging is not tried again for that layout."""
+    monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
+    tries = []
+    if where == "Stager.function":
+        def planted(self, *a, **k):
+            tries.append(1)
+            raise IndexError("planted")
+
+        monkeypatch.setattr(X.Stager, "function", planted)
+    else:
+        def planted(*a, **k):
+            tries.append(1)
+            raise (TypeError if where == "stage_quiet" else ValueError)("planted")
+
+        if where == "stage_quiet":
+            monkeypatch.setattr(X, "stage_quiet", planted)
+        else:  # a staged call (the ratio kernel), failing in the staging run only
+            real_stager_call = X.Stager.call
+
+            def call(self, fn, *a, **k):
+                if fn is E._ratio_tail:
+                    planted()
+                return real_stager_call(self, fn, *a, **k)
+
+            monkeypatch.setattr(X.Stager, "call", call)
+    jobs = _jobs("lemmas")
+    space = SPACES[1]
+    obj, m = _objective(jobs, space)
+    rng = np.random.default_rng(3)
+    owner = np.repeat(np.arange(m), 2)
+    for _ in range(4):  # the 1st call walks, the 2nd stages (the planted error), the 3rd and 4th walk
+        xs = _populations(space, owner, rng)
+        want = _objective(jobs, space)[0](xs, owner)
+        _assert_bits(obj(xs, owner), want)
+    assert len(tries) == 1, "the planted error was not reached once (staging not tried, or tried again)"
+
+
+def test_a_staging_error_does_not_hide_an_error_of_the_walk(monkeypatch):
+    """With staging failing, an error of the evaluation itself still reaches the caller, with its own
+    message (the fallback only replaces the staging)."""
+    monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
+    monkeypatch.setattr(X, "stage_quiet", lambda *a, **k: (_ for _ in ()).throw(TypeError("planted staging")))
+    jobs = _jobs("single")
+    obj, m = _objective(jobs, SPACES[0])
+    owner = np.zeros(4, dtype=np.intp)
+    xs = _populations(SPACES[0], owner, np.random.default_rng(1), specials=False)
+    obj(xs, owner)  # walks (first call of the layout)
+    real = E._ratio_of
+
+    def broken(*a, **k):
+        raise _Planted("the walk's own error")
+
+    monkeypatch.setattr(E, "_ratio_of", broken)
+    with pytest.raises(_Planted, match="the walk's own error"):
+        obj(xs, owner)  # staging fails (planted), then the walk raises its own error
+    monkeypatch.setattr(E, "_ratio_of", real)
+    obj(xs, owner)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _searched_tasks():
+    """Every lockstep objective the report's searches build: the (jobs, members, space, scalars) given to
+    the search tasks by the lemmas' search (``check lemmas``, full mode), the corrections' search of
+    Lemma 2 against kappa(p) and of the combined lemma (``check corrections``, full mode, wider spaces:
+    joint coupling, batches of 6 and 8) and Corollary 1's search (``check coverage``). Captured from
+    :func:`engines._map_tasks` (the searches stop at their first re-check)."""
+    from proofs_checks import recheck as R
+    from proofs_checks.stacey import corrections as C
+    from proofs_checks.stacey import coverage as V
+    from proofs_checks.stacey import lemmas as L
+
+    got = []
+    mp = pytest.MonkeyPatch()
+
+    def capture(fn, state, tasks, workers, cost=None):
+        jobs, spaces, scalars, _, _ = state
+        plain = [E._candidate_filter(jb.spec, E._job_scalars(jb, scalars)) is None for jb in jobs]
+        got.extend((jobs, members, spaces[i], scalars, all(plain)) for i, members in tasks)
+        return [[(np.zeros(spaces[i].dim), 0.0, 0) for _ in members] for i, members in tasks]
+
+    def stop(*a, **k):
+        raise _Stop
+
+    mp.setattr(E, "_map_tasks", capture)
+    mp.setattr(R, "recheck", stop)
+    try:
+        for run in (
+            lambda: L.search_records(list(L.DEFAULT_P), seed=0, quick=False),
+            lambda: C.b2_records([3.0, 8.0], seed=0, quick=False),
+            lambda: V.corollary1_records(0, False),
+        ):
+            with pytest.raises(_Stop):
+                run()
+    finally:
+        mp.undo()
+    return got
+
+
+def test_every_searched_spec_is_covered():
+    """The objectives below cover the searched specs of every check that searches (a new searched spec
+    or check shows up here: its jobs are captured the same way), and all go through the lockstep
+    objective's plain path (no candidate filter)."""
+    tasks = _searched_tasks()
+    ids = {jobs[j].spec.id for jobs, members, _, _, _ in tasks for j in members}
+    assert {"thm1.B1", "thm1.B2", "thm1.B", "thm1.C", "cor1"} <= ids
+    assert all(plain for *_, plain in tasks)
+    scales = {float(jobs[j].scale) for jobs, members, _, _, _ in tasks for j in members}
+    assert len(scales) >= 3  # 1 and two kappa(p): per-row bound scales
+    couplings = {(s.coupling, s.n) for _, _, s, _, _ in tasks}
+    assert ("joint", 4) in couplings and ("independent", 8) in couplings
+
+
+@pytest.fixture(scope="module")
+def searched_tasks():
+    return _searched_tasks()
+
+
+def test_staged_calls_equal_the_tree_walk_for_every_searched_spec(searched_tasks, monkeypatch):
+    """For every objective the report's searches build (:func:`_searched_tasks`: all their specs, per-row
+    bound scales, every space, joint coupling and batches up to 8), the staged calls (a layout's 3rd call
+    on) equal the tree walk of a fresh objective bit for bit (bytes), on populations holding NaN, +-inf,
+    -0.0, exact zeros, ties and corners."""
+    monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
+    staged = []
+    real = E._staged_objective
+
+    def counting(*a, **k):
+        out = real(*a, **k)
+        staged.append(1)
+        return out
+
+    monkeypatch.setattr(E, "_staged_objective", counting)
+    rng = np.random.default_rng(17)
+    seen = set()
+    for jobs, members, space, scalars, _ in searched_tasks:
+        key = (tuple(id(jobs[j].spec) for j in members), str(space.describe()))
+        if key in seen:
+            continue
+        seen.add(key)
+        obj = E._lockstep_objective(jobs, members, space, scalars)
+        m = len(members)
+        for owner in (np.repeat(np.arange(m), 2), np.arange(m)[m // 3 :]):
+            for _ in range(3):
+                xs = _populations(space, owner, rng)
+                want = E._lockstep_objective(jobs, members, space, scalars)(xs, owner)
+                _assert_bits(obj(xs, owner), want)
+    assert len(staged) >= len(seen), "some objectives never ran staged"
+
+
+def test_staged_calls_on_two_threads_equal_the_tree_walk(searched_tasks, monkeypatch):
+    """A call of >= 512 rows is split in two halves on two threads (LPTHEORY_SEARCH_THREADS=2), each
+    half staged per its own layout, the halves learning the outcomes they share while the other runs:
+    every call equals a fresh objective's tree walk on one thread, bit for bit (bytes)."""
+    assert E._SPLIT_ROWS <= 600
+    staged = []
+    real = E._staged_objective
+
+    def counting(*a, **k):
+        out = real(*a, **k)
+        staged.append(a[2].shape[0])
+        return out
+
+    monkeypatch.setattr(E, "_staged_objective", counting)
+    rng = np.random.default_rng(23)
+    picked = {}
+    for jobs, members, space, scalars, _ in searched_tasks:  # several blocks: learning on split calls
+        picked.setdefault((space.coupling, space.n > 1, len(members) > 8), (jobs, members, space, scalars))
+    assert len(picked) >= 3
+    for jobs, members, space, scalars in picked.values():
+        monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "2")
+        obj = E._lockstep_objective(jobs, members, space, scalars)
+        m = len(members)
+        owner = np.repeat(np.arange(m), -(-600 // m))
+        assert owner.size >= E._SPLIT_ROWS
+        for _ in range(4):
+            xs = _populations(space, owner, rng)
+            monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "2")
+            got = obj(xs, owner)
+            monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
+            want = E._lockstep_objective(jobs, members, space, scalars)(xs, owner)
+            _assert_bits(got, want)
+    assert staged and max(staged) < E._SPLIT_ROWS, "the halves did not run staged"
