@@ -50,8 +50,10 @@ Kinds shipped here:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import threading
 
 import mpmath
 import sympy as sp
@@ -195,6 +197,39 @@ class _Symbols:
         raise ValueError(f"no value for the symbol {name!r}")
 
 
+_NAMES_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _dummy_names_in_order(n: int):
+    """Dummy names that sort as they are created, for the ``n`` arguments a ``lambdify`` is about to
+    rename (used by this module's 60-digit evaluator and by :mod:`proofs_checks.expressions`: one
+    implementation, here so that this file still runs on its own). lambdify replaces every argument by a
+    new ``Dummy()`` (named ``Dummy_<counter>``, the counter global to the process) whenever one argument is
+    a Dummy, and its printer orders the factors of a product by those names, as strings: when the counter
+    crosses a power of ten inside one call (``Dummy_99`` < ``Dummy_102`` is false as strings) the product is
+    printed in another order and rounds differently, so a value depended on how many Dummies the process
+    had made before. Moving the counter forward past the power of ten first keeps the names' order that of
+    their creation, in every process (never backward: no name is reused). The counter is process-global:
+    the move and the body (the ``lambdify``) run under a lock, so two threads compiling at once cannot
+    straddle a power of ten between them (Dummies made elsewhere without this guard are not covered)."""
+    with _NAMES_LOCK:
+        count = sp.Dummy._count
+        last = count + n + 8
+        if len(str(last)) > len(str(count)):
+            sp.Dummy._count = 10 ** (len(str(last)) - 1)
+        yield
+
+
+def _lambdify_args(expr) -> list:
+    """The free symbols of ``expr`` in the order given to ``lambdify``: by name, and the placeholders that
+    share a name (the operator subterms' ``Dummy("op")``) in their order of creation (``dummy_index``).
+    By name alone, equal names kept the order of the ``free_symbols`` set, which follows the Dummies'
+    hashes (their index and the process's string hashing): lambdify prints a product in its arguments'
+    order, so a product of two operator subterms could round differently from one compile to the next."""
+    return sorted(expr.free_symbols, key=lambda s: (s.name, s.dummy_index if isinstance(s, sp.Dummy) else -1))
+
+
 _PLANS: dict = {}  # expression -> (operator children with placeholders, symbols, mpmath function): pure, shared
 
 
@@ -278,8 +313,9 @@ class _Eval(_Symbols):
                 if node not in subs:
                     subs[node] = sp.Dummy("op")
             body = e.xreplace(subs)
-            syms = sorted(body.free_symbols, key=lambda s: s.name)
-            fn = sp.lambdify(syms, body, modules="mpmath")
+            syms = _lambdify_args(body)
+            with _dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
+                fn = sp.lambdify(syms, body, modules="mpmath")
             plan = self._plans[e] = (list(subs.items()), syms, fn)
         ops, syms, fn = plan
         vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
