@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .recheck import BallEval, Undecided, ball_backend
+from .recheck import _INLINE, BallEval, Undecided, ball_backend, generate_ball_code
 
 __all__ = ["BnBResult", "TightPoint", "branch_and_bound", "enclose_max"]
 
@@ -98,233 +98,50 @@ def _sym(e):
 
 
 class _Objective:
-    """lhs and rhs as sympy expressions of the box variables and ``scalars``, enclosed by ball arithmetic
-    (each tuple of expressions evaluated by one generated straight-line function, :func:`_generate`, over the
-    ball operations of :class:`recheck.BallEval`; :func:`_compile`'s closures are the reference it is tested
-    against)."""
+    """lhs and rhs as sympy expressions of the box variables and ``scalars``, enclosed by ball arithmetic:
+    each tuple of expressions is evaluated by one generated straight-line function
+    (:func:`recheck.generate_ball_code`, the re-check's generator, over the ball operations of
+    :class:`recheck.BallEval`) with bnb's conventions: sums and products from their first term, symbols the
+    box's variables else the scalars, ``log`` delegated to the evaluator (as bnb's enclosures were made)."""
 
     def __init__(self, lhs, rhs, scalars, num):
         self.lhs, self.rhs = _sym(lhs), _sym(rhs)
         self.num = num
         self.ev = BallEval({"scalars": dict(scalars or {})}, num)
-        self._compiled = {}
-        self._nodes = {}  # shared compound subexpressions: one memoized closure each
-        self._envs = {}  # recent boxes' balls
-        self._plans = {}  # tuple of expressions -> generated function
+        self._envs = {}  # recent boxes' evaluation contexts
+        self._plans = {}  # tuple of expressions -> (generated function, its constants' balls)
 
-    def balls(self, box: dict):
-        """The box's balls (:func:`_balls`), the same env object for the same box while it is among the
-        last boxes seen (the branch and bound encloses one box's center and the box itself several times
-        in a row): the memoized subexpressions of :func:`_compile` are then reused. Read-only."""
+    def balls(self, box: dict) -> dict:
+        """The box's balls (:func:`_balls`), the same dict for the same box while it is among the last 64
+        boxes seen (the branch and bound encloses one box's center and the box itself several times in a
+        row): a box's balls are made once. Read-only."""
+        return self._ctx(box)["bound"]
+
+    def _ctx(self, box: dict) -> dict:
         key = tuple(box.items())
-        env = self._envs.get(key)
-        if env is None:
+        ctx = self._envs.get(key)
+        if ctx is None:
             if len(self._envs) >= 64:
                 self._envs.clear()
-            env = self._envs[key] = _balls(self.num, box)
-        return env
-
-    def fn(self, expr):
-        f = self._compiled.get(expr)
-        if f is None:
-            roots = (self.lhs, self.rhs) if expr in (self.lhs, self.rhs) else (expr,)  # what one env sees
-            f = self._compiled[expr] = _compile(expr, self.ev, _repeated(*roots), self._nodes)
-        return f
+            ctx = self._envs[key] = {"i": None, "bound": _balls(self.num, box)}
+        return ctx
 
     def plan(self, roots: tuple):
-        """The generated function env -> balls of ``roots`` (:func:`_generate`), made once per tuple."""
-        f = self._plans.get(roots)
-        if f is None:
-            f = self._plans[roots] = _generate(roots, self.ev)
-        return f
+        """The generated function of ``roots`` and its constants' balls, made once per tuple (the constants at
+        the precision of the first call: bnb runs at one precision)."""
+        got = self._plans.get(roots)
+        if got is None:
+            f = generate_ball_code(roots, self.num.name, fold=False, lookup="bound", inline=_BNB_INLINE)
+            got = self._plans[roots] = (f, [self.num.exact(c) for c in f.consts])
+        return got
 
     def sides(self, box: dict, expr=None):
-        env = self.balls(box)
-        if expr is not None:
-            return self.plan((expr,))(env)[0]
-        return self.plan((self.lhs, self.rhs))(env)
+        f, consts = self.plan((expr,) if expr is not None else (self.lhs, self.rhs))
+        out = f(self.ev, self._ctx(box), consts)
+        return out[0] if expr is not None else out
 
 
-def _repeated(*roots) -> frozenset:
-    """The compound subexpressions met more than once in ``roots`` together (lhs and rhs are evaluated in
-    the same env: a subexpression they share is enclosed once per env)."""
-    seen, twice = set(), set()
-    for root in roots:
-        stack = [root]
-        while stack:
-            e = stack.pop()
-            if not e.args:
-                continue
-            if e in seen:
-                twice.add(e)
-                continue  # its own subtrees were counted at its first visit
-            seen.add(e)
-            stack.extend(e.args)
-    return frozenset(twice)
-
-
-def _memo(f):
-    """``f`` with its last (env, value): the same subexpression in the same env is enclosed once. The
-    enclosure is the one ``f`` computes (ball arithmetic is deterministic at a fixed precision), so the
-    result is the same ball, not a looser one. The env is held, so its identity cannot be reused."""
-    last = [None, None]
-
-    def g(env):
-        if last[0] is env:
-            return last[1]
-        v = f(env)
-        last[0], last[1] = env, v
-        return v
-
-    return g
-
-
-def _compile(e, ev, repeated=frozenset(), nodes=None):
-    """A closure env -> ball for ``e`` (env: the box variables' balls); nodes other than arithmetic, powers,
-    |.|, max/min and elementary functions are delegated to ``ev.ev`` (same enclosures, slower). A compound
-    subexpression in ``repeated`` is compiled once (``nodes``) and its value reused within one env."""
-    if nodes is not None and e in repeated:
-        f = nodes.get(e)
-        if f is None:
-            f = nodes[e] = _memo(_compile_node(e, ev, repeated, nodes))
-        return f
-    return _compile_node(e, ev, repeated, nodes)
-
-
-def _compile_node(e, ev, repeated, nodes):
-    n = ev.num
-    if isinstance(e, sp.Symbol):
-        name = e.name
-        if name in ev.scalars:
-            val = ev.scalars[name]
-            return lambda env: env[name] if name in env else val
-        return lambda env: env[name]
-    if e.is_Number or e in (sp.pi, sp.E):
-        c = n.exact(e)
-        return lambda env: c
-    kids = [_compile(a, ev, repeated, nodes) for a in e.args] if e.args else []
-    if isinstance(e, sp.Add):
-
-        def add(env):
-            out = kids[0](env)
-            for k in kids[1:]:
-                out = out + k(env)
-            return out
-
-        return add
-    if isinstance(e, sp.Mul):
-
-        def mul(env):
-            out = kids[0](env)
-            for k in kids[1:]:
-                out = out * k(env)
-            return out
-
-        return mul
-    if isinstance(e, sp.Pow):
-        b, ex = kids
-        if e.args[1].is_Integer:
-            k = int(e.args[1])
-            return lambda env: b(env) ** k
-        half = e.args[1] == sp.Rational(1, 2)
-        zero = n.exact(0)
-
-        def pw(env):
-            bb = b(env)
-            if half and n.gt(bb, zero):
-                return n.fn("sqrt", bb)
-            return ev._pow(bb, ex(env))
-
-        return pw
-    if isinstance(e, sp.Abs):
-        k0 = kids[0]
-        if n.name == "arb":
-            return lambda env: abs(k0(env)).nonnegative_part()
-        return lambda env: abs(k0(env))
-    if isinstance(e, sp.Max):
-        return lambda env: ev._max([k(env) for k in kids])
-    if isinstance(e, sp.Min):
-        return lambda env: -ev._max([-k(env) for k in kids])
-    if isinstance(e, sp.sign):
-        k0 = kids[0]
-        return lambda env: ev._sign(k0(env))
-    if isinstance(e, (sp.exp, sp.sin, sp.cos)):
-        k0, name = kids[0], type(e).__name__
-        return lambda env: n.fn(name, k0(env))
-    return lambda env: ev.ev(e, {"i": None, "bound": env})
-
-
-def _generate(roots: tuple, ev):
-    """One straight-line Python function env -> (ball of each root): the operations of :func:`_compile`'s
-    closures in the same order (children left to right, the same arithmetic, the same delegation to
-    ``ev.ev``), each distinct subexpression once per call (ball arithmetic is deterministic at a fixed
-    precision: the same balls, without a closure call per node)."""
-    n = ev.num
-    arb = n.name == "arb"
-    lines, regs, consts, nodes = [], {}, [], []
-
-    def const(v):
-        consts.append(v)
-        return f"K[{len(consts) - 1}]"
-
-    def emit(e):
-        if e in regs:
-            return regs[e]
-        if isinstance(e, sp.Symbol):
-            name = e.name
-            code = f"env.get({name!r}, {const(ev.scalars[name])})" if name in ev.scalars else f"env[{name!r}]"
-        elif e.is_Number or e in (sp.pi, sp.E):
-            regs[e] = const(n.exact(e))
-            return regs[e]
-        elif isinstance(e, sp.Add):
-            code = " + ".join([emit(a) for a in e.args])
-        elif isinstance(e, sp.Mul):
-            code = " * ".join([emit(a) for a in e.args])
-        elif isinstance(e, sp.Pow):
-            b, ex = e.args
-            kb = emit(b)
-            if ex.is_Integer:
-                code = f"{kb} ** {int(ex)}"
-            elif ex == sp.Rational(1, 2):
-                root = f"{kb}.sqrt()" if arb else f"fn('sqrt', {kb})"
-                code = f"{root} if gt({kb}, ZERO) else pw({kb}, {const(n.exact(ex))})"
-            else:
-                code = f"pw({kb}, {emit(ex)})"
-        elif isinstance(e, sp.Abs):
-            code = f"abs({emit(e.args[0])})" + (".nonnegative_part()" if arb else "")
-        elif isinstance(e, sp.Max):
-            code = f"mx([{', '.join([emit(a) for a in e.args])}])"
-        elif isinstance(e, sp.Min):
-            code = f"-mx([{', '.join(['-' + emit(a) for a in e.args])}])"
-        elif isinstance(e, sp.sign):
-            code = f"sg({emit(e.args[0])})"
-        elif isinstance(e, (sp.exp, sp.sin, sp.cos)):
-            k, name = emit(e.args[0]), type(e).__name__
-            code = f"{k}.{name}()" if arb else f"fn({name!r}, {k})"
-        else:
-            code = f"walk(N[{len(nodes)}], {{'i': None, 'bound': env}})"
-            nodes.append(e)
-        r = regs[e] = f"r{len(lines)}"
-        lines.append(f"    {r} = {code}")
-        return r
-
-    outs = [emit(e) for e in roots]
-    src = "def plan(env):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
-    ns = {
-        "K": consts,
-        "N": nodes,
-        "ZERO": n.exact(0),
-        "gt": n.gt,
-        "fn": n.fn,
-        "pw": ev._pow,
-        "mx": ev._max,
-        "sg": ev._sign,
-        "walk": ev.ev,
-    }
-    exec(compile(src, "<bnb plan>", "exec"), ns)  # noqa: S102 (code generated above from the node types)
-    plan = ns["plan"]
-    plan.source = src
-    return plan
+_BNB_INLINE = tuple(t for t in _INLINE if t is not sp.log)  # log: delegated to the evaluator
 
 
 def _holds(num, rel, lhs, rhs) -> bool:

@@ -25,7 +25,6 @@ expectations cost O(d M), not O(M^d); anything else is evaluated on the joint ou
 from __future__ import annotations
 
 import ast
-import contextlib
 import functools
 import inspect
 import itertools
@@ -35,6 +34,8 @@ import types
 
 import numpy as np
 import sympy as sp
+
+from .recheck import _dummy_names_in_order, _lambdify_args  # one implementation (recheck runs standalone)
 
 __all__ = [
     "x",
@@ -488,7 +489,7 @@ class _Compiled:
                 subs[node] = d
                 parts.append((d, self._compile(node)))
         body = e.xreplace(subs)
-        syms = sorted(body.free_symbols, key=lambda s: s.name)
+        syms = _lambdify_args(body)  # placeholders in creation order
         with _dummy_names_in_order(len(syms)):
             f = sp.lambdify(syms, body, modules=[{"Heaviside": _heaviside}, "numpy"], printer=_printer())
         names = [s for s in syms]
@@ -829,23 +830,6 @@ def _per_lane(c, f, names, dmap, full=None):
     for sel, n, o in pieces:
         res[sel] = np.broadcast_to(o, (n, *tail))
     return res
-
-
-@contextlib.contextmanager
-def _dummy_names_in_order(n: int):
-    """Dummy names that sort as they are created, for the ``n`` arguments a ``lambdify`` is about to
-    rename. lambdify replaces every argument by a new ``Dummy()`` (named ``Dummy_<counter>``, the counter
-    global to the process) whenever one argument is a Dummy, and its printer orders the factors of a
-    product by those names, as strings: when the counter crosses a power of ten inside one call
-    (``Dummy_99`` < ``Dummy_102`` is false as strings) the product is printed in another order and rounds
-    differently, so a value depended on how many Dummies the process had made before (one symbolic
-    record's last bit changed from run to run). Moving the counter forward past the power of ten first
-    keeps the names' order that of their creation, in every process (never backward: no name is reused)."""
-    count = sp.Dummy._count
-    last = count + n + 8
-    if len(str(last)) > len(str(count)):
-        sp.Dummy._count = 10 ** (len(str(last)) - 1)
-    yield
 
 
 @functools.lru_cache(maxsize=1)

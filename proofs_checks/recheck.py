@@ -50,8 +50,10 @@ Kinds shipped here:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import threading
 
 import mpmath
 import sympy as sp
@@ -195,6 +197,39 @@ class _Symbols:
         raise ValueError(f"no value for the symbol {name!r}")
 
 
+_NAMES_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _dummy_names_in_order(n: int):
+    """Dummy names that sort as they are created, for the ``n`` arguments a ``lambdify`` is about to
+    rename (used by this module's 60-digit evaluator and by :mod:`proofs_checks.expressions`: one
+    implementation, here so that this file still runs on its own). lambdify replaces every argument by a
+    new ``Dummy()`` (named ``Dummy_<counter>``, the counter global to the process) whenever one argument is
+    a Dummy, and its printer orders the factors of a product by those names, as strings: when the counter
+    crosses a power of ten inside one call (``Dummy_99`` < ``Dummy_102`` is false as strings) the product is
+    printed in another order and rounds differently, so a value depended on how many Dummies the process
+    had made before. Moving the counter forward past the power of ten first keeps the names' order that of
+    their creation, in every process (never backward: no name is reused). The counter is process-global:
+    the move and the body (the ``lambdify``) run under a lock, so two threads compiling at once cannot
+    straddle a power of ten between them (Dummies made elsewhere without this guard are not covered)."""
+    with _NAMES_LOCK:
+        count = sp.Dummy._count
+        last = count + n + 8
+        if len(str(last)) > len(str(count)):
+            sp.Dummy._count = 10 ** (len(str(last)) - 1)
+        yield
+
+
+def _lambdify_args(expr) -> list:
+    """The free symbols of ``expr`` in the order given to ``lambdify``: by name, and the placeholders that
+    share a name (the operator subterms' ``Dummy("op")``) in their order of creation (``dummy_index``).
+    By name alone, equal names kept the order of the ``free_symbols`` set, which follows the Dummies'
+    hashes (their index and the process's string hashing): lambdify prints a product in its arguments'
+    order, so a product of two operator subterms could round differently from one compile to the next."""
+    return sorted(expr.free_symbols, key=lambda s: (s.name, s.dummy_index if isinstance(s, sp.Dummy) else -1))
+
+
 _PLANS: dict = {}  # expression -> (operator children with placeholders, symbols, mpmath function): pure, shared
 
 
@@ -278,8 +313,9 @@ class _Eval(_Symbols):
                 if node not in subs:
                     subs[node] = sp.Dummy("op")
             body = e.xreplace(subs)
-            syms = sorted(body.free_symbols, key=lambda s: s.name)
-            fn = sp.lambdify(syms, body, modules="mpmath")
+            syms = _lambdify_args(body)
+            with _dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
+                fn = sp.lambdify(syms, body, modules="mpmath")
             plan = self._plans[e] = (list(subs.items()), syms, fn)
         ops, syms, fn = plan
         vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
@@ -744,22 +780,12 @@ def _ball_log(n, v):
     return n.fn("log", v)
 
 
-def _ball_half(ev, bb, half):
-    """b**(1/2) as :meth:`BallEval._walk` encloses it (``half``: the ball of 1/2)."""
-    n = ev.num
-    zero = n.exact(0)
-    if n.ge(bb, zero):
-        return ev._pow(bb, half) if not n.gt(bb, zero) else n.fn("sqrt", bb)
-    return ev._pow(bb, half)
-
-
 def _ball_plan(e, backend):
-    """A generated function ``(evaluator, ctx, constants) -> ball`` for ``e`` when its root is arithmetic, a
-    power, |.|, sign, max/min or an elementary function (else None). Straight-line code in the order of
-    :meth:`BallEval._walk`'s depth-first evaluation, each distinct subexpression once (its ball is the same
-    at every occurrence: ball arithmetic is deterministic at a fixed precision); symbols are looked up once,
-    other nodes delegated to ``_walk``. ``constants``: the numbers' balls (``plan.consts``), made per
-    evaluator and precision."""
+    """A generated function ``(evaluator, ctx, constants) -> (ball,)`` for ``e`` when its root is arithmetic,
+    a power, |.|, sign, max/min or an elementary function (else None): :func:`generate_ball_code` with the
+    conventions of :meth:`BallEval._walk` (sums and products folded from 0 and 1, symbols looked up by
+    ``value``), so the same balls. ``constants``: the numbers' balls (``plan.consts``), made per evaluator
+    and precision."""
     key = (e, backend)
     plan = _BALL_PLANS.get(key, _MISSING)
     if plan is not _MISSING:
@@ -767,15 +793,33 @@ def _ball_plan(e, backend):
     if _op(e) or not isinstance(e, _INLINE):
         plan = None
     else:
-        plan = _generate(e, backend)
+        plan = generate_ball_code((e,), backend)
     if len(_BALL_PLANS) > 4096:
         _BALL_PLANS.clear()
     _BALL_PLANS[key] = plan
     return plan
 
 
-def _generate(root, backend):
-    lines, regs, consts, const_at = [], {}, [], {}
+def generate_ball_code(roots: tuple, backend: str, *, fold: bool = True, lookup: str = "value", inline=_INLINE):
+    """One straight-line Python function ``plan(ev, ctx, C) -> (ball of each root, ...)`` over the ball
+    operations of :class:`BallEval` ``ev`` (the re-check's evaluator and :mod:`proofs_checks.bnb`'s box
+    objective both use it). Post-order, children left to right; each distinct subexpression is enclosed once
+    per call (ball arithmetic is deterministic at a fixed precision: the same ball at every occurrence).
+    Inline: symbols, numbers (``C[k]``: the ball of ``plan.consts[k]``, a sympy number, made by the caller at
+    its precision), +, *, integer powers, the 1/2-power (sqrt where the base is certainly > 0, else
+    ``ev._pow``), other powers (``ev._pow``), |.|, sign, max/min and the node types in ``inline`` among
+    exp/log/sin/cos; every other node (operators, Piecewise, conditions, ...) is delegated to ``ev.ev(node,
+    ctx)`` (whose own plan or walk gives its ball, raising Undecided where it must).
+
+    Two conventions, so that each caller gets the balls of its reference evaluation:
+
+    * ``fold``: a sum (product) starts from an exact 0 (1), as :meth:`BallEval._sum` and the walk's products
+      do (``1 * b`` may widen a ball's radius by a rounding of the radius); False: from its first term, as
+      bnb's enclosures always have;
+    * ``lookup``: ``"value"``, a symbol is ``ev.value(name, ctx)`` (the witness's lookup: x, a bound variable,
+      a coordinate, a scalar); ``"bound"``, a box variable ``ctx["bound"][name]``, else the scalar
+      ``ev.scalars[name]`` (bnb: no x, no coordinates)."""
+    lines, regs, consts, const_at, nodes = [], {}, [], {}, []
     arb = backend == "arb"
 
     def const(c):
@@ -791,25 +835,25 @@ def _generate(root, backend):
             code = f"walk(N[{len(nodes)}], ctx)"
             nodes.append(e)
         elif isinstance(e, sp.Symbol):
-            code = f"value({e.name!r}, ctx)"
+            name = repr(e.name)
+            code = f"value({name}, ctx)" if lookup == "value" else f"B[{name}] if {name} in B else S[{name}]"
         elif e.is_Number or e is sp.pi or e is sp.E:
             regs[e] = const(e)
             return regs[e]
-        elif isinstance(e, sp.Add):
+        elif isinstance(e, (sp.Add, sp.Mul)):
             kids = [emit(a) for a in e.args]
-            code = " + ".join([const(sp.Integer(0))] + kids)
-        elif isinstance(e, sp.Mul):
-            kids = [emit(a) for a in e.args]
-            code = " * ".join([const(sp.Integer(1))] + kids)
+            unit = sp.Integer(0 if isinstance(e, sp.Add) else 1)
+            code = (" + " if isinstance(e, sp.Add) else " * ").join(([const(unit)] if fold else []) + kids)
         elif isinstance(e, sp.Pow):
             b, ex = e.args
+            kb = emit(b)
             if ex.is_Integer:
-                code = f"{emit(b)} ** {int(ex)}"
-            elif ex == sp.Rational(1, 2):
-                code = f"half(ev, {emit(b)}, {const(ex)})"
+                code = f"{kb} ** {int(ex)}"
+            elif ex == sp.Rational(1, 2):  # = BallEval._walk's branch: sqrt only where certainly > 0
+                root = f"{kb}.sqrt()" if arb else f"n.fn('sqrt', {kb})"
+                code = f"{root} if gt({kb}, ZERO) else pw({kb}, {const(ex)})"
             else:
-                kb = emit(b)
-                code = f"ev._pow({kb}, {emit(ex)})"
+                code = f"pw({kb}, {emit(ex)})"
         elif isinstance(e, sp.Abs):
             code = f"abs({emit(e.args[0])})" + (".nonnegative_part()" if arb else "")
         elif isinstance(e, sp.sign):
@@ -818,23 +862,23 @@ def _generate(root, backend):
             code = f"ev._max([{', '.join(emit(a) for a in e.args)}])"
         elif isinstance(e, sp.Min):
             code = f"-ev._max([{', '.join('-' + emit(a) for a in e.args)}])"
-        elif isinstance(e, sp.log):
+        elif isinstance(e, sp.log) and sp.log in inline:
             code = f"log(n, {emit(e.args[0])})"
-        elif isinstance(e, (sp.exp, sp.sin, sp.cos)):
+        elif isinstance(e, (sp.exp, sp.sin, sp.cos)) and type(e) in inline:
             k = emit(e.args[0])
             code = f"{k}.{type(e).__name__}()" if arb else f"n.fn({type(e).__name__!r}, {k})"
-        else:  # Piecewise, conditions, anything else: walked (which raises Undecided where it must)
+        else:  # Piecewise, conditions, anything else: delegated (which raises Undecided where it must)
             code = f"walk(N[{len(nodes)}], ctx)"
             nodes.append(e)
         r = regs[e] = f"r{len(lines)}"
         lines.append(f"    {r} = {code}")
         return r
 
-    nodes = []
-    out = emit(root)
-    src = "def plan(ev, ctx, C):\n    n = ev.num\n    value = ev.value\n    walk = ev._walk\n"
-    src += "\n".join(lines) + f"\n    return {out}\n"
-    ns = {"N": nodes, "half": _ball_half, "log": _ball_log}
+    outs = [emit(e) for e in roots]
+    src = "def plan(ev, ctx, C):\n    n = ev.num\n    gt = n.gt\n    pw = ev._pow\n    ZERO = ev._zero\n"
+    src += "    value = ev.value\n" if lookup == "value" else "    B = ctx['bound']\n    S = ev.scalars\n"
+    src += "    walk = ev.ev\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
+    ns = {"N": nodes, "log": _ball_log}
     exec(compile(src, "<ball plan>", "exec"), ns)  # noqa: S102 (code generated above from the node types)
     plan = ns["plan"]
     plan.consts = consts
@@ -967,7 +1011,7 @@ class BallEval(_Symbols):
         consts = self._consts.get(key)
         if consts is None:
             consts = self._consts[key] = [self.num.exact(c) for c in plan.consts]
-        return plan(self, ctx, consts)
+        return plan(self, ctx, consts)[0]
 
     def _prec(self):
         return self.num.flint.ctx.prec if self.num.name == "arb" else mpmath.iv.prec
