@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .recheck import _INLINE, BallEval, Undecided, ball_backend, generate_ball_code
+from .recheck import BALL_INLINE, BallEval, Undecided, ball_backend, generate_ball_code
 
 __all__ = ["BnBResult", "TightPoint", "branch_and_bound", "enclose_max"]
 
@@ -141,7 +141,7 @@ class _Objective:
         return out[0] if expr is not None else out
 
 
-_BNB_INLINE = tuple(t for t in _INLINE if t is not sp.log)  # log: delegated to the evaluator
+_BNB_INLINE = tuple(t for t in BALL_INLINE if t is not sp.log)  # log: delegated to the evaluator
 
 
 def _holds(num, rel, lhs, rhs) -> bool:

@@ -35,7 +35,7 @@ import types
 import numpy as np
 import sympy as sp
 
-from .recheck import _dummy_names_in_order, _lambdify_args  # one implementation (recheck runs standalone)
+from .recheck import dummy_names_in_order, lambdify_args  # one implementation (recheck runs standalone)
 
 __all__ = [
     "x",
@@ -489,8 +489,8 @@ class _Compiled:
                 subs[node] = d
                 parts.append((d, self._compile(node)))
         body = e.xreplace(subs)
-        syms = _lambdify_args(body)  # placeholders in creation order
-        with _dummy_names_in_order(len(syms)):
+        syms = lambdify_args(body)  # placeholders in creation order
+        with dummy_names_in_order(len(syms)):
             f = sp.lambdify(syms, body, modules=[{"Heaviside": _heaviside}, "numpy"], printer=_printer())
         names = [s for s in syms]
         dmap = dict(parts)

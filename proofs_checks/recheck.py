@@ -201,7 +201,7 @@ _NAMES_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
-def _dummy_names_in_order(n: int):
+def dummy_names_in_order(n: int):
     """Dummy names that sort as they are created, for the ``n`` arguments a ``lambdify`` is about to
     rename (used by this module's 60-digit evaluator and by :mod:`proofs_checks.expressions`: one
     implementation, here so that this file still runs on its own). lambdify replaces every argument by a
@@ -221,7 +221,7 @@ def _dummy_names_in_order(n: int):
         yield
 
 
-def _lambdify_args(expr) -> list:
+def lambdify_args(expr) -> list:
     """The free symbols of ``expr`` in the order given to ``lambdify``: by name, and the placeholders that
     share a name (the operator subterms' ``Dummy("op")``) in their order of creation (``dummy_index``).
     By name alone, equal names kept the order of the ``free_symbols`` set, which follows the Dummies'
@@ -313,8 +313,8 @@ class _Eval(_Symbols):
                 if node not in subs:
                     subs[node] = sp.Dummy("op")
             body = e.xreplace(subs)
-            syms = _lambdify_args(body)
-            with _dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
+            syms = lambdify_args(body)
+            with dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
                 fn = sp.lambdify(syms, body, modules="mpmath")
             plan = self._plans[e] = (list(subs.items()), syms, fn)
         ops, syms, fn = plan
@@ -770,7 +770,7 @@ def ball_backend(prefer: str | None = None, bits: int = 256):
 
 
 _BALL_PLANS: dict = {}  # (expression, backend name) -> generated function or None: pure, shared
-_INLINE = (sp.Add, sp.Mul, sp.Pow, sp.Abs, sp.sign, sp.Max, sp.Min, sp.exp, sp.log, sp.sin, sp.cos)
+BALL_INLINE = (sp.Add, sp.Mul, sp.Pow, sp.Abs, sp.sign, sp.Max, sp.Min, sp.exp, sp.log, sp.sin, sp.cos)
 _MISSING = object()
 
 
@@ -790,7 +790,7 @@ def _ball_plan(e, backend):
     plan = _BALL_PLANS.get(key, _MISSING)
     if plan is not _MISSING:
         return plan
-    if _op(e) or not isinstance(e, _INLINE):
+    if _op(e) or not isinstance(e, BALL_INLINE):
         plan = None
     else:
         plan = generate_ball_code((e,), backend)
@@ -800,7 +800,7 @@ def _ball_plan(e, backend):
     return plan
 
 
-def generate_ball_code(roots: tuple, backend: str, *, fold: bool = True, lookup: str = "value", inline=_INLINE):
+def generate_ball_code(roots: tuple, backend: str, *, fold: bool = True, lookup: str = "value", inline=BALL_INLINE):
     """One straight-line Python function ``plan(ev, ctx, C) -> (ball of each root, ...)`` over the ball
     operations of :class:`BallEval` ``ev`` (the re-check's evaluator and :mod:`proofs_checks.bnb`'s box
     objective both use it). Post-order, children left to right; each distinct subexpression is enclosed once

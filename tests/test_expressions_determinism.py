@@ -46,18 +46,18 @@ def test_values_do_not_depend_on_the_dummy_counter(monkeypatch):
 
 
 def test_the_counter_is_only_moved_forward(monkeypatch):
-    assert X._dummy_names_in_order is R._dummy_names_in_order  # one implementation
+    assert X.dummy_names_in_order is R.dummy_names_in_order  # one implementation
     monkeypatch.setattr(sp.Dummy, "_count", 97)
-    with R._dummy_names_in_order(10):
+    with R.dummy_names_in_order(10):
         assert sp.Dummy._count == 100
     monkeypatch.setattr(sp.Dummy, "_count", 120)
-    with R._dummy_names_in_order(10):
+    with R.dummy_names_in_order(10):
         assert sp.Dummy._count == 120
 
 
 def test_planted_crossing_reorders_the_product(monkeypatch):
     """Without the guard, a crossing inside the leaf changes bits: the test above can fail."""
-    monkeypatch.setattr(X, "_dummy_names_in_order", lambda k: contextlib.nullcontext())
+    monkeypatch.setattr(X, "dummy_names_in_order", lambda k: contextlib.nullcontext())
     ref = _value_with_counter(10_000, monkeypatch)
     starts = (90, 93, 95, 97, 990, 995)
     differs = [s for s in starts if _value_with_counter(s, monkeypatch).tobytes() != ref.tobytes()]
@@ -88,7 +88,7 @@ def test_recheck_60_digit_value_does_not_depend_on_the_dummy_counter(monkeypatch
 
 def test_recheck_planted_crossing_changes_the_60_digit_value(monkeypatch):
     """Without the guard, a crossing reorders the product: its 60-digit value changes in the last bits."""
-    monkeypatch.setattr(R, "_dummy_names_in_order", lambda k: contextlib.nullcontext())
+    monkeypatch.setattr(R, "dummy_names_in_order", lambda k: contextlib.nullcontext())
     vals = {s: _value60(*ONE_OP, s, monkeypatch) for s in STARTS}
     assert len(set(vals.values())) > 1, vals
     with mpmath.workdps(60):
@@ -118,5 +118,5 @@ def test_recheck_placeholders_are_passed_in_creation_order(monkeypatch):
 
 def test_recheck_planted_name_only_order_follows_the_set(monkeypatch):
     """Sorted by name alone, the placeholders follow the set's (hash) order, which moves with the counter."""
-    monkeypatch.setattr(R, "_lambdify_args", lambda body: sorted(body.free_symbols, key=lambda s: s.name))
+    monkeypatch.setattr(R, "lambdify_args", lambda body: sorted(body.free_symbols, key=lambda s: s.name))
     assert len(_arg_orders(monkeypatch)) > 1
