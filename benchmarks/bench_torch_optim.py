@@ -179,13 +179,15 @@ def main(argv=None):
         sync()
         warm[name] = time.perf_counter() - t0
     times = {k: [] for k in contenders}
+    cpu = {k: [] for k in contenders}  # process CPU time (all threads) of each step
     for _ in range(args.repeats):
         for k, f in contenders.items():
             sync()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             f()
             sync()
             times[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
     best = {k: min(v) * 1e3 for k, v in times.items()}
     where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"cpu, {torch.get_num_threads()} torch threads"
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
@@ -221,6 +223,15 @@ def main(argv=None):
     for name, val, tgt in rows:
         verdict = "" if tgt is None else f"target <= {tgt}x: {'met' if val <= tgt else 'NOT met'}"
         print(f"  {name:<28} {val:6.2f}x   {verdict}")
+    pairs = [("StaceyPP fused", "AdamW(fused=True)"), ("fused, new grads", "AdamW(fused), new grads")]
+    for a, b in pairs:  # the same ratio per interleaved repeat (steps timed back to back), and in CPU time
+        if a in times and b in times:
+            r = sorted(x / y for x, y in zip(times[a], times[b]))
+            rc = min(cpu[a]) / min(cpu[b]) if min(cpu[b]) > 0 else float("nan")
+            print(
+                f"  {a} / {b}: per interleaved repeat median {r[len(r) // 2]:.2f}x "
+                f"(range {r[0]:.2f}-{r[-1]:.2f}x); in CPU time (min / min) {rc:.2f}x"
+            )
 
 
 if __name__ == "__main__":
