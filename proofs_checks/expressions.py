@@ -35,7 +35,11 @@ import types
 import numpy as np
 import sympy as sp
 
-from .recheck import dummy_names_in_order, lambdify_args  # one implementation (recheck runs standalone)
+from .recheck import (  # one implementation (recheck runs standalone)
+    dummy_names_in_order,
+    lambdify_args,
+    operator_placeholders,
+)
 
 __all__ = [
     "x",
@@ -474,21 +478,8 @@ class _Compiled:
             fn_joint.stage = ("joint", inner, which, op, layout)
             return fn_joint
         # no operator at the top: replace operator subterms by dummies and lambdify the rest
-        subs, parts = {}, []
-        stack = [e]
-        found = []
-        while stack:
-            node = stack.pop()
-            if operator_of(node):
-                found.append(node)
-                continue
-            stack.extend(node.args)
-        for node in found:
-            if node not in subs:
-                d = sp.Dummy("op")
-                subs[node] = d
-                parts.append((d, self._compile(node)))
-        body = e.xreplace(subs)
+        subs, body = operator_placeholders(e, operator_of)
+        parts = [(d, self._compile(node)) for node, d in subs.items()]
         syms = lambdify_args(body)  # placeholders in creation order
         with dummy_names_in_order(len(syms)):
             f = sp.lambdify(syms, body, modules=[{"Heaviside": _heaviside}, "numpy"], printer=_printer())

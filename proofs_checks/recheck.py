@@ -221,6 +221,25 @@ def dummy_names_in_order(n: int):
         yield
 
 
+def operator_placeholders(expr, is_operator):
+    """``(subs, body)``: the outermost subterms of ``expr`` for which ``is_operator`` holds (met by a depth-first
+    walk, last argument first), each replaced in ``body`` by a placeholder ``Dummy("op")`` made in that order
+    (``subs``: subterm -> placeholder, in creation order; a repeated subterm gets one placeholder). The
+    evaluators lambdify ``body`` and supply the placeholders' values themselves."""
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if is_operator(node):
+            found.append(node)
+            continue
+        stack.extend(node.args)
+    subs = {}
+    for node in found:
+        if node not in subs:
+            subs[node] = sp.Dummy("op")
+    return subs, expr.xreplace(subs)
+
+
 def lambdify_args(expr) -> list:
     """The free symbols of ``expr`` in the order given to ``lambdify``: by name, and the placeholders that
     share a name (the operator subterms' ``Dummy("op")``) in their order of creation (``dummy_index``).
@@ -300,19 +319,7 @@ class _Eval(_Symbols):
         if plan is None:
             if len(self._plans) > 4096:
                 self._plans.clear()
-            found = []
-            stack = [e]
-            while stack:
-                node = stack.pop()
-                if _op(node):
-                    found.append(node)
-                    continue
-                stack.extend(node.args)
-            subs = {}
-            for node in found:
-                if node not in subs:
-                    subs[node] = sp.Dummy("op")
-            body = e.xreplace(subs)
+            subs, body = operator_placeholders(e, _op)
             syms = lambdify_args(body)
             with dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
                 fn = sp.lambdify(syms, body, modules="mpmath")
