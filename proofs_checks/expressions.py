@@ -875,6 +875,16 @@ def _bc(a, shape):
     return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
+def _env_value(env, name):
+    """The value of symbol ``name`` in ``env`` (an :class:`Env`, or the staged one): a scalar, a per-row
+    scalar as (S, 1, 1), or a coordinate constant; None when ``env`` has none (both contexts' lookup)."""
+    if name in env.scalars:
+        return env.scalars[name]
+    if name in env.rows:
+        return env.rows[name].reshape(-1, 1, 1)
+    return env.coords.get(name)
+
+
 class _Ctx(dict):
     """The arrays of one layout: scalars (S,1,1), coordinate constants and outcomes (S,M,d), ``_p``."""
 
@@ -900,13 +910,9 @@ class _Ctx(dict):
     def value(self, name):
         if name in self:
             return self[name]
-        env = self.env
-        if name in env.scalars:
-            return env.scalars[name]
-        if name in env.rows:
-            return env.rows[name].reshape(-1, 1, 1)
-        if name in env.coords:
-            return env.coords[name]
+        v = _env_value(self.env, name)
+        if v is not None:
+            return v
         if name == "x":
             raise ValueError("the symbol x (the random vector's coordinate) appears outside Expect/Expect1/Sup1")
         raise ValueError(f"no value for the symbol {name!r} (give it as a parameter or a coordinate constant)")
@@ -1269,14 +1275,10 @@ class SCtx:
     def value(self, name):
         if name in self.items:
             return self.items[name]
-        env = self.env
-        if name in env.scalars:
-            return env.scalars[name]
-        if name in env.rows:
-            return env.rows[name].reshape(-1, 1, 1)
-        if name in env.coords:
-            return env.coords[name]
-        raise Unstageable(name)
+        v = _env_value(self.env, name)
+        if v is None:
+            raise Unstageable(name)
+        return v
 
     def with_outcomes(self, which, layout):
         env = self.env

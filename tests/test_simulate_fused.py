@@ -60,6 +60,17 @@ def _paths(monkeypatch, spy, make_opt, problem, oracle, *args, **kw):
     return out
 
 
+def _each_path(monkeypatch):
+    """Yields three times: with the multi-step kernel, with the split step taken step by step, with the
+    whole-array loop (each inside its own monkeypatch context)."""
+    for planners, whole in ((_simfused._PLANNERS, False), ({}, False), ({}, True)):
+        with monkeypatch.context() as m:
+            m.setattr(_simfused, "_PLANNERS", planners)
+            if whole:
+                m.setattr(S._RowSplit, "plan", classmethod(lambda cls, *a: None))
+            yield
+
+
 def _same(a, b):
     for name in ("f", "gap", "grad_pstar", "grad_2", "diverged", "diverged_at", "steps"):
         x, y = getattr(a, name), getattr(b, name)
@@ -142,16 +153,12 @@ def test_divergence_counts_warnings_and_the_raise_message(monkeypatch, spy):
     assert a.diverged.all() and len(set(a.diverged_at.tolist())) > 1 and na > 0
     assert "NonFiniteGradientWarning" in wa
     msgs = []
-    for planners, plan in ((_simfused._PLANNERS, S._RowSplit.plan), ({}, S._RowSplit.plan), ({}, None)):
-        with monkeypatch.context() as m:
-            m.setattr(_simfused, "_PLANNERS", planners)
-            if plan is None:
-                m.setattr(S._RowSplit, "plan", classmethod(lambda cls, *a: None))
-            opt = make()
-            with pytest.raises(FloatingPointError) as err, warnings.catch_warnings():
-                warnings.simplefilter("ignore", NonFiniteGradientWarning)
-                simulate(opt, pr, orc, 90, 16, seed=2, record_every=9, theta0=theta0)
-            msgs.append((str(err.value).split("(optimizer")[0], nonfinite_steps(opt)))
+    for _ in _each_path(monkeypatch):
+        opt = make()
+        with pytest.raises(FloatingPointError) as err, warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonFiniteGradientWarning)
+            simulate(opt, pr, orc, 90, 16, seed=2, record_every=9, theta0=theta0)
+        msgs.append((str(err.value).split("(optimizer")[0], nonfinite_steps(opt)))
     assert msgs[0] == msgs[1] == msgs[2] and "step" in msgs[0][0]
 
 
@@ -161,14 +168,10 @@ def test_a_schedule_error_inside_an_interval_is_raised_at_its_step(monkeypatch, 
     pr = SeparableNonconvex(d=D)
     orc = GradientOracle(pr, Rademacher(np.full(D, 0.1)))
     msgs = []
-    for planners, plan in ((_simfused._PLANNERS, S._RowSplit.plan), ({}, S._RowSplit.plan), ({}, None)):
-        with monkeypatch.context() as m:
-            m.setattr(_simfused, "_PLANNERS", planners)
-            if plan is None:
-                m.setattr(S._RowSplit, "plan", classmethod(lambda cls, *a: None))
-            with pytest.raises(ValueError) as err:
-                simulate(SGD(lr=lambda t: 1e-2 if t < 6 else -1.0), pr, orc, 20, 16, seed=0, record_every=10)
-            msgs.append(str(err.value))
+    for _ in _each_path(monkeypatch):
+        with pytest.raises(ValueError) as err:
+            simulate(SGD(lr=lambda t: 1e-2 if t < 6 else -1.0), pr, orc, 20, 16, seed=0, record_every=10)
+        msgs.append(str(err.value))
     assert msgs[0] == msgs[1] == msgs[2] and "step 6" in msgs[0]
 
 
