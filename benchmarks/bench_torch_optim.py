@@ -20,7 +20,10 @@ on a GPU, fused p = 3 <= 1.2x AdamW(fused). Issue 25: the fused path's first ste
 in a fresh process (``python -c``, torch and lptheory.torch imported beforehand, numba not yet) whose
 kernel caches are empty (``LPTHEORY_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` new temporary directories: the
 kernel is traced and compiled), then again in another fresh process on the caches it left (warm).
-``--fused-only`` times only StaceyPP fused and AdamW(fused) (quicker A/B runs).
+``--fused-only`` times only StaceyPP fused and AdamW(fused) (quicker A/B runs). ``fused, own pool`` is the
+fused step with its ranges on lptheory's own thread pool (``LPTHEORY_OMP=0``) instead of torch's OpenMP team:
+the A/B of ``lptheory._omp`` in the same run (on 2 cores torch's OpenMP threads spin after each parallel
+region, and a thread of our own pool then shares a core with one of them).
 
     python benchmarks/bench_torch_optim.py [--repeats 11] [--p 3] [--threads N] [--fused-only]
         [--device cuda --scale 12]
@@ -115,6 +118,24 @@ def new_grads(ps, step):
     return run
 
 
+def own_pool(step):
+    """``step`` with ``LPTHEORY_OMP=0``: a split bucket's ranges on lptheory's own thread pool instead of
+    torch's OpenMP team (``lptheory._omp``), for the A/B of the two in one run."""
+
+    def run():
+        before = os.environ.get("LPTHEORY_OMP")
+        os.environ["LPTHEORY_OMP"] = "0"
+        try:
+            step()
+        finally:
+            if before is None:
+                del os.environ["LPTHEORY_OMP"]
+            else:
+                os.environ["LPTHEORY_OMP"] = before
+
+    return run
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=11)
@@ -158,11 +179,13 @@ def main(argv=None):
     builders["AdamW(fused=True)"] = lambda ps: torch.optim.AdamW(ps, lr=1e-3, fused=True).step
     builders["AdamW(foreach=True)"] = lambda ps: torch.optim.AdamW(ps, lr=1e-3, foreach=True).step
     builders["authors' loop"] = lambda ps: AuthorsLoop(ps, q=args.p).step
+    if "StaceyPP fused" in builders:  # the same step with its ranges on lptheory's own pool (LPTHEORY_OMP=0)
+        builders["fused, own pool"] = lambda ps: own_pool(StaceyPP(ps, fused=True, **kw).step)
     if "StaceyPP fused" in builders:  # a training loop's gradients: new tensors at every step (zero_grad())
         builders["fused, new grads"] = lambda ps: new_grads(ps, StaceyPP(ps, fused=True, **kw).step)
         builders["AdamW(fused), new grads"] = lambda ps: new_grads(ps, torch.optim.AdamW(ps, lr=1e-3, fused=True).step)
     if args.fused_only:
-        keep = ("StaceyPP fused", "AdamW(fused=True)", "fused, new grads", "AdamW(fused), new grads")
+        keep = ("StaceyPP fused", "AdamW(fused=True)", "fused, own pool", "fused, new grads", "AdamW(fused), new grads")
         builders = {k: builders[k] for k in keep if k in builders}
     cold = None
     if "StaceyPP fused" in builders and dev.type == "cpu":
@@ -223,7 +246,13 @@ def main(argv=None):
     for name, val, tgt in rows:
         verdict = "" if tgt is None else f"target <= {tgt}x: {'met' if val <= tgt else 'NOT met'}"
         print(f"  {name:<28} {val:6.2f}x   {verdict}")
-    pairs = [("StaceyPP fused", "AdamW(fused=True)"), ("fused, new grads", "AdamW(fused), new grads")]
+    if "fused, own pool" in best:
+        rows.append(("fused, own pool / AdamW(fused)", best["fused, own pool"] / best["AdamW(fused=True)"], None))
+    pairs = [
+        ("StaceyPP fused", "AdamW(fused=True)"),
+        ("fused, own pool", "AdamW(fused=True)"),
+        ("fused, new grads", "AdamW(fused), new grads"),
+    ]
     for a, b in pairs:  # the same ratio per interleaved repeat (steps timed back to back), and in CPU time
         if a in times and b in times:
             r = sorted(x / y for x, y in zip(times[a], times[b]))

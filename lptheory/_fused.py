@@ -800,13 +800,11 @@ def run(opt, h: Hyper, arrays: dict, threads: int, *, count_nonfinite: bool = Fa
     if threads <= 1 or n < (1 << 17):
         nf = _run_range(k, flats, scalars, 0, n, CHUNK)
     else:
-        from ._pool import get_pool
+        from ._pool import split
 
         per = -(-n // (threads * CHUNK)) * CHUNK
         bounds = [(lo, min(n, lo + per)) for lo in range(0, n, per)]
-        pool = get_pool(threads)
-        futures = [pool.submit(_run_range, k, flats, scalars, lo, hi, CHUNK) for lo, hi in bounds]
-        nf = sum(f.result() for f in futures)
+        nf = sum(split(lambda i: _run_range(k, flats, scalars, *bounds[i], CHUNK), len(bounds), threads))
     if watch:
         nf, bad = nf % WATCH_UNIT, nf // WATCH_UNIT
         box[0] = bad + (box[0] or 0)

@@ -8,7 +8,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["threads", "get_pool", "inline"]
+__all__ = ["threads", "get_pool", "inline", "on_team", "split"]
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -80,3 +80,33 @@ class inline:
     def __exit__(self, *exc):
         _tls.inline = self.before
         return False
+
+
+class on_team:
+    """``with on_team(team):`` -- the splits made by :func:`split` on this thread in this block run on
+    ``team`` (an object with ``run(fn, n, threads)``, such as :class:`lptheory._omp.Team`: the OpenMP team
+    of torch's operations) instead of the pool; ``team=None`` leaves the pool in use."""
+
+    def __init__(self, team):
+        self.team = team
+
+    def __enter__(self):
+        self.before = getattr(_tls, "team", None)
+        _tls.team = self.team
+        return self
+
+    def __exit__(self, *exc):
+        _tls.team = self.before
+        return False
+
+
+def split(fn, n: int, nthreads: int) -> list:
+    """``[fn(0), ..., fn(n - 1)]``, the parts run in parallel by at most ``nthreads`` threads: on the team
+    of an enclosing :class:`on_team` block (the calling thread among its members), else on the pool (every
+    part submitted, the calling thread waiting)."""
+    team = getattr(_tls, "team", None)
+    if team is not None:
+        return team.run(fn, n, nthreads)
+    pool = get_pool(nthreads)
+    futures = [pool.submit(fn, i) for i in range(n)]
+    return [f.result() for f in futures]

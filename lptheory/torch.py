@@ -20,7 +20,8 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
 
 * single-tensor (``foreach=False``; the default on CPU): the rule per parameter. On CPU, for float32 and
   float64 contiguous tensors with numba installed, that is the numba kernel of :mod:`lptheory._fused` on
-  the tensors' memory (numpy views, no copy, no ATen call; the numpy engine's and the fused path's bits);
+  the tensors' memory (numpy views, no copy, no ATen call; the numpy engine's and the fused path's bits;
+  a large tensor's ranges on torch's OpenMP team, as below);
   otherwise (other devices, other dtypes, non-contiguous tensors, ``LPTHEORY_ENGINE=numpy``) the rule's
   torch operations, with scratch tensors kept across steps (views of one buffer sized for the largest
   parameter: nothing is allocated per step);
@@ -36,7 +37,10 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   those under 16384 elements copied in), and one fused call per step updates the whole bucket: on CPU the
   numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
   disk; the numpy engine's bits; split over ``min(torch.get_num_threads(), LPTHEORY_THREADS or the
-  cores)`` ranges, the first on the calling thread), elsewhere (or without numba) one ``torch.compile``
+  cores)`` ranges run by torch's own OpenMP team, the calling thread among them, whose threads are still
+  awake from the backward pass (:mod:`lptheory._omp`; ``LPTHEORY_OMP=0``, off Linux, or when ATen's
+  backend is not OpenMP: lptheory's thread pool, the first range on the calling thread; the same bits
+  either way), elsewhere (or without numba) one ``torch.compile``
   call. On CPU a param group in one bucket then steps through a cached plan: identity and address checks
   (some tens of microseconds for 50 parameters) and the kernel call. New states are created directly in
   the flat buffers, one parameter at a time. The layout is rebuilt when the memory moves (``model.to``,
@@ -65,9 +69,11 @@ Example
 
 from __future__ import annotations
 
+import os
+
 import torch
 
-from . import _engine
+from . import _engine, _pool
 from . import optimizers as _core
 from ._foreach import apply_foreach
 from ._state import Buffers
@@ -321,7 +327,8 @@ class _Plan:
     def run(self, core, h, grads=None) -> int:
         """The kernel on the bucket: the number of non-finite gradient entries it counted. Large buckets
         are split into ``min(torch.get_num_threads(), lptheory's fused threads)`` contiguous ranges of
-        nearly equal size, the first processed on this thread while the pool's workers take the others;
+        nearly equal size, run by torch's OpenMP team (:func:`_omp_team`; else the first processed on this
+        thread while the pool's workers take the others);
         ``grads`` (from :meth:`holds`) that are not the flat gradient's views are read where they are
         (every element is computed the same way whatever the split or the calls: the same bits)."""
         from operator import is_
@@ -383,10 +390,28 @@ class _Plan:
             works = [[(arrays, lo, min(n, lo + per))] for lo in range(0, n, per)] if n else [[]]
         if len(works) == 1:
             return _run_work(k, works[0], h)
+        team = _omp_team()
+        if team is not None:  # the ranges on torch's own OpenMP team (lptheory._omp: its threads are awake)
+            return sum(team.run(lambda i: _run_work(k, works[i], h), len(works), nt))
         pool = get_pool(nt)
         futures = [pool.submit(_run_work, k, w, h) for w in works[1:]]
         nf = _run_work(k, works[0], h)
         return nf + sum(f.result() for f in futures)
+
+
+_ATEN_OPENMP: list = []  # [bool]: whether ATen's parallel backend is OpenMP (asked once)
+
+
+def _omp_team():
+    """The OpenMP team torch's CPU operations run on (:func:`lptheory._omp.team`), or None: ATen's parallel
+    backend is not OpenMP, the runtime cannot be identified, ``LPTHEORY_OMP=0``, or a forked child."""
+    from . import _omp
+
+    if not _ATEN_OPENMP:
+        _ATEN_OPENMP.append("parallel backend: OpenMP" in torch.__config__.parallel_info())
+    if not _ATEN_OPENMP[0]:
+        return None
+    return _omp.team(os.path.join(os.path.dirname(torch.__file__), "lib"))
 
 
 def _run_work(k, work, h) -> int:
@@ -616,17 +641,20 @@ class _Base(torch.optim.Optimizer):
                 # lptheory._fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
                 # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
                 # rule's torch operations with reusable scratch tensors
-                for th, g, st, f in zip(thetas, grads, states, fused_p):
-                    if f:
-                        continue
-                    if numba_eager and all(a.is_contiguous() for a in (th, g, *st)):
-                        a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
-                        bad += _engine.run(core, h, core.named(a_th, a_g, a_st, [a_th, *a_st]), count_nonfinite=True)
-                        continue
-                    unchecked.append(g)
-                    _engine.apply(
-                        rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
-                    )
+                # large tensors' kernels split over torch's own OpenMP team (lptheory._omp), else lptheory's pool
+                with _pool.on_team(_omp_team() if numba_eager else None):
+                    for th, g, st, f in zip(thetas, grads, states, fused_p):
+                        if f:
+                            continue
+                        if numba_eager and all(a.is_contiguous() for a in (th, g, *st)):
+                            a_th, a_g, a_st = th.numpy(), g.numpy(), [s.numpy() for s in st]
+                            named = core.named(a_th, a_g, a_st, [a_th, *a_st])
+                            bad += _engine.run(core, h, named, count_nonfinite=True)
+                            continue
+                        unchecked.append(g)
+                        _engine.apply(
+                            rule, torch, h, core.named(th, g, st, [th, *st]), n_scratch, self._scratch(th, n_scratch)
+                        )
             for p, th, low in zip(params, thetas, lows):
                 if low:
                     p.copy_(th)
