@@ -17,8 +17,14 @@ calls ``GOMP_parallel`` through :mod:`ctypes` (the GIL is released for the call)
 enters a Python callback, claims the next item (a lock around one counter, so any team size, even one,
 does every item exactly once), and runs it. The items are the caller's ranges, unchanged: the same
 elements computed the same way, the same bits as on the pool. An exception in an item is raised by
-:meth:`Team.run` after the region ends. A forked child does not use the team (GNU OpenMP is not
-fork-safe: the parent's team threads do not exist there); ``LPTHEORY_OMP=0`` turns the route off.
+:meth:`Team.run` after the region ends. A process forked after this module was imported does not use the
+team (GNU OpenMP is not fork-safe: the parent's team threads do not exist there; torch's own parallel
+operations hang in such a child unless it sets ``torch.set_num_threads(1)``, which also keeps lptheory.torch
+off the team, since it never asks for more threads than torch's); ``LPTHEORY_OMP=0`` turns the route off.
+
+Known limit: the floating-point mode is per thread. After ``torch.set_flush_denormal(True)`` (flush
+subnormals to zero on the calling thread only) a range computed by another member (as by a worker of
+lptheory's pool) keeps subnormals; the bits then depend on which thread ran the range, with either route.
 
 Imports nothing from lptheory and does not import torch: the caller names the directory of the runtime
 it uses (torch's library directory)."""
@@ -28,11 +34,15 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
+import re
+import sys
 import threading
 
-__all__ = ["Team", "team", "enabled"]
+__all__ = ["Team", "team", "enabled", "keep_interrupt"]
 
-_NAMES = ("libgomp", "libomp", "libiomp5")  # GNU, LLVM and Intel runtimes: all three export GOMP_parallel
+# GNU, LLVM and Intel runtimes (all three export GOMP_parallel), as shipped or renamed by wheels
+# ("libgomp-a34b3233.so.1"); not libomptarget and the like
+_NAME = re.compile(r"^lib(gomp|omp|iomp5)([-.]|$)")
 
 
 def enabled() -> bool:
@@ -57,7 +67,7 @@ def _mapped_runtimes() -> list:
         parts = line.split(maxsplit=5)
         if len(parts) == 6:
             path = parts[5].strip()
-            if os.path.basename(path).startswith(_NAMES) and path not in out:
+            if _NAME.match(os.path.basename(path)) and path not in out:
                 out.append(path)
     return out
 
@@ -77,6 +87,8 @@ class Team:
         self._body = body(self._member)  # kept alive as long as the team
         self._calls: dict = {}
         self._keys = itertools.count(1)
+        self._dropped: list = []  # KeyboardInterrupts raised on entry to a member (see _unraisable)
+        _watch_unraisable()
 
     def _member(self, key) -> None:
         """One member of the team: claims and runs items of the call ``key`` until none is left."""
@@ -95,20 +107,67 @@ class Team:
 
     def run(self, fn, n: int, threads: int) -> list:
         """``[fn(0), ..., fn(n - 1)]``, the items run by a team of at most ``threads`` OpenMP threads (the
-        calling thread among them); the first exception of an item is raised after all members return."""
+        calling thread among them; one thread or one item: on the calling thread, no OpenMP region); the
+        first exception of an item is raised after all members return, and a KeyboardInterrupt that arrived
+        while a member entered its callback (where ctypes would only print it) after that."""
         if n <= 0:
             return []
+        if threads <= 1 or n == 1:
+            return [fn(i) for i in range(n)]
         key = next(self._keys)
         results: list = [None] * n
         errors: list = []
         self._calls[key] = (fn, threading.Lock(), [0], results, errors)
         try:
-            self._parallel(self._body, key, max(1, min(int(threads), n)), 0)
+            self._parallel(self._body, key, min(int(threads), n), 0)
         finally:
             del self._calls[key]
         if errors:
             raise errors[0]
+        if self._dropped:
+            with _hook_lock:
+                got, self._dropped[:] = self._dropped[:], []
+            if got:
+                raise got[0]
         return results
+
+
+_hook_lock = threading.Lock()
+_hook_installed = False
+
+
+def _watch_unraisable() -> None:
+    """Install (once) a ``sys.unraisablehook`` that keeps, instead of printing, a KeyboardInterrupt raised
+    in a team member's callback before its ``try`` (Python runs a pending signal handler on entry to the
+    function; ctypes then reports the exception as unraisable and drops it): :meth:`Team.run` raises it
+    after the region, as the pool's route raises it in ``Future.result``. Everything else goes to the hook
+    that was there before."""
+    global _hook_installed
+    with _hook_lock:
+        if _hook_installed:
+            return
+        before = sys.unraisablehook
+
+        def hook(unraisable):
+            if not keep_interrupt(unraisable):
+                before(unraisable)
+
+        sys.unraisablehook = hook
+        _hook_installed = True
+
+
+def keep_interrupt(unraisable) -> bool:
+    """True, keeping it for :meth:`Team.run` to raise, when ``unraisable`` (``sys.unraisablehook``'s
+    argument) is a KeyboardInterrupt raised in a team member's callback; False otherwise."""
+    obj = getattr(unraisable, "object", None)
+    team = getattr(obj, "__self__", None)
+    if not (isinstance(team, Team) and getattr(obj, "__func__", None) is Team._member):
+        return False
+    if not isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+        return False
+    with _hook_lock:
+        team._dropped.append(unraisable.exc_value)
+    return True
 
 
 _team: Team | None = None
@@ -139,7 +198,8 @@ def team(directory: str) -> Team | None:
     with _lock:
         if _found != directory:
             found = _mapped_runtimes()
-            here = [p for p in found if os.path.dirname(p) == os.path.normpath(directory)]
+            where = os.path.realpath(directory)
+            here = [p for p in found if os.path.dirname(os.path.realpath(p)) == where]
             pick = here[0] if here else (found[0] if len(found) == 1 else None)
             t = None
             if pick is not None:

@@ -73,7 +73,7 @@ import os
 
 import torch
 
-from . import _engine, _pool
+from . import _engine, _omp, _pool  # _omp now: its fork hook must be in place before any fork
 from . import optimizers as _core
 from ._foreach import apply_foreach
 from ._state import Buffers
@@ -405,13 +405,22 @@ _ATEN_OPENMP: list = []  # [bool]: whether ATen's parallel backend is OpenMP (as
 def _omp_team():
     """The OpenMP team torch's CPU operations run on (:func:`lptheory._omp.team`), or None: ATen's parallel
     backend is not OpenMP, the runtime cannot be identified, ``LPTHEORY_OMP=0``, or a forked child."""
-    from . import _omp
-
     if not _ATEN_OPENMP:
         _ATEN_OPENMP.append("parallel backend: OpenMP" in torch.__config__.parallel_info())
     if not _ATEN_OPENMP[0]:
         return None
     return _omp.team(os.path.join(os.path.dirname(torch.__file__), "lib"))
+
+
+class _TorchTeam:
+    """torch's OpenMP team for :func:`lptheory._pool.on_team`, never asked for more threads than torch uses
+    (``torch.get_num_threads()``: no OpenMP thread that torch does not have; one thread runs inline)."""
+
+    def __init__(self, team):
+        self.team = team
+
+    def run(self, fn, n: int, threads: int) -> list:
+        return self.team.run(fn, n, min(threads, torch.get_num_threads()))
 
 
 def _run_work(k, work, h) -> int:
@@ -642,7 +651,8 @@ class _Base(torch.optim.Optimizer):
                 # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
                 # rule's torch operations with reusable scratch tensors
                 # large tensors' kernels split over torch's own OpenMP team (lptheory._omp), else lptheory's pool
-                with _pool.on_team(_omp_team() if numba_eager else None):
+                team = _omp_team() if numba_eager else None
+                with _pool.on_team(_TorchTeam(team) if team is not None else None):
                     for th, g, st, f in zip(thetas, grads, states, fused_p):
                         if f:
                             continue

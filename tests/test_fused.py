@@ -674,3 +674,25 @@ def test_bound_kernel_rebinds_at_most(rng):
         s[3], s[4] = ref.step(s[3], g, s[4])
         assert np.array_equal(_bits(s[0]), _bits(s[3]))
     assert o.__dict__["_binds"] > O.BIND_LIMIT and o.__dict__["_bound"] is None
+
+
+def test_svml_probe_values_with_denormals_flushed():
+    """The SVML probe's values span every binade from the smallest subnormal's exponent, computed from the
+    type's integers: with flush-to-zero on (``torch.set_flush_denormal(True)``, which makes log2 of a
+    subnormal -inf) they are built all the same, as many and of the same binades (their subnormals flushed)."""
+    torch = pytest.importorskip("torch")
+    from lptheory import _svml
+
+    ref = {dt: _svml._values(dt) for dt in ("float64", "float32")}
+    if not torch.set_flush_denormal(True):
+        pytest.skip("flush-to-zero not supported on this CPU")
+    try:
+        got = {dt: _svml._values(dt) for dt in ("float64", "float32")}
+    finally:
+        torch.set_flush_denormal(False)
+    for dt in ref:
+        tiny = np.finfo(dt).tiny
+        assert got[dt].dtype == ref[dt].dtype and got[dt].size == ref[dt].size
+        normal = ~(np.abs(ref[dt]) < tiny)  # normal numbers, infinities, NaN: unchanged
+        assert np.array_equal(ref[dt][normal], got[dt][normal], equal_nan=True)
+        assert not np.any(got[dt][~normal])  # the subnormals, flushed to (signed) zero

@@ -9,8 +9,11 @@ pool and unsplit."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import textwrap
 import threading
+import types
 
 import pytest
 
@@ -46,7 +49,7 @@ def _each_once(run, n, threads):
     assert calls == [1] * n, calls
 
 
-@pytest.mark.parametrize("n, threads", [(1, 1), (2, 2), (7, 2), (2, 5), (13, 1), (64, 3)])
+@pytest.mark.parametrize("n, threads", [(1, 1), (2, 2), (7, 2), (2, 5), (13, 1), (64, 3), (9, 4)])
 def test_every_item_once_in_order(n, threads):
     _each_once(_torch_team().run, n, threads)
 
@@ -229,5 +232,125 @@ def test_torch_optimizers_give_the_same_bits_on_the_team_the_pool_and_unsplit(mo
             got = run(flags, 2, "1" if route == "team" else "0")
             assert (count[0] > 0) == (route == "team"), count[0]
             assert all(torch.equal(a, b) for a, b in zip(ref, got)), flags
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_keyboard_interrupt_dropped_by_ctypes_is_raised_after_the_region():
+    """Python runs a pending signal handler on entry to a member's callback, before its ``try``; ctypes then
+    hands the KeyboardInterrupt to ``sys.unraisablehook`` and drops it. The hook keeps it (as ctypes would
+    pass it: the member as ``object``) and the call raises it; other exceptions and objects are not kept."""
+    team = _torch_team()
+
+    def unraisable(exc, obj):
+        return types.SimpleNamespace(exc_type=type(exc), exc_value=exc, exc_traceback=None, err_msg=None, object=obj)
+
+    assert not _omp.keep_interrupt(unraisable(ValueError("x"), team._member))
+    assert not _omp.keep_interrupt(unraisable(KeyboardInterrupt(), print))
+    assert _omp.keep_interrupt(unraisable(KeyboardInterrupt(), team._member))
+    with pytest.raises(KeyboardInterrupt):
+        team.run(lambda i: i, 4, 2)
+    assert team.run(lambda i: i, 4, 2) == [0, 1, 2, 3]  # raised once
+
+
+def _run_script(code: str, env=None, timeout=120):
+    """``code`` in a fresh interpreter (the repository first on sys.path): its completed process; a hang
+    past ``timeout`` seconds fails the test."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]), **(env or {}))
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)], env=full, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the script hung (over {timeout} s): {exc.stdout!r} {exc.stderr!r}")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("imported", [True, False])
+def test_steps_in_a_forked_child_finish(imported):
+    """The parent uses torch's OpenMP threads (a matrix product), then forks without having stepped an
+    lptheory optimizer (with lptheory.torch imported or not); the child, on one torch thread (torch's own
+    parallel operations hang in a forked child otherwise, whatever lptheory does), steps large tensors on the
+    default and the fused paths. It must finish: a child never enters the parent's team (lptheory.torch
+    imported before the fork: the fork hook turns the team off, checked; imported only in the child:
+    lptheory.torch never asks for more threads than torch's)."""
+    _torch_team()
+    code = f"""
+        import os, sys, torch
+        torch.set_num_threads(2)
+        a = torch.randn(600, 600)
+        (a @ a).sum()  # torch's OpenMP team created and used
+        if {imported}:
+            import lptheory.torch
+        g = torch.Generator().manual_seed(0)
+        ps = [torch.nn.Parameter(torch.randn(400, 400, generator=g)) for _ in range(2)]
+        grads = [torch.randn(400, 400, generator=g) for _ in range(2)]
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                torch.set_num_threads(1)
+                import lptheory.torch as lt
+                if {imported} and lt._omp_team() is not None:
+                    os._exit(3)
+                for i, flags in enumerate([dict(foreach=False), dict(fused=True)]):
+                    ps[i].grad = grads[i]
+                    lt.StaceyPP([ps[i]], lr=1e-3, p=3.0, **flags).step()
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
+    """
+    done = _run_script(code, env={"LPTHEORY_THREADS": "2"}, timeout=90)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_team_smaller_than_asked_still_runs_every_item_once():
+    """OMP_THREAD_LIMIT=1: asking for 2 threads gives a team of one; every item still runs, once."""
+    _torch_team()
+    code = """
+        import threading, torch
+        import lptheory.torch as lt
+        team = lt._omp_team()
+        calls = []
+        got = team.run(lambda i: (calls.append(i), threading.get_ident())[1], 7, 2)
+        print(sorted(calls) == list(range(7)), len(set(got)))
+    """
+    done = _run_script(code, env={"OMP_THREAD_LIMIT": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "1"], done.stdout
+
+
+def test_the_default_path_never_asks_for_more_threads_than_torch(monkeypatch):
+    """One torch thread: the default path's large tensors do not enter an OpenMP region (no thread torch
+    does not have); two: they do."""
+    from lptheory import _fused
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    import lptheory.torch as lt
+
+    team = _torch_team()
+    monkeypatch.setattr(lt, "_NUMBA_ON_CPU", True)
+    monkeypatch.setenv("LPTHEORY_THREADS", "2")
+    regions = []
+    real = team._parallel
+
+    def parallel(body, key, nthreads, flags):
+        regions.append(nthreads)
+        return real(body, key, nthreads, flags)
+
+    monkeypatch.setattr(team, "_parallel", parallel)
+    before = torch.get_num_threads()
+    try:
+        for nt in (1, 2):
+            torch.set_num_threads(nt)
+            regions.clear()
+            p = torch.nn.Parameter(torch.randn(400, 400))
+            p.grad = torch.randn(400, 400)
+            lt.StaceyPP([p], lr=1e-3, p=3.0).step()
+            assert regions == ([] if nt == 1 else [2]), (nt, regions)
     finally:
         torch.set_num_threads(before)
