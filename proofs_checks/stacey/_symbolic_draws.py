@@ -84,13 +84,15 @@ def dist_draws(rng, n):
             EX2 = np.zeros((cap2, 4))
             W2 = np.zeros((cap2, 4))
             A2 = np.zeros(cap2, np.bool_)
-            P2[:cap] = P
-            K2[:cap] = K
-            V2[:cap] = V
-            T2[:cap] = T
-            EX2[:cap] = EX
-            W2[:cap] = W
-            A2[:cap] = A
+            for i in range(cap):  # element loops: slice assignment compiles a shape-error path (~1 s)
+                P2[i] = P[i]
+                K2[i] = K[i]
+                A2[i] = A[i]
+                for j in range(4):
+                    V2[i, j] = V[i, j]
+                    T2[i, j] = T[i, j]
+                    EX2[i, j] = EX[i, j]
+                    W2[i, j] = W[i, j]
             P, K, V, T, EX, W, A, cap = P2, K2, V2, T2, EX2, W2, A2, cap2
         P[a] = _uniform(rng, 2.05, 10.0)
         k = rng.integers(2, 5)
