@@ -24,7 +24,7 @@ __all__ = ["write_report", "evidence_levels", "load_config", "RESULT_COLUMNS", "
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
 # The setting columns between "relation" and "setting" are the pack's (Pack.setting_columns).
-BASE_COLUMNS = ("check", "id", "record", "status", "method", "relation")
+BASE_COLUMNS = ("check", "id", "record", "status", "evidence", "method", "relation")
 TAIL_COLUMNS = (
     "setting",
     "quantity",
@@ -297,6 +297,7 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
             "id": r["id"],
             "record": k,
             "status": r["status"],
+            "evidence": r.get("evidence") or "",  # what stands behind the status (the report's evidence levels)
             "method": r["method"],
             "relation": r.get("relation", ""),
             **{col: _cell(pr.get(key)) for col, key in setting_cols},

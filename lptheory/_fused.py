@@ -21,7 +21,10 @@ Threads: large arrays are split into ranges processed by ``threads()`` worker th
 and numpy release the GIL); every element is computed the same way whatever the split.
 
 Generated kernels are written as modules to ``LPTHEORY_CACHE_DIR`` (default
-``~/.cache/lptheory/fused``) and compiled with numba's cache, so a new process reuses them.
+``~/.cache/lptheory/fused``) and compiled with numba's cache, so a new process reuses them. The directory
+keeps at most ``LPTHEORY_KERNEL_CACHE_MAX`` modules (default 1024, about 100 MB with numba's files): a
+process that writes a new one first removes the least recently used beyond that (each module's time is
+renewed when a process loads it), so upgrades and many configurations do not grow it without bound.
 """
 
 from __future__ import annotations
@@ -525,6 +528,55 @@ def _names_in(expr: str):
     return re.findall(r"\b(?:v\d+_\w+|in_\w+)\b", expr)
 
 
+def cache_max() -> int:
+    """``LPTHEORY_KERNEL_CACHE_MAX``: the most generated kernel modules kept on disk (default 1024, at least 1)."""
+    env = os.environ.get("LPTHEORY_KERNEL_CACHE_MAX", "").strip()
+    if not env:
+        return 1024
+    try:
+        n = int(env)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"LPTHEORY_KERNEL_CACHE_MAX must be a positive integer, got {env!r}")
+    return n
+
+
+def prune_kernel_cache(root: str, keep: int) -> int:
+    """Remove the least recently used generated kernel modules of ``root`` (by modification time, renewed at
+    each load) beyond the ``keep`` newest, with their files in ``__pycache__`` (bytecode and numba's index and
+    code): the number of modules removed. Files another process removes first, or cannot be removed, are
+    skipped (a process importing a module just removed compiles it again)."""
+    try:
+        names = [f for f in os.listdir(root) if f.startswith("lptheory_fused_") and f.endswith(".py")]
+    except OSError:
+        return 0
+    if len(names) <= keep:
+        return 0
+    aged = []
+    for f in names:
+        with contextlib.suppress(OSError):
+            aged.append((os.stat(os.path.join(root, f)).st_mtime, f))
+    aged.sort()
+    gone = [f[:-3] for _, f in aged[: max(0, len(aged) - keep)]]
+    cache = os.path.join(root, "__pycache__")
+    try:
+        compiled = os.listdir(cache)
+    except OSError:
+        compiled = []
+    stems = set(gone)
+    for f in compiled:  # "<module>.cpython-311.pyc", "<module>.<function>-<line>.py311.nbi" / ".nbc"
+        if f.split(".", 1)[0] in stems:
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(cache, f))
+    removed = 0
+    for stem in gone:
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(root, stem + ".py"))
+            removed += 1
+    return removed
+
+
 def _module(source: str):
     """Import generated source from the cache directory (so that numba's cache can persist it)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
@@ -534,10 +586,14 @@ def _module(source: str):
         os.makedirs(root, exist_ok=True)
         path = os.path.join(root, name + ".py")
         if not os.path.exists(path):
+            prune_kernel_cache(root, keep=cache_max() - 1)
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w") as fh:
                 fh.write(source)
             os.replace(tmp, path)
+        else:
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: the last to be pruned
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

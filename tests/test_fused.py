@@ -696,3 +696,43 @@ def test_svml_probe_values_with_denormals_flushed():
         normal = ~(np.abs(ref[dt]) < tiny)  # normal numbers, infinities, NaN: unchanged
         assert np.array_equal(ref[dt][normal], got[dt][normal], equal_nan=True)
         assert not np.any(got[dt][~normal])  # the subnormals, flushed to (signed) zero
+
+
+def test_the_kernel_cache_keeps_the_most_recently_used_modules(tmp_path, monkeypatch):
+    """LPTHEORY_KERNEL_CACHE_MAX=3: writing a 4th and 5th module removes the least recently used ones (a load
+    renews a module's time) with their bytecode and numba files; a removed module is written again when it
+    is asked for, and its function still runs."""
+    import os
+    import time
+
+    from lptheory import _fused
+
+    if not _fused.available():
+        pytest.skip("numba not installed")
+    monkeypatch.setenv("LPTHEORY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("LPTHEORY_KERNEL_CACHE_MAX", "3")
+    src = "import numba\n\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + {}\n"
+    stem = {}
+
+    def load(i):
+        mod = _fused._module(src.format(i))
+        assert mod.f(1.0) == 1.0 + i  # compiled: numba's index and code written to __pycache__
+        stem[i] = mod.__name__
+        time.sleep(0.02)  # distinct modification times
+        return mod
+
+    for i in range(3):
+        load(i)
+    load(0)  # used again: now the most recent
+    load(3)
+    load(4)
+    kept = sorted(f[:-3] for f in os.listdir(tmp_path) if f.endswith(".py"))
+    assert kept == sorted([stem[0], stem[3], stem[4]]), kept
+    cached = os.listdir(tmp_path / "__pycache__")
+    assert cached and {f.split(".", 1)[0] for f in cached} <= set(kept), cached
+    assert any(f.endswith(".nbi") for f in cached)
+    load(1)  # removed earlier: written again, runs
+    assert len([f for f in os.listdir(tmp_path) if f.endswith(".py")]) == 3
+    monkeypatch.setenv("LPTHEORY_KERNEL_CACHE_MAX", "0")
+    with pytest.raises(ValueError, match="LPTHEORY_KERNEL_CACHE_MAX must be a positive integer"):
+        _fused.cache_max()

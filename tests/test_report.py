@@ -182,6 +182,8 @@ def test_results_csv_is_tidy_and_complete(stacey_quick_report):
     ):
         assert col in rows[0]
     assert {int(r["record"]) for r in rows} == set(range(len(doc["claims"])))  # every record present
+    evidence = {int(r["record"]): r["evidence"] for r in rows}  # each record's evidence, as in claims.json
+    assert evidence == {k: c["evidence"] for k, c in enumerate(doc["claims"])}
     assert not any(r["setting"].startswith("{") for r in rows)  # no JSON blobs
     b2 = [r for r in rows if r["id"] == "thm1.B2" and r["status"] == "violated" and r["quantity"] == "ratio"]
     assert {float(r["p"]) for r in b2} == {3.0, 4.0, 8.0}
