@@ -28,25 +28,28 @@ def test_every_flag_has_help():
 
 
 def test_run_divergence_is_a_result(tmp_path, capsys):
+    from lptheory.optimizers import NonFiniteGradientWarning
+
     out = tmp_path / "o"
-    rc = main(
-        [
-            "run",
-            "--optimizer",
-            "sgd",
-            "--lr",
-            "10",
-            "--problem",
-            "quadratic-diagonal",
-            "--steps",
-            "400",
-            "--replicates",
-            "3",
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
+    with pytest.warns(NonFiniteGradientWarning, match="SGD: a gradient with NaN or inf entries"):
+        rc = main(
+            [
+                "run",
+                "--optimizer",
+                "sgd",
+                "--lr",
+                "10",
+                "--problem",
+                "quadratic-diagonal",
+                "--steps",
+                "400",
+                "--replicates",
+                "3",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
     assert rc == 0
     text = capsys.readouterr().out
     assert "diverged" in text

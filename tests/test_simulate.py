@@ -55,11 +55,14 @@ def test_common_random_numbers_and_recording():
 
 
 def test_nonfinite_raises_or_records():
+    from lptheory.optimizers import NonFiniteGradientWarning
+
     pr = QuadraticDiagonal(d=5)
     orc = GradientOracle(pr, None)
     with pytest.raises(FloatingPointError, match="step .* replicate 0"):
         simulate(LpDescent(p=2.0, lr=1e200), pr, orc, steps=50, replicates=2)
-    tr = simulate(LpDescent(p=2.0, lr=1e200), pr, orc, steps=50, replicates=2, on_nonfinite="record")
+    with pytest.warns(NonFiniteGradientWarning, match="LpDescent: a gradient with NaN or inf entries"):
+        tr = simulate(LpDescent(p=2.0, lr=1e200), pr, orc, steps=50, replicates=2, on_nonfinite="record")
     assert tr.diverged.all() and np.isnan(tr.f[-1]).all()
 
 

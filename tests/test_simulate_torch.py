@@ -111,6 +111,8 @@ def test_torch_backend_same_seed_same_bits_and_float32():
 
 
 def test_torch_backend_reports_divergence_like_numpy():
+    from lptheory.optimizers import NonFiniteGradientWarning
+
     pr = make_problem("quadratic-diagonal", d=10, profile="flat")
     orc = GradientOracle(pr, None)
     opt = O.SGD(lr=3.0, momentum=0.0)  # |1 - 3| > 1: geometric blow-up, overflow after a few hundred steps
@@ -119,8 +121,9 @@ def test_torch_backend_reports_divergence_like_numpy():
     with pytest.raises(FloatingPointError) as e_t:
         simulate(opt, pr, orc, 2000, replicates=2, record_every=500, backend="torch")
     assert str(e_np.value).split("(")[0] == str(e_t.value).split("(")[0]
-    a = simulate(opt, pr, orc, 2000, replicates=2, record_every=500, on_nonfinite="record")
-    b = simulate(opt, pr, orc, 2000, replicates=2, record_every=500, on_nonfinite="record", backend="torch")
+    with pytest.warns(NonFiniteGradientWarning, match="SGD: a gradient with NaN or inf entries"):
+        a = simulate(opt, pr, orc, 2000, replicates=2, record_every=500, on_nonfinite="record")
+        b = simulate(opt, pr, orc, 2000, replicates=2, record_every=500, on_nonfinite="record", backend="torch")
     assert a.diverged.all() and b.diverged.all()
     assert np.array_equal(np.isnan(a.f), np.isnan(b.f))
 
