@@ -355,6 +355,15 @@ def simulate(
     for ob in observers:
         if not isinstance(ob, Observer):
             raise TypeError(f"observers must be lptheory.simulate.Observer instances, got {type(ob).__name__}")
+    from .spectral import MatrixOptimizer
+
+    if isinstance(optimizer, MatrixOptimizer) and optimizer.shape is None and optimizer.ndim == 2:
+        # the iterates are (R, d): without a layout a matrix optimizer would take the R replicates as the rows
+        # of one matrix and couple them (orthogonalizing across replicates)
+        raise ValueError(
+            f"{type(optimizer).__name__} needs shape=(m, n) with m * n = d = {problem.d} to run in simulate (each "
+            "replicate's iterate is a flat row of length d); e.g. the problem's own shape, or (1, d)"
+        )
     if getattr(problem, "stateful", False) and replicates != 1:
         raise ValueError(f"problem {getattr(problem, 'name', problem)!r} is a stateful oracle: replicates must be 1")
     if theta0 is None:

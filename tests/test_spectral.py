@@ -566,3 +566,46 @@ def test_cuda_rules_match_cpu():
         Wc, gc = torch.tensor(W, device="cuda"), torch.tensor(g, device="cuda")
         b, _ = opt.step(Wc, gc, opt.init(Wc))
         np.testing.assert_allclose(b.cpu().numpy(), a, rtol=1e-9, atol=1e-11)
+
+
+def test_simulate_keeps_matrix_replicates_independent():
+    """The simulator's iterates are (R, d) rows. A matrix optimizer without a layout would orthogonalize the
+    R replicates together (replicate 0's run then depended on how many ran beside it): simulate refuses it,
+    naming shape; with shape=(m, n) replicate 0 is the same alone and among three."""
+    from lptheory.simulate import simulate
+    from synthetic.noise import make_noise, sigma_profile
+    from synthetic.oracle import GradientOracle
+    from synthetic.problems import make_problem
+
+    pr = make_problem("kronecker-quadratic", d=36, seed=0)
+    orc = GradientOracle(pr, make_noise("rademacher", sigma_profile("flat", pr.d, 0.1)), 1)
+    for opt in (S.Muon(), S.SchattenDescent(p=3.0), S.Scion()):
+        with pytest.raises(ValueError, match=r"needs shape=\(m, n\) with m \* n = d = 36"):
+            simulate(opt, pr, orc, 5, 2)
+    one = simulate(S.Muon(shape=pr.shape), pr, orc, 12, 1, 0, record_every=4)
+    three = simulate(S.Muon(shape=pr.shape), pr, orc, 12, 3, 0, record_every=4)
+    assert np.array_equal(one.f[:, 0], three.f[:, 0])
+    assert not np.array_equal(three.f[:, 0], three.f[:, 1])  # the replicates' noise streams differ
+
+
+def test_cli_run_lays_matrix_optimizers_out(tmp_path, capsys):
+    """``lptheory run`` gives each matrix optimizer the problem's own shape (else 1 x d, or --shape M N), and
+    refuses a --shape whose M * N is not d or with no matrix optimizer selected (exit 2, naming the flag)."""
+    import json
+
+    from lptheory.app.cli import main
+
+    out = tmp_path / "o"
+    args = ["run", "--optimizer", "muon", "--steps", "4", "--replicates", "2", "--quiet", "--d", "36"]
+    assert main([*args, "--problem", "kronecker-quadratic", "--out", str(out)]) == 0
+    cfg = json.loads((out / "run.json").read_text())["configs"]["muon"]
+    assert "shape=(6, 6)" in cfg["optimizer"] and cfg["problem"]["shape"] == [6, 6]
+    assert main([*args, "--out", str(tmp_path / "v")]) == 0  # a vector problem: one row
+    assert "shape=(1, 36)" in json.loads((tmp_path / "v" / "run.json").read_text())["configs"]["muon"]["optimizer"]
+    assert main([*args, "--shape", "4", "9", "--out", str(tmp_path / "s")]) == 0
+    assert "shape=(4, 9)" in json.loads((tmp_path / "s" / "run.json").read_text())["configs"]["muon"]["optimizer"]
+    capsys.readouterr()
+    assert main([*args, "--shape", "5", "5", "--out", str(tmp_path / "x")]) == 2
+    assert "--shape 5 5: M * N must equal the problem's d = 36" in capsys.readouterr().err
+    assert main(["run", "--optimizer", "sgd", "--shape", "6", "6", "--d", "36", "--out", str(tmp_path / "y")]) == 2
+    assert "none of the selected optimizers is a matrix optimizer" in capsys.readouterr().err

@@ -258,6 +258,31 @@ def _run_plan(args):
     return opts
 
 
+def _with_matrix_shape(opts: dict, args, problem) -> dict:
+    """The matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) with the layout of each
+    replicate's flat iterate: ``--shape M N``, else the problem's own matrix shape (its ``shape``), else (1, d)
+    (the iterate as one row). Without it the simulator would take the replicates as the rows of one matrix."""
+    import dataclasses
+
+    from lptheory.spectral import MatrixOptimizer
+
+    shape = tuple(args.shape) if args.shape else None
+    if shape is not None and shape[0] * shape[1] != problem.d:
+        raise UsageError(f"--shape {shape[0]} {shape[1]}: M * N must equal the problem's d = {problem.d}")
+    own = getattr(problem, "shape", None)
+    default = tuple(own) if isinstance(own, tuple) and len(own) == 2 else (1, problem.d)
+    out = {}
+    for name, opt in opts.items():
+        if isinstance(opt, MatrixOptimizer) and opt.ndim == 2 and opt.shape is None:
+            opt = dataclasses.replace(opt, shape=shape or default)
+            if not args.quiet:
+                print(f"{name}: each replicate's iterate as a {opt.shape[0]} x {opt.shape[1]} matrix", file=sys.stderr)
+        out[name] = opt
+    if shape is not None and not any(isinstance(o, MatrixOptimizer) for o in out.values()):
+        raise UsageError("--shape: none of the selected optimizers is a matrix optimizer (muon, scion, schatten-...)")
+    return out
+
+
 def _check_run_memory(args, opts) -> None:
     """Refuse (exit 2, with the numbers) a run whose arrays and records cannot fit in the memory this
     machine has available, before the problem or any array is built."""
@@ -310,6 +335,7 @@ def _cmd_run(args) -> int:
         noise = make_noise(args.noise, sigma)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from exc
+    opts = _with_matrix_shape(opts, args, problem)
     _prepare_out(args.out, args=args)
     batch = args.batch
     if args.batch_schedule == "T":
@@ -775,6 +801,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS), help="synthetic problem")
     p_run.add_argument("--problem-seed", type=_seed_arg, default=0, help="seed of the problem instance")
     p_run.add_argument("--d", type=_count_arg, default=100, help="dimension")
+    p_run.add_argument(
+        "--shape",
+        type=_count_arg,
+        nargs=2,
+        metavar=("M", "N"),
+        default=None,
+        help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d (default: the problem's "
+        "own matrix shape, else 1 x d)",
+    )
     p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES), help="noise family")
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
     p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
