@@ -330,7 +330,15 @@ def _build_optimizer(cell: dict, problem, oracle, *, validate_only: bool = False
             hyper["lr"] = theorem1_lr(problem.smoothness(p), oracle.certified_G(p), cell["sim.steps"], p)
     elif isinstance(hyper.get("lr"), str):
         raise SweepConfigError(f"optimizer.lr must be a number or 'theorem1', got {hyper['lr']!r}")
-    return cls(**hyper)
+    opt = cls(**hyper)
+    from lptheory.spectral import MatrixOptimizer
+
+    if problem is not None and isinstance(opt, MatrixOptimizer) and opt.ndim == 2 and opt.shape is None:
+        # as lptheory run: each replicate's flat iterate as the problem's own matrix shape, else one row
+        # (optimizer.shape = [m, n] in the configuration sets another)
+        own = getattr(problem, "shape", None)
+        opt = dataclasses.replace(opt, shape=tuple(own) if isinstance(own, tuple) and len(own) == 2 else (1, problem.d))
+    return opt
 
 
 def run_cell(cell: dict, metrics=None, rows: str = "final") -> dict:
