@@ -23,8 +23,10 @@ and numpy release the GIL); every element is computed the same way whatever the 
 Generated kernels are written as modules to ``LPTHEORY_CACHE_DIR`` (default
 ``~/.cache/lptheory/fused``) and compiled with numba's cache, so a new process reuses them. The directory
 keeps at most ``LPTHEORY_KERNEL_CACHE_MAX`` modules (default 1024, about 100 MB with numba's files): a
-process that writes a new one first removes the least recently used beyond that (each module's time is
-renewed when a process loads it), so upgrades and many configurations do not grow it without bound.
+process that writes a new one first removes the least recently used beyond that ("used": loaded by a
+process; each load renews the module's time), with their files in the directory's ``__pycache__``, so
+upgrades and many configurations do not grow it without bound. numba's files are outside the bound when
+``NUMBA_CACHE_DIR`` sends them elsewhere.
 """
 
 from __future__ import annotations
@@ -547,6 +549,8 @@ def prune_kernel_cache(root: str, keep: int) -> int:
     each load) beyond the ``keep`` newest, with their files in ``__pycache__`` (bytecode and numba's index and
     code): the number of modules removed. Files another process removes first, or cannot be removed, are
     skipped (a process importing a module just removed compiles it again)."""
+    if not os.access(root, os.W_OK):
+        return 0
     try:
         names = [f for f in os.listdir(root) if f.startswith("lptheory_fused_") and f.endswith(".py")]
     except OSError:
@@ -565,8 +569,11 @@ def prune_kernel_cache(root: str, keep: int) -> int:
     except OSError:
         compiled = []
     stems = set(gone)
+    alive = {f[:-3] for f in names} - stems
     for f in compiled:  # "<module>.cpython-311.pyc", "<module>.<function>-<line>.py311.nbi" / ".nbc"
-        if f.split(".", 1)[0] in stems:
+        stem = f.split(".", 1)[0]
+        # removed now, or orphaned (numba files a process wrote for a module removed while it held it)
+        if stem in stems or (stem.startswith("lptheory_fused_") and stem not in alive):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(cache, f))
     removed = 0
@@ -579,6 +586,7 @@ def prune_kernel_cache(root: str, keep: int) -> int:
 
 def _module(source: str):
     """Import generated source from the cache directory (so that numba's cache can persist it)."""
+    limit = cache_max()  # checked on every load (a bad value fails on a warm cache too, not only a cold one)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     root = os.environ.get("LPTHEORY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "fused")
     name = f"lptheory_fused_{digest}"
@@ -586,7 +594,7 @@ def _module(source: str):
         os.makedirs(root, exist_ok=True)
         path = os.path.join(root, name + ".py")
         if not os.path.exists(path):
-            prune_kernel_cache(root, keep=cache_max() - 1)
+            prune_kernel_cache(root, keep=limit - 1)
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w") as fh:
                 fh.write(source)
@@ -599,7 +607,9 @@ def _module(source: str):
         spec.loader.exec_module(mod)
         sys.modules[name] = mod
         return mod
-    except OSError:  # read-only home: compile in memory without numba's on-disk cache
+    except (OSError, RuntimeError):
+        # a read-only home, or the file removed by another process's pruning between our write and numba's
+        # cache locator (RuntimeError "no locator available"): compile in memory without numba's disk cache
         src = source.replace("cache=True", "cache=False")
         ns: dict = {}
         exec(compile(src, f"<{name}>", "exec"), ns)  # noqa: S102  (our own generated code)

@@ -357,13 +357,17 @@ def simulate(
             raise TypeError(f"observers must be lptheory.simulate.Observer instances, got {type(ob).__name__}")
     from .spectral import MatrixOptimizer
 
-    if isinstance(optimizer, MatrixOptimizer) and optimizer.shape is None and optimizer.ndim == 2:
+    if isinstance(optimizer, MatrixOptimizer) and optimizer.ndim == 2:
         # the iterates are (R, d): without a layout a matrix optimizer would take the R replicates as the rows
         # of one matrix and couple them (orthogonalizing across replicates)
-        raise ValueError(
-            f"{type(optimizer).__name__} needs shape=(m, n) with m * n = d = {problem.d} to run in simulate (each "
-            "replicate's iterate is a flat row of length d); e.g. the problem's own shape, or (1, d)"
-        )
+        if optimizer.shape is None:
+            raise ValueError(
+                f"{type(optimizer).__name__} needs shape=(m, n) with m * n = d = {problem.d} to run in simulate "
+                "(each replicate's iterate is a flat row of length d); e.g. the problem's own shape, or (1, d): "
+                "lptheory.spectral.laid_out(optimizer, problem.d, problem_shape)"
+            )
+        if optimizer.shape[0] * optimizer.shape[1] != problem.d:
+            raise ValueError(f"{type(optimizer).__name__}: shape={optimizer.shape}: m * n must equal d = {problem.d}")
     if getattr(problem, "stateful", False) and replicates != 1:
         raise ValueError(f"problem {getattr(problem, 'name', problem)!r} is a stateful oracle: replicates must be 1")
     if theta0 is None:

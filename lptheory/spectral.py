@@ -44,6 +44,7 @@ __all__ = [
     "StaceyPPSchatten",
     "MATRIX_OPTIMIZERS",
     "muon_lr_scale",
+    "laid_out",
 ]
 
 LR = float | Callable[[int], float]
@@ -475,3 +476,22 @@ class StaceyPPSchatten(_StaceySchatten):
 MATRIX_OPTIMIZERS: dict[str, type[MatrixOptimizer]] = {
     cls.name: cls for cls in (Muon, Scion, SchattenDescent, StaceyP2Schatten, StaceyPPSchatten)
 }
+
+
+def laid_out(optimizer, d: int, own=None, shape=None):
+    """``optimizer`` ready for flat iterates of length ``d`` (the simulator's (R, d) rows, one per replicate):
+    a matrix optimizer whose parameters are matrices (``ndim == 2``) and that has no ``shape`` gets
+    ``shape`` if given, else ``own`` (a problem's own matrix shape) when its product is ``d``, else ``(1, d)``
+    (the iterate as one row); anything else is returned as is. Without a layout the replicates would be the
+    rows of one matrix (coupled). ``shape`` (or the optimizer's own) must multiply to ``d``: ValueError."""
+    if not isinstance(optimizer, MatrixOptimizer) or optimizer.ndim != 2:
+        return optimizer
+    if optimizer.shape is None:
+        if shape is None:
+            mine = tuple(int(v) for v in own) if isinstance(own, (tuple, list)) and len(own) == 2 else None
+            shape = mine if mine is not None and mine[0] * mine[1] == d else (1, d)
+        optimizer = dataclasses.replace(optimizer, shape=tuple(shape))
+    m, n = optimizer.shape
+    if m * n != d:
+        raise ValueError(f"shape={optimizer.shape}: m * n must equal d = {d}")
+    return optimizer

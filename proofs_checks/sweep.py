@@ -331,14 +331,13 @@ def _build_optimizer(cell: dict, problem, oracle, *, validate_only: bool = False
     elif isinstance(hyper.get("lr"), str):
         raise SweepConfigError(f"optimizer.lr must be a number or 'theorem1', got {hyper['lr']!r}")
     opt = cls(**hyper)
-    from lptheory.spectral import MatrixOptimizer
+    if problem is None:
+        return opt
+    from lptheory.spectral import laid_out
 
-    if problem is not None and isinstance(opt, MatrixOptimizer) and opt.ndim == 2 and opt.shape is None:
-        # as lptheory run: each replicate's flat iterate as the problem's own matrix shape, else one row
-        # (optimizer.shape = [m, n] in the configuration sets another)
-        own = getattr(problem, "shape", None)
-        opt = dataclasses.replace(opt, shape=tuple(own) if isinstance(own, tuple) and len(own) == 2 else (1, problem.d))
-    return opt
+    # as lptheory run: each replicate's flat iterate as the problem's own matrix shape, else one row
+    # (optimizer.shape = [m, n] in the configuration sets another)
+    return laid_out(opt, problem.d, getattr(problem, "shape", None))
 
 
 def run_cell(cell: dict, metrics=None, rows: str = "final") -> dict:

@@ -714,11 +714,14 @@ def test_the_kernel_cache_keeps_the_most_recently_used_modules(tmp_path, monkeyp
     src = "import numba\n\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + {}\n"
     stem = {}
 
+    clock = [time.time() - 1000.0]
+
     def load(i):
         mod = _fused._module(src.format(i))
         assert mod.f(1.0) == 1.0 + i  # compiled: numba's index and code written to __pycache__
         stem[i] = mod.__name__
-        time.sleep(0.02)  # distinct modification times
+        clock[0] += 10.0  # distinct modification times, whatever the file system's resolution
+        os.utime(tmp_path / f"{mod.__name__}.py", (clock[0], clock[0]))
         return mod
 
     for i in range(3):
@@ -731,8 +734,13 @@ def test_the_kernel_cache_keeps_the_most_recently_used_modules(tmp_path, monkeyp
     cached = os.listdir(tmp_path / "__pycache__")
     assert cached and {f.split(".", 1)[0] for f in cached} <= set(kept), cached
     assert any(f.endswith(".nbi") for f in cached)
+    orphan = tmp_path / "__pycache__" / "lptheory_fused_0123456789abcdef0123.f-4.py311.nbi"
+    orphan.write_bytes(b"")  # numba's file of a module another process removed while it held it
     load(1)  # removed earlier: written again, runs
     assert len([f for f in os.listdir(tmp_path) if f.endswith(".py")]) == 3
+    assert not orphan.exists()
     monkeypatch.setenv("LPTHEORY_KERNEL_CACHE_MAX", "0")
     with pytest.raises(ValueError, match="LPTHEORY_KERNEL_CACHE_MAX must be a positive integer"):
         _fused.cache_max()
+    with pytest.raises(ValueError, match="LPTHEORY_KERNEL_CACHE_MAX"):
+        _fused._module(src.format(1))  # a module already on disk: the setting is checked all the same

@@ -609,3 +609,30 @@ def test_cli_run_lays_matrix_optimizers_out(tmp_path, capsys):
     assert "--shape 5 5: M * N must equal the problem's d = 36" in capsys.readouterr().err
     assert main(["run", "--optimizer", "sgd", "--shape", "6", "6", "--d", "36", "--out", str(tmp_path / "y")]) == 2
     assert "none of the selected optimizers is a matrix optimizer" in capsys.readouterr().err
+
+
+def test_laid_out_gives_matrix_optimizers_a_layout_of_d():
+    """``laid_out``: a 2-D matrix optimizer without shape gets the given shape, else the problem's own when it
+    multiplies to d (a list too), else (1, d); a shape whose product is not d is refused; vector optimizers,
+    Scion with a vector norm and optimizers that have a shape are returned as they are."""
+    assert S.laid_out(S.Muon(), 12).shape == (1, 12)
+    assert S.laid_out(S.Muon(), 12, own=[3, 4]).shape == (3, 4)
+    assert S.laid_out(S.Muon(), 12, own=(5, 5)).shape == (1, 12)  # not the problem's d: one row
+    assert S.laid_out(S.Muon(), 12, own=(3, 4), shape=(2, 6)).shape == (2, 6)
+    with pytest.raises(ValueError, match=r"m \* n must equal d = 12"):
+        S.laid_out(S.Muon(), 12, shape=(5, 5))
+    with pytest.raises(ValueError, match=r"m \* n must equal d = 12"):
+        S.laid_out(S.Muon(shape=(2, 2)), 12)
+    sgd, vec = O.SGD(), S.Scion(norm="l2")
+    assert S.laid_out(sgd, 12) is sgd and S.laid_out(vec, 12) is vec
+    mine = S.Muon(shape=(3, 4))
+    assert S.laid_out(mine, 12) is mine
+
+
+def test_demo_steps_matrix_optimizers_per_replicate(capsys):
+    """``lptheory demo --optimizer muon`` lays each replicate's iterate out as one row (it prints the optimizer
+    it runs): without a layout its (R, d) iterates were one matrix whose rows, the replicates, were coupled."""
+    from lptheory.app.cli import main
+
+    assert main(["demo", "--optimizer", "muon", "--steps", "3", "--d", "8"]) == 0
+    assert "shape=(1, 8)" in capsys.readouterr().out

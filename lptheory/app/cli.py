@@ -188,7 +188,9 @@ def _cmd_demo(args) -> int:
         hyper["p"] = args.p
     elif args.p is not None and args.p != 3.0:
         raise UsageError(f"--p: optimizer {args.optimizer} has no exponent p")
-    opt = cls(**hyper)
+    from lptheory.spectral import laid_out
+
+    opt = laid_out(cls(**hyper), args.d)  # a matrix optimizer: each replicate's iterate as one row
     rng = np.random.default_rng(np.random.SeedSequence(args.seed))
     h = np.logspace(0, -3, args.d)
     theta = rng.standard_normal((args.replicates, args.d))
@@ -262,22 +264,17 @@ def _with_matrix_shape(opts: dict, args, problem) -> dict:
     """The matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) with the layout of each
     replicate's flat iterate: ``--shape M N``, else the problem's own matrix shape (its ``shape``), else (1, d)
     (the iterate as one row). Without it the simulator would take the replicates as the rows of one matrix."""
-    import dataclasses
-
-    from lptheory.spectral import MatrixOptimizer
+    from lptheory.spectral import MatrixOptimizer, laid_out
 
     shape = tuple(args.shape) if args.shape else None
     if shape is not None and shape[0] * shape[1] != problem.d:
         raise UsageError(f"--shape {shape[0]} {shape[1]}: M * N must equal the problem's d = {problem.d}")
-    own = getattr(problem, "shape", None)
-    default = tuple(own) if isinstance(own, tuple) and len(own) == 2 else (1, problem.d)
     out = {}
     for name, opt in opts.items():
-        if isinstance(opt, MatrixOptimizer) and opt.ndim == 2 and opt.shape is None:
-            opt = dataclasses.replace(opt, shape=shape or default)
-            if not args.quiet:
-                print(f"{name}: each replicate's iterate as a {opt.shape[0]} x {opt.shape[1]} matrix", file=sys.stderr)
-        out[name] = opt
+        new = laid_out(opt, problem.d, getattr(problem, "shape", None), shape)
+        if new is not opt and not args.quiet:
+            print(f"{name}: each replicate's iterate as a {new.shape[0]} x {new.shape[1]} matrix", file=sys.stderr)
+        out[name] = new
     if shape is not None and not any(isinstance(o, MatrixOptimizer) for o in out.values()):
         raise UsageError("--shape: none of the selected optimizers is a matrix optimizer (muon, scion, schatten-...)")
     return out
