@@ -77,6 +77,26 @@ def test_planted_regressions_fail_the_run(moment_run, tmp_path, capsys):
     assert rc == 1 and "missing" in out.err
 
 
+def test_a_baseline_with_other_checks_compares_only_the_checks_run(moment_run, tmp_path, capsys):
+    """A whole report as the baseline of one check: the records of checks not run are left out (with a note),
+    not reported missing; a record of the same check that disappeared still fails the run."""
+    path, doc = moment_run
+    b = copy.deepcopy(doc)
+    for k, r in enumerate(copy.deepcopy(doc["claims"])):
+        b["claims"].append({**r, "check": "another-check", "id": f"other.{k}"})
+    (tmp_path / "whole.json").write_text(json.dumps(b))
+    rc = cli.main(["check", MOMENT, "--quick", "--baseline", str(tmp_path / "whole.json")])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert f"--baseline: {len(doc['claims'])} records of checks not run here ignored" in out.err
+    extra = copy.deepcopy(doc["claims"][0])
+    extra["params"]["r"] = 1.25  # a record of the check that ran, absent from this run
+    b["claims"].append(extra)
+    (tmp_path / "whole2.json").write_text(json.dumps(b))
+    rc, out = _check(["--baseline", str(tmp_path / "whole2.json")], capsys)
+    assert rc == 1 and "missing" in out.err and "other." not in out.err
+
+
 def test_a_witness_that_stops_rechecking_is_a_regression(moment_run):
     _, doc = moment_run
     now = copy.deepcopy(doc["claims"])

@@ -166,12 +166,28 @@ def _cmd_info(args) -> int:
         print(f"torch    {torch.__version__} (cuda available: {torch.cuda.is_available()})")
     except ImportError:
         print("torch    not installed (CPU wheel: pip install torch==2.13.0; CUDA: see pytorch.org)")
+    eng = lptheory.engine_info()
+    extra = f", numba {eng['numba']}, verified: {eng['verified']}" if eng.get("numba") else ""
+    print(f"engine   {eng['engine']} ({eng['threads']} threads{extra}): {eng.get('reason', '')}")
+    from proofs_checks.recheck import ball_backend
+
+    ball = ball_backend().name
+    hint = "" if ball == "arb" else ' (pip install "lptheory[proofs]" for python-flint\'s arb: faster proofs)'
+    print(f"proofs   interval/ball arithmetic: {ball}{hint}")
     from lptheory.optimizers import OPTIMIZERS
 
     print("optimizers: " + ", ".join(OPTIMIZERS))
-    from proofs_checks.packs import installed_packs
+    from proofs_checks.packs import installed_packs, load_ref
 
-    print("claim packs: " + ", ".join(installed_packs()))
+    packs = installed_packs()
+    print("claim packs: " + ", ".join(packs))
+    for name, ref in packs.items():
+        try:
+            checks = list(load_ref(ref).checks)
+        except Exception:  # noqa: BLE001 -- info lists what loads; a broken pack shows as such
+            print(f"  {name}: (does not load)")
+            continue
+        print(f"  {name}: checks {', '.join(checks)}")
     return EXIT_OK
 
 
@@ -269,6 +285,13 @@ def _with_matrix_shape(opts: dict, args, problem) -> dict:
     shape = tuple(args.shape) if args.shape else None
     if shape is not None and shape[0] * shape[1] != problem.d:
         raise UsageError(f"--shape {shape[0]} {shape[1]}: M * N must equal the problem's d = {problem.d}")
+    own = getattr(problem, "shape", None)
+    if shape is not None and isinstance(own, (tuple, list)) and len(own) == 2 and tuple(own) != shape:
+        print(
+            f"lptheory run: warning: --shape {shape[0]} {shape[1]} lays out the iterates of a {own[0]} x {own[1]} "
+            f"matrix problem ({args.problem}) differently: its geometry is not the optimizer's",
+            file=sys.stderr,
+        )
     out = {}
     for name, opt in opts.items():
         new = laid_out(opt, problem.d, getattr(problem, "shape", None), shape)
@@ -545,6 +568,16 @@ def _cmd_check(args) -> int:
     if fail_on or baseline is not None:
         from proofs_checks.regression import compare, format_regressions
 
+        if baseline is not None:  # a whole report as the baseline of some checks: only their records count
+            ran = set(planned)
+            kept = [b for b in baseline if b.get("check") is None or b.get("check") in ran]
+            if len(kept) < len(baseline) and not args.quiet:
+                print(
+                    f"--baseline: {len(baseline) - len(kept)} records of checks not run here ignored "
+                    f"(compared: {len(kept)} of {', '.join(sorted(ran))})",
+                    file=sys.stderr,
+                )
+            baseline = kept
         problems = compare(claims, baseline, fail_on=fail_on, ratio_tolerance=args.ratio_tolerance)
         if problems:
             print(format_regressions(problems), file=sys.stderr)
