@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["key", "compare", "format_regressions", "diff"]
+__all__ = ["key", "compare", "format_regressions", "diff", "format_rows"]
 
 _RANK = {"holds": 0, "not-applicable": 1, "inconclusive": 2, "violated": 3}
 _SETTING = (
@@ -92,10 +92,38 @@ def compare(
     return out
 
 
+RECORD_WIDTH = 60  # the record column's width in the terminal tables; a longer label gets a line of its own
+
+
+def format_rows(rows: list[dict], before: list[tuple[str, int]], after: list[tuple[str, int]]) -> list[str]:
+    """Terminal table lines: ``before`` columns, the ``record`` column, then ``after`` columns (each
+    ``(name, width)``; the last column unpadded). The record column is at most :data:`RECORD_WIDTH` wide: a
+    longer record label is printed alone on its line, its columns on the next, so no line is hundreds of
+    characters wide."""
+    w = min(RECORD_WIDTH, max([len("record"), *(len(r["record"]) for r in rows)]))
+
+    def cells(r, cols):
+        return [
+            f"{str(r.get(c, '')):<{n}}" if i < len(cols) - 1 else str(r.get(c, "")) for i, (c, n) in enumerate(cols)
+        ]
+
+    head = [f"{c:<{n}}" for c, n in before] + [f"{'record':<{w}}"] + [f"{c:<{n}}" for c, n in after]
+    lines = [" ".join(head).rstrip()]
+    for r in rows:
+        left = " ".join(f"{str(r.get(c, '')):<{n}}" for c, n in before)
+        right = " ".join(cells(r, after))
+        pad = " " * (len(left) + 1 if before else 0)
+        if len(r["record"]) > w:
+            lines.append((left + " " if before else "") + r["record"])
+            lines.append(pad + " " * w + " " + right)
+        else:
+            lines.append((left + " " if before else "") + f"{r['record']:<{w}} " + right)
+    return lines
+
+
 def format_regressions(problems: list[dict]) -> str:
-    w = max(len(p["record"]) for p in problems)
-    lines = [f"{len(problems)} finding(s) fail this run:", f"{'kind':<13} {'record':<{w}}  detail"]
-    lines += [f"{p['kind']:<13} {p['record']:<{w}}  {p['detail']}" for p in problems]
+    lines = [f"{len(problems)} finding(s) fail this run:"]
+    lines += format_rows(problems, [("kind", 13)], [("detail", 0)])
     return "\n".join(lines)
 
 

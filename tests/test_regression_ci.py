@@ -236,3 +236,22 @@ def test_noise_models_have_their_sigma(noise):
     draws = np.stack([noise.sample_mean(rng, 1) for _ in range(4000)])
     sd = draws.std(axis=0)
     assert np.all(np.abs(sd - noise.sigma) <= 0.15 * noise.sigma + 1e-9)
+
+
+def test_terminal_tables_keep_long_record_labels_on_their_own_line():
+    """``lptheory diff`` and the --baseline table: a record label longer than the column (a search's whole
+    setting) goes on its own line with its columns below, so lines stay short; short labels stay one row."""
+    from proofs_checks.regression import RECORD_WIDTH, format_regressions, format_rows
+
+    long = "lemmas:thm1.B1 (" + ", ".join(f"k{i}=v{i}" for i in range(60)) + ")"
+    rows = [
+        {"record": "claims:x (p=3.0)", "change": "status", "status": "holds -> violated", "ratio": "0.5 -> 1.5"},
+        {"record": long, "change": "ratio", "status": "holds -> holds", "ratio": "0.1 -> 0.2"},
+    ]
+    lines = format_rows(rows, [], [("change", 20), ("status", 28), ("ratio", 0)])
+    assert len(lines) == 4 and lines[1].startswith("claims:x (p=3.0)") and lines[1].endswith("0.5 -> 1.5")
+    assert lines[2] == long and lines[3].split() == ["ratio", "holds", "->", "holds", "0.1", "->", "0.2"]
+    assert max(len(x) for x in lines if x != long) <= RECORD_WIDTH + 20 + 28 + 3 + len("0.5 -> 1.5")
+    text = format_regressions([{"kind": "missing", "record": long, "detail": "in the baseline, not in this run"}])
+    assert text.splitlines()[2] == "missing       " + long
+    assert text.splitlines()[3].strip() == "in the baseline, not in this run"

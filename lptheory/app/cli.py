@@ -1041,10 +1041,9 @@ def _cmd_diff(args) -> int:
         f"({summary['status_changed']} in status), {summary['added']} added, {summary['removed']} removed"
     )
     if rows:
-        w = max(len(r["record"]) for r in rows)
-        print(f"{'record':<{w}}  {'change':<20} {'status':<28} ratio")
-        for r in rows:
-            print(f"{r['record']:<{w}}  {r['change']:<20} {r['status']:<28} {r.get('ratio', '')}")
+        from proofs_checks.regression import format_rows
+
+        print("\n".join(format_rows(rows, [], [("change", 20), ("status", 28), ("ratio", 0)])))
     return EXIT_OK
 
 
