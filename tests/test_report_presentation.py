@@ -283,3 +283,17 @@ def test_latex_escapes_plain_text_and_keeps_math():
     t = text_with_math("ratio 1.117 at $p = 3$, E_1 & $\\kappa(p)$")
     assert "$p = 3$" in t and "$\\kappa(p)$" in t and "E\\_1 \\&" in t
     assert text_with_math("costs $5") == "costs \\$5"  # an unpaired $ is text
+
+
+def test_the_assumption1_finding_groups_its_ratios_by_p_and_dimension():
+    """Records of several checks at the same p (d = 2 from smoothness, d = 3 and 4 from coverage-more) are told
+    apart in the summary's sentence: each p once, each ratio with its dimension."""
+    from proofs_checks.stacey.summary import _by_p_and_d
+
+    recs = [
+        {"params": {"p": p, "d": d}, "ratio": r}
+        for p, d, r in [(4.0, 3, 1.2247), (3.0, 4, 1.2599), (3.0, 2, 1.2598), (3.0, 3, 1.1447), (4.0, 2, 1.4142)]
+    ]
+    text = _by_p_and_d(recs)
+    assert text.startswith("$p = 3$ (ratio 1.260 in $d = 2$, 1.145 in $d = 3$, 1.260 in $d = 4$), $p = 4$ (")
+    assert text.count("$p = 3$") == 1 and text.count("$p = 4$") == 1

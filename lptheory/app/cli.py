@@ -734,8 +734,8 @@ def _cmd_report(args) -> int:
     if res["violated"]:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
         for r in res["violated"]:
-            p = r["params"].get("p")
-            extra = f" p={p:g}" if isinstance(p, float) else ""
+            p, d = r["params"].get("p"), r["params"].get("d")
+            extra = (f" p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
             rt = r["ratio"]
             print(f"  {r['id']}{extra}  [{r['check']}]  ratio {f'{rt:.4g}' if isinstance(rt, float) else '-'}")
     print(

@@ -58,6 +58,24 @@ def _plist(recs) -> str:
     return ", ".join(f"{_p(r):g}" for r in recs if _p(r) is not None)
 
 
+def _by_p_and_d(recs) -> str:
+    """``$p = 3$ (ratio 1.260 in $d = 2$, 1.145 in $d = 3$), $p = 4$ (...)``: the ratios grouped by p, each
+    with its dimension (records of several checks at the same p are told apart)."""
+    groups: dict = {}
+    for r in recs:
+        if _p(r) is not None:
+            groups.setdefault(_p(r), []).append(r)
+    parts = []
+    for p in sorted(groups):
+        items = sorted(groups[p], key=lambda r: (r["params"].get("d") is None, r["params"].get("d") or 0))
+        ratios = ", ".join(
+            _r(r["ratio"]) + (f" in $d = {r['params']['d']}$" if r["params"].get("d") is not None else "")
+            for r in items
+        )
+        parts.append(f"$p = {p:g}$ (ratio {ratios})")
+    return ", ".join(parts)
+
+
 def _two_point(w) -> str:
     """The witness distribution in words: one coordinate's values with their probabilities."""
     dist = (w or {}).get("distribution") or {}
@@ -317,8 +335,7 @@ def _asm1(claims):
                 "What fails",
                 'Assumption 1 states $\\|\\nabla f(x) - \\nabla f(y)\\|_{p^*} \\le L\\|x-y\\|_p$ "or equivalently" '
                 "$|f(y) - f(x) - \\langle \\nabla f(x), y-x\\rangle| \\le \\frac{L}{2}\\|y-x\\|_p^2$ with the same $L$; "
-                f"for quadratics the Lipschitz constant exceeds the two-sided one at $p$ = {_plist(bad)} "
-                f"(ratio {', '.join(_r(b['ratio']) for b in bad)}).",
+                f"for quadratics the Lipschitz constant exceeds the two-sided one at {_by_p_and_d(bad)}.",
             ),
             (
                 "Smallest witness",
