@@ -195,6 +195,9 @@ def decide(
         ok = relation_holds(relation, empirical, bound, tolerance)
         side = "good" if ok else "bad"
         txt = f"{_fmt(empirical)} {relation} {_fmt(bound)}: " + ("holds" if ok else "fails")
+        if ok and not relation_holds(relation, empirical, bound):  # a ratio a few ulps past 1: say why it holds
+            exact = f"{empirical!r} {relation} {bound!r}"
+            txt += f" within the relative rounding tolerance {tolerance:g} (exactly: {exact})"
     if not applicable:
         survives = {"good": "survives", "bad": "does not survive", "straddles": "may or may not survive"}[side]
         return Verdict("not-applicable", f"{why}; measured anyway, the bound {survives} ({txt}){extra}")

@@ -230,3 +230,18 @@ def test_search_finds_a_planted_violation_of_known_size():
     assert rec.ratio >= 1.25 * (1 - 1e-6)
     rec_sym = adversarial_search(spec, [DistributionSpace(1, 4, family="symmetric")], {}, seed=1, budget=_B, scale=0.8)
     assert rec_sym.status == "violated" and rec_sym.ratio >= 1.25 * (1 - 1e-6)
+
+
+def test_a_record_that_holds_only_by_its_rounding_tolerance_says_so():
+    """A value a few ulps past its bound holds under the check's stated relative tolerance, and the reason
+    says so with the exact numbers (its ratio is then above 1); a value within the bound says nothing more; one
+    past the tolerance fails."""
+    from proofs_checks.verdict import decide
+
+    v = decide("<=", 1.0000000000000426, 1.0, method="exact", tolerance=5e-10)
+    assert v.status == "holds" and "within the relative rounding tolerance 5e-10" in v.reason
+    assert "1.0000000000000426 <= 1.0" in v.reason
+    v = decide("<=", 0.99, 1.0, method="exact", tolerance=5e-10)
+    assert v.status == "holds" and "tolerance" not in v.reason
+    v = decide("<=", 1.001, 1.0, method="exact", tolerance=5e-10)
+    assert v.status != "holds"
