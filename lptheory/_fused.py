@@ -41,6 +41,7 @@ import math
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -552,9 +553,16 @@ def prune_kernel_cache(root: str, keep: int) -> int:
     if not os.access(root, os.W_OK):
         return 0
     try:
-        names = [f for f in os.listdir(root) if f.startswith("lptheory_fused_") and f.endswith(".py")]
+        listing = os.listdir(root)
     except OSError:
         return 0
+    stale = time.time() - 3600.0  # a writer's temporary file older than an hour: its process died
+    for f in listing:
+        if f.startswith("lptheory_fused_") and f.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                if os.stat(os.path.join(root, f)).st_mtime < stale:
+                    os.remove(os.path.join(root, f))
+    names = [f for f in listing if f.startswith("lptheory_fused_") and f.endswith(".py")]
     if len(names) <= keep:
         return 0
     aged = []

@@ -289,7 +289,17 @@ def _describe(cell: dict) -> str:
 
 
 def cell_hash(cell: dict) -> str:
-    return _hash({k: cell[k] for k in sorted(cell)})
+    """The cell's identity in a sweep directory (a resumed sweep reuses the results of equal hashes). A
+    matrix optimizer's cell also carries the layout rule of :func:`lptheory.spectral.laid_out` (results
+    written before it coupled the replicates: their hashes differ, so they are computed again)."""
+    from lptheory.optimizers import OPTIMIZERS
+    from lptheory.spectral import MatrixOptimizer
+
+    key = {k: cell[k] for k in sorted(cell)}
+    cls = OPTIMIZERS.get(cell.get("optimizer.name"))
+    if isinstance(cls, type) and issubclass(cls, MatrixOptimizer):
+        key["layout"] = "laid_out-1"
+    return _hash(key)
 
 
 # ---------------------------------------------------------------------------------------------------

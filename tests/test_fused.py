@@ -734,11 +734,16 @@ def test_the_kernel_cache_keeps_the_most_recently_used_modules(tmp_path, monkeyp
     cached = os.listdir(tmp_path / "__pycache__")
     assert cached and {f.split(".", 1)[0] for f in cached} <= set(kept), cached
     assert any(f.endswith(".nbi") for f in cached)
+    dead = tmp_path / "lptheory_fused_0123456789abcdef0123.py.4242.tmp"  # a killed writer's, two hours old
+    dead.write_text("")
+    os.utime(dead, (time.time() - 7200.0, time.time() - 7200.0))
+    fresh = tmp_path / "lptheory_fused_0123456789abcdef0124.py.4243.tmp"  # a live writer's: kept
+    fresh.write_text("")
     orphan = tmp_path / "__pycache__" / "lptheory_fused_0123456789abcdef0123.f-4.py311.nbi"
     orphan.write_bytes(b"")  # numba's file of a module another process removed while it held it
     load(1)  # removed earlier: written again, runs
     assert len([f for f in os.listdir(tmp_path) if f.endswith(".py")]) == 3
-    assert not orphan.exists()
+    assert not orphan.exists() and not dead.exists() and fresh.exists()
     monkeypatch.setenv("LPTHEORY_KERNEL_CACHE_MAX", "0")
     with pytest.raises(ValueError, match="LPTHEORY_KERNEL_CACHE_MAX must be a positive integer"):
         _fused.cache_max()

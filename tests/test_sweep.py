@@ -326,3 +326,13 @@ def test_matrix_optimizers_run_per_replicate_in_a_sweep(tmp_path):
     assert np.array_equal(one.f[:, 0], three.f[:, 0])  # replicate 0 does not depend on the others
     cols = S.run_cell(cell, metrics=["gap"], rows="all")["columns"]
     assert cols["n"] == [5, 5, 5] and cols["mean"][-1] < cols["mean"][0]
+
+
+def test_matrix_cells_hash_their_layout_rule():
+    """A matrix optimizer's cell hashes differently from the same cell without the layout rule (results
+    written before it coupled the replicates, so a resumed sweep must not reuse them); other cells keep their
+    hash."""
+    cell = {"optimizer.name": "muon", "p": 2.0, "sim.steps": 8}
+    assert S.cell_hash(cell) != S._hash({k: cell[k] for k in sorted(cell)})
+    plain = {"optimizer.name": "sgd", "p": 2.0, "sim.steps": 8}
+    assert S.cell_hash(plain) == S._hash({k: plain[k] for k in sorted(plain)})
