@@ -50,6 +50,7 @@ __all__ = [
     "validate_record",
     "meta",
     "format_table",
+    "is_control",
     "dumps",
     "to_html",
     "clean",
@@ -297,7 +298,7 @@ def format_table(claims: list) -> str:
             _fmt(r["empirical"]),
             _fmt(r["bound"]),
             _fmt(r["ratio"]),
-            r["status"].upper() if r["status"] == "violated" else r["status"],
+            ("VIOLATED (control)" if is_control(r) else "VIOLATED") if r["status"] == "violated" else r["status"],
             r.get("evidence") or "-",
         )
         for r in rows
@@ -312,9 +313,21 @@ def format_table(claims: list) -> str:
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
     lines.append("")
     lines.append("verdicts: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES))
-    if counts["violated"]:
+    controls = sum(r["status"] == "violated" and is_control(r) for r in rows)
+    if counts["violated"] > controls:
         lines.append("A 'violated' verdict is a finding about the paper, not a failure of the run.")
+    if controls:
+        lines.append(
+            f"{controls} of the violated records are negative controls (a false neighbour of a claim, or a method "
+            "that must fail the rule): the check's evidence that it can fail, not findings about the paper."
+        )
     return "\n".join(lines)
+
+
+def is_control(rec: dict) -> bool:
+    """A negative control's record: a false neighbour of a claim, run so that the check shows it can fail
+    (its id has a ``.control`` part, or its parameters name the ``control``)."""
+    return ".control" in str(rec.get("id", "")) or bool((rec.get("params") or {}).get("control"))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -369,11 +382,13 @@ def to_html(claims) -> str:
                 f"reason: {esc(str(r['reason']))}</td></tr>"
             )
     counts = {s_: sum(r.get("status") == s_ for r in rows) for s_ in STATUSES}
+    ctl = sum(r.get("status") == "violated" and is_control(r) for r in rows)
     out.append("</tbody></table>")
     out.append(
         '<p style="font-size:0.85em;color:#555">'
         + esc(", ".join(f"{counts[s_]} {s_}" for s_ in STATUSES))
         + ("; a violated claim is a finding about the paper, not a failure of the run" if counts["violated"] else "")
+        + (f"; {ctl} of the violated records are negative controls, violated as they must be" if ctl else "")
         + "</p>"
     )
     return "\n".join(out)

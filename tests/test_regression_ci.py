@@ -255,3 +255,20 @@ def test_terminal_tables_keep_long_record_labels_on_their_own_line():
     text = format_regressions([{"kind": "missing", "record": long, "detail": "in the baseline, not in this run"}])
     assert text.splitlines()[2] == "missing       " + long
     assert text.splitlines()[3].strip() == "in the baseline, not in this run"
+
+
+def test_the_check_table_tells_negative_controls_from_findings():
+    """A violated negative control (id with a ``.control`` part, or a ``control`` parameter) is marked as such
+    in the table and counted apart; the 'finding about the paper' line stays for the other violated records."""
+    from proofs_checks.records import format_table, is_control
+
+    base = {"statement": "s", "source": "src", "method": "exact", "empirical": 2.0, "bound": 1.0, "ratio": 2.0}
+    finding = {**base, "id": "x.claim", "params": {"p": 3.0}, "status": "violated"}
+    control = {**base, "id": "x.claim.control-near", "params": {"p": 3.0}, "status": "violated"}
+    moved = {**base, "id": "x.rate", "params": {"p": 3.0, "control": "static"}, "status": "violated"}
+    assert [is_control(r) for r in (finding, control, moved)] == [False, True, True]
+    text = format_table([control, moved])
+    assert text.count("VIOLATED (control)") == 2 and "finding about the paper, not a failure" not in text
+    assert "2 of the violated records are negative controls" in text
+    text = format_table([finding, control])
+    assert "finding about the paper, not a failure of the run" in text and "1 of the violated records" in text
