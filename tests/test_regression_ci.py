@@ -272,3 +272,15 @@ def test_the_check_table_tells_negative_controls_from_findings():
     assert "2 of the violated records are negative controls" in text
     text = format_table([finding, control])
     assert "finding about the paper, not a failure of the run" in text and "1 of the violated records" in text
+
+
+def test_check_of_several_checks_prints_their_totals(capsys):
+    """``lptheory check A B``: each check's table counts its own records; a last line counts them all."""
+    assert cli.main(["check", "majorization", "claims", "--quick"]) == 0
+    out = capsys.readouterr().out
+    tail = out.strip().splitlines()[-1]
+    assert tail.startswith("all 2 checks: ")
+    per = [ln for ln in out.splitlines() if ln.startswith("verdicts: ")]
+    assert len(per) == 2
+    holds = sum(int(ln.split(": ")[1].split(" holds")[0]) for ln in per)
+    assert f"{holds} holds" in tail

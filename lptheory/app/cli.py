@@ -549,6 +549,14 @@ def _cmd_check(args) -> int:
                 print(f"\n== {n}: {pack.section(n)} ==")
             text = pack.format_text(n, recs)  # a pack's own layout (Pack.text_format), else the table
             print(format_table(recs) if text is None else text)
+        if len(results) > 1:  # the totals of every check run (each table above counts its own)
+            from proofs_checks.records import STATUSES, is_control
+
+            every = [r.to_dict() if hasattr(r, "to_dict") else r for recs in results.values() for r in recs]
+            counts = {s: sum(r["status"] == s for r in every) for s in STATUSES}
+            ctl = sum(r["status"] == "violated" and is_control(r) for r in every)
+            note = f" ({ctl} of the violated are negative controls)" if ctl else ""
+            print(f"\nall {len(results)} checks: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + note)
     if args.out:
         from figures import figures_for
 

@@ -182,7 +182,9 @@ def lionk_records(p: float, g0, *, label: str = "") -> list:
             {"p": p, "eta": eta, "tau": 0.0, "beta1": b1, "g0": g0.tolist(), "setting": "tau = 0" + label},
             at=Point({**sc, "tau": 0.0, "epsilon": 0.0}, {"g": g0}, extra=extra),
             relation="==",
-            note=f"at tau = 0 the first iterates differ (max gap {gap:.3g}): Stacey's steepest step s(c) is "
+            note=f"at tau = 0 the first iterates differ (value: the largest coordinate gap, {gap:.3g}; the witness "
+            "re-checks the statement's own side, the sum of the coordinate gaps, which is 0 exactly when the iterates "
+            f"coincide): Stacey's steepest step s(c) is "
             f"||c||_{{p*}}^(1/(p-1)) = {scale:.4g} times Lion-K's grad K(c) = s(c)/||c||_{{p*}}^(1/(p-1)) (same direction). They "
             "coincide only up to a g-dependent rescaling of eta (or when ||(1-beta1) g~_0||_{p*} = 1); for tau > 0 the "
             "directions differ too, as the paper says",
