@@ -400,6 +400,7 @@ class _Plan:
 
 
 _ATEN_OPENMP: list = []  # [bool]: whether ATen's parallel backend is OpenMP (asked once)
+_TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib")  # where torch's OpenMP runtime is loaded from
 
 
 def _omp_team():
@@ -409,7 +410,7 @@ def _omp_team():
         _ATEN_OPENMP.append("parallel backend: OpenMP" in torch.__config__.parallel_info())
     if not _ATEN_OPENMP[0]:
         return None
-    return _omp.team(os.path.join(os.path.dirname(torch.__file__), "lib"))
+    return _omp.team(_TORCH_LIB)
 
 
 class _TorchTeam:

@@ -354,3 +354,16 @@ def test_the_default_path_never_asks_for_more_threads_than_torch(monkeypatch):
             assert regions == ([] if nt == 1 else [2]), (nt, regions)
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the OpenMP route is Linux-only")
+def test_the_team_is_found_wherever_torch_runs_on_openmp(monkeypatch):
+    """Where ATen's backend is OpenMP (the PyPI wheel: CI), the team must be found: the other tests skip without
+    it, so a detection that silently broke would show here, not as skips. Control: LPTHEORY_OMP=0 gives None."""
+    import lptheory.torch as lt
+
+    if "parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        pytest.skip("ATen's parallel backend is not OpenMP in this torch build")
+    assert lt._omp_team() is not None
+    monkeypatch.setenv("LPTHEORY_OMP", "0")
+    assert lt._omp_team() is None

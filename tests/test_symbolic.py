@@ -370,3 +370,17 @@ def test_batch_falls_back_from_the_same_state():
     plain = types.SimpleNamespace(**{k: getattr(K_, k) for k in dir(K_) if not k.startswith("__")})
     plain.fma_dots = lambda w, v, k: np.array([float(np.sum(w[i, : k[i]] * v[i, : k[i]])) for i in range(k.size)])
     assert S._batches_agree(K_) and not S._batches_agree(plain)
+
+
+def test_dist_draws_grow_their_buffers_without_changing_a_draw():
+    """Started with room for one attempt, the draws double their buffers many times and give the same
+    arrays, bit for bit, as with room for all (a growth that forgets to copy one array, planted by hand, fails
+    here)."""
+    import numpy as np
+
+    K_ = _draws_or_skip()
+    whole = K_.dist_draws(np.random.default_rng(11), 300)
+    grown = K_.dist_draws(np.random.default_rng(11), 300, 1)
+    assert len(whole[0]) >= 300
+    for a, b in zip(whole, grown):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)

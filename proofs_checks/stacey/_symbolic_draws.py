@@ -58,32 +58,35 @@ def _uniform(rng, low, high):
 
 
 @numba.njit(cache=True)
-def dist_draws(rng, n):
+def _dist_buffers(cap):
+    """:func:`dist_draws`' per-attempt arrays for ``cap`` attempts: p, k, values, tiny flags, exponents,
+    weights, accepted."""
+    return (
+        np.empty(cap),
+        np.zeros(cap, np.int64),
+        np.zeros((cap, 4)),
+        np.zeros((cap, 4), np.bool_),
+        np.zeros((cap, 4)),
+        np.zeros((cap, 4)),
+        np.zeros(cap, np.bool_),
+    )
+
+
+@numba.njit(cache=True)
+def dist_draws(rng, n, cap=0):
     """The draws of ``n`` accepted ``_dist_env`` environments, every attempt recorded (rejected ones
     too): p, k, the values before the tiny ones are made, which are tiny and their exponents, the
     weights, and whether the attempt was accepted with ``10.0 ** e`` from libm (numpy's own power is
     applied afterwards, and acceptance re-decided with it: :func:`dist_finish`)."""
-    cap = n + n // 8 + 16
-    P = np.empty(cap)
-    K = np.zeros(cap, np.int64)
-    V = np.zeros((cap, 4))
-    T = np.zeros((cap, 4), np.bool_)
-    EX = np.zeros((cap, 4))
-    W = np.zeros((cap, 4))
-    A = np.zeros(cap, np.bool_)
+    cap = n + n // 8 + 16 if cap < 1 else cap  # ``cap``: the first buffers' size (tests start small to grow them)
+    P, K, V, T, EX, W, A = _dist_buffers(cap)
     a = 0
     got = 0
     vv = np.zeros(4)
     while got < n:
         if a == cap:
             cap2 = 2 * cap
-            P2 = np.empty(cap2)
-            K2 = np.zeros(cap2, np.int64)
-            V2 = np.zeros((cap2, 4))
-            T2 = np.zeros((cap2, 4), np.bool_)
-            EX2 = np.zeros((cap2, 4))
-            W2 = np.zeros((cap2, 4))
-            A2 = np.zeros(cap2, np.bool_)
+            P2, K2, V2, T2, EX2, W2, A2 = _dist_buffers(cap2)
             for i in range(cap):  # element loops: slice assignment compiles a shape-error path (~1 s)
                 P2[i] = P[i]
                 K2[i] = K[i]
