@@ -370,12 +370,13 @@ def test_lazy_power_of_the_dual_state_same_bits(p, dtype, rng):
     from lptheory import _kernels
 
     opt = O.StaceyPP(p=p, lr=0.1, alpha=0.05, tau=0.2, eps=1e-3)
-    n = 8 * _fused.BLOCK + 37
+    bl = _fused.block(dtype)
+    n = 8 * bl + 37
     theta = rng.standard_normal(n).astype(dtype)
     grad = rng.standard_normal(n).astype(dtype)
     state = opt.init(theta)
     w = state["w"]
-    idx = np.r_[3, 5, _fused.BLOCK + 7, 5 * _fused.BLOCK + 1, n - 2]
+    idx = np.r_[3, 5, bl + 7, 5 * bl + 1, n - 2]
     w[idx] = 0.0
     grad[idx] = 1e-30
     _, thr = _kernels.binomial_series(p - 1.0)
