@@ -295,7 +295,9 @@ def test_controls_by_the_one_convention_are_counted_apart_everywhere():
     assert "inconclusive (control)" in table and "verdicts: 1 holds, 0 violated, 0 inconclusive" in table
     assert "0 inconclusive" in to_html([claim, fails])
     assert compare([claim, fails], None, fail_on=("inconclusive",)) == []  # failing as it must: not a finding
-    assert [p["record"] for p in compare([claim, passes], None, fail_on=("inconclusive",))] == ["None:x.claim.control-b"]
+    assert [p["record"] for p in compare([claim, passes], None, fail_on=("inconclusive",))] == [
+        "None:x.claim.control-b"
+    ]
 
 
 def test_check_of_several_checks_prints_their_totals(capsys):
