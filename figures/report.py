@@ -214,7 +214,7 @@ def _scalar(v) -> bool:
 def _link_labels(recs: list[dict]) -> list[str]:
     """Distinct labels for the evidence links of one summary item: the claim id and p; where several links
     would read the same, the setting parameters that tell them apart (the record's ``show`` first, then the
-    common keys, then the rest; only as many as needed, e.g. ``asm1.equivalence (p=3, d=4)``), then the
+    common keys, then the rest; only as many as needed, e.g. ``lemma3 (p=3, d=4)``), then the
     check."""
 
     def part(k, v):
