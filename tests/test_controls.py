@@ -157,3 +157,22 @@ def test_link_labels_tell_settings_apart():
 
     recs = [rec("a", 3.0, 2), rec("a", 3.0, 3), rec("a", 4.0, 2), rec("b", 3.0, 2), rec("b", 3.0, 2, "other")]
     assert _link_labels(recs) == ["a (p=3, d=2)", "a (p=3, d=3)", "a (p=4)", "b (p=3, c)", "b (p=3, other)"]
+
+
+def test_assert_claim_holds_counts_controls_apart():
+    """The pytest helper: a control failing as it must does not fail ``assert_claim_holds``; one that passes
+    does (its own record, and the withdrawn holds of its method)."""
+    from lptheory.app.testing import assert_claim_holds
+
+    base = {"statement": "s", "source": "src", "method": "exact", "params": {}, "empirical": 1.0, "bound": 2.0}
+    claim = {**base, "id": "x.claim", "status": "holds", "reason": None}
+    fails = {
+        **base,
+        "id": "x.claim.control-a",
+        "status": "inconclusive",
+        "reason": "negative control 'a' fails as it must.",
+    }
+    passes = {**fails, "reason": "negative control 'a' PASSES the rule it must fail."}
+    assert len(assert_claim_holds([claim, fails])) == 2
+    with pytest.raises(AssertionError, match="1 of 2 record"):
+        assert_claim_holds([claim, passes])
