@@ -112,7 +112,8 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
     L = [_PREAMBLE, f"\\title{{{escape(ctx['title'])}}}", r"\date{}", r"\begin{document}", r"\maketitle"]
     if ctx.get("description"):
         L.append(escape(ctx["description"]) + "\n")
-    L.append(r"\noindent Verdicts: " + ", ".join(f"{n} {escape(s)}" for s, n in ctx["counts"].items()) + ".\n")
+    verdicts = ctx.get("verdicts_text") or ", ".join(f"{n} {s}" for s, n in ctx["counts"].items())
+    L.append(r"\noindent Verdicts: " + escape(verdicts) + ".\n")  # negative controls counted apart
     summ = ctx.get("summary") or {}
     L.append(r"\section{Summary}")
     if summ.get("lead"):

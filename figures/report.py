@@ -14,7 +14,16 @@ import json
 import os
 from importlib import resources
 
-from proofs_checks.records import EVIDENCE, STATUSES, clean, setting_text
+from proofs_checks.records import (
+    EVIDENCE,
+    SETTING_KEYS,
+    STATUSES,
+    clean,
+    controls_text,
+    is_control,
+    setting_text,
+    status_counts_text,
+)
 from proofs_checks.verdict import EVIDENCE_TEXT
 
 from . import figures_for
@@ -24,7 +33,7 @@ __all__ = ["write_report", "evidence_levels", "load_config", "RESULT_COLUMNS", "
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
 # The setting columns between "relation" and "setting" are the pack's (Pack.setting_columns).
-BASE_COLUMNS = ("check", "id", "record", "status", "evidence", "method", "relation")
+BASE_COLUMNS = ("check", "id", "record", "status", "evidence", "control", "method", "relation")
 TAIL_COLUMNS = (
     "setting",
     "quantity",
@@ -198,6 +207,61 @@ def _merge_notes(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _scalar(v) -> bool:
+    return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+
+def _link_labels(recs: list[dict]) -> list[str]:
+    """Distinct labels for the evidence links of one summary item: the claim id and p; where several links
+    would read the same, the setting parameters that tell them apart (the record's ``show`` first, then the
+    common keys, then the rest; only as many as needed, e.g. ``lemma3 (p=3, d=4)``), then the
+    check."""
+
+    def part(k, v):
+        return f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+
+    def label(r, keys):
+        pr = r["params"]
+        bits = [part(k, pr[k]) for k in keys if _scalar(pr.get(k))]
+        return r["id"] + (f" ({', '.join(bits)})" if bits else "")
+
+    keys_of = [["p"] if isinstance(r["params"].get("p"), (int, float)) else [] for r in recs]
+    groups: dict = {}
+    for i, r in enumerate(recs):
+        groups.setdefault(label(r, keys_of[i]), []).append(i)
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        cands = []
+        for i in idx:
+            pr = recs[i]["params"]
+            for k in [*(recs[i].get("show") or ()), *SETTING_KEYS, *sorted(pr)]:
+                if k not in cands and k != "p" and _scalar(pr.get(k)):
+                    cands.append(k)
+        chosen: list = []
+        for k in cands:
+            vals = {repr(recs[i]["params"].get(k)) for i in idx}
+            if len(vals) > 1:
+                chosen.append(k)
+                if len({label(recs[i], keys_of[i] + chosen) for i in idx}) == len(idx):
+                    break
+        for i in idx:
+            keys_of[i] = keys_of[i] + chosen
+        labs = [label(recs[i], keys_of[i]) for i in idx]
+        if len(set(labs)) < len(labs):  # the same setting in several checks
+            for i in idx:
+                keys_of[i] = keys_of[i] + ["check"]
+    out = []
+    for r, keys in zip(recs, keys_of):
+        if "check" in keys:
+            lab = label(r, [k for k in keys if k != "check"])
+            lab = lab[:-1] + f", {r.get('check')})" if lab.endswith(")") else f"{lab} ({r.get('check')})"
+        else:
+            lab = label(r, keys)
+        out.append(lab)
+    return out
+
+
 def _summary(pack, claims_anchored, findings_by) -> dict:
     """The executive summary: the pack's (:meth:`Pack.summarize`), each item's evidence as links, plus a
     generic item for every violated claim no item covers."""
@@ -205,16 +269,21 @@ def _summary(pack, claims_anchored, findings_by) -> dict:
     got = got or {}
     items, covered = [], set()
     for it in got.get("items", []):
-        links, seen = [], set()
+        recs, seen = [], set()
         for r in it.get("evidence", []):
             if r["anchor"] in seen:
                 continue
             seen.add(r["anchor"])
             covered.add(r["id"]) if r["status"] == "violated" else None
-            target = r["anchor"] if r["status"] == "holds" else "d-" + r["anchor"]
-            p = r["params"].get("p")
-            st = f"p={p:g}" if isinstance(p, (int, float)) else ""
-            links.append({"anchor": target, "label": r["id"] + (f" ({st})" if st else ""), "status": r["status"]})
+            recs.append(r)
+        links = [
+            {
+                "anchor": r["anchor"] if r["status"] == "holds" else "d-" + r["anchor"],
+                "label": lab,
+                "status": r["status"],
+            }
+            for r, lab in zip(recs, _link_labels(recs))
+        ]
         items.append({**it, "links": links})
     for (_check, cid), recs in findings_by.items():
         if cid in covered:
@@ -298,6 +367,7 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
             "record": k,
             "status": r["status"],
             "evidence": r.get("evidence") or "",  # what stands behind the status (the report's evidence levels)
+            "control": is_control(r),  # a negative control's record: counted apart from the claims
             "method": r["method"],
             "relation": r.get("relation", ""),
             **{col: _cell(pr.get(key)) for col, key in setting_cols},
@@ -335,7 +405,7 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
     for c in columns:
         vals = [row[c] for row in rows]
         numeric = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in vals)
-        if c == "quick":
+        if c in ("quick", "control"):
             cols[c] = pa.array(vals, type=pa.bool_())
         elif numeric and (c == "value" or any(isinstance(v, float) for v in vals)):
             cols[c] = pa.array([None if v is None else float(v) for v in vals], type=pa.float64())
@@ -411,16 +481,18 @@ def write_report(
                 ),
                 "witness": "",
             }
+            control = is_control(r)  # a negative control: neither a finding nor an open question (counted apart)
             if r["status"] == "violated":
                 wit = json.dumps(r["witness"], indent=1, sort_keys=True, allow_nan=False)
                 row["witness"] = (
                     wit if len(wit) <= 4000 else wit[:4000] + "\n... (truncated; the whole witness is in claims.json)"
                 )
-                findings_by.setdefault((check, r["id"]), []).append((r, anchor, row["setting"]))
+                if not control:
+                    findings_by.setdefault((check, r["id"]), []).append((r, anchor, row["setting"]))
                 details.append(row)
             elif r["status"] in ("inconclusive", "not-applicable"):
                 notes_in.append(row)
-                if r["status"] == "inconclusive":
+                if r["status"] == "inconclusive" and not control:
                     open_q.append({"anchor": "d-" + anchor, "label": f"{r['id']} ({row['setting'] or check})"})
             row["first"] = r["id"] not in seen  # the statement is printed once per claim in the table
             seen.add(r["id"])
@@ -434,7 +506,10 @@ def write_report(
                 "notes": _merge_notes(notes_in),
                 "figures": [f for f in figs if f.endswith(".png")],
                 "seconds": f"{elapsed.get(check, 0.0):.1f}",
-                "counts": {s: n for s in STATUSES if (n := sum(r["status"] == s for r in recs))},
+                "counts": {  # the claims' statuses, the negative controls counted apart
+                    **{s: n for s in STATUSES if (n := sum(r["status"] == s and not is_control(r) for r in recs))},
+                    **({"negative controls": n} if (n := sum(is_control(r) for r in recs)) else {}),
+                },
                 "command": pack.reproduce(check, seed=seed, quick=quick, options=options.get(check, {})).replace(
                     " --json", ""
                 ),
@@ -493,6 +568,9 @@ def write_report(
         description=pack.description,
         provenance=provenance,
         counts=counts,
+        claim_counts={s: sum(r["status"] == s and not is_control(r) for r in claims) for s in STATUSES},
+        controls=controls_text(claims),
+        verdicts_text=status_counts_text(claims),
         findings=findings,
         summary=summary,
         statuses=STATUSES,

@@ -35,6 +35,9 @@ What is here
 * corrections (what holds instead of a violated "term <= bound"): :func:`best_constant`,
   :func:`family_supremum`, :func:`recheck_correction`, :func:`correction_record`, :func:`as_correction`;
 * verdicts: :func:`decide`, :func:`decide_rate`, :func:`combine` (the one set of rules);
+* negative controls, one convention for every pack (a control's record is never ``holds`` nor
+  ``violated``: ``inconclusive``, "negative control 'x' fails as it must"): :func:`control_verdict` and
+  :func:`gate_on_controls` on verdicts, :func:`control_record` on a record an engine built for the control;
 * witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds);
 * packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`.
 """
@@ -50,6 +53,7 @@ from .engines import (
     SearchBudget,
     adversarial_search,
     claim_record,
+    control_record,
     exact_expectation,
     expression_witness,
     fit_exponent,
@@ -68,7 +72,7 @@ from .recheck import recheck
 from .recheck import register as register_recheck
 from .records import Claim
 from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
-from .verdict import Verdict, combine, decide, decide_rate
+from .verdict import Verdict, combine, control_verdict, decide, decide_rate, gate_on_controls
 
 __all__ = [
     "Assumption",
@@ -102,6 +106,8 @@ __all__ = [
     "check",
     "claim_record",
     "combine",
+    "control_record",
+    "control_verdict",
     "correction_record",
     "decide",
     "decide_rate",
@@ -113,6 +119,7 @@ __all__ = [
     "fit_exponent",
     "fit_slope",
     "g",
+    "gate_on_controls",
     "indicator",
     "interval_claim",
     "load_pack",

@@ -28,11 +28,12 @@ from . import expressions as X
 from .records import Claim
 from .search import maximize_many
 from .spec import ClaimError, ClaimSpec
-from .verdict import Verdict, decide, decide_rate
+from .verdict import Verdict, control_verdict, decide, decide_rate
 
 __all__ = [
     "Point",
     "claim_record",
+    "control_record",
     "DistributionSpace",
     "FAMILIES",
     "SearchBudget",
@@ -383,6 +384,26 @@ def claim_record(
         show=list(spec.show) or None,
         evidence=getattr(verdict, "evidence", None),  # the verdict's own level when it sets one, else derived
     )
+
+
+def control_record(rec: Claim, control: str, what: str, *, failed: bool | None = None) -> Claim:
+    """A negative control's record from the record an engine built for it under the claim's own rule
+    (``rec``: e.g. :func:`value_claim` on a false neighbour, :func:`rate_claim` on a method that must fail),
+    by the one convention of :func:`proofs_checks.verdict.control_verdict`: ``inconclusive`` (never
+    ``holds`` nor ``violated``; ``not-applicable`` stays), the reason saying what the control is
+    (``what``), what the rule said about it (its verdict and reason, a re-checked witness's digits and
+    proof included) and that its failure is the expected one. Everything the engine measured is kept:
+    empirical, bound, ratio, interval, data, the witness with its re-check, and the evidence level.
+    ``failed``: as in :func:`~proofs_checks.verdict.control_verdict` (default: the rule did not give it
+    holds). The record's id must name it a control (a ``.control`` part) or its params a ``control``."""
+    from .records import is_control
+
+    if not is_control(rec.to_dict()):
+        raise ValueError(f"control_record: {rec.id!r} is not named a control (a '.control' part in the id or a "
+                         "'control' parameter)")  # fmt: skip
+    raw = Verdict(rec.status, rec.reason or rec.status, rec.witness, None, rec.evidence)
+    v = control_verdict(control, raw, what, failed=failed)
+    return dataclasses.replace(rec, status=v.status, reason=v.reason, evidence=rec.evidence)
 
 
 def _applicability(spec: ClaimSpec, setting: dict | None, checks=()):

@@ -430,7 +430,13 @@ def _holds(lhs, rel, rhs, tol):
     raise ValueError(f"relation must be <=, >= or ==, got {rel!r}")
 
 
-def recheck_expression(w: dict, dps: int = 60) -> dict:
+DPS = 60
+"""The working precision (decimal digits) of a re-check that evaluates a claim's sides anew from a witness's
+raw numbers (``expression`` here; a pack's own kinds, e.g. the spectral pack's matrix identities, use the
+same constant). The statistical kinds (``sample-mean``, ``rate-fit``) refit from the data at 30 digits."""
+
+
+def recheck_expression(w: dict, dps: int = DPS) -> dict:
     with mpmath.workdps(dps):
         ev = _Eval(w)
         tol = _mp(w.get("tolerance", 1e-9))

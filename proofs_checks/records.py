@@ -51,6 +51,9 @@ __all__ = [
     "meta",
     "format_table",
     "is_control",
+    "control_failed",
+    "controls_text",
+    "status_counts_text",
     "dumps",
     "to_html",
     "clean",
@@ -298,7 +301,7 @@ def format_table(claims: list) -> str:
             _fmt(r["empirical"]),
             _fmt(r["bound"]),
             _fmt(r["ratio"]),
-            ("VIOLATED (control)" if is_control(r) else "VIOLATED") if r["status"] == "violated" else r["status"],
+            ("VIOLATED" if r["status"] == "violated" else r["status"]) + (" (control)" if is_control(r) else ""),
             r.get("evidence") or "-",
         )
         for r in rows
@@ -310,23 +313,54 @@ def format_table(claims: list) -> str:
         lines.append("  ".join(v.ljust(w) for v, w in zip(b, widths)))
         if r.get("reason") and r["status"] != "holds":
             lines.append(" " * 4 + "reason: " + r["reason"])
-    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
     lines.append("")
-    lines.append("verdicts: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES))
-    controls = sum(r["status"] == "violated" and is_control(r) for r in rows)
-    if counts["violated"] > controls:
+    lines.append("verdicts: " + status_counts_text(rows))
+    if any(r["status"] == "violated" and not is_control(r) for r in rows):
         lines.append("A 'violated' verdict is a finding about the paper, not a failure of the run.")
-    if controls:
-        lines.append(
-            f"{controls} of the violated records are negative controls (a false neighbour of a claim, or a method "
-            "that must fail the rule): the check's evidence that it can fail, not findings about the paper."
-        )
     return "\n".join(lines)
 
 
+def status_counts_text(rows: list) -> str:
+    """``"12 holds, 1 violated, 0 inconclusive, 0 not-applicable"`` over the records that are not negative
+    controls, then the controls counted apart (:func:`controls_text`): the one count of every table, total
+    and report."""
+    claims = [r for r in rows if not is_control(r)]
+    text = ", ".join(f"{sum(r['status'] == s for r in claims)} {s}" for s in STATUSES)
+    ctl = controls_text(rows)
+    return text + (f"; {ctl}" if ctl else "")
+
+
+def control_failed(rec: dict) -> bool:
+    """Whether a negative control's record says that it fails as it must (the convention of
+    :func:`proofs_checks.verdict.control_verdict`: "negative control 'x' fails as it must"; a record of a
+    pack written before it, ``violated``, counts as failing too)."""
+    return rec.get("status") == "violated" or "fails as it must" in str(rec.get("reason") or "")
+
+
+def controls_text(rows: list) -> str:
+    """The negative controls among ``rows``, counted apart from the claims (empty when there are none):
+    ``"4 negative controls apart (4 fail as they must, the check's evidence that it can fail; not findings
+    about the paper)"``, naming those that do not fail (their method's holds is withdrawn)."""
+    ctl = [r for r in rows if is_control(r)]
+    if not ctl:
+        return ""
+    bad = [r for r in ctl if not control_failed(r)]
+    n = len(ctl)
+    text = (
+        f"{n} negative control{'s' if n != 1 else ''} apart ({n - len(bad)} fail{'s' if n - len(bad) == 1 else ''} as "
+    )
+    text += "they must, the check's evidence that it can fail; not findings about the paper"
+    if bad:
+        names = ", ".join(sorted({str(r.get("id")) for r in bad}))
+        text += f"; {len(bad)} do{'es' if len(bad) == 1 else ''} not fail ({names}): their method's holds is withdrawn"
+    return text + ")"
+
+
 def is_control(rec: dict) -> bool:
-    """A negative control's record: a false neighbour of a claim, run so that the check shows it can fail
-    (its id has a ``.control`` part, or its parameters name the ``control``)."""
+    """A negative control's record: a false neighbour of a claim, or a method that must fail the claim's
+    rule, run so that the check shows it can fail (its id has a ``.control`` part, or its parameters name the
+    ``control``). Its status follows :func:`proofs_checks.verdict.control_verdict` (never ``holds`` nor
+    ``violated``); the tables, totals and report count controls apart (:func:`status_counts_text`)."""
     return ".control" in str(rec.get("id", "")) or bool((rec.get("params") or {}).get("control"))
 
 
@@ -381,14 +415,12 @@ def to_html(claims) -> str:
                 f'<tr><td></td><td colspan="{len(head) - 1}" style="padding:0 6px 4px;color:#555">'
                 f"reason: {esc(str(r['reason']))}</td></tr>"
             )
-    counts = {s_: sum(r.get("status") == s_ for r in rows) for s_ in STATUSES}
-    ctl = sum(r.get("status") == "violated" and is_control(r) for r in rows)
+    found = any(r.get("status") == "violated" and not is_control(r) for r in rows)
     out.append("</tbody></table>")
     out.append(
         '<p style="font-size:0.85em;color:#555">'
-        + esc(", ".join(f"{counts[s_]} {s_}" for s_ in STATUSES))
-        + ("; a violated claim is a finding about the paper, not a failure of the run" if counts["violated"] else "")
-        + (f"; {ctl} of the violated records are negative controls, violated as they must be" if ctl else "")
+        + esc(status_counts_text(rows))
+        + ("; a violated claim is a finding about the paper, not a failure of the run" if found else "")
         + "</p>"
     )
     return "\n".join(out)

@@ -51,13 +51,17 @@ def compare(
     claims: list[dict], baseline: list[dict] | None, *, fail_on=(), ratio_tolerance: float = 0.05
 ) -> list[dict]:
     """The problems that fail a run: records whose status is in ``fail_on`` (``violated``,
-    ``inconclusive``), and with ``regressed`` (or a baseline): a status worse than the baseline's, a
+    ``inconclusive``; a negative control that fails as it must is neither: :func:`records.control_failed`),
+    and with ``regressed`` (or a baseline): a status worse than the baseline's, a
     violated claim whose witness no longer re-checks, a ratio that moved towards its bound by more than
     ``ratio_tolerance`` (relative), a baseline record that disappeared."""
     from .recheck import recheck
+    from .records import control_failed, is_control
 
     out = []
     for r in claims:
+        if is_control(r) and control_failed(r):  # a negative control failing as it must: not a finding
+            continue
         if r["status"] in fail_on and r["status"] in ("violated", "inconclusive"):
             out.append({"kind": r["status"], "record": _label(r), "detail": (r.get("reason") or "")[:160]})
     if baseline is None or ("regressed" not in fail_on and fail_on):

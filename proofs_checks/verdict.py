@@ -291,11 +291,27 @@ def decide_rate(
     )
 
 
-def control_verdict(control: str, v: Verdict) -> Verdict:
-    """A negative control's own record: never ``holds``. A control that fails the rule, as it must, is
-    ``inconclusive`` with "control fails as it must"; one that passes is ``inconclusive`` too, and the
-    method's ``holds`` is withdrawn by :func:`gate_on_controls`."""
-    if v.status == "holds":
+def control_verdict(control: str, v: Verdict, what: str | None = None, failed: bool | None = None) -> Verdict:
+    """A negative control's own record, the one convention of every pack: never ``holds`` and never
+    ``violated`` (a control's failure is the check's evidence that it can fail, not a finding about the
+    paper), so ``inconclusive`` (``not-applicable`` stays), its reason starting "negative control 'x'
+    fails as it must" or "negative control 'x' PASSES the rule it must fail"; the method's ``holds`` is
+    withdrawn (:func:`gate_on_controls`) when a control does not fail. The evidence level of the control's
+    own verdict is kept (``v.evidence``; a witness, with its re-check, is the caller's to keep:
+    :func:`proofs_checks.engines.control_record`). Records are told apart by
+    :func:`proofs_checks.records.is_control` (a ``.control`` part in the id, or a ``control`` parameter).
+
+    ``v``: the control's raw verdict under the claim's rule. ``what``: what the control is (a method that
+    must fail the rule, a false neighbour of the claim), in words; given, the reason says in plain words
+    what the control is, what the rule said about it and that this is the expected failure (or, when it
+    does not fail, that the method's ``holds`` is withdrawn). ``failed``: whether the control fails as the
+    check requires (default: the rule does not give it ``holds``; a check with a stricter gate, e.g. "the
+    control must be found violated", passes its own answer so the record and the gate agree)."""
+    if failed is None:
+        failed = v.status != "holds"
+    if what is not None:
+        return _control_plain(control, v, what, failed)
+    if not failed:
         return Verdict(
             "inconclusive",
             f"negative control {control!r} PASSES the rule it must fail: {v.reason}",
@@ -308,6 +324,34 @@ def control_verdict(control: str, v: Verdict) -> Verdict:
     return Verdict(
         v.status if v.status == "not-applicable" else "inconclusive",
         f"negative control {control!r} fails as it must (the rule does not give it holds): {v.reason}",
+        evidence=v.evidence,
+    )
+
+
+_RULE_SAID = {
+    "holds": "gives it holds",
+    "violated": "finds it violated",
+    "inconclusive": "does not give it holds (it gives inconclusive)",
+    "not-applicable": "does not give it holds (it gives not-applicable)",
+}
+
+
+def _control_plain(control: str, v: Verdict, what: str, failed: bool) -> Verdict:
+    """:func:`control_verdict`'s reason in three sentences: what the control is, what the claim's rule
+    (applied to the control) said, and what that means for the check."""
+    said = f"The claim's rule, applied to the control, {_RULE_SAID[v.status]}: \u201c{v.reason}\u201d."
+    if not failed:
+        return Verdict(
+            "inconclusive",
+            f"negative control {control!r} PASSES the rule it must fail (it is not shown to fail). The control: "
+            f"{what}. {said} The check cannot tell the method from this control, so the method's holds is "
+            "withdrawn.",
+            evidence=v.evidence,
+        )
+    return Verdict(
+        v.status if v.status == "not-applicable" else "inconclusive",
+        f"negative control {control!r} fails as it must. The control: {what}. {said} This failure is the "
+        "expected outcome (the check's evidence that it can fail), not a finding about the paper.",
         evidence=v.evidence,
     )
 

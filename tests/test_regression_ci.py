@@ -269,9 +269,35 @@ def test_the_check_table_tells_negative_controls_from_findings():
     assert [is_control(r) for r in (finding, control, moved)] == [False, True, True]
     text = format_table([control, moved])
     assert text.count("VIOLATED (control)") == 2 and "finding about the paper, not a failure" not in text
-    assert "2 of the violated records are negative controls" in text
+    assert "verdicts: 0 holds, 0 violated, 0 inconclusive, 0 not-applicable; 2 negative controls apart (2 fail" in text
     text = format_table([finding, control])
-    assert "finding about the paper, not a failure of the run" in text and "1 of the violated records" in text
+    assert "finding about the paper, not a failure of the run" in text
+    assert "verdicts: 0 holds, 1 violated, 0 inconclusive, 0 not-applicable; 1 negative control apart" in text
+
+
+def test_controls_by_the_one_convention_are_counted_apart_everywhere():
+    """Controls recorded by control_verdict (inconclusive) are neither counted among the claims' statuses nor
+    open questions: the table, the totals and --fail-on count them apart; one that does not fail is named."""
+    from proofs_checks.records import control_failed, format_table, status_counts_text, to_html
+    from proofs_checks.regression import compare
+
+    base = {"statement": "s", "source": "src", "method": "exact", "empirical": 2.0, "bound": 1.0, "ratio": 2.0}
+    claim = {**base, "id": "x.claim", "params": {}, "status": "holds", "reason": None}
+    fails = {**base, "id": "x.claim.control-a", "params": {}, "status": "inconclusive"}
+    fails["reason"] = "negative control 'a' fails as it must. The control: ..."
+    passes = {**base, "id": "x.claim.control-b", "params": {}, "status": "inconclusive"}
+    passes["reason"] = "negative control 'b' PASSES the rule it must fail: ..."
+    assert [control_failed(r) for r in (fails, passes)] == [True, False]
+    text = status_counts_text([claim, fails, passes])
+    assert text.startswith("1 holds, 0 violated, 0 inconclusive, 0 not-applicable; 2 negative controls apart (1 fails")
+    assert "1 does not fail (x.claim.control-b)" in text
+    table = format_table([claim, fails])
+    assert "inconclusive (control)" in table and "verdicts: 1 holds, 0 violated, 0 inconclusive" in table
+    assert "0 inconclusive" in to_html([claim, fails])
+    assert compare([claim, fails], None, fail_on=("inconclusive",)) == []  # failing as it must: not a finding
+    assert [p["record"] for p in compare([claim, passes], None, fail_on=("inconclusive",))] == [
+        "None:x.claim.control-b"
+    ]
 
 
 def test_check_of_several_checks_prints_their_totals(capsys):

@@ -550,13 +550,10 @@ def _cmd_check(args) -> int:
             text = pack.format_text(n, recs)  # a pack's own layout (Pack.text_format), else the table
             print(format_table(recs) if text is None else text)
         if len(results) > 1:  # the totals of every check run (each table above counts its own)
-            from proofs_checks.records import STATUSES, is_control
+            from proofs_checks.records import status_counts_text
 
             every = [r.to_dict() if hasattr(r, "to_dict") else r for recs in results.values() for r in recs]
-            counts = {s: sum(r["status"] == s for r in every) for s in STATUSES}
-            ctl = sum(r["status"] == "violated" and is_control(r) for r in every)
-            note = f" ({ctl} of the violated are negative controls)" if ctl else ""
-            print(f"\nall {len(results)} checks: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + note)
+            print(f"\nall {len(results)} checks: " + status_counts_text(every))  # negative controls counted apart
     if args.out:
         from figures import figures_for
 
@@ -737,11 +734,13 @@ def _cmd_report(args) -> int:
     stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
     res = write_report(stage, pack=pack, records=results, meta=info, elapsed=elapsed, options=planned)
     publish(stage, args.out)
-    counts = res["counts"]
-    print("verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    if res["violated"]:
+    from proofs_checks.records import is_control, status_counts_text
+
+    print("verdicts: " + status_counts_text(res["claims"]))  # negative controls counted apart
+    found = [r for r in res["violated"] if not is_control(r)]
+    if found:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
-        for r in res["violated"]:
+        for r in found:
             p, d = r["params"].get("p"), r["params"].get("d")
             extra = (f" p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
             rt = r["ratio"]

@@ -41,7 +41,8 @@ def _grid(opts):
 @PACK.check(name="identities", title="Exact identities: Muon = spectral steepest descent, Schatten-p at p = 2 "
             "and inf, dual norms, Adam without averages = sign descent")  # fmt: skip
 def _identities(ctx):
-    """(a) exact identities, each with a false control that must be found violated.
+    """(a) exact identities, each with a false control that the same check must find violated (the control's
+    record: inconclusive, "negative control 'x' fails as it must").
 
     Setting: random Gaussian matrices (shapes 3x5, 6x4, 8x8, 16x24 and a rank-2 6x5), float64.
     Methods: Muon (``orthogonalize="svd"``, no momentum), Scion with the Frobenius LMO, Schatten-p
@@ -50,7 +51,7 @@ def _identities(ctx):
     direction; Schatten-2 is normalized SGD; Schatten-inf is the orthogonalized update (= Shampoo
     without accumulation); <G, d*> = ||G||_*, ||d*|| = 1 and ||.||_** = ||.|| for each norm; Adam without
     moving averages is sign descent. Checked: the largest relative Frobenius gap <= 1e-9; a failure is
-    re-checked at 50 digits (mpmath SVD) from the witness. Returns: one record per identity, one per
+    re-checked at 60 digits (mpmath SVD) from the witness. Returns: one record per identity, one per
     norm, one per control. Example: ``lptheory check spectral identities``."""
     return identities.run_identities(ctx)
 
@@ -62,7 +63,7 @@ def _ns(ctx):
     Setting: Gaussian matrices (8x8 ... 96x96, 64x256) and the scalar map phi(x) = a x + b x^3 + c x^5.
     Method: ``lptheory.norms.newton_schulz`` (Jordan et al. 2024's quintic) and the classical cubic.
     Claims: the source states no bound; checked are the scalar-polynomial identity (exact), the
-    "S'_ii ~ Uniform(0.5, 1.5)" description read as a bound (violated below s* = 1.067e-3 with a 50-digit
+    "S'_ii ~ Uniform(0.5, 1.5)" description read as a bound (violated below s* = 1.067e-3 with a 60-digit
     witness; proved on [s*, 1] by interval arithmetic), the non-convergence in k, the cubic's bound
     (1 - s_min^2)^(2^k) (Higham 2008, Sec. 8.3), and the measured error against the SVD path.
     Returns: six records. Example: ``lptheory check spectral newton-schulz``."""
@@ -81,7 +82,8 @@ def _rate_lmo(ctx):
     ``proofs_checks/spectral/rates.py``): (1/T) sum_t E||grad f||_{S_p*} <= (f_0 - f*)/(eta T) + L eta/2 +
     2 sigma_*/sqrt(n), hence O(N^{-1/4}). Checked: the bound per T (Student-t interval, Bonferroni over
     the grid) and the fitted exponent, which holds only with its lower end above 0.25 - 0.05 and both
-    controls (lr = 0; eta = eta_0/T) violated. Example: ``lptheory check spectral rate-lmo --p 3``."""
+    controls (lr = 0; eta = eta_0/T) failing (their records: inconclusive, "negative control 'x' fails as
+    it must"). Example: ``lptheory check spectral rate-lmo --p 3``."""
     T = ctx.T if not ctx.quick else ctx.T[:4]
     return rates.run_lmo(_Ctx(ctx, T))
 

@@ -2,8 +2,10 @@
 
 Each identity is evaluated on random matrices (batched, several shapes, a fixed seed stream) in
 float64; its record compares the largest relative Frobenius gap with a rounding tolerance. Each has a
-control: a nearby statement that is false (a method that is *not* the identity), which the same
-check must find violated with a re-checked witness; an identity ``holds`` only when its control fails.
+negative control: a nearby statement that is false (a method that is *not* the identity), which the same
+check must find violated with a re-checked witness; an identity ``holds`` only when its control fails so.
+The control's record follows the one convention of every pack: ``inconclusive``, "negative control 'x'
+fails as it must" (a control's failure is the check's evidence that it can fail, not a finding).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 from lptheory import norms as N
 from lptheory.optimizers import Adam
 from lptheory.spectral import Muon, SchattenDescent, Scion
-from proofs_checks.api import ClaimSpec, value_claim
+from proofs_checks.api import ClaimSpec, control_record, value_claim
 
 TOL = 1e-9  # relative Frobenius gap allowed for float64 rounding (SVDs of matrices up to 16 x 24)
 SHAPES = ((3, 5), (6, 4), (8, 8), (16, 24))
@@ -61,31 +63,36 @@ def _witness(identity, G, claimed):
     }
 
 
-def _identity_record(spec, identity, pairs, params, control=False):
+def _identity_record(spec, identity, pairs, params):
     gap, G, claimed = _worst(pairs)
-    return value_claim(
-        spec,
-        gap,
-        TOL,
-        params,
-        method="exact",
-        witness=_witness(identity, G, claimed),
-        note="control: a nearby false statement; the check must find it violated" if control else "",
+    return value_claim(spec, gap, TOL, params, method="exact", witness=_witness(identity, G, claimed))
+
+
+def _with_control(main, raw):
+    """``[main, control]``: the identity's record and its negative control's. The control (``raw``: the same
+    check's record on a false neighbour, whose spec says "(control, false) ...") must be found violated, with
+    a re-checked witness; ``main`` holds only then. The control's own record follows the one convention of
+    every pack (:func:`proofs_checks.api.control_record`): inconclusive, "fails as it must", its witness,
+    re-check and evidence kept."""
+    failed = raw.status == "violated"
+    false = raw.statement.removeprefix("(control, false) ")
+    what = (
+        f"a false neighbour of {main.id}, the statement that {false}; the same check (largest relative Frobenius "
+        f"gap <= {TOL:g}, a failure re-checked from its witness at high precision) must find it violated"
     )
-
-
-def _with_control(main, control):
-    """``main`` holds only if ``control`` (a false neighbour) was found violated."""
-    if main.status == "holds" and control.status != "violated":
-        return dataclasses.replace(
+    ctrl = control_record(raw, raw.id.rsplit(".control-", 1)[1], what, failed=failed)
+    if main.status == "holds" and not failed:
+        main = dataclasses.replace(
             main,
             status="inconclusive",
-            reason=main.reason + f"; but its control {control.id} was not found violated ({control.status}): "
+            reason=main.reason + f"; but its negative control {raw.id} was not found violated ({raw.status}): "
             "the check did not show it can fail",
         )
-    if main.status == "holds":
-        return dataclasses.replace(main, reason=main.reason + f"; control {control.id} violated as it must be")
-    return main
+    elif main.status == "holds":
+        main = dataclasses.replace(
+            main, reason=main.reason + f"; its negative control {raw.id} fails as it must (found violated)"
+        )
+    return [main, ctrl]
 
 
 def _polar_eigh(G):
@@ -134,8 +141,10 @@ def run_identities(ctx):
         source="control of spectral.muon-svd-step",
         show=("shapes",),
     )
-    c = _identity_record(ctrl, "spectral-direction", pairs_ns, params, control=True)
-    out += [_with_control(_identity_record(main, "spectral-direction", pairs, params), c), c]
+    out += _with_control(
+        _identity_record(main, "spectral-direction", pairs, params),
+        _identity_record(ctrl, "spectral-direction", pairs_ns, params),
+    )
 
     # 2. Schatten-p steepest descent at p = 2 is normalized SGD, at p = inf the orthogonalized update --
     fro = N.Schatten(2.0)
@@ -158,8 +167,10 @@ def run_identities(ctx):
         source="control of spectral.schatten2-normalized-sgd",
         show=("shapes",),
     )
-    c = _identity_record(ctrl, "frobenius-direction", pairs_c, params, control=True)
-    out += [_with_control(_identity_record(main, "frobenius-direction", pairs, params), c), c]
+    out += _with_control(
+        _identity_record(main, "frobenius-direction", pairs, params),
+        _identity_record(ctrl, "frobenius-direction", pairs_c, params),
+    )
 
     sd_inf = SchattenDescent(p=math.inf, lr=lr)
     pairs, pairs_c = [], []
@@ -181,8 +192,10 @@ def run_identities(ctx):
         source="control of spectral.schatten-inf-orthogonalized",
         show=("shapes",),
     )
-    c = _identity_record(ctrl, "spectral-direction", pairs_c, params, control=True)
-    out += [_with_control(_identity_record(main, "spectral-direction", pairs, params), c), c]
+    out += _with_control(
+        _identity_record(main, "spectral-direction", pairs, params),
+        _identity_record(ctrl, "spectral-direction", pairs_c, params),
+    )
 
     # 3. dual-norm identities per norm ------------------------------------------------------------------
     norms = [
@@ -248,6 +261,8 @@ def run_identities(ctx):
         source="control of spectral.adam-no-ema-is-sign-descent",
         show=("shapes",),
     )
-    c = _identity_record(ctrl, "sign", [(a, b, -0.5 * g) for a, b, g in pairs_c], params, control=True)
-    out += [_with_control(_identity_record(main, "sign", pairs, params), c), c]
+    out += _with_control(
+        _identity_record(main, "sign", pairs, params),
+        _identity_record(ctrl, "sign", [(a, b, -0.5 * g) for a, b, g in pairs_c], params),
+    )
     return out

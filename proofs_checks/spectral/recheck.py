@@ -1,6 +1,7 @@
 """Independent re-checks of the spectral pack's witnesses (standard library and mpmath only).
 
-Like :mod:`proofs_checks.recheck`, this file imports nothing from the toolkit: a witness is a JSON
+Like :mod:`proofs_checks.recheck`, this file imports nothing from the toolkit but that standalone module
+(for its precision, :data:`proofs_checks.recheck.DPS`, the Stacey pack's: 60 digits): a witness is a JSON
 object, and the functions below recompute the claim from its raw data at high precision. They are
 registered under their kinds with :func:`proofs_checks.api.register_recheck` by the pack.
 
@@ -23,6 +24,8 @@ Kinds:
 from __future__ import annotations
 
 import mpmath
+
+from proofs_checks.recheck import DPS
 
 __all__ = ["recheck_identity", "recheck_ns_polynomial", "KINDS"]
 
@@ -67,7 +70,7 @@ def _reference(identity, G):
     raise ValueError(f"unknown identity {identity!r}")
 
 
-def recheck_identity(w: dict, dps: int = 50) -> dict:
+def recheck_identity(w: dict, dps: int = DPS) -> dict:
     with mpmath.workdps(dps):
         G = _m(w["G"])
         claimed = _m(w["claimed"])
@@ -106,7 +109,7 @@ def _ns_matrix(X, coeffs, k):
     return X
 
 
-def recheck_ns_polynomial(w: dict, dps: int = 50) -> dict:
+def recheck_ns_polynomial(w: dict, dps: int = DPS) -> dict:
     with mpmath.workdps(dps):
         lo, hi = (mpmath.mpf(str(v)) for v in w["interval"])
         k = int(w["steps"])

@@ -111,11 +111,15 @@ def assert_claim_holds(
     claim, setting=None, *, budget=None, seed=None, quick: bool = False, allow_inconclusive: bool = False
 ):
     """Fail (AssertionError with the records and the reproduce command) unless every record of ``claim``
-    holds (``not-applicable`` records are fine; ``inconclusive`` only with ``allow_inconclusive``).
+    holds (``not-applicable`` records are fine; ``inconclusive`` only with ``allow_inconclusive``; a negative
+    control that fails as it must, :func:`proofs_checks.records.control_failed`, is counted apart).
     Returns the records. ``claim``, ``setting``: see :func:`run_claim`."""
+    from proofs_checks.records import control_failed, is_control
+
     recs, repro = run_claim(claim, setting, budget=budget, seed=seed, quick=quick)
     bad_status = {"violated"} | (set() if allow_inconclusive else {"inconclusive"})
-    bad = [r for r in recs if r.get("status") in bad_status]
+    # a negative control that fails as it must is the check's evidence, not a record that should hold
+    bad = [r for r in recs if r.get("status") in bad_status and not (is_control(r) and control_failed(r))]
     if bad:
         body = "\n\n".join(_describe(r) for r in bad)
         raise AssertionError(f"{len(bad)} of {len(recs)} record(s) do not hold:\n{body}\n  reproduce: {repro}")

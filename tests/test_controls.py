@@ -1,0 +1,178 @@
+"""Negative controls: one convention for every pack (proofs_checks.verdict.control_verdict), counted apart from
+the claims in tables, totals, --fail-on and the report, with reasons a newcomer can read; and distinct labels
+on the report summary's evidence links."""
+
+import csv
+import re
+
+import pytest
+
+from proofs_checks.api import ClaimSpec, Verdict, control_record, control_verdict, rate_claim, value_claim
+from proofs_checks.packs import installed_packs
+from proofs_checks.packs import load as load_pack
+from proofs_checks.records import control_failed, is_control
+
+# small grids for the packs' rate checks (the convention, not the rates, is under test here)
+SMALL = {"spectral": {"rate-lmo": {"p": [3.0], "T": [8, 16, 32]}, "rate-thm1": {"T": [16, 32, 64]}}}
+
+
+def _pack_records(name):
+    from proofs_checks.api import Context
+
+    pack = load_pack(installed_packs()[name])
+    out = []
+    for cname, c in pack.checks.items():
+        opts = c.resolve(SMALL.get(name, {}).get(cname, {}))
+        out += [r.to_dict() | {"check": cname} for r in c.run(Context(seed=0, quick=True, options=opts))]
+    return out
+
+
+@pytest.fixture(scope="module")
+def spectral_records():
+    return _pack_records("spectral")
+
+
+def _assert_one_convention(recs, where):
+    ctl = [r for r in recs if is_control(r)]
+    assert ctl, f"{where}: no negative control ran"
+    for r in ctl:
+        assert r["status"] in ("inconclusive", "not-applicable"), (where, r["id"], r["status"])
+        assert re.match(r"negative control '[^']+' (fails as it must|PASSES the rule it must fail)", r["reason"]), (
+            where,
+            r["id"],
+            r["reason"][:120],
+        )
+        assert control_failed(r) == ("fails as it must" in r["reason"])
+
+
+def test_every_registered_pack_records_its_controls_by_one_convention(stacey_quick_report, spectral_records):
+    """Every control record of every registered pack: never holds, never violated, "negative control 'x'
+    fails as it must" (the spectral pack used to record its controls violated)."""
+    assert set(installed_packs()) >= {"stacey", "spectral"}
+    for name in installed_packs():
+        if name == "stacey":
+            recs = stacey_quick_report[1]["claims"]
+        elif name == "spectral":
+            recs = spectral_records
+        else:  # pragma: no cover - another installed pack
+            recs = _pack_records(name)
+        _assert_one_convention(recs, name)
+    assert all(control_failed(r) for r in spectral_records if is_control(r))
+
+
+def test_spectral_controls_keep_their_evidence_and_say_plainly_what_failed(spectral_records):
+    """A spectral identity control found violated keeps its re-checked witness and evidence level and says
+    so; the rate-thm1 controls say what the control is, what the rule said and that the failure is expected;
+    the main claims hold only with every control failing."""
+    by = {}
+    for r in spectral_records:
+        by.setdefault(r["id"], []).append(r)
+    ns5 = by["spectral.muon-svd-step.control-ns5"][0]
+    assert (
+        ns5["evidence"] == "exact" and ns5["witness"]["recheck"]["violated"] and ns5["witness"]["recheck"]["dps"] == 60
+    )
+    assert "finds it violated" in ns5["reason"] and "re-checked from the witness alone (60 digits" in ns5["reason"]
+    for cid in ("rate.thm1-schatten.control-still", "rate.thm1-schatten.control-slow"):
+        (r,) = by[cid]
+        assert r["status"] == "inconclusive" and r["evidence"] == "fit"
+        text = r["reason"]
+        assert text.startswith(f"negative control '{cid.rsplit('-', 1)[1]}' fails as it must. The control: ")
+        assert "The claim's rule, applied to the control, " in text
+        assert text.endswith("This failure is the expected outcome (the check's evidence that it can fail), not a "
+                             "finding about the paper.")  # fmt: skip
+    for main in ("rate.lmo", "spectral.muon-svd-step"):
+        assert all(r["status"] == "holds" and "fails as it must" in r["reason"] for r in by[main]), by[main]
+
+
+def test_control_verdict_wordings():
+    """The legacy wording (the Stacey pack's records) is unchanged; with ``what`` the reason names the control,
+    quotes the rule's verdict and says the failure is expected, or that the method's holds is withdrawn."""
+    v = Verdict("violated", "2 <= 1: fails", evidence="proved")
+    assert control_verdict("static", v).reason == "negative control 'static' fails as it must: 2 <= 1: fails"
+    c = control_verdict("static", v, "a method that does not move")
+    assert c.status == "inconclusive" and c.evidence == "proved"
+    assert c.reason == (
+        "negative control 'static' fails as it must. The control: a method that does not move. The claim's rule, "
+        "applied to the control, finds it violated: \u201c2 <= 1: fails\u201d. This failure is the expected "
+        "outcome (the check's evidence that it can fail), not a finding about the paper."
+    )
+    h = control_verdict("static", Verdict("holds", "1 <= 2: holds"), "a method that does not move")
+    assert h.status == "inconclusive" and h.reason.startswith("negative control 'static' PASSES the rule it must fail")
+    assert "the method's holds is withdrawn" in h.reason
+    # a stricter gate (the control must be found violated) makes an unconfirmed failure a pass, in words too
+    u = control_verdict("x", Verdict("inconclusive", "rounding"), "a false neighbour", failed=False)
+    assert "PASSES" in u.reason and "withdrawn" in u.reason
+    na = control_verdict("x", Verdict("not-applicable", "assumption broken"))
+    assert na.status == "not-applicable"
+
+
+def test_control_record_keeps_the_measurement_and_needs_a_control_name():
+    spec = ClaimSpec(id="x.ident.control-near", statement="(control, false) a = b", source="control of x.ident")
+    w = {"kind": "expression", "relation": "<=", "lhs": "Integer(2)", "rhs": "Integer(1)", "scalars": {}}
+    raw = value_claim(spec, 2.0, 1.0, {"p": 3.0}, witness=w)
+    assert raw.status == "violated"
+    rec = control_record(raw, "near", "a false neighbour")
+    assert rec.status == "inconclusive" and rec.reason.startswith("negative control 'near' fails as it must.")
+    assert (rec.ratio, rec.evidence, rec.witness, rec.id, rec.params) == (
+        raw.ratio,
+        raw.evidence,
+        raw.witness,
+        raw.id,
+        raw.params,
+    )
+    assert "re-checked from the witness alone (60 digits" in rec.reason
+    other = ClaimSpec(id="x.rate", statement="s", source="src", relation="rate")
+    plain = rate_claim(other, [4, 16, 64, 256], [1.0, 0.5, 0.25, 0.125], {}, theory=0.5, pinned=False)
+    with pytest.raises(ValueError, match="not named a control"):
+        control_record(plain, "x", "a method")
+
+
+def test_report_counts_controls_apart_and_labels_evidence_links_distinctly(stacey_quick_report):
+    """In the Stacey report: no control among the open questions or findings, results.csv marks them, the
+    verdict line counts them apart, and no summary item repeats a link label (Assumption 1's links name p and
+    d: they used to read 'asm1.equivalence (p=3)' three times)."""
+    out, doc = stacey_quick_report
+    with open(out / "results.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    marked = {int(r["record"]) for r in rows if r["control"] == "True"}
+    assert marked == {k for k, c in enumerate(doc["claims"]) if is_control(c)} and marked
+    md = (out / "report.md").read_text()
+    assert re.search(r"^Verdicts: .*; \d+ negative controls apart \(", md, re.M)
+    inconclusive = [ln for ln in md.splitlines() if ln.startswith("**Inconclusive**")]
+    assert all("control=" not in ln for ln in inconclusive)
+    evidence = [ln for ln in md.splitlines() if ln.startswith("Evidence: [") or "Evidence: [" in ln]
+    assert evidence
+    for ln in evidence:
+        labels = re.findall(r"\[([^\]]+)\]\(#", ln.split("Evidence: ", 1)[1])
+        assert len(labels) == len(set(labels)), ln
+    asm1 = [ln for ln in evidence if "asm1.equivalence (" in ln]
+    assert asm1 and re.search(r"asm1\.equivalence \(p=3, d=\d\)", asm1[0])
+
+
+def test_link_labels_tell_settings_apart():
+    from figures.report import _link_labels
+
+    def rec(i, p, d, check="c"):
+        return {"id": i, "params": {"p": p, "d": d, "search": f"{d} evals"}, "check": check, "show": ["p", "d"]}
+
+    recs = [rec("a", 3.0, 2), rec("a", 3.0, 3), rec("a", 4.0, 2), rec("b", 3.0, 2), rec("b", 3.0, 2, "other")]
+    assert _link_labels(recs) == ["a (p=3, d=2)", "a (p=3, d=3)", "a (p=4)", "b (p=3, c)", "b (p=3, other)"]
+
+
+def test_assert_claim_holds_counts_controls_apart():
+    """The pytest helper: a control failing as it must does not fail ``assert_claim_holds``; one that passes
+    does (its own record, and the withdrawn holds of its method)."""
+    from lptheory.app.testing import assert_claim_holds
+
+    base = {"statement": "s", "source": "src", "method": "exact", "params": {}, "empirical": 1.0, "bound": 2.0}
+    claim = {**base, "id": "x.claim", "status": "holds", "reason": None}
+    fails = {
+        **base,
+        "id": "x.claim.control-a",
+        "status": "inconclusive",
+        "reason": "negative control 'a' fails as it must.",
+    }
+    passes = {**fails, "reason": "negative control 'a' PASSES the rule it must fail."}
+    assert len(assert_claim_holds([claim, fails])) == 2
+    with pytest.raises(AssertionError, match="1 of 2 record"):
+        assert_claim_holds([claim, passes])
