@@ -200,6 +200,11 @@ INSTANCES = {
 }
 PINNED = {"guzman-nemirovski"}  # the lower-bound instance pins the exponent (never used for acc.exponent)
 CONTROLS = ("static", "steepest-lp")
+CONTROL_WHAT = {
+    "static": "a method that does not move (its gap stays f(x_0) - f*: decay exponent 0)",
+    "steepest-lp": "plain l_p steepest descent on the same instance (known decay exponent 1, slower than the claim)",
+}
+"""What each negative control of ``acc.exponent`` is, in the words its record gives."""
 
 
 def _make(method, p, inst, T, hyper=None):
@@ -615,7 +620,7 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None)
             e, lo, hi = cfits[c]
             params = {"p": p, "method": c, "control": c, "control_for": label, "instance": instance, "T": grid}
             data = {"T": grid, "gap": ctrl_gaps[c]} if c not in gaps else None
-            out.append(_rate_record(params, e, (lo, hi), th, control_verdict(c, cv), data, show))
+            out.append(_rate_record(params, e, (lo, hi), th, control_verdict(c, cv, CONTROL_WHAT[c]), data, show))
     return out
 
 
