@@ -242,7 +242,12 @@ def _cmd_demo(args) -> int:
         raise UsageError(f"--p: optimizer {args.optimizer} has no exponent p")
     from lptheory.spectral import laid_out
 
-    opt = laid_out(cls(**hyper), args.d)  # a matrix optimizer: each replicate's iterate as one row
+    try:
+        built = cls(**hyper)
+    except (ValueError, TypeError) as exc:
+        flag = next((f"--{k}" for k in hyper if str(exc).startswith(k + " ")), "--optimizer " + args.optimizer)
+        raise UsageError(f"{flag}: {exc}") from exc
+    opt = laid_out(built, args.d)  # a matrix optimizer: each replicate's iterate as one row
     rng = np.random.default_rng(np.random.SeedSequence(args.seed))
     h = np.logspace(0, -3, args.d)
     theta = rng.standard_normal((args.replicates, args.d))
@@ -270,6 +275,10 @@ def _run_plan(args):
     from lptheory.optimizers import OPTIMIZERS, hyper_names
 
     names = args.optimizer or ["stacey-pp"]
+    if args.batch_schedule == "T" and args.batch is not None:
+        raise UsageError(f"--batch {args.batch}: not used with --batch-schedule T (n_t = T = --steps)")
+    if args.batch is None:
+        args.batch = 1
     for flag in _HYPER_FLAGS + ("p",):
         val = getattr(args, flag)
         if val is None:
@@ -438,9 +447,12 @@ def _cmd_run(args) -> int:
     shaped_noise = args.noise != "none" and "shape" in _parameters(NOISES[args.noise])
     try:
         problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--problem {args.problem}: {exc}") from exc
+    try:
         sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
     except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError(f"--sigma: {exc}") from exc
     opts = _with_matrix_shape(opts, args, problem, shaped_noise)
     noise_desc = args.noise
     try:
@@ -455,6 +467,7 @@ def _cmd_run(args) -> int:
         raise UsageError(f"--noise {args.noise}: {exc}") from exc
     _prepare_out(args.out, args=args)
     batch = args.batch
+    batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
     if args.batch_schedule == "T":
         batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
     oracle = GradientOracle(problem, noise, batch)
@@ -484,7 +497,7 @@ def _cmd_run(args) -> int:
     missing = [k.replace("_", " ") for k, v in oracle.assumptions().items() if not v]
     print(
         f"problem {args.problem} (d={problem.d}), noise {noise_desc} (||sigma||_1={fmt_num(sigma.sum(), 4)}), "
-        f"batch {args.batch_schedule if args.batch_schedule == 'T' else args.batch}, T={args.steps}, "
+        f"batch {batch_text}, T={args.steps}, "
         f"R={args.replicates}, seed={args.seed}; assumptions: {', '.join(held) or 'none'} hold"
         + (f"; not: {', '.join(missing)}" if missing else "")
     )
@@ -505,7 +518,7 @@ def _cmd_run(args) -> int:
         traces,
         os.path.join(stage, "run.png"),
         p_measure=pm,
-        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {args.batch}, R={args.replicates}",
+        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {batch_text}, R={args.replicates}",
     )
     argv = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
     meta = {
@@ -973,7 +986,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
     p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
-    p_run.add_argument("--batch", type=_count_arg, default=1, metavar="N", help="batch size n_t (constant)")
+    p_run.add_argument(
+        "--batch",
+        type=_count_arg,
+        default=None,
+        metavar="N",
+        help="batch size n_t, the same at every step (default: 1; not with --batch-schedule T)",
+    )
     p_run.add_argument(
         "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
     )
@@ -1279,14 +1298,19 @@ def _cmd_plot(args) -> int:
 
     from figures.sweep import plot_sweep
 
+    if args.theory_slope is not None and not math.isfinite(args.theory_slope):
+        raise UsageError(f"--theory-slope must be a finite number, got {args.theory_slope}")
     path = os.path.join(args.sweep_dir, "results.parquet")
     if not os.path.exists(path):
         raise UsageError(f"{path}: no results (run lptheory sweep CONFIG --out {args.sweep_dir} first)")
     defaults = {}
     meta = os.path.join(args.sweep_dir, "sweep.json")
     if os.path.exists(meta):
-        with open(meta) as fh:
-            defaults = json.load(fh).get("config", {}).get("plot", {})
+        try:
+            with open(meta) as fh:
+                defaults = json.load(fh).get("config", {}).get("plot", {})
+        except (OSError, ValueError, AttributeError) as exc:
+            raise UsageError(f"{meta}: not a sweep's sweep.json ({exc})") from None
     x = args.x or defaults.get("x") or "sim.steps"
     y = args.y or defaults.get("y") or "gap"
     hue = args.hue or defaults.get("hue")
