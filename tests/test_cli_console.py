@@ -235,7 +235,7 @@ def test_progress_interrupted_says_where_it_stopped():
                 bar(t, 100)
             raise KeyboardInterrupt
     screen = [x for x in _screen(s.text, 80) if x]
-    assert screen == ["  sgd: stopped at step 40 of 100 after 8.2s"]
+    assert screen == ["  sgd: stopped at 40 of 100 steps after 8.2s"]
 
 
 def test_progress_elsewhere_is_plain_throttled_lines():
@@ -253,6 +253,38 @@ def test_progress_elsewhere_is_plain_throttled_lines():
     lines = slow.text.splitlines()
     assert "\r" not in slow.text and len(lines) == 10  # 10%, ..., 90%, then the summary
     assert lines[0].startswith("  adam:  10%  5/50 steps") and lines[-1].startswith("  adam: 50 steps in")
+
+
+def test_report_progress_on_a_terminal_keeps_messages_apart(monkeypatch):
+    """``lptheory report`` on a terminal: the checks' line rewritten in place with the last check done, a
+    message of the run (``say``) on its own line with the live line drawn again under it, and at the end
+    the messages and the summary only (tqdm drew nothing on a terminal reporting zero columns)."""
+    s = _Stream(True)
+    monkeypatch.setattr("sys.stderr", s)
+    bar = cli._CheckBar(3, quiet=False)
+    say = cli._say_factory(False, "lptheory report")
+    bar.done("lemmas", 104, 2.0)
+    say("claims: a message")
+    after = s.text.rsplit("[lptheory report] claims: a message\n", 1)[1]
+    assert after.startswith("\r  checks:  33%  1/3 checks") and after.endswith("lemmas: 104 records in 2s")
+    bar.done("claims", 10, 1.0)
+    bar.done("symbolic", 20, 3.0)
+    bar.close()
+    bar.close()  # idempotent
+    screen = [x for x in _screen(s.text, 80) if x]
+    assert screen[0] == "[lptheory report] claims: a message"
+    assert re.fullmatch(r"  checks: 3 checks in \d+\.\ds", screen[1]) and len(screen) == 2, screen
+    assert "lemmas: 104 records in 2s" in s.text and "symbolic: 20 records in 3s" in s.text
+
+
+def test_report_progress_interrupted_is_cleared(monkeypatch):
+    s = _Stream(True)
+    monkeypatch.setattr("sys.stderr", s)
+    bar = cli._CheckBar(4, quiet=False)
+    bar.done("lemmas", 104, 2.0)
+    bar.close(KeyboardInterrupt())
+    screen = [x for x in _screen(s.text, 80) if x]
+    assert len(screen) == 1 and screen[0].startswith("  checks: stopped at 1 of 4 checks after"), screen
 
 
 def _pty_run(args, cols=60):

@@ -118,12 +118,9 @@ def _say_factory(quiet: bool, prefix: str):
         return lambda msg: None
 
     def say(msg):
-        try:
-            from tqdm import tqdm
+        from .console import write_line
 
-            tqdm.write(f"[{prefix}] {msg}", file=sys.stderr)
-        except ImportError:  # pragma: no cover
-            print(f"[{prefix}] {msg}", file=sys.stderr, flush=True)
+        write_line(f"[{prefix}] {msg}", sys.stderr)  # never into a live progress line
 
     return say
 
@@ -832,10 +829,11 @@ def _cmd_report(args) -> int:
         results, elapsed = run_checks(
             pack, planned, seed=seed, quick=args.quick, jobs=args.jobs, say=say, on_done=bar.done
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        bar.close(exc)
         raise
     except Exception as exc:
-        bar.close()
+        bar.close(exc)
         return _run_failure(exc, pack, args)
     bar.close()
     info = meta(
@@ -853,11 +851,16 @@ def _cmd_report(args) -> int:
     print("verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if res["violated"]:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
+        from .console import table
+
+        rows = []
         for r in res["violated"]:
             p, d = r["params"].get("p"), r["params"].get("d")
-            extra = (f" p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
+            extra = (f"p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
             rt = r["ratio"]
-            print(f"  {r['id']}{extra}  [{r['check']}]  ratio {f'{rt:.4g}' if isinstance(rt, float) else '-'}")
+            rows.append([r["id"], extra.strip(), r["check"], rt if isinstance(rt, (int, float)) else "-"])
+        for line in table(["claim", "params", "check", "ratio"], rows, digits=4, align="<<<>"):
+            print("  " + line)
     print(
         f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
         f"{args.out}/results.csv"
@@ -866,26 +869,24 @@ def _cmd_report(args) -> int:
 
 
 class _CheckBar:
-    """A progress bar over the checks on a terminal; plain lines otherwise."""
+    """Progress over the checks: a line rewritten in place on a terminal (:class:`.console.StepProgress`; tqdm
+    drew nothing on a terminal that reports zero columns, such as ``script``'s), plain lines otherwise."""
 
     def __init__(self, total, quiet):
+        from .console import StepProgress
+
         self.bar = None
         self.quiet = quiet
         self.total = total
         self.n = 0
         if not quiet and sys.stderr.isatty():
-            try:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=total, desc="checks", unit="check", file=sys.stderr)
-            except ImportError:  # pragma: no cover
-                self.bar = None
+            self.bar = StepProgress("checks", total, unit="checks", rate=False).__enter__()
 
     def done(self, name, k, dt):
         self.n += 1
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{name} ({k} records, {dt:.0f}s)")
-            self.bar.update(1)
+            self.bar.note = f"{name}: {k} records in {dt:.0f}s"
+            self.bar(self.n, self.total)
         elif not self.quiet:
             print(
                 f"[lptheory report] {name}: {k} records in {dt:.1f}s ({self.n}/{self.total})",
@@ -893,9 +894,11 @@ class _CheckBar:
                 flush=True,
             )
 
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
+    def close(self, exc: BaseException | None = None):
+        """Clear the live line (a summary, or where it stopped); idempotent."""
+        bar, self.bar = self.bar, None
+        if bar is not None:
+            bar.__exit__(type(exc) if exc is not None else None, exc, None)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -57,8 +57,8 @@ def table(header: list[str], rows: list[list], digits: int = 5, align: str | Non
         elif col and all(not isinstance(c, str) for c in col):
             cells.append([fmt_num(c, digits) for c in col])
             kinds.append(">")
-        else:
-            cells.append([str(c) for c in col])
+        else:  # text, or numbers mixed with text (such as "-" for a value that does not exist)
+            cells.append([c if isinstance(c, str) else fmt_num(c, digits) for c in col])
             kinds.append("<" if all(isinstance(c, str) for c in col) else ">")
     if align is not None:
         if len(align) != len(header) or set(align) - {"<", ">"}:
@@ -100,6 +100,8 @@ class StepProgress:
         clock=time.monotonic,
         interval: float = 0.1,
         every: float = 1.0,
+        unit: str = "steps",
+        rate: bool = True,
     ):
         self.stream = sys.stderr if stream is None else stream
         if tty is None:
@@ -121,6 +123,8 @@ class StepProgress:
         self.shown = 0  # characters of the live line now on the terminal
         self.last = -math.inf  # clock of the last redraw (terminal) or plain line
         self.next_tenth = 1
+        self.unit, self.rate, self.note = unit, rate, ""  # note: shown after the count on the live line
+        self.live = ""  # the text of the live line (terminal)
         self.first = None  # (step, clock) of the first report
         self._showwarning = None
 
@@ -147,13 +151,13 @@ class StepProgress:
     def _line(self, now: float) -> str:
         el = now - self.t0
         pct = 100.0 * self.t / self.total if self.total else 100.0
-        text = f"{self._prefix()} {pct:3.0f}%  {self.t:,}/{self.total:,} steps  {_fmt_time(el)}"
+        text = f"{self._prefix()} {pct:3.0f}%  {self.t:,}/{self.total:,} {self.unit}  {_fmt_time(el)}"
         if self.first is None:
             self.first = (self.t, now)  # the rate from here on: the first step carries the set-up (compiling)
         done, took = self.t - self.first[0], now - self.first[1]
         if self.t < self.total and done > 0 and took >= 0.5:
             text += f", about {_fmt_time(took * (self.total - self.t) / done)} left"
-        return text
+        return text + (f"  {self.note}" if self.note else "")
 
     # -- terminal ---------------------------------------------------------------------------------
     def _write(self, text: str) -> None:
@@ -166,7 +170,12 @@ class StepProgress:
     def _draw(self, text: str) -> None:
         text = text[: self.width - 1]  # never wraps (a wrapped line cannot be rewritten with \r)
         self._write("\r" + text.ljust(self.shown))
-        self.shown = len(text)
+        self.shown, self.live = len(text), text
+
+    def redraw(self) -> None:
+        """Draw the live line again (after :meth:`clear` and a line of text)."""
+        if self.tty and self.live and not self.shown:
+            self._draw(self.live)
 
     def clear(self) -> None:
         """Remove the live line (terminal only): blanks over it, the cursor back at the line's start."""
@@ -176,6 +185,7 @@ class StepProgress:
 
     # -- context ----------------------------------------------------------------------------------
     def __enter__(self):
+        _LIVE.append(self)
         if self.tty:
             self._showwarning = warnings.showwarning
             orig = self._showwarning
@@ -188,14 +198,34 @@ class StepProgress:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if self in _LIVE:
+            _LIVE.remove(self)
         if self._showwarning is not None:
             warnings.showwarning = self._showwarning
             self._showwarning = None
         self.clear()
         el = self.clock() - self.t0
         if exc_type is None and self.t >= self.total:
-            rate = f" ({self.total / el:,.0f} steps/s)" if el > 0 else ""
-            self._write(f"{self._prefix()} {self.total:,} steps in {_fmt_time(el)}{rate}\n")
+            rate = f" ({self.total / el:,.0f} {self.unit}/s)" if el > 0 and self.rate else ""
+            self._write(f"{self._prefix()} {self.total:,} {self.unit} in {_fmt_time(el)}{rate}\n")
         else:
-            self._write(f"{self._prefix()} stopped at step {self.t:,} of {self.total:,} after {_fmt_time(el)}\n")
+            self._write(f"{self._prefix()} stopped at {self.t:,} of {self.total:,} {self.unit} after {_fmt_time(el)}\n")
         return False
+
+
+_LIVE: list[StepProgress] = []  # the progress lines now open (entered, not yet left)
+
+
+def write_line(text: str, stream=None) -> None:
+    """Write one line of text to ``stream`` (stderr) without mixing it into a live progress line: the open
+    progress lines are cleared first and drawn again after it."""
+    stream = sys.stderr if stream is None else stream
+    for bar in _LIVE:
+        bar.clear()
+    try:
+        stream.write(text + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+    for bar in _LIVE:
+        bar.redraw()
