@@ -85,6 +85,11 @@ def test_long_choice_lists_do_not_flood_the_usage_line(monkeypatch):
     assert "--optimizer NAME" in usage and "--problem NAME" in usage and "--noise NAME" in usage
     assert "stacey-pp-schatten" not in usage  # listed in the option's help instead
     assert max(len(line) for line in usage.splitlines()) <= 100
+    for width in range(60, 130, 7):  # no name broken at a hyphen, whatever the width
+        monkeypatch.setenv("COLUMNS", str(width))
+        parser, subs = _subparsers()
+        for text in [parser.format_help(), *(sp.format_help() for sp in subs.values())]:
+            assert not re.search(r"[\w]-\n", text), (width, text)
 
 
 # -------------------------------------------------------------------------------------------------

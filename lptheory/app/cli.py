@@ -102,6 +102,18 @@ class _HelpFormatter(argparse.HelpFormatter):
             return text
         return f"{text} (default: %(default)s)"
 
+    def _split_lines(self, text, width):  # names such as stacey-pp-schatten are not broken at their hyphens
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        return textwrap.fill(
+            " ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        )
+
 
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
