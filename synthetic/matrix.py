@@ -28,7 +28,14 @@ from lptheory.problem import Certificate
 from .noise import Noise
 from .problems import Problem
 
-__all__ = ["MatrixProblem", "KroneckerQuadratic", "SymmetricFactorization", "RankOneNoise", "split_shape"]
+__all__ = [
+    "MatrixProblem",
+    "KroneckerQuadratic",
+    "SymmetricFactorization",
+    "RankOneNoise",
+    "RankOneRows",
+    "split_shape",
+]
 
 
 def split_shape(d: int) -> tuple[int, int]:
@@ -311,12 +318,17 @@ class RankOneNoise(Noise):
 
     def __init__(self, atoms, weights=None):
         a = np.asarray(atoms, dtype=np.float64)
-        if a.ndim != 3 or a.shape[0] < 1:
-            raise ValueError(f"atoms must have shape (k, m, n), got {a.shape}")
+        if a.ndim != 3 or min(a.shape) < 1:
+            raise ValueError(f"atoms must have shape (k, m, n) with k, m, n >= 1, got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError("atoms must be finite in every entry")
         k = a.shape[0]
         w = np.full(k, 1.0 / k) if weights is None else np.asarray(weights, dtype=np.float64)
-        if w.shape != (k,) or np.any(w < 0) or abs(float(w.sum()) - 1.0) > 1e-12 or not np.all(np.isfinite(a)):
-            raise ValueError("weights must be k non-negative numbers summing to 1 (within 1e-12); atoms finite")
+        if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w < 0) or abs(float(w.sum()) - 1.0) > 1e-12:
+            raise ValueError(
+                f"weights must be k = {k} numbers in [0, 1] summing to 1 (within 1e-12), got shape {w.shape}"
+                + (f" and sum {float(w.sum())!r}" if w.shape == (k,) else "")
+            )
         self.atoms, self.weights, self.shape = a, w, a.shape[1:]
         flat = a.reshape(k, -1)
         self._flat = flat
@@ -327,6 +339,9 @@ class RankOneNoise(Noise):
     @classmethod
     def random(cls, m: int, n: int, k: int = 3, sigma: float = 1.0, seed: int = 0):
         """k random rank-one atoms sigma u v^T with unit u, v (so ||xi||_{S_p} = sigma for every p)."""
+        m, n, k = (_validate.integer(name, v, lo=1) for name, v in (("m", m), ("n", n), ("k", k)))
+        sigma = _validate.real("sigma", sigma, lo=0.0)
+        seed = _validate.integer("seed", seed, lo=0)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 30]))
         u = rng.standard_normal((k, m))
         v = rng.standard_normal((k, n))
@@ -367,10 +382,86 @@ class RankOneNoise(Noise):
         return {**super().describe(), "atoms": int(self.atoms.shape[0]), "shape": list(self.shape)}
 
 
+class RankOneRows(RankOneNoise):
+    """The registry's ``rank-one`` noise (``make_noise("rank-one", sigma, shape=)``, ``lptheory run --noise
+    rank-one``): rank-one matrix noise with exactly the per-coordinate stds ``sigma`` of the other models.
+
+    The flat ``sigma`` (d,) laid out as an (m, n) matrix S (``shape``; by default :func:`split_shape` of d); the
+    atoms are the rows of S scaled by sqrt(m): atom j = sqrt(m) e_j S[j, :], each with probability 1/m, times
+    an independent sign (a :class:`RankOneNoise` with k = m). So every draw is a rank-one matrix (one non-zero
+    row), E xi = 0 (Assumption 2), and each coordinate's variance is (1/m) m S[j, c]^2 = sigma_i^2 exactly
+    (Assumption 3 with equality, as for the coordinate-wise models; sigma_i^2 / n for a batch mean:
+    Var(K+_j - K-_j) = n / m for the multinomial counts of atom j's two signs). The coordinates are not
+    independent (a row moves together, the others stay put): the model that separates Assumption 3's
+    per-coordinate variances from the noise's joint law. Bounded: |xi_i| <= sqrt(m) sigma_i.
+
+    The atoms are never stored (m d numbers): a batch mean is (c_j sqrt(m) S[j, :])_j from the 2m counts,
+    c_j = (K+_j - K-_j) / n, O(m + d) per row; ``atoms`` and :meth:`batch_outcomes` build them when asked."""
+
+    name = "rank-one"
+
+    def __init__(self, sigma, shape=None):
+        sig = np.asarray(sigma, dtype=np.float64)
+        Noise.__init__(self, sig)  # sigma: a non-empty finite vector >= 0
+        d = self.d
+        if shape is None:
+            shape = split_shape(d)
+        try:
+            m, n = (int(v) for v in shape)
+            ok = all(float(v) == int(v) for v in shape) and m >= 1 and n >= 1 and m * n == d
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"shape must be two integers (m, n) >= 1 with m * n = d = {d}, got {shape!r}")
+        self.shape = (m, n)
+        self.weights = np.full(m, 1.0 / m)
+        self._pw = np.full(2 * m, 0.5 / m)  # outcome j: +atom j, outcome m + j: -atom j
+        self._rows = math.sqrt(m) * self.sigma.reshape(m, n)  # atom j = e_j (x) _rows[j]
+
+    @property
+    def atoms(self) -> np.ndarray:
+        """The m atoms as (m, m, n) matrices (built on demand: m d numbers)."""
+        m, n = self.shape
+        a = np.zeros((m, m, n))
+        a[np.arange(m), np.arange(m)] = self._rows
+        return a
+
+    @property
+    def _flat(self):
+        return self.atoms.reshape(self.shape[0], -1)
+
+    @property
+    def _signed(self):
+        flat = self._flat
+        return np.concatenate([flat, -flat], axis=0)
+
+    def _sample_mean(self, rng, n, shape):
+        m = self.shape[0]
+        if isinstance(rng, np.random.Generator):
+            counts = rng.multinomial(n, np.broadcast_to(self._pw, shape[:-1] + self._pw.shape))
+            c = (counts[..., :m] - counts[..., m:]) / n
+            return (c[..., :, None] * self._rows).reshape(shape)
+        counts = rng.multinomial(n, self._pw, size=shape[:-1])  # torch source: counts on the device
+        c = (counts[..., :m] - counts[..., m:]) / n
+        return (c[..., :, None] * rng.asarray(self._rows)).reshape(shape)
+
+    def bound(self):
+        return self._rows.reshape(-1).copy()
+
+    def frobenius_variance(self, n: int = 1) -> float:
+        """E||mean of n draws||_F^2 = ||sigma||_2^2 / n (exact: the per-coordinate variances summed)."""
+        return float(np.sum(self.sigma**2)) / _validate.integer("n", n, lo=1)
+
+    def describe(self):
+        return {**Noise.describe(self), "atoms": int(self.shape[0]), "shape": list(self.shape)}
+
+
 def _register():
+    from .noise import NOISES
     from .problems import PROBLEMS
 
     PROBLEMS.update({KroneckerQuadratic.name: KroneckerQuadratic, SymmetricFactorization.name: SymmetricFactorization})
+    NOISES[RankOneRows.name] = RankOneRows
 
 
 _register()

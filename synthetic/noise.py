@@ -1,5 +1,8 @@
 """Noise models for stochastic gradient oracles: g~ = grad f(theta) + xi, with the coordinates of xi
-independent, zero mean, with exact per-coordinate standard deviations sigma_i.
+independent, zero mean, with exact per-coordinate standard deviations sigma_i. (One registered model has
+dependent coordinates: ``rank-one``, :class:`synthetic.matrix.RankOneRows`, added to ``NOISES`` when
+:mod:`synthetic.matrix` loads, which importing :mod:`synthetic` does; the paper's Assumptions 2 and 3 are
+per coordinate and hold for it too.)
 
 Batch size n: the oracle returns the mean of n independent draws, sampled exactly at O(1) cost per
 coordinate where the family allows (Gaussian: scaling; Rademacher: a binomial count; finite support:
@@ -399,11 +402,27 @@ NOISES = {
 }
 
 
-def make_noise(kind: str, sigma) -> Noise | None:
+def make_noise(kind: str, sigma, shape=None) -> Noise | None:
     """Build a noise model by name (``gaussian``, ``uniform``, ``rademacher``, ``student-t``,
-    ``two-point`` (finite support), or ``none``) with per-coordinate stds ``sigma``."""
+    ``two-point`` (finite support), ``rank-one`` (:class:`synthetic.matrix.RankOneRows`, registered by
+    :mod:`synthetic.matrix`), or ``none``) with per-coordinate stds ``sigma``.
+
+    ``shape``: the (m, n) matrix layout of the flat noise vector, for the models that have one (``rank-one``;
+    its default: ``split_shape(d)``); the coordinate-wise models have none and ignore it."""
     if kind not in NOISES:
         raise ValueError(f"noise must be one of {sorted(NOISES)}, got {kind!r}")
     if kind == "none":
         return None
-    return NOISES[kind](sigma)
+    factory = NOISES[kind]
+    if shape is not None and "shape" in _parameters(factory):
+        return factory(sigma, shape=shape)
+    return factory(sigma)
+
+
+def _parameters(factory) -> tuple:
+    import inspect
+
+    try:
+        return tuple(inspect.signature(factory).parameters)
+    except (TypeError, ValueError):  # pragma: no cover  (a builtin without a signature)
+        return ()

@@ -11,9 +11,12 @@ import argparse
 import contextlib
 import math
 import os
+import re
 import sys
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+from .console import fmt_num  # noqa: E402  (a few lines of stdlib code: cheap to import)
 
 
 class UsageError(ValueError):
@@ -35,18 +38,22 @@ def _seed_arg(text: str) -> int:
 
 
 def _count_arg(text: str) -> int:
-    """argparse type of counts (``--steps``, ``--d``, ...): an integer, also written ``1e6``."""
+    """argparse type of counts (``--steps``, ``--d``, ...): an integer, also written ``1e6``, at most
+    2**63 - 1 (the counts are int64 in the records and in numpy's samplers: ``--batch 1e20`` used to end in
+    an OverflowError traceback inside the binomial sampler)."""
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-    if not (math.isfinite(value) and value.is_integer()):
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
-    return int(value)
+        try:
+            number = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if not (math.isfinite(number) and number.is_integer()):
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        value = int(number)
+    if abs(value) > SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be an integer of at most 2**63 - 1, got {text}")
+    return value
 
 
 P_MAX = 1e3  # finite exponents above this overflow or underflow float64 powers |x|^p for most x
@@ -74,7 +81,45 @@ def _check_seed(value, where: str) -> None:
         raise UsageError(f"{where} must be an integer in [0, 2**63 - 1], got {value!r}")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help of every command: an option's default appended as ``(default: X)`` once, and only where it says
+    something: not for a default of None (the help says what happens then), a flag's False, an empty list,
+    or a help text that already states its default (it mentions "default" or ``%(default)s``). argparse's
+    ArgumentDefaultsHelpFormatter printed ``(default: None)`` after "(their default: 3)" and the like."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or (isinstance(default, (list, tuple)) and not default)
+            or "%(default)" in text
+            or re.search(r"\bdefaults?\b", text, flags=re.IGNORECASE)
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+    def _split_lines(self, text, width):  # names such as stacey-pp-schatten are not broken at their hyphens
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        return textwrap.fill(
+            " ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        )
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line naming the flag, exit 2 (argparse's own convention)
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"lptheory: error: {message}\n")
@@ -85,12 +130,9 @@ def _say_factory(quiet: bool, prefix: str):
         return lambda msg: None
 
     def say(msg):
-        try:
-            from tqdm import tqdm
+        from .console import write_line
 
-            tqdm.write(f"[{prefix}] {msg}", file=sys.stderr)
-        except ImportError:  # pragma: no cover
-            print(f"[{prefix}] {msg}", file=sys.stderr, flush=True)
+        write_line(f"[{prefix}] {msg}", sys.stderr)  # never into a live progress line
 
     return say
 
@@ -198,15 +240,23 @@ def _cmd_demo(args) -> int:
     from lptheory import lp_norm
     from lptheory.optimizers import OPTIMIZERS, hyper_names
 
+    for flag, lo in (("d", 1), ("replicates", 1), ("steps", 0)):
+        if getattr(args, flag) < lo:
+            raise UsageError(f"--{flag} must be >= {lo}, got {getattr(args, flag)}")
     cls = OPTIMIZERS[args.optimizer]
     hyper = {"lr": args.lr}
     if "p" in hyper_names(cls):
-        hyper["p"] = args.p
-    elif args.p is not None and args.p != 3.0:
+        hyper["p"] = 3.0 if args.p is None else args.p
+    elif args.p is not None:
         raise UsageError(f"--p: optimizer {args.optimizer} has no exponent p")
     from lptheory.spectral import laid_out
 
-    opt = laid_out(cls(**hyper), args.d)  # a matrix optimizer: each replicate's iterate as one row
+    try:
+        built = cls(**hyper)
+    except (ValueError, TypeError) as exc:
+        flag = next((f"--{k}" for k in hyper if str(exc).startswith(k + " ")), "--optimizer " + args.optimizer)
+        raise UsageError(f"{flag}: {exc}") from exc
+    opt = laid_out(built, args.d)  # a matrix optimizer: each replicate's iterate as one row
     rng = np.random.default_rng(np.random.SeedSequence(args.seed))
     h = np.logspace(0, -3, args.d)
     theta = rng.standard_normal((args.replicates, args.d))
@@ -234,6 +284,10 @@ def _run_plan(args):
     from lptheory.optimizers import OPTIMIZERS, hyper_names
 
     names = args.optimizer or ["stacey-pp"]
+    if args.batch_schedule == "T" and args.batch is not None:
+        raise UsageError(f"--batch {args.batch}: not used with --batch-schedule T (n_t = T = --steps)")
+    if args.batch is None:
+        args.batch = 1
     for flag in _HYPER_FLAGS + ("p",):
         val = getattr(args, flag)
         if val is None:
@@ -255,6 +309,11 @@ def _run_plan(args):
             import torch
         except ImportError:
             raise UsageError("--backend torch: torch is not installed (pip install torch==2.13.0)") from None
+        if args.device is not None:
+            try:
+                torch.device(args.device)
+            except (RuntimeError, ValueError, TypeError):
+                raise UsageError(f"--device {args.device}: not a torch device (e.g. cpu, cuda, cuda:1)") from None
         if args.device and args.device.startswith("cuda") and not torch.cuda.is_available():
             raise UsageError(f"--device {args.device}: CUDA is not available on this machine")
     for flag in ("steps", "replicates", "d", "batch", "record_every"):
@@ -276,7 +335,20 @@ def _run_plan(args):
     return opts
 
 
-def _with_matrix_shape(opts: dict, args, problem) -> dict:
+def _parameters(factory) -> tuple:
+    import inspect
+
+    try:
+        return tuple(inspect.signature(factory).parameters)
+    except (TypeError, ValueError):  # pragma: no cover
+        return ()
+
+
+def _is_shape_of(shape, d: int) -> bool:
+    return isinstance(shape, (tuple, list)) and len(shape) == 2 and int(shape[0]) * int(shape[1]) == d
+
+
+def _with_matrix_shape(opts: dict, args, problem, shaped_noise: bool = False) -> dict:
     """The matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) with the layout of each
     replicate's flat iterate: ``--shape M N``, else the problem's own matrix shape (its ``shape``), else (1, d)
     (the iterate as one row). Without it the simulator would take the replicates as the rows of one matrix."""
@@ -298,8 +370,11 @@ def _with_matrix_shape(opts: dict, args, problem) -> dict:
         if new is not opt and not args.quiet:
             print(f"{name}: each replicate's iterate as a {new.shape[0]} x {new.shape[1]} matrix", file=sys.stderr)
         out[name] = new
-    if shape is not None and not any(isinstance(o, MatrixOptimizer) for o in out.values()):
-        raise UsageError("--shape: none of the selected optimizers is a matrix optimizer (muon, scion, schatten-...)")
+    if shape is not None and not shaped_noise and not any(isinstance(o, MatrixOptimizer) for o in out.values()):
+        raise UsageError(
+            "--shape: none of the selected optimizers is a matrix optimizer (muon, scion, schatten-...) and the "
+            f"noise ({args.noise}) has no matrix layout"
+        )
     return out
 
 
@@ -337,6 +412,31 @@ def _check_run_memory(args, opts) -> None:
             )
 
 
+def _run_table(traces: dict, nonfinite: dict, pm: float, replicates: int) -> list[str]:
+    """The result table of ``lptheory run``: one row per optimizer, the final f - f* and ||grad f||_{p*}^{p*}
+    (means over the replicates that did not diverge, with 95% Student-t intervals), the diverged replicates
+    and the steps with non-finite gradients; columns aligned whatever the values (:func:`.console.table`)."""
+    from .console import Interval, table
+
+    rows = []
+    for name, tr in traces.items():
+        s = tr.summary()
+        g, c = s["gap"], s["grad_pstar"]
+        rows.append(
+            [
+                name,
+                g["mean"],
+                Interval(g["lo"], g["hi"]),
+                c["mean"],
+                Interval(c["lo"], c["hi"]),
+                f"{s['diverged']}/{replicates}",
+                nonfinite[name],
+            ]
+        )
+    head = ["optimizer", "final f - f*", "95% CI", f"final ||grad||_p*^p* (p={fmt_num(pm)})", "95% CI"]
+    return table([*head, "diverged", "nonfinite"], rows, align="<>>>>>>")
+
+
 def _cmd_run(args) -> int:
     import json
 
@@ -347,58 +447,76 @@ def _cmd_run(args) -> int:
     from synthetic.oracle import GradientOracle
     from synthetic.problems import make_problem
 
+    from .console import StepProgress
+
     opts = _run_plan(args)
     _check_run_memory(args, opts)
+    from synthetic.noise import NOISES
+
+    shaped_noise = args.noise != "none" and "shape" in _parameters(NOISES[args.noise])
     try:
         problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
-        sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
-        noise = make_noise(args.noise, sigma)
     except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from exc
-    opts = _with_matrix_shape(opts, args, problem)
+        raise UsageError(f"--problem {args.problem}: {exc}") from exc
+    try:
+        sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--sigma: {exc}") from exc
+    opts = _with_matrix_shape(opts, args, problem, shaped_noise)
+    noise_desc = args.noise
+    try:
+        if shaped_noise:  # the matrix layout of the noise: --shape, else the problem's own, else its default
+            own = getattr(problem, "shape", None)
+            layout = tuple(args.shape) if args.shape else (tuple(own) if _is_shape_of(own, problem.d) else None)
+            noise = make_noise(args.noise, sigma, shape=layout)
+            noise_desc += f" on a {noise.shape[0]} x {noise.shape[1]} matrix"
+        else:
+            noise = make_noise(args.noise, sigma)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--noise {args.noise}: {exc}") from exc
     _prepare_out(args.out, args=args)
     batch = args.batch
+    batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
     if args.batch_schedule == "T":
         batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
     oracle = GradientOracle(problem, noise, batch)
     pm = args.p_measure or args.p or 3.0
     traces = {}
-    for name, opt in opts.items():
+    for i, (name, opt) in enumerate(opts.items(), 1):
         if not args.quiet:
-            print(f"running {opt!r}", file=sys.stderr)
-        traces[name] = simulate(
-            opt,
-            problem,
-            oracle,
-            args.steps,
-            args.replicates,
-            args.seed,
-            record_every=args.record_every,
-            p_measure=pm,
-            on_nonfinite="record",
-            progress=not args.quiet,
-            backend=args.backend,
-            device=args.device,
-            dtype=args.dtype,
-        )
+            print(f"running {opt!r}", file=sys.stderr, flush=True)
+        bar = StepProgress(name, args.steps, i, len(opts)) if not args.quiet else contextlib.nullcontext()
+        with bar:
+            traces[name] = simulate(
+                opt,
+                problem,
+                oracle,
+                args.steps,
+                args.replicates,
+                args.seed,
+                record_every=args.record_every,
+                p_measure=pm,
+                on_nonfinite="record",
+                progress=bar if not args.quiet else False,
+                backend=args.backend,
+                device=args.device,
+                dtype=args.dtype,
+            )
+    held = [k.replace("_", " ") for k, v in oracle.assumptions().items() if v]
+    missing = [k.replace("_", " ") for k, v in oracle.assumptions().items() if not v]
     print(
-        f"problem {args.problem} (d={problem.d}), noise {args.noise} (||sigma||_1={sigma.sum():.4g}), "
-        f"batch {args.batch_schedule if args.batch_schedule == 'T' else args.batch}, T={args.steps}, "
-        f"R={args.replicates}, seed={args.seed}; assumptions: {oracle.assumptions()}"
+        f"problem {args.problem} (d={problem.d}), noise {noise_desc} (||sigma||_1={fmt_num(sigma.sum(), 4)}), "
+        f"batch {batch_text}, T={args.steps}, "
+        f"R={args.replicates}, seed={args.seed}; assumptions: {', '.join(held) or 'none'} hold"
+        + (f"; not: {', '.join(missing)}" if missing else "")
     )
     print("common random numbers: every optimizer saw the same noise streams")
     from lptheory.optimizers import nonfinite_steps
 
     nonfinite = {name: nonfinite_steps(opt) for name, opt in opts.items()}
-    head_g = "final ||grad||_p*^p* (p=" + format(pm, "g") + ")"
-    print(f"{'optimizer':<12} {'final f - f* (95% CI)':>34} {head_g:>38} {'diverged':>9} {'nonfinite':>9}")
-    for name, tr in traces.items():
-        s = tr.summary()
-        g, c = s["gap"], s["grad_pstar"]
-        print(
-            f"{name:<12} {g['mean']:>12.5g} [{g['lo']:.4g}, {g['hi']:.4g}] {c['mean']:>16.5g} [{c['lo']:.4g}, "
-            f"{c['hi']:.4g}] {s['diverged']:>6}/{args.replicates} {nonfinite[name]:>9}"
-        )
+    print("\n".join(_run_table(traces, nonfinite, pm, args.replicates)))
+    if args.replicates < 2:
+        print("95% CI: nan with fewer than two replicates (no interval from one value)")
     from .guard import publish, staging
 
     stage = staging(args.out)  # everything written aside, then moved into place (never half-written)
@@ -409,7 +527,7 @@ def _cmd_run(args) -> int:
         traces,
         os.path.join(stage, "run.png"),
         p_measure=pm,
-        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {args.batch}, R={args.replicates}",
+        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {batch_text}, R={args.replicates}",
     )
     argv = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
     meta = {
@@ -496,7 +614,8 @@ def _plan_checks(pack, names, p, sets, skip=()):
                 try:
                     o[k] = c.coerce_option(k, v)
                 except ValueError as exc:
-                    raise UsageError(f"--set {k}={v}: {exc} (check {n!r})") from None
+                    where = "" if f"check {n!r}" in str(exc) else f" (check {n!r})"
+                    raise UsageError(f"--set {k}={v}: {exc}{where}") from None
         options[n] = o
     if p is not None and not any("p" in pack.checks[n].options for n in names if n in pack.checks):
         raise UsageError(f"--p: none of the selected checks ({', '.join(names)}) takes it")
@@ -518,6 +637,8 @@ def _cmd_check(args) -> int:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     pack, names = _resolve_target(args.target, args.names)
     planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
+    if not (math.isfinite(args.ratio_tolerance) and args.ratio_tolerance >= 0):
+        raise UsageError(f"--ratio-tolerance must be a finite number >= 0, got {args.ratio_tolerance}")
     baseline = _load_baseline(args.baseline) if args.baseline else None
     fail_on = _parse_fail_on(args.fail_on)
     if args.out:
@@ -717,10 +838,11 @@ def _cmd_report(args) -> int:
         results, elapsed = run_checks(
             pack, planned, seed=seed, quick=args.quick, jobs=args.jobs, say=say, on_done=bar.done
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        bar.close(exc)
         raise
     except Exception as exc:
-        bar.close()
+        bar.close(exc)
         return _run_failure(exc, pack, args)
     bar.close()
     info = meta(
@@ -740,11 +862,16 @@ def _cmd_report(args) -> int:
     found = [r for r in res["violated"] if not is_control(r)]
     if found:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
+        from .console import table
+
+        rows = []
         for r in found:
             p, d = r["params"].get("p"), r["params"].get("d")
-            extra = (f" p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
+            extra = (f"p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
             rt = r["ratio"]
-            print(f"  {r['id']}{extra}  [{r['check']}]  ratio {f'{rt:.4g}' if isinstance(rt, float) else '-'}")
+            rows.append([r["id"], extra.strip(), r["check"], rt if isinstance(rt, (int, float)) else "-"])
+        for line in table(["claim", "params", "check", "ratio"], rows, digits=4, align="<<<>"):
+            print("  " + line)
     print(
         f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
         f"{args.out}/results.csv"
@@ -753,26 +880,24 @@ def _cmd_report(args) -> int:
 
 
 class _CheckBar:
-    """A progress bar over the checks on a terminal; plain lines otherwise."""
+    """Progress over the checks: a line rewritten in place on a terminal (:class:`.console.StepProgress`; tqdm
+    drew nothing on a terminal that reports zero columns, such as ``script``'s), plain lines otherwise."""
 
     def __init__(self, total, quiet):
+        from .console import StepProgress
+
         self.bar = None
         self.quiet = quiet
         self.total = total
         self.n = 0
         if not quiet and sys.stderr.isatty():
-            try:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=total, desc="checks", unit="check", file=sys.stderr)
-            except ImportError:  # pragma: no cover
-                self.bar = None
+            self.bar = StepProgress("checks", total, unit="checks", rate=False).__enter__()
 
     def done(self, name, k, dt):
         self.n += 1
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{name} ({k} records, {dt:.0f}s)")
-            self.bar.update(1)
+            self.bar.note = f"{name}: {k} records in {dt:.0f}s"
+            self.bar(self.n, self.total)
         elif not self.quiet:
             print(
                 f"[lptheory report] {name}: {k} records in {dt:.1f}s ({self.n}/{self.total})",
@@ -780,13 +905,19 @@ class _CheckBar:
                 flush=True,
             )
 
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
+    def close(self, exc: BaseException | None = None):
+        """Clear the live line (a summary, or where it stopped); idempotent."""
+        bar, self.bar = self.bar, None
+        if bar is not None:
+            bar.__exit__(type(exc) if exc is not None else None, exc, None)
 
 
 # ---------------------------------------------------------------------------------------------------
 # the parser
+
+
+def _one_of(names, what: str = "optimizer") -> str:
+    return f"{what}, one of: {', '.join(sorted(names))}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -797,7 +928,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="lptheory",
         description="Numerical theory verification for l_p stochastic optimization. Exit status: 0 ran (a violated "
-        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check crashed.",
+        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check or a command crashed.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     p_info = sub.add_parser("info", help="versions, backends, optimizers and claim packs")
@@ -806,14 +937,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo = sub.add_parser(
         "demo",
         help="step an optimizer on a small quadratic (a smoke test)",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Step an optimizer on the quadratic f(x) = sum_i h_i x_i^2 / 2 with h_i from 1 down to 1e-3 "
+        "(log-spaced), from a random start per replicate, and print the mean loss and gradient norm every tenth "
+        "of the steps: a smoke test of an installation.",
     )
-    p_demo.add_argument("--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS), help="optimizer name")
-    p_demo.add_argument("--p", type=_p_arg, default=3.0, help="l_p exponent (optimizers with p only)")
+    p_demo.add_argument(
+        "--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS), metavar="NAME", help=_one_of(OPTIMIZERS)
+    )
+    p_demo.add_argument(
+        "--p", type=_p_arg, default=None, help="l_p exponent of the optimizers that have one (default: 3)"
+    )
     p_demo.add_argument("--lr", type=float, default=1e-2, help="step size")
     p_demo.add_argument("--d", type=_count_arg, default=1000, help="dimension")
-    p_demo.add_argument("--replicates", type=_count_arg, default=4, help="independent replicates")
-    p_demo.add_argument("--steps", type=_count_arg, default=200, help="steps")
+    p_demo.add_argument("--replicates", type=_count_arg, default=4, metavar="R", help="independent replicates")
+    p_demo.add_argument("--steps", type=_count_arg, default=200, metavar="T", help="number of steps")
     p_demo.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
     p_demo.set_defaults(func=_cmd_demo)
 
@@ -823,20 +960,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one or more optimizers (common random numbers) on a synthetic problem with per-coordinate "
         "noise and a batch size, over R replicates; print final f - f* and ||grad f||_{p*}^{p*} with 95% Student-t "
         "intervals; write trace.csv, run.png/.svg and run.json to --out. Divergence is recorded, not an error.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p_run.add_argument(
         "--optimizer",
         action="append",
         choices=sorted(OPTIMIZERS),
-        help="optimizer name; repeat to compare (stacey-pp when none is given)",
+        metavar="NAME",
+        help=_one_of(OPTIMIZERS) + "; repeat to compare several (default: stacey-pp)",
     )
     p_run.add_argument("--p", type=_p_arg, default=None, help="l_p exponent of the l_p optimizers (their default: 3)")
     p_run.add_argument(
-        "--p-measure", type=_p_arg, default=None, help="p of the gradient metric ||grad f||_{p*}^{p*} (--p, else 3)"
+        "--p-measure",
+        type=_p_arg,
+        default=None,
+        metavar="P",
+        help="p of the gradient metric ||grad f||_{p*}^{p*} (default: --p, else 3)",
     )
-    p_run.add_argument("--problem", default="separable", choices=sorted(PROBLEMS), help="synthetic problem")
-    p_run.add_argument("--problem-seed", type=_seed_arg, default=0, help="seed of the problem instance")
+    p_run.add_argument(
+        "--problem", default="separable", choices=sorted(PROBLEMS), metavar="NAME", help=_one_of(PROBLEMS, "problem")
+    )
+    p_run.add_argument("--problem-seed", type=_seed_arg, default=0, metavar="SEED", help="seed of the problem instance")
     p_run.add_argument("--d", type=_count_arg, default=100, help="dimension")
     p_run.add_argument(
         "--shape",
@@ -845,19 +988,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar=("M", "N"),
         default=None,
         help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d (default: the problem's "
-        "own matrix shape, else 1 x d)",
+        "own matrix shape, else 1 x d); also the layout of --noise rank-one",
     )
-    p_run.add_argument("--noise", default="rademacher", choices=sorted(NOISES), help="noise family")
+    p_run.add_argument(
+        "--noise",
+        default="rademacher",
+        choices=sorted(NOISES),
+        metavar="NAME",
+        help=_one_of(NOISES, "noise family") + "; rank-one: each draw one row of the d = M x N matrix (--shape M N, "
+        "else the problem's own shape, else M the largest divisor of d up to sqrt(d))",
+    )
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
     p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
-    p_run.add_argument("--batch", type=_count_arg, default=1, help="batch size n_t (constant)")
+    p_run.add_argument(
+        "--batch",
+        type=_count_arg,
+        default=None,
+        metavar="N",
+        help="batch size n_t, the same at every step (default: 1; not with --batch-schedule T)",
+    )
     p_run.add_argument(
         "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
     )
-    p_run.add_argument("--steps", type=_count_arg, default=1000, help="T")
-    p_run.add_argument("--replicates", type=_count_arg, default=16, help="R")
+    p_run.add_argument("--steps", type=_count_arg, default=1000, metavar="T", help="number of steps T")
+    p_run.add_argument("--replicates", type=_count_arg, default=16, metavar="R", help="independent replicates R")
     p_run.add_argument("--seed", type=_seed_arg, default=0, help="random seed (same seed, same bits)")
-    p_run.add_argument("--record-every", type=_count_arg, default=10, help="record the metrics every N steps")
+    p_run.add_argument(
+        "--record-every", type=_count_arg, default=10, metavar="N", help="record the metrics every N steps"
+    )
     p_run.add_argument("--lr", type=float, default=None, help="step size (the optimizer's default when omitted)")
     for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
         p_run.add_argument(
@@ -907,13 +1065,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--set", action="append", metavar="KEY=V[,V...]", help="another option of the check")
     p_check.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run; used by the tests)")
     p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
-    p_check.add_argument("--out", default=None, help="directory for check_NAME.json and the figures (PNG and SVG)")
+    p_check.add_argument(
+        "--out",
+        default=None,
+        help="directory for check_NAME.json and the figures, PNG and SVG (default: none, the verdicts printed only)",
+    )
     p_check.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
     p_check.add_argument(
         "--jobs",
         type=int,
         default=_default_jobs(),
-        help=f"local processes (same results; default {_default_jobs()}: the cores)",
+        metavar="N",
+        help=f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
     )
     p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p_check.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
@@ -952,14 +1115,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", default=None, help="TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"
     )
     p_rep.add_argument(
-        "--seed", type=_seed_arg, default=None, help="random seed (overrides the configuration; default 0)"
+        "--seed", type=_seed_arg, default=None, help="random seed (default: the configuration's seed, else 0)"
     )
     p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
     p_rep.add_argument(
         "--jobs",
         type=int,
         default=_default_jobs(),
-        help=f"local processes (same results; default {_default_jobs()}: the cores)",
+        metavar="N",
+        help=f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
     )
     p_rep.add_argument("--quiet", action="store_true", help="no progress output")
     p_rep.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
@@ -983,7 +1147,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="seconds to wait for the scheduler's handshake (default 30)",
+        help="seconds to wait for the scheduler's handshake (default: 30)",
     )
     p_sw.add_argument(
         "--workers", type=int, default=None, help="LocalCluster worker processes (default: the cores; 0: no Dask)"
@@ -1003,11 +1167,29 @@ def build_parser() -> argparse.ArgumentParser:
         "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
     )
     p_pl.add_argument("sweep_dir", metavar="SWEEP_DIR", help="the --out directory of lptheory sweep")
-    p_pl.add_argument("--x", default=None, help="the swept parameter on the x axis (e.g. sim.steps)")
-    p_pl.add_argument("--y", default=None, help="the metric (e.g. grad_pstar_avg)")
-    p_pl.add_argument("--hue", default=None, help="one line per value of this column (e.g. optimizer.name)")
-    p_pl.add_argument("--col", default=None, help="one panel per value of this column (e.g. p)")
-    p_pl.add_argument("--theory-slope", type=float, default=None, help="draw a reference line with this slope")
+    p_pl.add_argument(
+        "--x", default=None, help="the swept parameter on the x axis (default: the config's [plot] x, else sim.steps)"
+    )
+    p_pl.add_argument(
+        "--y", default=None, help="the metric, e.g. grad_pstar_avg (default: the config's [plot] y, else gap)"
+    )
+    p_pl.add_argument(
+        "--hue",
+        default=None,
+        help="one line per value of this column, e.g. optimizer.name (default: the config's [plot] hue, else one "
+        "line)",
+    )
+    p_pl.add_argument(
+        "--col",
+        default=None,
+        help="one panel per value of this column, e.g. p (default: the config's [plot] col, else one panel)",
+    )
+    p_pl.add_argument(
+        "--theory-slope",
+        type=float,
+        default=None,
+        help="draw a reference line with this slope (default: the config's [plot] theory_slope, else none)",
+    )
     p_pl.add_argument("--out", default=None, help="file stem (default: SWEEP_DIR/rate)")
     p_pl.set_defaults(func=_cmd_plot)
 
@@ -1105,7 +1287,8 @@ def _cmd_sweep(args) -> int:
             scheduler_timeout=args.scheduler_timeout,
         )
     except S.SweepConfigError as exc:
-        raise UsageError(f"{args.config}: {exc}") from None
+        text = str(exc)
+        raise UsageError(text if text.startswith(f"{args.config}:") else f"{args.config}: {text}") from None
     except S.SweepError as exc:
         raise UsageError(str(exc)) from None
     print(
@@ -1129,14 +1312,19 @@ def _cmd_plot(args) -> int:
 
     from figures.sweep import plot_sweep
 
+    if args.theory_slope is not None and not math.isfinite(args.theory_slope):
+        raise UsageError(f"--theory-slope must be a finite number, got {args.theory_slope}")
     path = os.path.join(args.sweep_dir, "results.parquet")
     if not os.path.exists(path):
         raise UsageError(f"{path}: no results (run lptheory sweep CONFIG --out {args.sweep_dir} first)")
     defaults = {}
     meta = os.path.join(args.sweep_dir, "sweep.json")
     if os.path.exists(meta):
-        with open(meta) as fh:
-            defaults = json.load(fh).get("config", {}).get("plot", {})
+        try:
+            with open(meta) as fh:
+                defaults = json.load(fh).get("config", {}).get("plot", {})
+        except (OSError, ValueError, AttributeError) as exc:
+            raise UsageError(f"{meta}: not a sweep's sweep.json ({exc})") from None
     x = args.x or defaults.get("x") or "sim.steps"
     y = args.y or defaults.get("y") or "gap"
     hue = args.hue or defaults.get("hue")
@@ -1157,6 +1345,18 @@ def _cmd_plot(args) -> int:
         )
     print("wrote " + ", ".join(paths))
     return EXIT_OK
+
+
+def _quiet_colorama_reset() -> None:
+    """numba imports colorama, whose import registers an exit hook that writes ESC[0m (reset the colours) to
+    a terminal: a stray control sequence after our last line (seen in ``script`` logs). Nothing here colours
+    the terminal, so there is nothing to reset: the hook is dropped."""
+    mod = sys.modules.get("colorama.initialise")
+    reset = getattr(mod, "reset_all", None)
+    if reset is not None:
+        import atexit
+
+        atexit.unregister(reset)
 
 
 def main(argv=None) -> int:
@@ -1196,10 +1396,18 @@ def main(argv=None) -> int:
             kind = "error in claims"
         print(f"lptheory: {kind}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception:  # a crash: no staging directory or half-made output left behind, then the traceback
+    except Exception as exc:  # a crash: no staging directory or half-made output left behind, the traceback, exit 3
         _cleanup_owned(args)
-        raise
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+        print(
+            f"lptheory: {args.command} crashed: {type(exc).__name__}: {exc} (a bug: the traceback above says where)",
+            file=sys.stderr,
+        )
+        return EXIT_CRASH
     finally:
+        _quiet_colorama_reset()
         for lock in getattr(args, "_locks", ()):
             lock.release()
         for path in getattr(args, "_created_dirs", ()):  # made by this run and left empty (it stopped early)
