@@ -58,6 +58,9 @@ def test_every_registered_pack_records_its_controls_by_one_convention(stacey_qui
             recs = _pack_records(name)
         _assert_one_convention(recs, name)
     assert all(control_failed(r) for r in spectral_records if is_control(r))
+    # acc.exponent's controls say what they are (the rate rule's own text alone read as a contradiction)
+    acc = [r for r in stacey_quick_report[1]["claims"] if r["id"] == "acc.exponent" and is_control(r)]
+    assert acc and all("The control: " in r["reason"] and "expected outcome" in r["reason"] for r in acc)
 
 
 def test_spectral_controls_keep_their_evidence_and_say_plainly_what_failed(spectral_records):
