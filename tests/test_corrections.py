@@ -99,9 +99,68 @@ def test_assumption1_and_lionk_corrections():
 
     (asm,) = C.asm1_records([4.0], seed=0, quick=True)
     assert asm.status == "holds" and asm.empirical == pytest.approx(2**0.5, rel=1e-6)
+    assert asm.evidence == "proved" and "Clarkson" in asm.reason  # the exact proof, every d
+    kinds = [e["kind"] for e in asm.data["correction"]["evidence"]]
+    assert kinds.count("proved-symbolically") == 1 and "holds-in-search" in kinds
     (lion,) = C.lionk_records([3.0], seed=0)
     assert lion.status == "holds" and lion.method == "exact" and lion.empirical < 1e-12
     assert np.isfinite(lion.empirical)
+
+
+def test_nonneg_on_unit_interval_decides_exactly():
+    """The exact decision behind asm1.corrected's proof: a sign change inside (0, 1), even one of tiny depth,
+    is found; an even root inside and roots at the ends are not sign changes."""
+    from proofs_checks.stacey.corrections import _T, _nonneg_on_unit_interval
+
+    t = _T
+    half = sp.Rational(1, 2)
+    assert _nonneg_on_unit_interval((t - half) ** 2) and _nonneg_on_unit_interval(sp.Integer(0))
+    assert _nonneg_on_unit_interval(t * (1 - t)) and _nonneg_on_unit_interval((1 - t) ** 3 * (t + 2))
+    assert not _nonneg_on_unit_interval(t - half) and not _nonneg_on_unit_interval(sp.Integer(-1))
+    assert not _nonneg_on_unit_interval((t - half) ** 2 - sp.Rational(1, 10**30))  # negative on a 2e-15 interval
+
+
+@pytest.mark.parametrize("p", [3, 4, 8, 16, 50])
+def test_asm1_proof_every_step_and_its_controls(p):
+    """asm1.corrected proved at integer p: every step holds and both negative controls (Clarkson's constant
+    halved, the power mean reversed) are found false by the same decision."""
+    from proofs_checks.stacey.corrections import asm1_proof
+
+    r = asm1_proof(p)
+    assert r["proved"] and all(ok for _, ok in r["steps"]) and len(r["controls"]) == 2
+    assert all(found_false for _, found_false in r["controls"])
+
+
+def test_asm1_proof_needs_an_integer_p():
+    """At a non-integer p the polynomials of the proof are not polynomials: no proof part, the search's evidence."""
+    from proofs_checks.stacey.corrections import asm1_proof
+
+    r = asm1_proof(2.5)
+    assert not r["proved"] and r["steps"] == [] and "integer" in r["detail"]
+    from proofs_checks.stacey.corrections import asm1_records
+
+    (rec,) = asm1_records([2.5], seed=0, quick=True)
+    assert rec.evidence == "searched"  # no proof at p = 2.5: the search's own evidence
+    assert all(e["kind"] != "proved-symbolically" for e in rec.data["correction"]["evidence"])
+
+
+@pytest.mark.parametrize("p", [3.0, 4.0, 8.0])
+def test_asm1_proof_chain_numerically(p):
+    """The proof's chain transcribed: for unit u, v (random, d up to 6), ||u+v||^2 + ||u-v||^2 <= 2^(3-2/p) and,
+    for random symmetric H, u^T H v <= 2^(1-2/p) max(|(u+v)^T H (u+v)| / ||u+v||^2, |(u-v)^T H (u-v)| / ||u-v||^2)
+    (two points of the two-sided constant's sup)."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        d = int(rng.integers(1, 7))
+        u, v = rng.standard_normal(d), rng.standard_normal(d)
+        u /= np.linalg.norm(u, p)
+        v /= np.linalg.norm(v, p)
+        a, b = np.linalg.norm(u + v, p), np.linalg.norm(u - v, p)
+        assert a**2 + b**2 <= 2 ** (3 - 2 / p) * (1 + 1e-12)
+        A = rng.standard_normal((d, d))
+        H = (A + A.T) / 2
+        two = max([abs(w @ H @ w) / n**2 for w, n in ((u + v, a), (u - v, b)) if n > 0])  # u = -v: one point
+        assert u @ H @ v <= 2 ** (1 - 2 / p) * two * (1 + 1e-12) + 1e-12
 
 
 def test_repaired_proof_steps_hold_and_a_wrong_repair_is_caught():
