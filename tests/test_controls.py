@@ -217,3 +217,23 @@ def test_a_control_that_passes_stays_visible_whatever_its_reason_quotes():
     assert not control_failed({"status": legacy.status, "reason": legacy.reason})
     ok = control_verdict("it's", Verdict("violated", "2 <= 1: fails"))
     assert control_failed({"status": ok.status, "reason": ok.reason})
+
+
+def test_latex_claims_table_counts_controls_apart(stacey_quick_report):
+    """report.tex's "Claims in the paper's notation": each claim's verdicts count its negative controls
+    apart (thm1.rate read "2 holds, 4 inconclusive": its four controls failing as they must, shown as four
+    inconclusive settings of Theorem 1's rate)."""
+    out, doc = stacey_quick_report
+    tex = (out / "report.tex").read_text()
+    table = tex.split(r"\section{Claims in the paper's notation}", 1)[1].split(r"\end{longtable}", 1)[0]
+    for cid in ("thm1.rate", "acc.exponent"):
+        recs = [r for r in doc["claims"] if r["id"] == cid]
+        ctl = sum(is_control(r) for r in recs)
+        assert ctl and all(control_failed(r) for r in recs if is_control(r))
+        tt = r"\texttt{" + r".\allowbreak{}".join(cid.split(".")) + "}"
+        (line,) = [ln for ln in table.splitlines() if ln.startswith(tt + " & ")]
+        cell = line.rsplit(" & ", 1)[1].removesuffix(r" \\").strip()
+        counts = dict(reversed(part.split(" ", 1)) for part in cell.split(", "))
+        assert counts.pop("negative controls") == str(ctl), cell
+        for st, n in counts.items():
+            assert int(n) == sum(r["status"] == st and not is_control(r) for r in recs), (cid, cell)
