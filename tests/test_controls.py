@@ -211,7 +211,7 @@ def test_a_control_that_passes_stays_visible_whatever_its_reason_quotes():
     assert v.reason.startswith("negative control 'steepest-lp' PASSES") and "fails as it must" in v.reason
     rec = {"id": "acc.exponent", "params": {"control": "steepest-lp"}, "status": v.status, "reason": v.reason}
     assert not control_failed(rec)
-    assert "1 does not fail (acc.exponent)" in controls_text([rec])
+    assert "1 does not fail (" in controls_text([rec])
     assert [p["kind"] for p in compare([rec], None, fail_on=("inconclusive",))] == ["inconclusive"]
     legacy = control_verdict("it's", gated)  # repr() of a name with a quote: "it's"
     assert not control_failed({"status": legacy.status, "reason": legacy.reason})
