@@ -105,6 +105,19 @@ def _longtable(spec: str, head: list[str], rows: list[list[str]], size: str = r"
     return "\n".join(out)
 
 
+# a negative control's record in the per-claim counts (row["control"]: "fails" as it must, or "passes" the rule
+# it must fail): apart from the claim's statuses, so that a control failing as it must never reads as an
+# inconclusive setting of the claim (singular, plural)
+_CONTROL_COUNT = {
+    "fails": ("negative control", "negative controls"),
+    "passes": ("negative control that does not fail", "negative controls that do not fail"),
+}
+
+
+def _count_text(n: int, what) -> str:
+    return f"{n} {what[n != 1]}" if isinstance(what, tuple) else f"{n} {what}"
+
+
 def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> str:
     """The LaTeX document of a report context (the one the HTML and Markdown templates get);
     ``tex_of(claim id)`` gives a claim's statement in LaTeX (or None: the plain text, escaped);
@@ -141,10 +154,11 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
         for r in s["rows"]:
             seen.setdefault(r["id"], {"row": r, "counts": {}})
             c = seen[r["id"]]["counts"]
-            c[r["status"]] = c.get(r["status"], 0) + 1
+            key = _CONTROL_COUNT.get(r.get("control") or "", r["status"])  # negative controls counted apart
+            c[key] = c.get(key, 0) + 1
     for cid, v in seen.items():
         r = v["row"]
-        verdict = ", ".join(f"{n} {st}" for st, n in v["counts"].items())
+        verdict = ", ".join(_count_text(n, st) for st, n in v["counts"].items())
         claim_rows.append([_id(cid), escape(r["source"]), _math(tex_of(cid), r["statement"]), escape(verdict)])
     L.append(r"\section{Claims in the paper's notation}")
     L.append(_longtable("P{3.0cm}P{2.8cm}P{9.4cm}P{2.4cm}", ["claim", "source", "statement", "verdicts"], claim_rows))

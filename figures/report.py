@@ -19,6 +19,7 @@ from proofs_checks.records import (
     SETTING_KEYS,
     STATUSES,
     clean,
+    control_failed,
     controls_text,
     is_control,
     setting_text,
@@ -482,6 +483,7 @@ def write_report(
                 "witness": "",
             }
             control = is_control(r)  # a negative control: neither a finding nor an open question (counted apart)
+            row["control"] = ("fails" if control_failed(r) else "passes") if control else ""
             if r["status"] == "violated":
                 wit = json.dumps(r["witness"], indent=1, sort_keys=True, allow_nan=False)
                 row["witness"] = (

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import re
 from dataclasses import asdict, dataclass, field
 
 __all__ = [
@@ -334,7 +335,12 @@ def control_failed(rec: dict) -> bool:
     """Whether a negative control's record says that it fails as it must (the convention of
     :func:`proofs_checks.verdict.control_verdict`: "negative control 'x' fails as it must"; a record of a
     pack written before it, ``violated``, counts as failing too)."""
-    return rec.get("status") == "violated" or "fails as it must" in str(rec.get("reason") or "")
+    return rec.get("status") == "violated" or bool(_CONTROL_FAILS.match(str(rec.get("reason") or "")))
+
+
+# the reason's opening words, the control's name as repr() writes it: only the opening counts (a reason that
+# PASSES may quote the rule's own words, such as a gated method's "every negative control fails as it must")
+_CONTROL_FAILS = re.compile(r"negative control (?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") fails as it must")
 
 
 def controls_text(rows: list) -> str:
@@ -361,7 +367,9 @@ def is_control(rec: dict) -> bool:
     rule, run so that the check shows it can fail (its id has a ``.control`` part, or its parameters name the
     ``control``). Its status follows :func:`proofs_checks.verdict.control_verdict` (never ``holds`` nor
     ``violated``); the tables, totals and report count controls apart (:func:`status_counts_text`)."""
-    return ".control" in str(rec.get("id", "")) or bool((rec.get("params") or {}).get("control"))
+    parts = str(rec.get("id", "")).split(".")[1:]  # a part of the dotted id, not any text: "x.controlled" is none
+    named = any(q == "control" or q.startswith("control-") for q in parts)
+    return named or bool((rec.get("params") or {}).get("control"))
 
 
 # ---------------------------------------------------------------------------------------------------

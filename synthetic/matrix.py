@@ -408,7 +408,8 @@ class RankOneRows(RankOneNoise):
             shape = split_shape(d)
         try:
             m, n = (int(v) for v in shape)
-            ok = all(float(v) == int(v) for v in shape) and m >= 1 and n >= 1 and m * n == d
+            numeric = not isinstance(shape, (str, bytes)) and not any(isinstance(v, (str, bytes, bool)) for v in shape)
+            ok = numeric and all(float(v) == int(v) for v in shape) and m >= 1 and n >= 1 and m * n == d
         except (TypeError, ValueError):
             ok = False
         if not ok:

@@ -127,6 +127,16 @@ def test_table_aligns_numbers_whatever_their_values():
         table(["a", "b"], [[1, 2]], align="<")
 
 
+def test_counts_are_exact_and_intervals_mix_with_text():
+    """An integer cell (a count: nonfinite steps) in all its digits (123456 read 1.2346e+05); an integer too
+    large for a float written, not an OverflowError; an interval in a column that also has text ("-") as
+    "[lo, hi]", not the object's repr."""
+    assert fmt_num(123456) == "123456" and fmt_num(np.int64(2**62)) == str(2**62) and fmt_num(10**400) == str(10**400)
+    assert fmt_num(True) == "1" and fmt_num(2.0) == "2"
+    lines = table(["a", "95% CI", "n"], [["x", Interval(1.0, math.nan), 200000], ["y", "-", 7]])
+    assert lines[1].split() == ["x", "[1,", "nan]", "200000"] and lines[2].split() == ["y", "-", "7"]
+
+
 class _Trace:
     def __init__(self, gap, grad, diverged):
         self.s = {"gap": gap, "grad_pstar": grad, "diverged": diverged}

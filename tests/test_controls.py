@@ -179,3 +179,64 @@ def test_assert_claim_holds_counts_controls_apart():
     assert len(assert_claim_holds([claim, fails])) == 2
     with pytest.raises(AssertionError, match="1 of 2 record"):
         assert_claim_holds([claim, passes])
+
+
+def test_a_claim_whose_id_merely_contains_control_is_a_finding_not_a_control():
+    """``is_control`` reads a ``.control`` part of the dotted id, not any text: a violated claim named, say,
+    ``sgd.controlled-variance`` is a finding (counted, failing ``--fail-on violated``), never hidden as a
+    negative control that "fails as it must"."""
+    from proofs_checks.records import status_counts_text
+    from proofs_checks.regression import compare
+
+    w = {"kind": "expression", "relation": "<=", "lhs": "Integer(2)", "rhs": "Integer(1)", "scalars": {}}
+    base = {"statement": "s", "source": "src", "method": "exact", "params": {}, "witness": w, "reason": "2 <= 1"}
+    for rid in ("sgd.controlled-variance.bound", "x.control_variate", "lemma.controls"):
+        rec = {**base, "id": rid, "status": "violated"}
+        assert not is_control(rec), rid
+        assert status_counts_text([rec]).startswith("0 holds, 1 violated") and "negative control" not in (
+            status_counts_text([rec])
+        )
+        assert [p["kind"] for p in compare([rec], None, fail_on=("violated",))] == ["violated"], rid
+    for rid in ("x.claim.control", "x.claim.control-ns5", "spectral.schatten2-normalized-sgd.control-p2.5"):
+        assert is_control({"id": rid, "params": {}}), rid
+    assert is_control({"id": "acc.exponent", "params": {"control": "static"}})
+
+
+def test_a_control_that_passes_stays_visible_whatever_its_reason_quotes():
+    """Only the reason's opening says whether a control fails as it must: a control that PASSES, whose
+    reason quotes a gated rule's words ("every negative control fails as it must"), is still a problem
+    (``--fail-on inconclusive``, the totals' "does not fail")."""
+    from proofs_checks.records import controls_text
+    from proofs_checks.regression import compare
+
+    gated = Verdict("holds", "fitted decay exponent 2.0; every negative control fails as it must (static)")
+    v = control_verdict("steepest-lp", gated, "plain steepest descent")
+    assert v.reason.startswith("negative control 'steepest-lp' PASSES") and "fails as it must" in v.reason
+    rec = {"id": "acc.exponent", "params": {"control": "steepest-lp"}, "status": v.status, "reason": v.reason}
+    assert not control_failed(rec)
+    assert "1 does not fail (" in controls_text([rec])
+    assert [p["kind"] for p in compare([rec], None, fail_on=("inconclusive",))] == ["inconclusive"]
+    legacy = control_verdict("it's", gated)  # repr() of a name with a quote: "it's"
+    assert not control_failed({"status": legacy.status, "reason": legacy.reason})
+    ok = control_verdict("it's", Verdict("violated", "2 <= 1: fails"))
+    assert control_failed({"status": ok.status, "reason": ok.reason})
+
+
+def test_latex_claims_table_counts_controls_apart(stacey_quick_report):
+    """report.tex's "Claims in the paper's notation": each claim's verdicts count its negative controls
+    apart (thm1.rate read "2 holds, 4 inconclusive": its four controls failing as they must, shown as four
+    inconclusive settings of Theorem 1's rate)."""
+    out, doc = stacey_quick_report
+    tex = (out / "report.tex").read_text()
+    table = tex.split(r"\section{Claims in the paper's notation}", 1)[1].split(r"\end{longtable}", 1)[0]
+    for cid in ("thm1.rate", "acc.exponent"):
+        recs = [r for r in doc["claims"] if r["id"] == cid]
+        ctl = sum(is_control(r) for r in recs)
+        assert ctl and all(control_failed(r) for r in recs if is_control(r))
+        tt = r"\texttt{" + r".\allowbreak{}".join(cid.split(".")) + "}"
+        (line,) = [ln for ln in table.splitlines() if ln.startswith(tt + " & ")]
+        cell = line.rsplit(" & ", 1)[1].removesuffix(r" \\").strip()
+        counts = dict(reversed(part.split(" ", 1)) for part in cell.split(", "))
+        assert counts.pop("negative controls") == str(ctl), cell
+        for st, n in counts.items():
+            assert int(n) == sum(r["status"] == st and not is_control(r) for r in recs), (cid, cell)

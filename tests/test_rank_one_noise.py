@@ -93,6 +93,9 @@ def test_torch_sampler_has_the_same_law():
         ({"sigma": SIG, "shape": (0, 6)}, "shape must be two integers"),
         ({"sigma": SIG, "shape": (2.5, 2.4)}, "shape must be two integers"),
         ({"sigma": SIG, "shape": "ab"}, "shape must be two integers"),
+        ({"sigma": SIG, "shape": "23"}, "shape must be two integers"),  # was read as (2, 3)
+        ({"sigma": SIG, "shape": ("2", 3)}, "shape must be two integers"),
+        ({"sigma": SIG, "shape": (True, 6)}, "shape must be two integers"),  # was read as (1, 6)
         ({"sigma": SIG, "shape": (1, 2, 3)}, "shape must be two integers"),
         ({"sigma": -SIG, "shape": (2, 3)}, "sigma must be finite and >= 0"),
         ({"sigma": np.array([0.1, np.nan]), "shape": None}, "sigma must be finite and >= 0"),

@@ -13,6 +13,7 @@ non-finite values written ``inf``, ``-inf``, ``nan``; an interval ``[lo, hi]`` w
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import sys
 import time
@@ -21,10 +22,12 @@ import warnings
 
 def fmt_num(x, digits: int = 5) -> str:
     """``x`` in ``digits`` significant digits (``g`` format), with inf, -inf and nan written as such (also for
-    numpy scalars) and no negative zero."""
+    numpy scalars) and no negative zero; an integer (a count) exactly, in all its digits."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return str(int(x))
     try:
         v = float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return str(x)
     if math.isnan(v):
         return "nan"
@@ -42,6 +45,14 @@ class Interval:
         self.lo, self.hi = fmt_num(lo, digits), fmt_num(hi, digits)
 
 
+def _cell(c, digits: int) -> str:
+    if isinstance(c, str):
+        return c
+    if isinstance(c, Interval):
+        return f"[{c.lo}, {c.hi}]"
+    return fmt_num(c, digits)
+
+
 def table(header: list[str], rows: list[list], digits: int = 5, align: str | None = None) -> list[str]:
     """Lines of a table: the header, then one line per row. A cell is text (left-aligned), a number
     (:func:`fmt_num`, right-aligned) or an :class:`Interval`; ``align`` (one ``<`` or ``>`` per column)
@@ -57,8 +68,8 @@ def table(header: list[str], rows: list[list], digits: int = 5, align: str | Non
         elif col and all(not isinstance(c, str) for c in col):
             cells.append([fmt_num(c, digits) for c in col])
             kinds.append(">")
-        else:  # text, or numbers mixed with text (such as "-" for a value that does not exist)
-            cells.append([c if isinstance(c, str) else fmt_num(c, digits) for c in col])
+        else:  # text, or numbers or intervals mixed with text (such as "-" for a value that does not exist)
+            cells.append([_cell(c, digits) for c in col])
             kinds.append("<" if all(isinstance(c, str) for c in col) else ">")
     if align is not None:
         if len(align) != len(header) or set(align) - {"<", ">"}:
