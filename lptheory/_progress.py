@@ -31,7 +31,8 @@ def _fmt_time(seconds: float) -> str:
 
 class StepProgress:
     """The ``progress(t, total)`` callable of :func:`lptheory.simulate.simulate` for one optimizer of a run
-    (``label``, the ``index``-th of ``count``), writing to ``stream`` (stderr). Use as a context manager:
+    (``label``, the ``index``-th of ``count``; or any count of ``unit``, such as the checks of ``lptheory
+    report``), writing to ``stream`` (stderr). Use as a context manager:
     leaving it, normally or by an exception, clears the line and writes the summary (``stopped at step t``
     when the run did not finish).
 

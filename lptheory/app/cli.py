@@ -1047,7 +1047,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d; also the layout of --noise "
         "rank-one (default, one layout for both: the problem's own matrix shape, else with --noise rank-one the "
-        "noise's default below, else 1 x d)",
+        "noise's own split (see --noise), else 1 x d)",
     )
     p_run.add_argument(
         "--noise",
