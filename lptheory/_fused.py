@@ -469,8 +469,6 @@ def block(cast) -> int:
     return BLOCK_BYTES // np.dtype(cast).itemsize
 
 
-BLOCK = block("float64")
-
 
 def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast, watch=False):
     """Source of ``fused``: the whole rule in one pass over memory, block by block, with each power

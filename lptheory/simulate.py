@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._progress import StepProgress
 from .geometry import dual_exponent, lp_norm
 from .optimizers import Optimizer, count_nonfinite, deferred_nonfinite
 
@@ -332,7 +331,9 @@ def simulate(
         the numpy backend the split runs give the same numbers as one run, on the torch backend the
         offset seeds the device generator, so split runs are independent but not identical)
     theta0 : starting point, shape (d,) or (R, d) (default ``problem.x0(R)``)
-    progress : True draws a progress bar on stderr; a callable ``progress(t, steps)`` is called instead
+    progress : True draws the progress on stderr (:class:`lptheory._progress.StepProgress`: one line
+        rewritten in place on a terminal, plain lines at tenths in a pipe or file, a summary line at the
+        end or where it stopped); a callable ``progress(t, steps)`` is called instead
     backend : ``"numpy"`` (default) or ``"torch"`` (needs torch; see the module docstring)
     device : torch device for ``backend="torch"`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...; default cpu)
     dtype : float64 (default) or float32 (torch backend only)
@@ -343,6 +344,28 @@ def simulate(
     """
     steps = _validate.integer("steps", steps, lo=1)
     replicates = _validate.integer("replicates", replicates, lo=1)
+    if progress and not callable(progress):  # the same run, drawing its progress; the line closed however it ends
+        with StepProgress(str(getattr(optimizer, "name", type(optimizer).__name__)), steps) as bar:
+            return simulate(
+                optimizer,
+                problem,
+                oracle,
+                steps,
+                replicates,
+                seed,
+                record_every=record_every,
+                p_measure=p_measure,
+                snapshots=snapshots,
+                on_nonfinite=on_nonfinite,
+                replicate_offset=replicate_offset,
+                theta0=theta0,
+                progress=bar,
+                backend=backend,
+                device=device,
+                dtype=dtype,
+                observers=observers,
+                default_metrics=default_metrics,
+            )
     record_every = _validate.integer("record_every", record_every, lo=1)
     _validate.choice("on_nonfinite", on_nonfinite, {"raise", "record"})
     if p_measure is None:
@@ -489,7 +512,7 @@ def simulate(
             snaps[k] = _host(theta)
         k += 1
 
-    tick = progress if callable(progress) else (_progress_bar(steps) if progress else None)
+    tick = progress if callable(progress) else None
     use_out = xp is np and getattr(oracle, "accepts_out", False)
     gbuf = np.empty_like(theta) if use_out else None  # reused: no fresh (R, d) array (page faults) per step
     prev = (np.empty_like(theta) if xp is np else xp.empty_like(theta)) if keep_prev else None
@@ -570,8 +593,6 @@ def simulate(
                 bad[cand] = ~np.isfinite(theta[cand]).all(axis=-1)
                 mark(bad, t + 1)
         after_step(t, g)
-    if tick is not None and not callable(progress):
-        tick.close()
     record(steps)
     extras = {}
     for ob in observers:
@@ -857,31 +878,3 @@ def _f_star(problem) -> float:
             return float(c())
     v = getattr(problem, "f_star", None)
     return math.nan if v is None else float(v)
-
-
-class _progress_bar:
-    """A progress bar on stderr: tqdm on a terminal, a plain line every 10% otherwise."""
-
-    def __init__(self, total: int, desc: str = "steps"):
-        self.total, self.bar, self.next, self.t0 = total, None, 0.1, time.perf_counter()
-        if sys.stderr.isatty():
-            try:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=total, desc=desc, unit="step", leave=False, mininterval=0.2)
-            except ImportError:  # pragma: no cover
-                self.bar = None
-
-    def __call__(self, t: int, total: int) -> None:
-        if self.bar is not None:
-            self.bar.update(t - self.bar.n)
-        elif t / total >= self.next or t == total:
-            el = time.perf_counter() - self.t0
-            sys.stderr.write(f"  {t}/{total} steps ({100 * t / total:.0f}%), {el:.1f}s\n")
-            sys.stderr.flush()
-            while self.next <= t / total:
-                self.next += 0.1
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()

@@ -313,7 +313,7 @@ class RankOneNoise(Noise):
     |atoms_j[i]|. Flat layout: samples have shape (..., m*n).
     """
 
-    name = "rank-one"
+    name = "rank-one-atoms"  # the registry's "rank-one" is :class:`RankOneRows`
     bounded = True
 
     def __init__(self, atoms, weights=None):
@@ -399,6 +399,7 @@ class RankOneRows(RankOneNoise):
     c_j = (K+_j - K-_j) / n, O(m + d) per row; ``atoms`` and :meth:`batch_outcomes` build them when asked."""
 
     name = "rank-one"
+    takes_layout = True
 
     def __init__(self, sigma, shape=None):
         sig = np.asarray(sigma, dtype=np.float64)

@@ -34,6 +34,7 @@ __all__ = [
     "StudentT",
     "NOISES",
     "make_noise",
+    "has_layout",
     "sigma_profile",
 ]
 
@@ -70,6 +71,9 @@ class Noise:
     # add_means_into draws row r from rngs[r] alone, with element-wise arithmetic: rows a..b of a call on
     # all rows equal a call on rows a..b (bit for bit). A subclass that couples replicates sets False.
     rows_independent = True
+    # True for a model with a matrix layout: its constructor takes ``shape=(m, n)`` (the layout of the flat
+    # noise vector, kept as ``self.shape``; its default when None); :func:`has_layout` reads it.
+    takes_layout = False
 
     def __init__(self, sigma):
         sigma = np.asarray(sigma, dtype=np.float64)
@@ -414,15 +418,16 @@ def make_noise(kind: str, sigma, shape=None) -> Noise | None:
     if kind == "none":
         return None
     factory = NOISES[kind]
-    if shape is not None and "shape" in _parameters(factory):
+    if shape is not None and has_layout(kind):
         return factory(sigma, shape=shape)
     return factory(sigma)
 
 
-def _parameters(factory) -> tuple:
-    import inspect
-
-    try:
-        return tuple(inspect.signature(factory).parameters)
-    except (TypeError, ValueError):  # pragma: no cover  (a builtin without a signature)
-        return ()
+def has_layout(kind: str) -> bool:
+    """Whether the registered noise ``kind`` has a matrix layout: its factory is a :class:`Noise` class that
+    says so (``takes_layout``) and so takes ``shape=(m, n)``; a factory function (``two-point``) or ``none``
+    has none. Unknown ``kind``: ValueError naming the registered ones."""
+    if kind not in NOISES:
+        raise ValueError(f"noise must be one of {sorted(NOISES)}, got {kind!r}")
+    factory = NOISES[kind]
+    return isinstance(factory, type) and issubclass(factory, Noise) and bool(factory.takes_layout)

@@ -428,3 +428,187 @@ def test_rank_one_noise_from_the_command_line(tmp_path, capsys):
     assert "noise rank-one on a 3 x 4 matrix" in capsys.readouterr().out
     meta = json.loads((tmp_path / "b" / "run.json").read_text())
     assert meta["argv"]["noise"] == "rank-one"
+
+
+# -------------------------------------------------------------------------------------------------
+# review fixes: one layout for a matrix optimizer and the rank-one noise, the report's table of violated
+# claims, the checks' bar closed whatever stops the run, check --help
+
+
+def test_matrix_optimizer_and_rank_one_noise_share_one_default_layout(tmp_path, capsys):
+    """``run --optimizer muon --noise rank-one --d 12`` laid Muon out as 1 x 12 and the noise as 3 x 4: one
+    default layout now (the noise's split, 3 x 4); --shape and a matrix problem's own shape still win."""
+    base = ["run", "--optimizer", "muon", "--noise", "rank-one", "--steps", "2", "--replicates", "2"]
+    assert main([*base, "--d", "12", "--out", str(tmp_path / "a")]) == 0
+    cap = capsys.readouterr()
+    assert "muon: each replicate's iterate as a 3 x 4 matrix" in cap.err
+    assert "noise rank-one on a 3 x 4 matrix" in cap.out
+    assert main([*base, "--d", "12", "--shape", "2", "6", "--out", str(tmp_path / "b")]) == 0
+    cap = capsys.readouterr()
+    assert "muon: each replicate's iterate as a 2 x 6 matrix" in cap.err
+    assert "noise rank-one on a 2 x 6 matrix" in cap.out
+    assert main([*base, "--problem", "kronecker-quadratic", "--d", "36", "--out", str(tmp_path / "c")]) == 0
+    cap = capsys.readouterr()
+    assert "muon: each replicate's iterate as a 6 x 6 matrix" in cap.err and "on a 6 x 6 matrix" in cap.out
+    # a noise without a layout leaves the matrix optimizer's default (the iterate as one row)
+    plain = ["run", "--optimizer", "muon", "--noise", "gaussian", "--steps", "2", "--replicates", "2"]
+    assert main([*plain, "--d", "12", "--out", str(tmp_path / "d")]) == 0
+    assert "muon: each replicate's iterate as a 1 x 12 matrix" in capsys.readouterr().err
+    run = _option_blocks(_subparsers()[1]["run"].format_help())
+    assert "one layout for both" in run["--shape"] and "same layout" in run["--noise"]
+
+
+def _violated(id_, check, ratio, show=None, **params):
+    return {"id": id_, "check": check, "ratio": ratio, "show": show or [], "params": params, "status": "violated"}
+
+
+def test_report_violated_table_tells_rows_of_one_claim_apart():
+    """The report's closing table printed ``lionk.first-step p=3 coverage-more -`` three times: rows of the same
+    claim and check now show the parameters that differ (the record's ``show`` keys first, as few as needed),
+    quoted when they hold spaces; rows already apart keep p and d only."""
+    setting = ["p", "setting"]
+    found = [
+        _violated("lionk.first-step", "coverage-more", "-", setting, p=3.0, eta=0.1, setting=f"tau = 0, g0 #{k}")
+        for k in (1, 2, 3)
+    ]
+    found += [
+        _violated("asm1.equivalence", "smoothness", 1.26, ["p", "d"], p=3.0, d=2, direction="lip/2s"),
+        _violated("asm1.equivalence", "coverage-more", 1.145, ["p", "d"], p=3.0, d=3, direction="lip/2s"),
+        _violated("thm1.B2", "lemmas", 1.117, None, p=3.0, d=1, k=3, n=1),
+        _violated("thm1.B2", "lemmas", 1.2, None, p=3.0, d=1, k=2, n=1),
+        _violated("sym.thm1.step2", "symbolic", None, ["proof", "step"], proof="thm1", step="step2"),
+    ]
+    lines = cli._violated_table(found)
+    rows = [ln for ln in lines[1:]]
+    assert len(set(rows)) == len(rows) == len(found), lines
+    for k in (1, 2, 3):
+        assert any(f'p=3 setting="tau = 0, g0 #{k}"' in r and "coverage-more" in r for r in rows), lines
+    assert not any("eta=" in r for r in rows)  # the same in every row: not shown
+    assert any(r.startswith("asm1.equivalence") and " p=3 d=2 " in r and "direction" not in r for r in rows)
+    assert any(" p=3 d=1 k=3 " in r for r in rows) and any(" p=3 d=1 k=2 " in r for r in rows)
+    assert lines[0].split() == ["claim", "params", "check", "ratio"]
+
+
+@pytest.mark.parametrize("stop", [SystemExit(7), KeyboardInterrupt(), RuntimeError("planted")])
+def test_report_check_bar_is_closed_whatever_stops_the_run(tmp_path, monkeypatch, stop):
+    """A SystemExit (not an Exception) raised while the checks ran left the checks' line live and
+    ``warnings.showwarning`` replaced: the bar is closed in a ``finally`` now."""
+    from lptheory import _progress
+
+    def boom(*args, **kwargs):
+        raise stop
+
+    monkeypatch.setattr("proofs_checks.runner.run_checks", boom)
+    s = _Stream(True)
+    monkeypatch.setattr("sys.stderr", s)
+    before = warnings.showwarning
+    argv = ["report", "--only", "symbolic", "--quick", "--out", str(tmp_path / "r")]
+    if isinstance(stop, SystemExit):
+        with pytest.raises(SystemExit):
+            cli._cmd_report(cli.build_parser().parse_args(argv))
+    else:
+        assert main(argv) == (3 if isinstance(stop, RuntimeError) else cli.EXIT_INTERRUPTED)
+    assert warnings.showwarning is before and not _progress._LIVE
+    assert "checks: stopped at 0 of 1 checks" in s.text
+
+
+def test_check_help_does_not_list_a_stale_set_of_checks(capsys):
+    """``check --help`` listed eight of the Stacey pack's checks (not proved, coverage, coverage-more); it now
+    points at ``lptheory info``, which lists every pack's checks."""
+    text = " ".join(_subparsers()[1]["check"].format_help().split())
+    assert "`lptheory info` lists every pack's checks" in text
+    assert "lemmas, theorem1" not in text
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    for name in ("lemmas", "proved", "coverage", "coverage-more"):
+        assert re.search(rf"stacey: checks .*\b{re.escape(name)}\b", out), out
+
+
+# -------------------------------------------------------------------------------------------------
+# the simulator's own progress (progress=True): the same primitive, a core module
+
+
+_SIM = """
+import numpy as np
+from lptheory.optimizers import OPTIMIZERS
+from lptheory.simulate import simulate
+from synthetic.noise import make_noise
+from synthetic.oracle import GradientOracle
+from synthetic.problems import make_problem
+pr = make_problem("separable", d=10, seed=0)
+o = GradientOracle(pr, make_noise("gaussian", np.full(10, 0.1)), 1)
+simulate(OPTIMIZERS["sgd"](lr=0.01), pr, o, 400, 2, 0, progress=True)
+print("done")
+"""
+
+
+def _pty_exec(cmd, cols):
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 0 if cols == 0 else 24, cols, 0, 0))
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, "PYTHONPATH": ROOT}, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave
+    )
+    os.close(slave)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        raw += chunk
+    proc.wait(timeout=120)
+    os.close(master)
+    return proc.returncode, raw.decode()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_simulate_progress_draws_on_a_zero_column_terminal():
+    """``simulate(..., progress=True)`` drew with tqdm, which draws nothing on a terminal reporting zero
+    columns (``script -q -c ...``): it draws the line in place now, cleared at the end, then a summary."""
+    rc, raw = _pty_exec([sys.executable, "-c", _SIM], cols=0)
+    assert rc == 0, raw
+    assert "\r  sgd:" in raw and "400/400 steps" in raw, raw
+    screen = [x for x in _screen(raw.replace("\r\n", "\n"), 80) if x]
+    assert not any("%" in x for x in screen), screen
+    assert any(re.fullmatch(r"  sgd: 400 steps in \d+\.\ds \([\d,]+ steps/s\)", x) for x in screen), screen
+    assert "done" in screen  # (numba may write ESC[0m at exit: not the simulator's)
+
+
+def test_simulate_progress_in_a_pipe_is_plain_lines():
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIM], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "\r" not in proc.stderr and re.search(r"^  sgd: 400 steps in ", proc.stderr, flags=re.M), proc.stderr
+
+
+def test_simulate_progress_changes_no_bit_and_says_where_it_stopped(monkeypatch):
+    from lptheory import _progress
+    from lptheory.optimizers import OPTIMIZERS
+    from lptheory.simulate import simulate
+    from synthetic.noise import make_noise
+    from synthetic.oracle import GradientOracle
+    from synthetic.problems import make_problem
+
+    pr = make_problem("separable", d=6, seed=0)
+    o = GradientOracle(pr, make_noise("gaussian", np.full(6, 0.1)), 1)
+    s = _Stream(True)
+    monkeypatch.setattr("sys.stderr", s)
+    before = warnings.showwarning
+    a = simulate(OPTIMIZERS["sgd"](lr=0.01), pr, o, 30, 3, 4, record_every=5, progress=True)
+    b = simulate(OPTIMIZERS["sgd"](lr=0.01), pr, o, 30, 3, 4, record_every=5)
+    assert np.array_equal(a.gap, b.gap, equal_nan=True) and np.array_equal(a.grad_pstar, b.grad_pstar)
+    screen = [x for x in _screen(s.text, 80) if x]
+    assert len(screen) == 1 and screen[0].startswith("  sgd: 30 steps in"), screen
+    s.text = ""
+    with pytest.raises(FloatingPointError):
+        simulate(OPTIMIZERS["sgd"](lr=1e200), pr, o, 30, 2, 0, progress=True)
+    screen = [x for x in _screen(s.text, 80) if x]
+    assert len(screen) == 1 and re.match(r"  sgd: stopped at \d+ of 30 steps", screen[0]), screen
+    assert warnings.showwarning is before and not _progress._LIVE

@@ -750,3 +750,10 @@ def test_the_kernel_cache_keeps_the_most_recently_used_modules(tmp_path, monkeyp
         _fused.cache_max()
     with pytest.raises(ValueError, match="LPTHEORY_KERNEL_CACHE_MAX"):
         _fused._module(src.format(1))  # a module already on disk: the setting is checked all the same
+
+
+def test_no_float64_only_block_constant():
+    """The one-pass kernel's block depends on the dtype (``block(cast)``: 64 float64, 128 float32); the old
+    module constant ``BLOCK`` (the float64 value) was unused and misleading for float32, and is gone."""
+    assert not hasattr(_fused, "BLOCK")
+    assert _fused.block("float64") == 64 and _fused.block("float32") == 128

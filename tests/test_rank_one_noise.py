@@ -119,3 +119,41 @@ def test_general_model_names_its_bad_parameters():
         RankOneNoise.random(2, 2, k=0)
     with pytest.raises(ValueError, match=r"sigma must be in \[0, inf\)"):
         RankOneNoise.random(2, 2, sigma=-1.0)
+
+
+def test_the_two_rank_one_models_describe_themselves_apart():
+    """``RankOneNoise`` (any atoms) and ``RankOneRows`` (the registry's ``rank-one``) both called themselves
+    ``rank-one`` in records and run.json: the general model is ``rank-one-atoms`` now."""
+    rows = RankOneRows(SIG, shape=(2, 3))
+    dense = RankOneNoise(rows.atoms, rows.weights)
+    assert rows.name == "rank-one" and dense.name == "rank-one-atoms"
+    assert rows.describe()["noise"] == "rank-one" and dense.describe()["noise"] == "rank-one-atoms"
+    assert all(getattr(f, "name", None) != dense.name for f in NOISES.values() if f is not None)
+
+
+def test_one_mechanism_says_which_models_take_a_layout():
+    """One mechanism (the class attribute ``takes_layout``, read by :func:`synthetic.noise.has_layout`) for the
+    registry and the command line, no signature inspection duplicated in both."""
+    import synthetic.noise as noise_mod
+    from lptheory.app import cli
+    from synthetic.noise import Gaussian, has_layout
+
+    assert not hasattr(cli, "_parameters") and not hasattr(noise_mod, "_parameters")
+    assert {k for k in NOISES if k != "none" and has_layout(k)} == {"rank-one"}
+    assert not has_layout("none") and not has_layout("two-point")
+    with pytest.raises(ValueError, match="noise must be one of"):
+        has_layout("rank-two")
+
+    class Laid(Gaussian):  # a model that says it takes a layout gets shape=, whatever its signature reads
+        name = "laid"
+        takes_layout = True
+
+        def __init__(self, sigma, **kw):
+            super().__init__(sigma)
+            self.shape = kw["shape"]
+
+    NOISES["laid"] = Laid
+    try:
+        assert has_layout("laid") and make_noise("laid", SIG, shape=(3, 2)).shape == (3, 2)
+    finally:
+        del NOISES["laid"]

@@ -335,42 +335,46 @@ def _run_plan(args):
     return opts
 
 
-def _parameters(factory) -> tuple:
-    import inspect
-
-    try:
-        return tuple(inspect.signature(factory).parameters)
-    except (TypeError, ValueError):  # pragma: no cover
-        return ()
-
-
 def _is_shape_of(shape, d: int) -> bool:
     return isinstance(shape, (tuple, list)) and len(shape) == 2 and int(shape[0]) * int(shape[1]) == d
 
 
-def _with_matrix_shape(opts: dict, args, problem, shaped_noise: bool = False) -> dict:
-    """The matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) with the layout of each
-    replicate's flat iterate: ``--shape M N``, else the problem's own matrix shape (its ``shape``), else (1, d)
-    (the iterate as one row). Without it the simulator would take the replicates as the rows of one matrix."""
-    from lptheory.spectral import MatrixOptimizer, laid_out
-
+def _check_shape(args, problem) -> None:
+    """``--shape M N`` multiplies to the problem's d (exit 2 otherwise); a warning when it lays out a matrix
+    problem's iterates other than the problem's own shape."""
     shape = tuple(args.shape) if args.shape else None
-    if shape is not None and shape[0] * shape[1] != problem.d:
+    if shape is None:
+        return
+    if shape[0] * shape[1] != problem.d:
         raise UsageError(f"--shape {shape[0]} {shape[1]}: M * N must equal the problem's d = {problem.d}")
     own = getattr(problem, "shape", None)
-    if shape is not None and isinstance(own, (tuple, list)) and len(own) == 2 and tuple(own) != shape:
+    if isinstance(own, (tuple, list)) and len(own) == 2 and tuple(own) != shape:
         print(
             f"lptheory run: warning: --shape {shape[0]} {shape[1]} lays out the iterates of a {own[0]} x {own[1]} "
             f"matrix problem ({args.problem}) differently: its geometry is not the optimizer's",
             file=sys.stderr,
         )
+
+
+def _with_matrix_shape(opts: dict, args, problem, layout=None) -> dict:
+    """The matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) with the layout of each
+    replicate's flat iterate: ``--shape M N``, else the problem's own matrix shape (its ``shape``), else the
+    noise's matrix layout ``layout`` (a noise that has one, such as rank-one: one layout for both), else
+    (1, d) (the iterate as one row). Without it the simulator would take the replicates as the rows of one
+    matrix. ``--shape`` is checked by :func:`_check_shape`."""
+    from lptheory.spectral import MatrixOptimizer, laid_out
+
+    shape = tuple(args.shape) if args.shape else None
+    own = getattr(problem, "shape", None)
+    if shape is None and layout is not None and not _is_shape_of(own, problem.d):
+        shape = tuple(layout)
     out = {}
     for name, opt in opts.items():
-        new = laid_out(opt, problem.d, getattr(problem, "shape", None), shape)
+        new = laid_out(opt, problem.d, own, shape)
         if new is not opt and not args.quiet:
             print(f"{name}: each replicate's iterate as a {new.shape[0]} x {new.shape[1]} matrix", file=sys.stderr)
         out[name] = new
-    if shape is not None and not shaped_noise and not any(isinstance(o, MatrixOptimizer) for o in out.values()):
+    if args.shape and layout is None and not any(isinstance(o, MatrixOptimizer) for o in out.values()):
         raise UsageError(
             "--shape: none of the selected optimizers is a matrix optimizer (muon, scion, schatten-...) and the "
             f"noise ({args.noise}) has no matrix layout"
@@ -451,9 +455,8 @@ def _cmd_run(args) -> int:
 
     opts = _run_plan(args)
     _check_run_memory(args, opts)
-    from synthetic.noise import NOISES
+    from synthetic.noise import has_layout
 
-    shaped_noise = args.noise != "none" and "shape" in _parameters(NOISES[args.noise])
     try:
         problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
     except (ValueError, TypeError) as exc:
@@ -462,18 +465,21 @@ def _cmd_run(args) -> int:
         sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--sigma: {exc}") from exc
-    opts = _with_matrix_shape(opts, args, problem, shaped_noise)
-    noise_desc = args.noise
+    _check_shape(args, problem)
+    noise_desc, layout = args.noise, None
     try:
-        if shaped_noise:  # the matrix layout of the noise: --shape, else the problem's own, else its default
+        if args.noise != "none" and has_layout(args.noise):
+            # the noise's matrix layout: --shape, else the problem's own, else the noise's default (split_shape)
             own = getattr(problem, "shape", None)
-            layout = tuple(args.shape) if args.shape else (tuple(own) if _is_shape_of(own, problem.d) else None)
-            noise = make_noise(args.noise, sigma, shape=layout)
-            noise_desc += f" on a {noise.shape[0]} x {noise.shape[1]} matrix"
+            given = tuple(args.shape) if args.shape else (tuple(own) if _is_shape_of(own, problem.d) else None)
+            noise = make_noise(args.noise, sigma, shape=given)
+            layout = tuple(noise.shape)
+            noise_desc += f" on a {layout[0]} x {layout[1]} matrix"
         else:
             noise = make_noise(args.noise, sigma)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--noise {args.noise}: {exc}") from exc
+    opts = _with_matrix_shape(opts, args, problem, layout)  # the matrix optimizers: the same layout
     _prepare_out(args.out, args=args)
     batch = args.batch
     batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
@@ -835,16 +841,18 @@ def _cmd_report(args) -> int:
     say = _say_factory(args.quiet, "lptheory report")
     bar = _CheckBar(len(planned), args.quiet)
     try:
-        results, elapsed = run_checks(
-            pack, planned, seed=seed, quick=args.quick, jobs=args.jobs, say=say, on_done=bar.done
-        )
-    except KeyboardInterrupt as exc:
-        bar.close(exc)
-        raise
+        stopped = None
+        try:
+            results, elapsed = run_checks(
+                pack, planned, seed=seed, quick=args.quick, jobs=args.jobs, say=say, on_done=bar.done
+            )
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit... too: the bar is closed whatever stops it
+            stopped = exc
+            raise
+        finally:
+            bar.close(stopped)
     except Exception as exc:
-        bar.close(exc)
         return _run_failure(exc, pack, args)
-    bar.close()
     info = meta(
         "report",
         seed,
@@ -862,21 +870,71 @@ def _cmd_report(args) -> int:
     found = [r for r in res["violated"] if not is_control(r)]
     if found:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
-        from .console import table
-
-        rows = []
-        for r in found:
-            p, d = r["params"].get("p"), r["params"].get("d")
-            extra = (f"p={p:g}" if isinstance(p, float) else "") + (f" d={d}" if isinstance(d, int) else "")
-            rt = r["ratio"]
-            rows.append([r["id"], extra.strip(), r["check"], rt if isinstance(rt, (int, float)) else "-"])
-        for line in table(["claim", "params", "check", "ratio"], rows, digits=4, align="<<<>"):
+        for line in _violated_table(found):
             print("  " + line)
     print(
         f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
         f"{args.out}/results.csv"
     )
     return EXIT_OK
+
+
+def _param_text(k, v) -> str:
+    if isinstance(v, float):
+        return f"{k}={v:g}"
+    if isinstance(v, str) and (not v or any(c in v for c in " ,=\"")):
+        import json
+
+        return f"{k}={json.dumps(v)}"  # quoted: a setting with spaces or commas stays one visible value
+    return f"{k}={v}"
+
+
+def _violated_table(found: list[dict]) -> list[str]:
+    """The table of violated claims that ``lptheory report`` prints (claim, params, check, ratio), one row per
+    record. Params: p and d where the record has them; where rows of the same claim and check would still
+    read the same, the parameters whose values tell them apart (the record's ``show`` keys first, then the
+    others in name order; only as many as needed), e.g. ``p=3 setting="tau = 0, g0 #2 (d = 5)"``."""
+    from .console import table
+
+    def scalar(v):
+        return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+    keys = []
+    for r in found:
+        pr = r["params"]
+        keys.append([k for k, kind in (("p", float), ("d", int)) if isinstance(pr.get(k), kind)])
+
+    def mine(i, ks):  # the keys among ks that record i has a value for
+        return [k for k in ks if scalar(found[i]["params"].get(k))]
+
+    def text(i, ks):
+        return " ".join(_param_text(k, found[i]["params"][k]) for k in ks)
+
+    groups: dict = {}
+    for i, r in enumerate(found):
+        groups.setdefault((r["id"], r["check"], text(i, keys[i])), []).append(i)
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        cands = []
+        for i in idx:
+            pr = found[i]["params"]
+            for k in [*(found[i].get("show") or ()), *sorted(pr)]:
+                if k not in cands and k not in keys[i] and scalar(pr.get(k)):
+                    cands.append(k)
+        chosen = []
+        for k in cands:
+            if len({repr(found[i]["params"].get(k)) for i in idx}) > 1:
+                chosen.append(k)
+                if len({text(i, keys[i] + mine(i, chosen)) for i in idx}) == len(idx):
+                    break
+        for i in idx:
+            keys[i] = keys[i] + mine(i, chosen)
+    rows = []
+    for i, r in enumerate(found):
+        rt = r["ratio"]
+        rows.append([r["id"], text(i, keys[i]), r["check"], rt if isinstance(rt, (int, float)) else "-"])
+    return table(["claim", "params", "check", "ratio"], rows, digits=4, align="<<<>")
 
 
 class _CheckBar:
@@ -987,8 +1045,9 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=2,
         metavar=("M", "N"),
         default=None,
-        help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d (default: the problem's "
-        "own matrix shape, else 1 x d); also the layout of --noise rank-one",
+        help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d; also the layout of --noise "
+        "rank-one (default, one layout for both: the problem's own matrix shape, else with --noise rank-one the "
+        "noise's own split (see --noise), else 1 x d)",
     )
     p_run.add_argument(
         "--noise",
@@ -996,7 +1055,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(NOISES),
         metavar="NAME",
         help=_one_of(NOISES, "noise family") + "; rank-one: each draw one row of the d = M x N matrix (--shape M N, "
-        "else the problem's own shape, else M the largest divisor of d up to sqrt(d))",
+        "else the problem's own shape, else M the largest divisor of d up to sqrt(d)); the matrix optimizers take "
+        "the same layout",
     )
     p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
     p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
@@ -1048,9 +1108,9 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
         description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
-        "is a check of the built-in Stacey pack (lemmas, theorem1, symbolic, majorization, smoothness, claims, "
-        "acceleration, corrections), a claim file (path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) "
-        "or an installed pack's name; NAMES select checks of it (all by default).",
+        "is a check of the built-in Stacey pack (`lptheory info` lists every pack's checks), a claim file "
+        "(path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed pack's name; NAMES select "
+        "checks of it (all by default).",
     )
     p_check.add_argument("target", metavar="TARGET", help="a check name, a claim file, a module or a pack")
     p_check.add_argument("names", metavar="NAME", nargs="*", help="checks of TARGET to run (default: all)")
