@@ -688,9 +688,11 @@ def _run_dask(client, todo, metrics, rows, done):
 
 
 class _Bar:
-    """Cells done / cached / failed with an ETA: a tqdm bar on a terminal, plain lines otherwise."""
+    """Cells done / cached / failed with an ETA: one line rewritten in place on a terminal
+    (:class:`lptheory._progress.StepProgress`, also where the terminal reports zero columns), plain lines
+    otherwise."""
 
-    def __init__(self, total, cached, enabled):
+    def __init__(self, total, cached, enabled, stream=None, tty=None):
         import sys
 
         self.total, self.cached, self.done, self.failed = total, cached, 0, 0
@@ -698,20 +700,26 @@ class _Bar:
         self.t0 = time.perf_counter()
         self.bar = None
         self.last = 0.0
-        if enabled and sys.stderr.isatty():
-            from tqdm import tqdm
+        self.stream = sys.stderr if stream is None else stream
+        if tty is None:
+            try:
+                tty = bool(self.stream.isatty())
+            except (AttributeError, ValueError):
+                tty = False
+        if enabled and tty:
+            from lptheory._progress import StepProgress
 
-            self.bar = tqdm(total=total, initial=cached, unit="cell", dynamic_ncols=True)
-            self.bar.set_postfix(cached=cached, failed=0)
+            self.bar = StepProgress("lptheory sweep", total, stream=self.stream, tty=True, unit="cells", rate=False)
+            self.bar.__enter__()
+            self.bar.note = f"{cached} cached, 0 failed"
+            self.bar(cached, total)
 
     def update(self, failed=False):
-        import sys
-
         self.done += 1
         self.failed += bool(failed)
         if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix(cached=self.cached, failed=self.failed)
+            self.bar.note = f"{self.cached} cached, {self.failed} failed"
+            self.bar(self.done + self.cached, self.total)
             return
         if not self.enabled:
             return
@@ -723,10 +731,12 @@ class _Bar:
             print(
                 f"[lptheory sweep] {self.done + self.cached}/{self.total} cells ({self.cached} cached, "
                 f"{self.failed} failed), ETA {rate * left:.0f}s",
-                file=sys.stderr,
+                file=self.stream,
                 flush=True,
             )
 
     def close(self):
         if self.bar is not None:
-            self.bar.close()
+            bar, self.bar = self.bar, None
+            finished = self.done + self.cached >= self.total
+            bar.__exit__(None if finished else RuntimeError, None, None)  # summary, or "stopped at"

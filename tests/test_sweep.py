@@ -336,3 +336,33 @@ def test_matrix_cells_hash_their_layout_rule():
     assert S.cell_hash(cell) != S._hash({k: cell[k] for k in sorted(cell)})
     plain = {"optimizer.name": "sgd", "p": 2.0, "sim.steps": 8}
     assert S.cell_hash(plain) == S._hash({k: plain[k] for k in sorted(plain)})
+
+
+def test_sweep_progress_line_on_a_terminal_and_plain_lines_elsewhere():
+    """The sweep's progress: on a terminal one line rewritten in place (also where the terminal reports zero
+    columns, where tqdm drew nothing) with the cached and failed counts, cleared and followed by one summary
+    line; a sweep that stops early says where; elsewhere plain lines."""
+    import io
+
+    from proofs_checks.sweep import _Bar
+
+    out = io.StringIO()
+    bar = _Bar(5, 2, True, stream=out, tty=True)
+    bar.update()
+    bar.update(failed=True)
+    bar.update()
+    bar.close()
+    text = out.getvalue()
+    assert "\r" in text and "2 cached, 1 failed" in text
+    assert text.splitlines()[-1].strip().startswith("lptheory sweep: 5 cells in ")  # the summary, last
+    out = io.StringIO()
+    bar = _Bar(5, 0, True, stream=out, tty=True)
+    bar.update()
+    bar.close()
+    assert "stopped at 1 of 5 cells" in out.getvalue()
+    out = io.StringIO()
+    bar = _Bar(3, 0, True, stream=out, tty=False)
+    for _ in range(3):
+        bar.update()
+    bar.close()
+    assert "\r" not in out.getvalue() and "[lptheory sweep] 3/3 cells (0 cached, 0 failed)" in out.getvalue()
