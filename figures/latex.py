@@ -105,12 +105,14 @@ def _longtable(spec: str, head: list[str], rows: list[list[str]], size: str = r"
     return "\n".join(out)
 
 
-# a negative control's record in the per-claim counts (row["control"]: "fails" as it must, or "passes" the rule
-# it must fail): apart from the claim's statuses, so that a control failing as it must never reads as an
-# inconclusive setting of the claim (singular, plural)
+# a negative control's record in the per-claim counts (row["control"]: "fails" as it must, "passes" the rule
+# it must fail, or "not-applicable": outside the claim's assumptions, it shows nothing): apart from the claim's
+# statuses, so that a control failing as it must never reads as an inconclusive setting of the claim
+# (singular, plural)
 _CONTROL_COUNT = {
     "fails": ("negative control", "negative controls"),
     "passes": ("negative control that does not fail", "negative controls that do not fail"),
+    "not-applicable": ("negative control not applicable here", "negative controls not applicable here"),
 }
 
 
@@ -200,11 +202,12 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
         rows.append([f"\\multicolumn{{7}}{{l}}{{\\textbf{{{escape(s['title'])}}}}}"])
         for r in s["rows"]:
             st = r["status"]
+            shown = r.get("status_text") or st  # "inconclusive (control)" for a negative control
             rows.append(
                 [
                     _id(r["id"]),
                     escape(r["setting"]),
-                    f"\\textbf{{{escape(st)}}}" if st == "violated" else escape(st),
+                    f"\\textbf{{{escape(shown)}}}" if st == "violated" else escape(shown),
                     escape(r.get("evidence", "-")),
                     escape(r.get("relation", "")),
                     escape(r.get("size", "")),

@@ -20,10 +20,12 @@ from proofs_checks.records import (
     STATUSES,
     clean,
     control_failed,
+    controls_breakdown,
     controls_text,
     is_control,
     setting_text,
     status_counts_text,
+    status_text,
 )
 from proofs_checks.verdict import EVIDENCE_TEXT
 
@@ -206,6 +208,34 @@ def _merge_notes(rows: list[dict]) -> list[dict]:
             }
         )
     return out
+
+
+def _control_outcome(r: dict) -> str:
+    """How a negative control came out: ``fails`` as it must, ``not-applicable`` (outside the claim's
+    assumptions: it shows nothing), or ``passes`` the rule it must fail."""
+    if control_failed(r):
+        return "fails"
+    return "not-applicable" if r.get("status") == "not-applicable" else "passes"
+
+
+def _control_notes(rows: list[dict], recs: list[dict]) -> dict | None:
+    """A section's negative controls as one group, apart from its open questions: ``{"count", "text" (how
+    many fail as they must; named, those not applicable here and those that do not fail), "groups" (the
+    records merged by reason, as in :func:`_merge_notes`), "anchor", "ok" (every control fails)}``; None when
+    the section has no control. ``rows``: the controls' report rows (those shown in the group; a legacy
+    pack's violated control is shown with the findings' details); ``recs``: every control record."""
+    if not recs:
+        return None
+    groups = _merge_notes(rows) if rows else []
+    for g in groups:  # the shared words head a sub-list: no dangling colon
+        g["text"] = g["text"].rstrip(":;, ")
+    return {
+        "count": len(recs),
+        "text": controls_breakdown(recs),
+        "groups": groups,
+        "anchor": groups[0]["anchor"].replace("n-", "c-", 1) if groups else "",
+        "ok": all(control_failed(r) for r in recs),
+    }
 
 
 def _scalar(v) -> bool:
@@ -430,7 +460,15 @@ def write_report(
     options: dict | None = None,
 ) -> dict:
     """Write the report of ``records`` (``{check: [record dicts]}``, the pack's order) to ``out_dir``.
-    Returns ``{"counts", "violated", "claims", "paths"}``."""
+
+    Returns ``{"counts", "claim_counts", "violated", "findings", "controls", "claims", "paths"}``:
+
+    * ``counts``: status -> number of records, negative controls INCLUDED (every record of claims.json);
+    * ``claim_counts``: status -> number of records that are not negative controls (the report's totals);
+    * ``violated``: every ``violated`` record, a legacy pack's violated control INCLUDED;
+    * ``findings``: the ``violated`` records that are not controls (the findings about the paper);
+    * ``controls``: the negative controls' records (:func:`proofs_checks.records.is_control`);
+    * ``claims``: every record (with its ``check``); ``paths``: the files written."""
     import jinja2
 
     elapsed = elapsed or {}
@@ -445,13 +483,15 @@ def write_report(
     setting_cols = _setting_columns(pack, claims)
     paths = [os.path.join(out_dir, "claims.json"), *_write_csv_and_parquet(out_dir, claims, meta, setting_cols)]
     seed, quick = meta.get("seed", 0), bool(meta.get("quick"))
-    counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}
+    counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}  # every record, controls included
+    claim_counts = {s: sum(r["status"] == s and not is_control(r) for r in claims) for s in STATUSES}
+    n_ctl = sum(is_control(r) for r in claims)
     evidence_legend = evidence_levels(claims)
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
         figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
         paths += [os.path.join(out_dir, f) for f in figs]
-        rows, details, notes_in, seen = [], [], [], set()
+        rows, details, notes_in, controls_in, seen = [], [], [], [], set()
         for i, r in enumerate(recs):
             anchor = _anchor(check, i)
             p = r["params"].get("p")
@@ -462,6 +502,7 @@ def write_report(
                 "source": r["source"],
                 "setting": setting_text(r["params"], r.get("show")),
                 "status": r["status"],
+                "status_text": status_text(r),  # "inconclusive (control)" for a negative control
                 "evidence": r.get("evidence") or "-",  # absent only in files written before the field
                 "empirical": _fmt(r.get("empirical")),
                 "bound": _fmt(r.get("bound")),
@@ -483,7 +524,7 @@ def write_report(
                 "witness": "",
             }
             control = is_control(r)  # a negative control: neither a finding nor an open question (counted apart)
-            row["control"] = ("fails" if control_failed(r) else "passes") if control else ""
+            row["control"] = _control_outcome(r) if control else ""
             if r["status"] == "violated":
                 wit = json.dumps(r["witness"], indent=1, sort_keys=True, allow_nan=False)
                 row["witness"] = (
@@ -492,9 +533,11 @@ def write_report(
                 if not control:
                     findings_by.setdefault((check, r["id"]), []).append((r, anchor, row["setting"]))
                 details.append(row)
+            elif control:  # a negative control: its own group, apart from the open questions
+                controls_in.append(row)
             elif r["status"] in ("inconclusive", "not-applicable"):
                 notes_in.append(row)
-                if r["status"] == "inconclusive" and not control:
+                if r["status"] == "inconclusive":
                     open_q.append({"anchor": "d-" + anchor, "label": f"{r['id']} ({row['setting'] or check})"})
             row["first"] = r["id"] not in seen  # the statement is printed once per claim in the table
             seen.add(r["id"])
@@ -506,6 +549,7 @@ def write_report(
                 "rows": rows,
                 "details": details,
                 "notes": _merge_notes(notes_in),
+                "controls": _control_notes(controls_in, [r for r in recs if is_control(r)]),
                 "figures": [f for f in figs if f.endswith(".png")],
                 "seconds": f"{elapsed.get(check, 0.0):.1f}",
                 "counts": {  # the claims' statuses, the negative controls counted apart
@@ -570,8 +614,11 @@ def write_report(
         description=pack.description,
         provenance=provenance,
         counts=counts,
-        claim_counts={s: sum(r["status"] == s and not is_control(r) for r in claims) for s in STATUSES},
+        claim_counts=claim_counts,
         controls=controls_text(claims),
+        # the verdict table's filter (value, label, count): the claims' statuses, then the negative controls apart
+        filters=[(s, s, n) for s, n in claim_counts.items()]
+        + ([("control", "negative controls", n_ctl)] if n_ctl else []),
         verdicts_text=status_counts_text(claims),
         findings=findings,
         summary=summary,
@@ -595,7 +642,10 @@ def write_report(
     paths.append(write_latex(out_dir, ctx, lambda cid: _tex(pack, cid)))
     return {
         "counts": counts,
+        "claim_counts": claim_counts,
         "violated": [r for r in claims if r["status"] == "violated"],
+        "findings": [r for r in claims if r["status"] == "violated" and not is_control(r)],
+        "controls": [r for r in claims if is_control(r)],
         "claims": claims,
         "paths": paths,
     }

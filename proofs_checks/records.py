@@ -54,6 +54,10 @@ __all__ = [
     "is_control",
     "control_failed",
     "controls_text",
+    "controls_breakdown",
+    "control_label",
+    "status_text",
+    "CONTROL_MARK",
     "status_counts_text",
     "dumps",
     "to_html",
@@ -302,7 +306,7 @@ def format_table(claims: list) -> str:
             _fmt(r["empirical"]),
             _fmt(r["bound"]),
             _fmt(r["ratio"]),
-            ("VIOLATED" if r["status"] == "violated" else r["status"]) + (" (control)" if is_control(r) else ""),
+            ("VIOLATED" if r["status"] == "violated" else r["status"]) + (CONTROL_MARK if is_control(r) else ""),
             r.get("evidence") or "-",
         )
         for r in rows
@@ -334,7 +338,10 @@ def status_counts_text(rows: list) -> str:
 def control_failed(rec: dict) -> bool:
     """Whether a negative control's record says that it fails as it must (the convention of
     :func:`proofs_checks.verdict.control_verdict`: "negative control 'x' fails as it must"; a record of a
-    pack written before it, ``violated``, counts as failing too)."""
+    pack written before it, ``violated``, counts as failing too). A ``not-applicable`` control never does:
+    outside the claim's assumptions it has not shown that the check can fail."""
+    if rec.get("status") == "not-applicable":
+        return False
     return rec.get("status") == "violated" or bool(_CONTROL_FAILS.match(str(rec.get("reason") or "")))
 
 
@@ -342,24 +349,55 @@ def control_failed(rec: dict) -> bool:
 # PASSES may quote the rule's own words, such as a gated method's "every negative control fails as it must")
 _CONTROL_FAILS = re.compile(r"negative control (?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") fails as it must")
 
+CONTROL_MARK = " (control)"  # after a negative control's status in every verdict table
+
+
+def status_text(rec: dict) -> str:
+    """A record's status as the verdict tables show it: ``inconclusive (control)`` for a negative control
+    (:data:`CONTROL_MARK`), so that a control is never read as an open question of the claim."""
+    return str(rec.get("status", "")) + (CONTROL_MARK if is_control(rec) else "")
+
+
+def control_label(rec: dict) -> str:
+    """A negative control named so that it can be found among its claim's records: ``id [control=NAME,
+    for=CONTROL_FOR]`` (the parameters it has; the id alone when it has neither)."""
+    pr = rec.get("params") or {}
+    bits = [f"{label}={pr[k]}" for k, label in (("control", "control"), ("control_for", "for")) if pr.get(k)]
+    return str(rec.get("id")) + (f" [{', '.join(bits)}]" if bits else "")
+
+
+def _n(k: int, one: str, many: str) -> str:
+    return f"{k} {one if k == 1 else many}"
+
 
 def controls_text(rows: list) -> str:
     """The negative controls among ``rows``, counted apart from the claims (empty when there are none):
     ``"4 negative controls apart (4 fail as they must, the check's evidence that it can fail; not findings
-    about the paper)"``, naming those that do not fail (their method's holds is withdrawn)."""
+    about the paper)"`` ("1 fails as it must"), naming (:func:`control_label`) those not applicable here
+    (they show nothing) and those that do not fail (their method's holds is withdrawn)."""
     ctl = [r for r in rows if is_control(r)]
     if not ctl:
         return ""
-    bad = [r for r in ctl if not control_failed(r)]
-    n = len(ctl)
-    text = (
-        f"{n} negative control{'s' if n != 1 else ''} apart ({n - len(bad)} fail{'s' if n - len(bad) == 1 else ''} as "
-    )
-    text += "they must, the check's evidence that it can fail; not findings about the paper"
+    return f"{_n(len(ctl), 'negative control', 'negative controls')} apart ({controls_breakdown(ctl)})"
+
+
+def controls_breakdown(rows: list) -> str:
+    """How the negative controls among ``rows`` came out, in words (the part of :func:`controls_text` in
+    parentheses): how many fail as they must, and, named, those not applicable here and those that do not
+    fail."""
+    ctl = [r for r in rows if is_control(r)]
+    idle = [r for r in ctl if r.get("status") == "not-applicable"]
+    bad = [r for r in ctl if not control_failed(r) and r.get("status") != "not-applicable"]
+    k = len(ctl) - len(bad) - len(idle)
+    text = f"{_n(k, 'fails as it must', 'fail as they must')}, the check's evidence that it can fail; not findings "
+    text += "about the paper"
+    if idle:
+        names = ", ".join(sorted({control_label(r) for r in idle}))
+        text += f"; {_n(len(idle), 'is', 'are')} not applicable here ({names}): no evidence that the check can fail"
     if bad:
-        names = ", ".join(sorted({str(r.get("id")) for r in bad}))
-        text += f"; {len(bad)} do{'es' if len(bad) == 1 else ''} not fail ({names}): their method's holds is withdrawn"
-    return text + ")"
+        names = ", ".join(sorted({control_label(r) for r in bad}))
+        text += f"; {_n(len(bad), 'does', 'do')} not fail ({names}): their method's holds is withdrawn"
+    return text
 
 
 def is_control(rec: dict) -> bool:
@@ -409,7 +447,7 @@ def to_html(claims) -> str:
         cells = [
             esc(str(r.get("id", ""))),
             esc(setting_text(r.get("params") or {}, r.get("show"))),
-            f'<b style="color:{color}">{esc(status)}</b>',
+            f'<b style="color:{color}">{esc(status_text(r))}</b>',
             esc(_fmt(r.get("empirical"))),
             esc(str(r.get("relation", "<="))),
             esc(_fmt(r.get("bound"))),

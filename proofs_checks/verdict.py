@@ -23,8 +23,9 @@ found by a search of stated budget), ``fit`` (a rate fit). A ``violated`` verdic
 standalone re-check's ball-arithmetic enclosures of the two sides separate (:func:`_confirm`).
 
 Negative controls (:func:`gate_on_controls`): a ``holds`` of a check that also runs controls (a method
-that does not move, a method with a known slower exponent) stands only when every control fails the
-same rule; control records are never ``holds``.
+that does not move, a method with a known slower exponent) stands only when no control gets ``holds`` under
+the same rule and at least one control actually fails it (a control outside the claim's assumptions,
+``not-applicable``, shows nothing either way); control records are never ``holds``.
 """
 
 from __future__ import annotations
@@ -294,10 +295,13 @@ def decide_rate(
 def control_verdict(control: str, v: Verdict, what: str | None = None, failed: bool | None = None) -> Verdict:
     """A negative control's own record, the one convention of every pack: never ``holds`` and never
     ``violated`` (a control's failure is the check's evidence that it can fail, not a finding about the
-    paper), so ``inconclusive`` (``not-applicable`` stays), its reason starting "negative control 'x'
-    fails as it must" or "negative control 'x' PASSES the rule it must fail"; the method's ``holds`` is
-    withdrawn (:func:`gate_on_controls`) when a control does not fail. The evidence level of the control's
-    own verdict is kept (``v.evidence``; a witness, with its re-check, is the caller's to keep:
+    paper), so ``inconclusive``, its reason starting "negative control 'x' fails as it must" or "negative
+    control 'x' PASSES the rule it must fail"; the method's ``holds`` is withdrawn (:func:`gate_on_controls`)
+    when a control does not fail. A control whose rule gives ``not-applicable`` (the control's setting breaks
+    an assumption of the claim) keeps that status and says "negative control 'x' is not applicable here: it
+    does not show that the check can fail" whatever ``failed`` says: a rule that does not apply has not
+    shown that it can fail (:func:`gate_on_controls` does not count it as failing). The evidence level of the
+    control's own verdict is kept (``v.evidence``; a witness, with its re-check, is the caller's to keep:
     :func:`proofs_checks.engines.control_record`). Records are told apart by
     :func:`proofs_checks.records.is_control` (a ``.control`` part in the id, or a ``control`` parameter).
 
@@ -307,6 +311,8 @@ def control_verdict(control: str, v: Verdict, what: str | None = None, failed: b
     does not fail, that the method's ``holds`` is withdrawn). ``failed``: whether the control fails as the
     check requires (default: the rule does not give it ``holds``; a check with a stricter gate, e.g. "the
     control must be found violated", passes its own answer so the record and the gate agree)."""
+    if v.status == "not-applicable":
+        return _control_not_applicable(control, v, what)
     if failed is None:
         failed = v.status != "holds"
     if what is not None:
@@ -322,8 +328,25 @@ def control_verdict(control: str, v: Verdict, what: str | None = None, failed: b
             "inconclusive", f"negative control {control!r} fails as it must: {v.reason}", evidence=v.evidence
         )
     return Verdict(
-        v.status if v.status == "not-applicable" else "inconclusive",
+        "inconclusive",
         f"negative control {control!r} fails as it must (the rule does not give it holds): {v.reason}",
+        evidence=v.evidence,
+    )
+
+
+CONTROL_NOT_APPLICABLE = "is not applicable here: it does not show that the check can fail"
+
+
+def _control_not_applicable(control: str, v: Verdict, what: str | None) -> Verdict:
+    """:func:`control_verdict` for a control outside the claim's assumptions: ``not-applicable``, and not a
+    failure (the rule did not apply, so the control has not shown that the check can fail)."""
+    head = f"negative control {control!r} {CONTROL_NOT_APPLICABLE}"
+    if what is None:
+        return Verdict("not-applicable", f"{head}: {v.reason}", evidence=v.evidence)
+    return Verdict(
+        "not-applicable",
+        f"{head}. The control: {what}. The claim's rule, applied to the control, {_RULE_SAID[v.status]}: "
+        f"\u201c{v.reason}\u201d. It neither counts for nor against the method's holds.",
         evidence=v.evidence,
     )
 
@@ -332,7 +355,7 @@ _RULE_SAID = {
     "holds": "gives it holds",
     "violated": "finds it violated",
     "inconclusive": "does not give it holds (it gives inconclusive)",
-    "not-applicable": "does not give it holds (it gives not-applicable)",
+    "not-applicable": "does not apply (it gives not-applicable)",
 }
 
 
@@ -349,7 +372,7 @@ def _control_plain(control: str, v: Verdict, what: str, failed: bool) -> Verdict
             evidence=v.evidence,
         )
     return Verdict(
-        v.status if v.status == "not-applicable" else "inconclusive",
+        "inconclusive",
         f"negative control {control!r} fails as it must. The control: {what}. {said} This failure is the "
         "expected outcome (the check's evidence that it can fail), not a finding about the paper.",
         evidence=v.evidence,
@@ -357,9 +380,15 @@ def _control_plain(control: str, v: Verdict, what: str, failed: bool) -> Verdict
 
 
 def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
-    """``v`` (the method's verdict) unless it is ``holds`` and some control also gets ``holds`` under the
-    same rule (``controls``: name -> that control's raw verdict): then ``inconclusive``, "the check cannot
-    tell <method> from <control>". A check that runs no control cannot issue a controlled ``holds``."""
+    """``v`` (the method's verdict) unless it is ``holds`` and the controls do not back it (``controls``:
+    name -> that control's raw verdict under the same rule):
+
+    * some control also gets ``holds``: ``inconclusive``, "the check cannot tell <method> from <control>";
+    * there are controls but none actually fails (every one ``not-applicable``: outside the claim's
+      assumptions, it shows nothing): ``inconclusive``, the holds is not controlled;
+    * otherwise ``holds``, naming the controls that fail as they must (and those not applicable here).
+
+    A check that runs no control at all keeps its ``holds`` (its reason says "none")."""
     if v.status != "holds":
         return v
     passing = [name for name, cv in controls.items() if cv.status == "holds"]
@@ -372,9 +401,25 @@ def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
             v.recheck,
             v.evidence,
         )
-    names = ", ".join(controls) if controls else "none"
+    failing = [name for name, cv in controls.items() if cv.status != "not-applicable"]
+    idle = [name for name, cv in controls.items() if cv.status == "not-applicable"]
+    if controls and not failing:
+        return Verdict(
+            "inconclusive",
+            f"{v.reason}; but no negative control shows that the check can fail (every one is not applicable "
+            f"here: {', '.join(idle)}), so this holds is not controlled",
+            v.witness,
+            v.recheck,
+            v.evidence,
+        )
+    names = ", ".join(failing) if failing else "none"
+    also = f"; not applicable here, so not counted: {', '.join(idle)}" if idle else ""
     return Verdict(
-        "holds", f"{v.reason}; every negative control fails as it must ({names})", v.witness, v.recheck, v.evidence
+        "holds",
+        f"{v.reason}; every {'applicable ' if idle else ''}negative control fails as it must ({names}{also})",
+        v.witness,
+        v.recheck,
+        v.evidence,
     )
 
 

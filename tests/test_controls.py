@@ -142,7 +142,11 @@ def test_report_counts_controls_apart_and_labels_evidence_links_distinctly(stace
     md = (out / "report.md").read_text()
     assert re.search(r"^Verdicts: .*; \d+ negative controls apart \(", md, re.M)
     inconclusive = [ln for ln in md.splitlines() if ln.startswith("**Inconclusive**")]
-    assert all("control=" not in ln for ln in inconclusive)
+    assert len(inconclusive) == 1 and "control=" not in inconclusive[0]  # the open questions' line exists
+    notes = [ln for ln in md.splitlines() if re.match(r"- \*\*(inconclusive|not-applicable)\*\* \(", ln)]
+    assert notes and not any("negative control" in ln for ln in notes)  # controls are not open questions
+    groups = [ln for ln in md.splitlines() if ln.startswith("- **negative controls** (")]
+    assert len(groups) == 2 and all("fail as they must" in ln for ln in groups)  # theorem1, acceleration
     evidence = [ln for ln in md.splitlines() if ln.startswith("Evidence: [") or "Evidence: [" in ln]
     assert evidence
     for ln in evidence:
@@ -240,3 +244,156 @@ def test_latex_claims_table_counts_controls_apart(stacey_quick_report):
         assert counts.pop("negative controls") == str(ctl), cell
         for st, n in counts.items():
             assert int(n) == sum(r["status"] == st and not is_control(r) for r in recs), (cid, cell)
+
+
+# ---------------------------------------------------------------------------------------------------
+# a control outside the claim's assumptions (not-applicable) shows nothing; naming; the pytest helpers
+
+
+def test_a_not_applicable_control_does_not_count_as_failing():
+    """A control whose rule gives not-applicable has not shown that the check can fail: its record keeps the
+    status and says so (it used to read "fails as it must"), ``control_failed`` is False, and a method whose
+    every control is not applicable gets no controlled holds (a check with no control at all keeps its holds)."""
+    from proofs_checks.records import controls_text
+    from proofs_checks.verdict import gate_on_controls
+
+    na = Verdict("not-applicable", "Assumption 1 fails: p < 2")
+    for what, failed in ((None, None), ("a method that does not move", None), (None, True)):
+        v = control_verdict("static", na, what, failed=failed)
+        assert v.status == "not-applicable"
+        assert v.reason.startswith(
+            "negative control 'static' is not applicable here: it does not show that the check can fail"
+        ), v.reason
+        assert "fails as it must" not in v.reason
+        rec = {"id": "acc.exponent", "params": {"control": "static", "control_for": "AGD"}, "status": v.status,
+               "reason": v.reason}  # fmt: skip
+        assert is_control(rec) and not control_failed(rec)
+    legacy_reason = "negative control 'static' fails as it must (the rule does not give it holds): p < 2"
+    legacy = {"id": "x.control", "params": {}, "status": "not-applicable", "reason": legacy_reason}
+    assert not control_failed(legacy)
+    assert "1 is not applicable here (acc.exponent [control=static, for=AGD])" in controls_text([rec])
+    assert controls_text([rec]).startswith("1 negative control apart (0 fail as they must")
+
+    held = Verdict("holds", "exponent 2.0 [1.98, 2.02]")
+    fails = Verdict("inconclusive", "exponent 0.0")
+    only_na = gate_on_controls("AGD", held, {"static": na})
+    assert only_na.status == "inconclusive" and "not controlled" in only_na.reason and "static" in only_na.reason
+    mixed = gate_on_controls("AGD", held, {"static": na, "steepest": fails})
+    assert mixed.status == "holds" and "(steepest; not applicable here, so not counted: static)" in mixed.reason
+    assert gate_on_controls("AGD", held, {"steepest": fails}).reason.endswith(
+        "every negative control fails as it must (steepest)"
+    )
+    none = gate_on_controls("AGD", held, {})
+    assert none.status == "holds" and none.reason.endswith("(none)")  # no control run: today's behaviour
+    assert gate_on_controls("AGD", held, {"s": Verdict("holds", "x")}).status == "inconclusive"
+
+
+def test_controls_text_names_a_control_by_its_setting_and_counts_in_good_grammar():
+    """A control that does not fail is named ``id [control=NAME, for=CONTROL_FOR]`` (acc.exponent has one
+    static control per claimed exponent: the id alone named neither); "1 fails as it must"."""
+    from proofs_checks.records import controls_text
+
+    ok = {"id": "acc.exponent", "params": {"control": "static", "control_for": "AGD"}, "status": "inconclusive",
+          "reason": "negative control 'static' fails as it must. The control: ..."}  # fmt: skip
+    bad = {**ok, "params": {"control": "steepest-lp", "control_for": "AGD"},
+           "reason": "negative control 'steepest-lp' PASSES the rule it must fail"}  # fmt: skip
+    txt = controls_text([ok, bad])
+    assert txt.startswith("2 negative controls apart (1 fails as it must, ")
+    assert "1 does not fail (acc.exponent [control=steepest-lp, for=AGD]): their method's holds is withdrawn" in txt
+    assert controls_text([ok, ok]).startswith("2 negative controls apart (2 fail as they must, ")
+    named_by_id = {**ok, "id": "x.claim.control-a", "params": {}, "reason": "negative control 'a' PASSES"}
+    assert "1 does not fail (x.claim.control-a)" in controls_text([named_by_id])
+
+
+def test_assert_violation_found_skips_a_legacy_violated_control():
+    """A pack written before the one convention records a failing control ``violated`` (with a witness that
+    re-checks): that is the check's evidence, not a violation of the claim."""
+    from lptheory.app.testing import assert_violation_found
+
+    w = {"kind": "expression", "relation": "<=", "lhs": "Integer(2)", "rhs": "Integer(1)", "scalars": {}}
+    base = {"statement": "s", "source": "src", "method": "exact", "empirical": 2.0, "bound": 1.0, "witness": w}
+    ctl = {**base, "id": "x.claim.control-near", "params": {}, "status": "violated", "reason": "2 <= 1: fails"}
+    claim = {**base, "id": "x.claim", "params": {}, "status": "holds", "reason": None, "witness": None}
+    with pytest.raises(AssertionError, match="no violation found in 2 record"):
+        assert_violation_found([claim, ctl])
+    real = {**base, "id": "x.claim", "params": {"p": 3.0}, "status": "violated", "reason": "2 <= 1: fails"}
+    assert assert_violation_found([real, ctl]) == [real]
+
+
+def test_acceleration_controls_show_which_claim_they_control(stacey_quick_report):
+    """acc.exponent runs one ``static`` control per claimed exponent on each instance: the setting shown names
+    ``control_for`` so that the two rows read differently (the record's identity, regression.key, is its params,
+    which always had it)."""
+    from proofs_checks.records import setting_text
+    from proofs_checks.regression import key
+
+    recs = [r for r in stacey_quick_report[1]["claims"] if r["id"] == "acc.exponent" and is_control(r)]
+    assert recs
+    seen = {}
+    for r in recs:
+        assert "control_for" in r["show"] and f"control_for={r['params']['control_for']}" in setting_text(
+            r["params"], r["show"]
+        )
+        seen.setdefault(setting_text(r["params"], r["show"]), []).append(r)
+    assert all(len(v) == 1 for v in seen.values()), [k for k, v in seen.items() if len(v) > 1]
+    assert len({key(r) for r in recs}) == len(recs)
+    assert all(key(r) == key({**r, "show": ["p", "method", "instance", "control"]}) for r in recs)
+
+
+def test_report_groups_controls_apart_marks_them_in_tables_and_filters_them(tmp_path, monkeypatch):
+    """report.md / index.html / report.tex from saved records plus three controls of thm1.rate (one failing as
+    it must, one not applicable, one passing): the controls are one "negative controls" group naming the two
+    that do not fail, never an inconclusive / not-applicable note next to the open questions; the verdict
+    tables read "inconclusive (control)"; the HTML filter has a "negative controls" choice of its own; and
+    write_report's counts say which include the controls."""
+    import copy
+    import json
+    from pathlib import Path
+
+    import figures.report as report
+
+    doc = json.loads((Path(__file__).parent / "data" / "stacey_quick_records.json").read_text())
+    recs: dict = {}
+    for r in copy.deepcopy(doc["claims"]):
+        recs.setdefault(r.pop("check"), []).append(r)
+    main = next(r for r in recs["theorem1"] if r["id"] == "thm1.rate")
+    raw = Verdict("inconclusive", "estimate 2.862, 95% interval [2.862, 2.862], bound 2.207")
+    made = {
+        "static": control_verdict("static", raw),
+        "off": control_verdict("off", Verdict("not-applicable", "Assumption 4 fails: unbounded noise")),
+        "slow": control_verdict("slow", Verdict("holds", "estimate 1.0, bound 2.0")),
+    }
+    for name, v in made.items():
+        recs["theorem1"].append(
+            {**copy.deepcopy(main), "status": v.status, "reason": v.reason, "witness": None,
+             "params": {**main["params"], "control": name, "control_for": "Alg. 3"},
+             "show": [*main["show"], "control", "control_for"]}  # fmt: skip
+        )
+    monkeypatch.setattr(report, "figures_for", lambda *a, **k: [])
+    res = report.write_report(str(tmp_path), pack=load_pack("stacey"), records=recs, meta=doc["meta"])
+    n = sum(len(v) for v in recs.values())
+    assert sum(res["counts"].values()) == n and sum(res["claim_counts"].values()) == n - 3
+    assert len(res["controls"]) == 3 and all(not is_control(r) for r in res["findings"])
+    assert "controls" in report.write_report.__doc__ and "INCLUDED" in report.write_report.__doc__
+
+    md = (tmp_path / "report.md").read_text()
+    (group,) = [ln for ln in md.splitlines() if ln.startswith("- **negative controls** (3 records")]
+    assert "1 fails as it must" in group
+    assert "1 is not applicable here (thm1.rate [control=off, for=Alg. 3])" in group
+    assert "1 does not fail (thm1.rate [control=slow, for=Alg. 3])" in group
+    notes = [ln for ln in md.splitlines() if re.match(r"- \*\*(inconclusive|not-applicable)\*\*", ln)]
+    assert notes and not any("negative control" in ln for ln in notes)
+    (open_q,) = [ln for ln in md.splitlines() if ln.startswith("**Inconclusive**")]
+    assert "control=" not in open_q
+    table = md.split("## Verdict table", 1)[1]
+    for name, st in (("static", "inconclusive"), ("off", "not-applicable"), ("slow", "inconclusive")):
+        (row,) = [ln for ln in table.splitlines() if f"control={name}, control_for=Alg. 3 |" in ln]
+        assert f" | {st} (control) | " in row, row
+
+    html = (tmp_path / "index.html").read_text()
+    assert re.search(r'<input type="checkbox" class="flt" value="control" checked> negative controls \(3\)', html)
+    assert len(re.findall(r'data-status="control"', html)) == 3
+    assert "<b>negative controls</b> (3 records" in html
+    assert 'class="note control bad"' in html  # one control does not fail: the group is marked
+    tex = (tmp_path / "report.tex").read_text()
+    assert "not-applicable (control)" in tex and "inconclusive (control)" in tex

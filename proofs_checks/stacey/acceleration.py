@@ -576,7 +576,7 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None)
         ctrl_gaps["steepest-lp"] = gaps["steepest-lp"]
     fits = {m: fit_exponent(N, gaps[m]) for m in gaps}
     cfits = {c: fit_exponent(N, g) for c, g in ctrl_gaps.items()}
-    show = ("p", "method", "instance", "control")
+    show = ("p", "method", "instance", "control", "control_for")  # a control shows which claim it controls
     claimed_seen = {}
     for m in gaps:
         label = labels.get(m, m)

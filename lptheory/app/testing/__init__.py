@@ -128,13 +128,16 @@ def assert_claim_holds(
 
 def assert_violation_found(claim, setting=None, *, budget=None, seed=None, quick: bool = False):
     """Fail unless some record of ``claim`` is ``violated`` with a witness that re-checks independently
-    (:func:`proofs_checks.recheck.recheck`). Returns the violated records."""
+    (:func:`proofs_checks.recheck.recheck`). Returns the violated records. A negative control's record
+    (:func:`proofs_checks.records.is_control`; a pack written before the one convention records a failing
+    control ``violated``) is the check's evidence that it can fail, not a violation of the claim: skipped."""
     from proofs_checks.recheck import recheck
+    from proofs_checks.records import is_control
 
     recs, repro = run_claim(claim, setting, budget=budget, seed=seed, quick=quick)
     found = []
     for r in recs:
-        if r.get("status") != "violated":
+        if r.get("status") != "violated" or is_control(r):
             continue
         w = r.get("witness")
         if not w:
