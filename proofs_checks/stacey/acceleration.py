@@ -576,7 +576,8 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None)
         ctrl_gaps["steepest-lp"] = gaps["steepest-lp"]
     fits = {m: fit_exponent(N, gaps[m]) for m in gaps}
     cfits = {c: fit_exponent(N, g) for c, g in ctrl_gaps.items()}
-    show = ("p", "method", "instance", "control", "control_for")  # a control shows which claim it controls
+    show = ("p", "method", "instance", "control")
+    cshow = (*show, "control_for")  # a control shows which claim it controls
     claimed_seen = {}
     for m in gaps:
         label = labels.get(m, m)
@@ -620,7 +621,7 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None)
             e, lo, hi = cfits[c]
             params = {"p": p, "method": c, "control": c, "control_for": label, "instance": instance, "T": grid}
             data = {"T": grid, "gap": ctrl_gaps[c]} if c not in gaps else None
-            out.append(_rate_record(params, e, (lo, hi), th, control_verdict(c, cv, CONTROL_WHAT[c]), data, show))
+            out.append(_rate_record(params, e, (lo, hi), th, control_verdict(c, cv, CONTROL_WHAT[c]), data, cshow))
     return out
 
 
