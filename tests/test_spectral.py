@@ -666,3 +666,24 @@ def test_demo_steps_matrix_optimizers_per_replicate(capsys):
 
     assert main(["demo", "--optimizer", "muon", "--steps", "3", "--d", "8"]) == 0
     assert "shape=(1, 8)" in capsys.readouterr().out
+
+
+def test_rate_gate_does_not_count_a_not_applicable_control_as_failing():
+    """The spectral rate gate: a control outside the claim's assumptions (not-applicable, say a run that left
+    the certified ball) does not show that the check can fail, even when its interval lies below the claim:
+    the method's holds is withdrawn; the same control when applicable and below fails as it must."""
+    import dataclasses
+
+    from proofs_checks.records import Claim
+    from proofs_checks.spectral import rates as R
+
+    base = Claim(
+        id="rate.x.control-still", statement="s", source="s", status="inconclusive", method="simulation", reason="r"
+    )
+    low = (R.THEORY - R.MARGIN - 0.3, R.THEORY - R.MARGIN - 0.1)
+    ctrl = dataclasses.replace(base, ci=low)
+    assert R._failed(ctrl)
+    assert not R._failed(dataclasses.replace(ctrl, status="not-applicable"))
+    main = dataclasses.replace(base, id="rate.x", status="holds", ci=(R.THEORY, R.THEORY + 0.01))
+    assert R._strict(main, [ctrl]).status == "holds"
+    assert R._strict(main, [dataclasses.replace(ctrl, status="not-applicable")]).status == "inconclusive"
