@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from . import _validate
-from ._progress import StepProgress
 from .geometry import dual_exponent, lp_norm
 from .optimizers import Optimizer, count_nonfinite, deferred_nonfinite
+from .progress import StepProgress
 
 __all__ = [
     "simulate",
@@ -331,7 +331,7 @@ def simulate(
         the numpy backend the split runs give the same numbers as one run, on the torch backend the
         offset seeds the device generator, so split runs are independent but not identical)
     theta0 : starting point, shape (d,) or (R, d) (default ``problem.x0(R)``)
-    progress : True draws the progress on stderr (:class:`lptheory._progress.StepProgress`: one line
+    progress : True draws the progress on stderr (:class:`lptheory.progress.StepProgress`: one line
         rewritten in place on a terminal, plain lines at tenths in a pipe or file, a summary line at the
         end or where it stopped); a callable ``progress(t, steps)`` is called instead
     backend : ``"numpy"`` (default) or ``"torch"`` (needs torch; see the module docstring)

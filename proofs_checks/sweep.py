@@ -689,7 +689,7 @@ def _run_dask(client, todo, metrics, rows, done):
 
 class _Bar:
     """Cells done / cached / failed with an ETA: one line rewritten in place on a terminal
-    (:class:`lptheory._progress.StepProgress`, also where the terminal reports zero columns), plain lines
+    (:class:`lptheory.progress.StepProgress`, also where the terminal reports zero columns), plain lines
     otherwise."""
 
     def __init__(self, total, cached, enabled, stream=None, tty=None):
@@ -707,7 +707,7 @@ class _Bar:
             except (AttributeError, ValueError):
                 tty = False
         if enabled and tty:
-            from lptheory._progress import StepProgress
+            from lptheory.progress import StepProgress
 
             self.bar = StepProgress("lptheory sweep", total, stream=self.stream, tty=True, unit="cells", rate=False)
             self.bar.__enter__()

@@ -493,7 +493,7 @@ def test_report_violated_table_tells_rows_of_one_claim_apart():
 def test_report_check_bar_is_closed_whatever_stops_the_run(tmp_path, monkeypatch, stop):
     """A SystemExit (not an Exception) raised while the checks ran left the checks' line live and
     ``warnings.showwarning`` replaced: the bar is closed in a ``finally`` now."""
-    from lptheory import _progress
+    from lptheory import progress as _progress
 
     def boom(*args, **kwargs):
         raise stop
@@ -589,7 +589,7 @@ def test_simulate_progress_in_a_pipe_is_plain_lines():
 
 
 def test_simulate_progress_changes_no_bit_and_says_where_it_stopped(monkeypatch):
-    from lptheory import _progress
+    from lptheory import progress as _progress
     from lptheory.optimizers import OPTIMIZERS
     from lptheory.simulate import simulate
     from synthetic.noise import make_noise

@@ -1,6 +1,6 @@
 """What the command line writes on a console: the step progress of ``lptheory run`` and its result table.
 
-Progress (:class:`StepProgress`, :func:`write_line`): defined in the core module :mod:`lptheory._progress`
+Progress (:class:`StepProgress`, :func:`write_line`): defined in the core module :mod:`lptheory.progress`
 (the simulator's ``progress=True`` draws with it too) and re-exported here; see that module.
 
 Tables (:func:`table`): numbers right-aligned in columns as wide as their widest cell, text left-aligned;
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from lptheory._progress import StepProgress, write_line  # noqa: F401  (re-exported)
+from lptheory.progress import StepProgress, write_line  # noqa: F401  (re-exported)
 
 
 def fmt_num(x, digits: int = 5) -> str:
