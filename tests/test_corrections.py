@@ -118,6 +118,13 @@ def test_nonneg_on_unit_interval_decides_exactly():
     assert _nonneg_on_unit_interval(t * (1 - t)) and _nonneg_on_unit_interval((1 - t) ** 3 * (t + 2))
     assert not _nonneg_on_unit_interval(t - half) and not _nonneg_on_unit_interval(sp.Integer(-1))
     assert not _nonneg_on_unit_interval((t - half) ** 2 - sp.Rational(1, 10**30))  # negative on a 2e-15 interval
+    # non-negative, vanishing (to even order) at 1/2, 1/3, 2/3, 1/5, 4/5: the sign is read elsewhere (it used to
+    # be read at those five points only, so this square was found "not >= 0"); its negative is found false
+    sq = sp.prod(t - sp.Rational(a, b) for a, b in ((1, 2), (1, 3), (2, 3), (1, 5), (4, 5))) ** 2
+    assert _nonneg_on_unit_interval(sq) and not _nonneg_on_unit_interval(-sq)
+    assert _nonneg_on_unit_interval(sq * (t + 1)) and not _nonneg_on_unit_interval(sq * (t - sp.Rational(1, 7)))
+    with pytest.raises(ValueError, match="rational coefficients"):
+        _nonneg_on_unit_interval(t - 0.5)  # a float coefficient: no exact decision
 
 
 @pytest.mark.parametrize("p", [3, 4, 8, 16, 50])
@@ -129,6 +136,17 @@ def test_asm1_proof_every_step_and_its_controls(p):
     r = asm1_proof(p)
     assert r["proved"] and all(ok for _, ok in r["steps"]) and len(r["controls"]) == 2
     assert all(found_false for _, found_false in r["controls"])
+
+
+def test_asm1_proof_at_p2_and_outside():
+    """p = 2: the power mean and Clarkson are identities (zero polynomials, >= 0), Clarkson with 2^(p-2) is
+    still false, and the reversed power mean is no control (it is true); p < 2 and p = inf: no proof."""
+    from proofs_checks.stacey.corrections import asm1_proof
+
+    r = asm1_proof(2)
+    assert r["proved"] and [name for name, _ in r["controls"]] == ["Clarkson with 2^(p-2)"]
+    for p in (1.0, 1.5, float("inf")):
+        assert not asm1_proof(p)["proved"] and asm1_proof(p)["steps"] == []
 
 
 def test_asm1_proof_needs_an_integer_p():

@@ -389,18 +389,22 @@ def _nonneg_on_unit_interval(expr) -> bool:
     """Whether the polynomial ``expr`` in ``_T`` (rational coefficients) is >= 0 on [0, 1], decided exactly:
     no factor of odd multiplicity of its square-free decomposition has a root inside (0, 1) (sympy's exact
     real-root count), so its sign is constant there, and that sign is read at a rational point where it does
-    not vanish."""
+    not vanish: one of the deg + 1 points k / (deg + 2), k = 1..deg + 1 (a nonzero polynomial of degree deg
+    has at most deg roots)."""
     P = sp.Poly(sp.expand(expr), _T)
+    if not (P.domain.is_ZZ or P.domain.is_QQ):  # floats or symbols: no exact decision
+        raise ValueError(f"expr must be a polynomial in t with rational coefficients, got domain {P.domain}")
     if P.is_zero:
         return True
     for f, m in sp.sqf_list(P)[1]:
         if m % 2 == 1 and f.count_roots(0, 1) - int(f.eval(0) == 0) - int(f.eval(1) == 0) > 0:
             return False
-    for x in (sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(2, 3), sp.Rational(1, 5), sp.Rational(4, 5)):
-        v = P.eval(x)
+    n = P.degree() + 2
+    for k in range(1, n):
+        v = P.eval(sp.Rational(k, n))
         if v != 0:
             return bool(v > 0)
-    return False  # pragma: no cover - a nonzero polynomial does not vanish at five points of (0, 1) unless of degree >= 5
+    raise AssertionError("unreachable: a nonzero polynomial of degree deg vanishes at deg + 1 points")  # pragma: no cover
 
 
 def asm1_proof(p) -> dict:
@@ -440,17 +444,21 @@ def asm1_proof(p) -> dict:
         if n % 2 == 0
         else ((1 + t**n) * half) ** 2 - ((1 + t**2) * half) ** n
     )
-    clarkson = 2 ** (n - 1) * (1 + t**n) - (1 + t) ** n - (1 - t) ** n
+
+    def clarkson(k):  # (1+t)^p + (1-t)^p <= k (1 + t^p): Clarkson's constant is k = 2^(p-1)
+        return k * (1 + t**n) - (1 + t) ** n - (1 - t) ** n
+
+    K = sp.Integer(2) ** (n - 1)  # the one constant of step 4, the arithmetic and the control
     q = sp.Rational(2, n)
-    arith = sp.simplify(2 * (2 ** (n - 1)) ** q - 2 ** (3 - q)) == 0 and sp.simplify(2 ** (3 - q) / 4 - 2 ** (1 - q)) == 0
+    arith = sp.simplify(2 * K**q - 2 ** (3 - q)) == 0 and sp.simplify(2 ** (3 - q) / 4 - 2 ** (1 - q)) == 0
     steps = [
         ("polarization, every d", polar),
         ("power mean on [0, 1]", _nonneg_on_unit_interval(power_mean)),
-        ("Clarkson's scalar inequality on [0, 1]", _nonneg_on_unit_interval(clarkson)),
+        ("Clarkson's scalar inequality on [0, 1]", _nonneg_on_unit_interval(clarkson(K))),
         ("2 (2^(p-1))^(2/p) / 4 = 2^(1-2/p)", arith),
     ]
     controls = [
-        ("Clarkson with 2^(p-2)", not _nonneg_on_unit_interval(2 ** (n - 2) * (1 + t**n) - (1 + t) ** n - (1 - t) ** n))
+        ("Clarkson with 2^(p-2)", not _nonneg_on_unit_interval(clarkson(K / 2)))
     ]
     if n >= 3:  # at p = 2 the power mean is an equality: its reverse is true too
         controls.append(("power mean reversed", not _nonneg_on_unit_interval(-power_mean)))
