@@ -687,3 +687,14 @@ def test_rate_gate_does_not_count_a_not_applicable_control_as_failing():
     main = dataclasses.replace(base, id="rate.x", status="holds", ci=(R.THEORY, R.THEORY + 0.01))
     assert R._strict(main, [ctrl]).status == "holds"
     assert R._strict(main, [dataclasses.replace(ctrl, status="not-applicable")]).status == "inconclusive"
+    # with a control that fails, a not-applicable one counts neither way (as gate_on_controls; its record says
+    # "It neither counts for nor against the method's holds"): it used to withdraw the holds
+    na = dataclasses.replace(ctrl, id="rate.x.control-slow", status="not-applicable")
+    mixed = R._strict(main, [ctrl, na])
+    assert mixed.status == "holds", mixed.reason
+    assert "(rate.x.control-still; not applicable here, so not counted: rate.x.control-slow)" in mixed.reason
+    only_na = R._strict(main, [na])
+    assert only_na.status == "inconclusive" and "not controlled" in only_na.reason
+    passing = dataclasses.replace(ctrl, ci=(R.THEORY, R.THEORY + 0.1))
+    assert R._strict(main, [passing, na]).status == "inconclusive"
+    assert R._strict(main, [ctrl]).reason.endswith("every negative control fails as it must (rate.x.control-still)")

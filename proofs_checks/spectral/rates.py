@@ -93,23 +93,34 @@ def _failed(c) -> bool:
 
 
 def _strict(main, raw_controls):
-    """The evidence rule: a rate holds only with its interval's lower end above theory - margin and every
-    control failed (:func:`_failed`, on the controls' records under the claim's own rule)."""
+    """The evidence rule: a rate holds only with its interval's lower end above theory - margin, no applicable
+    control that does not fail (:func:`_failed`, on the controls' records under the claim's own rule) and at
+    least one that does. A control outside the claim's assumptions (not-applicable) counts neither way, as in
+    :func:`proofs_checks.verdict.gate_on_controls` (its record says so)."""
     if main.status != "holds":
         return main
     lo = main.ci[0]
     why = []
     if lo < THEORY - MARGIN:
         why.append(f"the interval's lower end {lo:.3f} is below theory - margin {THEORY - MARGIN:.3f}")
-    bad = [c.id for c in raw_controls if not _failed(c)]
+    idle = [c.id for c in raw_controls if c.status == "not-applicable"]
+    live = [c for c in raw_controls if c.status != "not-applicable"]
+    bad = [c.id for c in live if not _failed(c)]
     if bad:
         why.append(f"negative controls that do not fail as they must: {bad}")
+    if raw_controls and not live:
+        why.append(
+            f"no negative control shows that the check can fail (every one is not applicable here: {idle}), so this "
+            "holds is not controlled"
+        )
     if why:
         return dataclasses.replace(main, status="inconclusive", reason=main.reason + "; " + "; ".join(why))
-    names = ", ".join(c.id for c in raw_controls)
+    names = ", ".join(c.id for c in live)
+    also = f"; not applicable here, so not counted: {', '.join(idle)}" if idle else ""
     return dataclasses.replace(
         main,
-        reason=f"{main.reason}; lower end above theory - margin; every negative control fails as it must ({names})",
+        reason=f"{main.reason}; lower end above theory - margin; every {'applicable ' if idle else ''}negative control "
+        f"fails as it must ({names}{also})",
     )
 
 
