@@ -344,28 +344,6 @@ def simulate(
     """
     steps = _validate.integer("steps", steps, lo=1)
     replicates = _validate.integer("replicates", replicates, lo=1)
-    if progress and not callable(progress):  # the same run, drawing its progress; the line closed however it ends
-        with StepProgress(str(getattr(optimizer, "name", type(optimizer).__name__)), steps) as bar:
-            return simulate(
-                optimizer,
-                problem,
-                oracle,
-                steps,
-                replicates,
-                seed,
-                record_every=record_every,
-                p_measure=p_measure,
-                snapshots=snapshots,
-                on_nonfinite=on_nonfinite,
-                replicate_offset=replicate_offset,
-                theta0=theta0,
-                progress=bar,
-                backend=backend,
-                device=device,
-                dtype=dtype,
-                observers=observers,
-                default_metrics=default_metrics,
-            )
     record_every = _validate.integer("record_every", record_every, lo=1)
     _validate.choice("on_nonfinite", on_nonfinite, {"raise", "record"})
     if p_measure is None:
@@ -419,6 +397,29 @@ def simulate(
         rngs = TorchRandom(torch_seed(seed, _validate.integer("replicate_offset", replicate_offset, lo=0)), dev, tdtype)
         theta = torch.as_tensor(theta, dtype=tdtype, device=dev)
         xp = torch
+    if progress and not callable(progress):  # arguments checked above: bad input draws nothing.
+        # The same run, drawing its progress; the line closed however it ends
+        with StepProgress(str(getattr(optimizer, "name", type(optimizer).__name__)), steps) as bar:
+            return simulate(
+                optimizer,
+                problem,
+                oracle,
+                steps,
+                replicates,
+                seed,
+                record_every=record_every,
+                p_measure=p_measure,
+                snapshots=snapshots,
+                on_nonfinite=on_nonfinite,
+                replicate_offset=replicate_offset,
+                theta0=theta0,
+                progress=bar,
+                backend=backend,
+                device=device,
+                dtype=dtype,
+                observers=observers,
+                default_metrics=default_metrics,
+            )
     state = optimizer.init(theta)
     rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
     K = len(rec)

@@ -612,3 +612,10 @@ def test_simulate_progress_changes_no_bit_and_says_where_it_stopped(monkeypatch)
     screen = [x for x in _screen(s.text, 80) if x]
     assert len(screen) == 1 and re.match(r"  sgd: stopped at \d+ of 30 steps", screen[0]), screen
     assert warnings.showwarning is before and not _progress._LIVE
+    # bad input is refused before any progress is drawn (it used to write "stopped at 0 of 30 steps" first)
+    for bad in ({"record_every": 0}, {"on_nonfinite": "ignore"}, {"p_measure": 0.5}, {"device": "cuda"}):
+        s.text = ""
+        with pytest.raises(ValueError):
+            simulate(OPTIMIZERS["sgd"](lr=0.01), pr, o, 30, 2, 0, progress=True, **bad)
+        assert s.text == "", (bad, s.text)
+    assert warnings.showwarning is before and not _progress._LIVE
