@@ -218,12 +218,13 @@ def _control_outcome(r: dict) -> str:
     return "not-applicable" if r.get("status") == "not-applicable" else "passes"
 
 
-def _control_notes(rows: list[dict], recs: list[dict]) -> dict | None:
+def _control_notes(rows: list[dict], recs: list[dict], anchor: str = "") -> dict | None:
     """A section's negative controls as one group, apart from its open questions: ``{"count", "text" (how
     many fail as they must; named, those not applicable here and those that do not fail), "groups" (the
     records merged by reason, as in :func:`_merge_notes`), "anchor", "ok" (every control fails)}``; None when
     the section has no control. ``rows``: the controls' report rows (those shown in the group; a legacy
-    pack's violated control is shown with the findings' details); ``recs``: every control record."""
+    pack's violated control is shown with the findings' details); ``recs``: every control record;
+    ``anchor``: the group's anchor when no row is shown in it (every control a legacy violated one)."""
     if not recs:
         return None
     groups = _merge_notes(rows) if rows else []
@@ -233,7 +234,7 @@ def _control_notes(rows: list[dict], recs: list[dict]) -> dict | None:
         "count": len(recs),
         "text": controls_breakdown(recs),
         "groups": groups,
-        "anchor": groups[0]["anchor"].replace("n-", "c-", 1) if groups else "",
+        "anchor": "c-" + groups[0]["anchor"].removeprefix("n-") if groups else anchor,
         "ok": all(control_failed(r) for r in recs),
     }
 
@@ -549,7 +550,11 @@ def write_report(
                 "rows": rows,
                 "details": details,
                 "notes": _merge_notes(notes_in),
-                "controls": _control_notes(controls_in, [r for r in recs if is_control(r)]),
+                "controls": _control_notes(
+                    controls_in,
+                    [r for r in recs if is_control(r)],
+                    next(("c-" + _anchor(check, i) for i, r in enumerate(recs) if is_control(r)), ""),
+                ),
                 "figures": [f for f in figs if f.endswith(".png")],
                 "seconds": f"{elapsed.get(check, 0.0):.1f}",
                 "counts": {  # the claims' statuses, the negative controls counted apart

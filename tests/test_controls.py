@@ -397,3 +397,31 @@ def test_report_groups_controls_apart_marks_them_in_tables_and_filters_them(tmp_
     assert 'class="note control bad"' in html  # one control does not fail: the group is marked
     tex = (tmp_path / "report.tex").read_text()
     assert "not-applicable (control)" in tex and "inconclusive (control)" in tex
+
+
+def test_report_control_group_has_an_anchor_when_every_control_is_a_legacy_violated_one(tmp_path, monkeypatch):
+    """A pack written before the one convention records a failing control ``violated``: it is shown with the
+    findings' details, so the section's "negative controls" group has no row of its own; its anchor is then
+    the first control's (it was empty: ``<a id=""></a>`` in report.md, ``id=""`` in index.html)."""
+    import copy
+    import json
+    from pathlib import Path
+
+    import figures.report as report
+
+    doc = json.loads((Path(__file__).parent / "data" / "stacey_quick_records.json").read_text())
+    recs: dict = {}
+    for r in copy.deepcopy(doc["claims"]):
+        recs.setdefault(r.pop("check"), []).append(r)
+    check, i = next((c, k) for c, rs in recs.items() for k, r in enumerate(rs) if r["status"] == "violated")
+    legacy = copy.deepcopy(recs[check][i])
+    legacy["params"] = {**legacy["params"], "control": "near"}
+    recs[check].append(legacy)
+    monkeypatch.setattr(report, "figures_for", lambda *a, **k: [])
+    report.write_report(str(tmp_path), pack=load_pack("stacey"), records=recs, meta=doc["meta"])
+    md = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "index.html").read_text()
+    assert '<a id=""></a>' not in md and 'id=""' not in html
+    anchor = f"c-r-{check}-{len(recs[check]) - 1}"
+    assert f'<a id="{anchor}"></a>\n- **negative controls** (1 record; not open questions): 1 fails as it must' in md
+    assert f'id="{anchor}"><b>negative controls</b>' in html
