@@ -229,3 +229,33 @@ def test_sympy_limit_cache(tmp_path, monkeypatch):
     assert C.cached_limit(expr, t, 0, "+") == want and len(calls) == 2
     monkeypatch.setenv("LPTHEORY_LIMIT_CACHE", "0")
     assert C.cached_limit(expr, t, 0, "+") == want and len(calls) == 3
+
+
+def test_assumption1_summary_names_the_p_where_the_correction_is_proved():
+    """The summary's Assumption 1 item: "proved for every symmetric H in every dimension" at exactly the p whose
+    asm1.corrected record has evidence proved (none: no such words), with what sympy decided."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from proofs_checks.stacey.summary import _asm1
+
+    claims = json.loads((Path(__file__).parent / "data" / "stacey_quick_records.json").read_text())["claims"]
+    cor = [r for r in claims if r["id"] == "asm1.corrected"]
+    assert len(cor) >= 2
+
+    def survives(cl):
+        return dict(_asm1(cl)["parts"])["What survives"]
+
+    for proved_p in ((), (cor[0]["params"]["p"],), tuple(r["params"]["p"] for r in cor)):
+        cl = copy.deepcopy(claims)
+        for r in cl:
+            if r["id"] == "asm1.corrected":
+                r["evidence"] = "proved" if r["params"]["p"] in proved_p else "searched"
+        text = survives(cl)
+        if not proved_p:
+            assert "proved for every" not in text
+            continue
+        shown = ", ".join(f"$p = {p:g}$" for p in sorted(proved_p))
+        assert f"proved for every symmetric $H$ in every dimension at {shown} (" in text, text
+        assert "decided exactly" in text

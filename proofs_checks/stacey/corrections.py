@@ -410,7 +410,10 @@ def _nonneg_on_unit_interval(expr) -> bool:
 def asm1_proof(p) -> dict:
     """An exact proof, at integer p >= 2, of ``asm1.corrected`` for every symmetric H in every dimension d:
     sup_{u,v} u^T H v / (||u||_p ||v||_p) <= 2^(1-2/p) sup_w |w^T H w| / ||w||_p^2 (Assumption 1's Lipschitz
-    constant of a quadratic against its two-sided constant). The argument, each step checked by sympy:
+    constant of a quadratic against its two-sided constant). The argument; sympy decides its algebraic facts
+    (the identity of step 1, the one-variable polynomial inequalities of steps 3 and 4, the arithmetic of step
+    5), while the glue is argued here: the triangle inequality and the definition of L_2s (step 2), homogeneity
+    (the reductions to [0, 1]), summing over coordinates and the monotonicity of x -> x^(2/p):
 
     1. polarization: 4 u^T H v = (u+v)^T H (u+v) - (u-v)^T H (u-v) for symmetric H. The difference of the two
        sides is sum_{i,j} h_ij f(i, j); f(i, i) = 0 and f(i, j) + f(j, i) = 0 as polynomials in

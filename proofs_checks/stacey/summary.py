@@ -358,7 +358,7 @@ def _asm1(claims):
                     "; proved for every symmetric $H$ in every dimension at "
                     + ", ".join(f"$p = {_p(c):g}$" for c in proved)
                     + " (polarization loses at most the factor $2^{1-2/p}$: Clarkson's inequality and the power mean, "
-                    "each step decided exactly)"
+                    "their polynomial inequalities and the identity decided exactly)"
                     if proved
                     else ""
                 )
