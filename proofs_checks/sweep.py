@@ -291,14 +291,20 @@ def _describe(cell: dict) -> str:
 def cell_hash(cell: dict) -> str:
     """The cell's identity in a sweep directory (a resumed sweep reuses the results of equal hashes). A
     matrix optimizer's cell also carries the layout rule of :func:`lptheory.spectral.laid_out` (results
-    written before it coupled the replicates: their hashes differ, so they are computed again)."""
+    written before it coupled the replicates: their hashes differ, so they are computed again), and a cell
+    whose noise has a matrix layout (rank-one) the rule that lays the noise and the matrix optimizers out as
+    ``lptheory run`` does (the problem's own shape, else the noise's split; cells written before it differ)."""
     from lptheory.optimizers import OPTIMIZERS
     from lptheory.spectral import MatrixOptimizer
+    from synthetic.noise import NOISES, has_layout
 
     key = {k: cell[k] for k in sorted(cell)}
     cls = OPTIMIZERS.get(cell.get("optimizer.name"))
+    laid = cell.get("noise.name") in NOISES and has_layout(cell["noise.name"])
     if isinstance(cls, type) and issubclass(cls, MatrixOptimizer):
-        key["layout"] = "laid_out-1"
+        key["layout"] = "laid_out-2" if laid else "laid_out-1"  # 2: the noise's layout, as lptheory run
+    elif laid:
+        key["layout"] = "noise-layout-1"  # the noise laid out as the problem's own shape, as lptheory run
     return _hash(key)
 
 
@@ -314,7 +320,10 @@ def _build_setting(cell: dict):
     kw = {k[8:]: v for k, v in cell.items() if k.startswith("problem.") and k != "problem.name"}
     problem = make_problem(cell["problem.name"], **kw)
     sigma = sigma_profile(cell.get("noise.profile", "flat"), problem.d, cell.get("noise.sigma", 0.1))
-    noise = make_noise(cell["noise.name"], sigma)
+    own = getattr(problem, "shape", None)
+    own = tuple(int(v) for v in own) if isinstance(own, (tuple, list)) and len(own) == 2 else None
+    # as lptheory run: a noise with a matrix layout (rank-one) takes the problem's own shape, else its default
+    noise = make_noise(cell["noise.name"], sigma, shape=own if own and own[0] * own[1] == problem.d else None)
     batch = cell.get("oracle.batch", 1)
     steps = cell["sim.steps"]
     if batch == "T":
@@ -345,9 +354,14 @@ def _build_optimizer(cell: dict, problem, oracle, *, validate_only: bool = False
         return opt
     from lptheory.spectral import laid_out
 
-    # as lptheory run: each replicate's flat iterate as the problem's own matrix shape, else one row
-    # (optimizer.shape = [m, n] in the configuration sets another)
-    return laid_out(opt, problem.d, getattr(problem, "shape", None))
+    # as lptheory run: each replicate's flat iterate as the problem's own matrix shape, else the noise's matrix
+    # layout (rank-one: one layout for both), else one row (optimizer.shape = [m, n] in the configuration sets
+    # another)
+    own = getattr(problem, "shape", None)
+    mine = isinstance(own, (tuple, list)) and len(own) == 2 and int(own[0]) * int(own[1]) == problem.d
+    noise = getattr(oracle, "noise", None)
+    layout = tuple(noise.shape) if not mine and getattr(noise, "takes_layout", False) else None
+    return laid_out(opt, problem.d, own, layout)
 
 
 def run_cell(cell: dict, metrics=None, rows: str = "final") -> dict:

@@ -366,3 +366,30 @@ def test_sweep_progress_line_on_a_terminal_and_plain_lines_elsewhere():
         bar.update()
     bar.close()
     assert "\r" not in out.getvalue() and "[lptheory sweep] 3/3 cells (0 cached, 0 failed)" in out.getvalue()
+
+
+def test_sweep_lays_out_rank_one_noise_and_matrix_optimizers_as_lptheory_run():
+    """``lptheory run --optimizer muon --noise rank-one --d 12`` lays Muon and the noise out as one 3 x 4 matrix
+    (a matrix problem: its own shape for both); a sweep cell of the same setting laid Muon out as 1 x 12 and the
+    noise as 3 x 4, and the noise of a matrix problem as split_shape(d) instead of the problem's shape. The
+    cells' hashes carry the new rule (a resumed sweep recomputes cells written before it)."""
+    from synthetic.matrix import split_shape
+
+    cell = {**S.DEFAULTS, "optimizer.name": "muon", "noise.name": "rank-one", "problem.d": 12, "sim.steps": 4}
+    problem, noise, oracle = S._build_setting(cell)
+    opt = S._build_optimizer(cell, problem, oracle)
+    assert noise.shape == split_shape(12) == (3, 4) and opt.shape == (3, 4)
+    kron = {k: v for k, v in cell.items() if k != "problem.d"}
+    kron.update({"problem.name": "kronecker-quadratic", "problem.m": 2, "problem.n": 6})
+    problem, noise, oracle = S._build_setting(kron)
+    assert tuple(problem.shape) == (2, 6) != split_shape(12)
+    assert tuple(noise.shape) == (2, 6) and S._build_optimizer(kron, problem, oracle).shape == (2, 6)
+    plain = {**cell, "noise.name": "gaussian"}
+    problem, noise, oracle = S._build_setting(plain)
+    assert S._build_optimizer(plain, problem, oracle).shape == (1, 12)  # no noise layout: one row, as run
+    old = S._hash({**{k: cell[k] for k in sorted(cell)}, "layout": "laid_out-1"})
+    assert S.cell_hash(cell) != old and S.cell_hash(plain) == S._hash(
+        {**{k: plain[k] for k in sorted(plain)}, "layout": "laid_out-1"}
+    )
+    res = S.run_cell({**cell, "sim.replicates": 2}, metrics=["gap"])
+    assert res["columns"]["n"] == [2]
