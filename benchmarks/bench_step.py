@@ -79,6 +79,22 @@ def _power_floor(flats, nthreads, pool, chunk=16384):
     return run
 
 
+def _split(nthreads, pool, kernel, arrays, *extra):
+    """``kernel(*arrays, *extra)`` as a callable run, the arrays split into ``nthreads`` equal ranges on ``pool``
+    (threaded like the engine; one call without a pool)."""
+    n = arrays[0].size
+    per = -(-n // nthreads)
+
+    def run():
+        if pool is None:
+            kernel(*arrays, *extra)
+            return
+        for f in [pool.submit(kernel, *[x[lo : lo + per] for x in arrays], *extra) for lo in range(0, n, per)]:
+            f.result()
+
+    return run
+
+
 def _svml_floor(flats, nthreads, pool, es=(0.7 / 1.7, 0.7, 1.0 / 1.7)):
     """Accurate powers per element (one per exponent of ``es``) with nothing else: numpy's SVML power
     (``__svml_pow8_ha``, what numpy.power runs here) on 512-element blocks of |g| held in L1, threaded like
@@ -106,19 +122,7 @@ def _svml_floor(flats, nthreads, pool, es=(0.7 / 1.7, 0.7, 1.0 / 1.7)):
                 pow_block(buf, 0, e, out, m, pad)
                 buf, out = out, buf
 
-    src = flats[1]
-    n = src.size
-    per = -(-n // nthreads)
-    es = np.array(es)
-
-    def run():
-        if pool is None:
-            k(src, es)
-            return
-        for f in [pool.submit(k, src[lo : lo + per], es) for lo in range(0, n, per)]:
-            f.result()
-
-    return run
+    return _split(nthreads, pool, k, [flats[1]], np.array(es))
 
 
 def _divider_floor(flats, nthreads, pool, sqrts):
@@ -147,19 +151,7 @@ def _divider_floor(flats, nthreads, pool, sqrts):
             acc += buf[511]  # keeps each block's work observable
         return acc
 
-    a = flats[0]
-    b = flats[1]
-    n = a.size
-    per = -(-n // nthreads)
-
-    def run():
-        if pool is None:
-            k(a, b, sqrts)
-            return
-        for f in [pool.submit(k, a[lo : lo + per], b[lo : lo + per], sqrts) for lo in range(0, n, per)]:
-            f.result()
-
-    return run
+    return _split(nthreads, pool, k, flats[:2], sqrts)
 
 
 def small_arrays(repeats: int, d: int = 129, steps: int = 2000) -> dict:
@@ -266,22 +258,10 @@ def main(argv=None):
     }
     fa = [theta0.copy(), g, theta0.copy(), theta0.copy()]
     flats = [a.reshape(-1) for a in fa]
-    n = flats[0].size
-    per = -(-n // nthreads)
     pool = parallel.get_pool(nthreads) if nthreads > 1 else None
 
-    def threaded(kernel):
-        def run():
-            if pool is None:
-                kernel(*flats)
-                return
-            futs = [pool.submit(kernel, *[f[lo : lo + per] for f in flats]) for lo in range(0, n, per)]
-            for f in futs:
-                f.result()
-
-        return run
-
-    floors = {"floor": threaded(_floor_kernel()), "3 numpy.power": _power_floor(flats, nthreads, pool)}
+    floors = {"floor": _split(nthreads, pool, _floor_kernel(), flats)}
+    floors["3 numpy.power"] = _power_floor(flats, nthreads, pool)
     floors["1 sqrt + 1 div (L1)"] = _divider_floor(flats, nthreads, pool, 1)
     floors["2 sqrt + 1 div (L1)"] = _divider_floor(flats, nthreads, pool, 2)
     svml = _svml_floor(flats, nthreads, pool, es=(0.7 / 1.7, 0.7 / 1.7))

@@ -22,7 +22,9 @@ from proofs_checks.records import (
     control_failed,
     controls_breakdown,
     controls_text,
+    distinguishing_keys,
     is_control,
+    is_scalar_param,
     setting_text,
     status_counts_text,
     status_text,
@@ -239,10 +241,6 @@ def _control_notes(rows: list[dict], recs: list[dict], anchor: str = "") -> dict
     }
 
 
-def _scalar(v) -> bool:
-    return isinstance(v, (str, int, float)) and not isinstance(v, bool)
-
-
 def _link_labels(recs: list[dict]) -> list[str]:
     """Distinct labels for the evidence links of one summary item: the claim id and p; where several links
     would read the same, the setting parameters that tell them apart (the record's ``show`` first, then the
@@ -254,33 +252,16 @@ def _link_labels(recs: list[dict]) -> list[str]:
 
     def label(r, keys):
         pr = r["params"]
-        bits = [part(k, pr[k]) for k in keys if _scalar(pr.get(k))]
+        bits = [part(k, pr[k]) for k in keys if is_scalar_param(pr.get(k))]
         return r["id"] + (f" ({', '.join(bits)})" if bits else "")
 
-    keys_of = [["p"] if isinstance(r["params"].get("p"), (int, float)) else [] for r in recs]
+    base = [["p"] if isinstance(r["params"].get("p"), (int, float)) else [] for r in recs]
+    keys_of = distinguishing_keys(recs, base, lambda i, ks: label(recs[i], ks), prefer=SETTING_KEYS)
     groups: dict = {}
     for i, r in enumerate(recs):
         groups.setdefault(label(r, keys_of[i]), []).append(i)
     for idx in groups.values():
-        if len(idx) < 2:
-            continue
-        cands = []
-        for i in idx:
-            pr = recs[i]["params"]
-            for k in [*(recs[i].get("show") or ()), *SETTING_KEYS, *sorted(pr)]:
-                if k not in cands and k != "p" and _scalar(pr.get(k)):
-                    cands.append(k)
-        chosen: list = []
-        for k in cands:
-            vals = {repr(recs[i]["params"].get(k)) for i in idx}
-            if len(vals) > 1:
-                chosen.append(k)
-                if len({label(recs[i], keys_of[i] + chosen) for i in idx}) == len(idx):
-                    break
-        for i in idx:
-            keys_of[i] = keys_of[i] + chosen
-        labs = [label(recs[i], keys_of[i]) for i in idx]
-        if len(set(labs)) < len(labs):  # the same setting in several checks
+        if len(idx) > 1:  # the same setting in several checks
             for i in idx:
                 keys_of[i] = keys_of[i] + ["check"]
     out = []

@@ -29,6 +29,14 @@ def _fmt_time(seconds: float) -> str:
     return f"{m}m{s:02d}s" if m < 60 else f"{m // 60}h{m % 60:02d}m"
 
 
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (False for a closed stream or an object without ``isatty``)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 class StepProgress:
     """The ``progress(t, total)`` callable of :func:`lptheory.simulate.simulate` for one optimizer of a run
     (``label``, the ``index``-th of ``count``; or any count of ``unit``, such as the checks of ``lptheory
@@ -56,13 +64,8 @@ class StepProgress:
         rate: bool = True,
     ):
         self.stream = sys.stderr if stream is None else stream
-        if tty is None:
-            try:
-                tty = bool(self.stream.isatty())
-            except (AttributeError, ValueError):
-                tty = False
-        self.tty = tty
-        if width is None and tty:
+        self.tty = is_terminal(self.stream) if tty is None else tty
+        if width is None and self.tty:
             try:
                 width = os.get_terminal_size(self.stream.fileno()).columns
             except (AttributeError, ValueError, OSError):

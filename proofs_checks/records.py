@@ -294,6 +294,45 @@ def _setting(params: dict, show=None) -> str:
     return setting_text(params, show, sep=" ")
 
 
+def is_scalar_param(v) -> bool:
+    """A parameter value a label can show (a string or a number, not a bool)."""
+    return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+
+def distinguishing_keys(recs: list[dict], keys: list[list[str]], same, prefer=()) -> list[list[str]]:
+    """Per record, its label's parameter keys ``keys[i]`` plus, where records whose ``same(i, keys)`` agree would
+    read alike, the parameters whose values tell them apart: the record's ``show`` first, then ``prefer``, then
+    the rest by name, only as many as needed (a key is added to a record only where it has a scalar value).
+    ``same(i, keys)``: what the label of record i with those keys reads (hashable). Labels of evidence links
+    and of the report's table of violated claims both use it."""
+    keys = [list(k) for k in keys]
+
+    def has(i, ks):
+        return [k for k in ks if is_scalar_param(recs[i]["params"].get(k))]
+
+    groups: dict = {}
+    for i in range(len(recs)):
+        groups.setdefault(same(i, keys[i]), []).append(i)
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        cands: list = []
+        for i in idx:
+            pr = recs[i]["params"]
+            for k in [*(recs[i].get("show") or ()), *prefer, *sorted(pr)]:
+                if k not in cands and k not in keys[i] and is_scalar_param(pr.get(k)):
+                    cands.append(k)
+        chosen: list = []
+        for k in cands:
+            if len({repr(recs[i]["params"].get(k)) for i in idx}) > 1:
+                chosen.append(k)
+                if len({same(i, keys[i] + has(i, chosen)) for i in idx}) == len(idx):
+                    break
+        for i in idx:
+            keys[i] = keys[i] + has(i, chosen)
+    return keys
+
+
 def format_table(claims: list) -> str:
     """A readable table: id, setting, method, empirical, bound, ratio, status, reason (shortened)."""
     rows = [c.to_dict() if isinstance(c, Claim) else c for c in claims]

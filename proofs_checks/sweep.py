@@ -39,6 +39,8 @@ import time
 
 import numpy as np
 
+from lptheory.progress import StepProgress, is_terminal
+
 __all__ = ["SweepConfigError", "SweepError", "load_config", "cells", "run_cell", "run_sweep", "read_results"]
 
 SECTIONS = ("sweep", "problem", "noise", "oracle", "optimizer", "sim", "grid", "plot")
@@ -716,12 +718,8 @@ class _Bar:
         self.last = 0.0
         self.stream = sys.stderr if stream is None else stream
         if tty is None:
-            try:
-                tty = bool(self.stream.isatty())
-            except (AttributeError, ValueError):
-                tty = False
+            tty = is_terminal(self.stream)
         if enabled and tty:
-            from lptheory.progress import StepProgress
 
             self.bar = StepProgress("lptheory sweep", total, stream=self.stream, tty=True, unit="cells", rate=False)
             self.bar.__enter__()

@@ -303,32 +303,7 @@ def test_report_progress_interrupted_is_cleared(monkeypatch):
 
 
 def _pty_run(args, cols=60):
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lptheory", *args],
-        env={**os.environ, "PYTHONPATH": ROOT},
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=slave,
-    )
-    os.close(slave)
-    raw = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        raw += chunk
-    proc.wait(timeout=120)
-    os.close(master)
-    return proc.returncode, raw.decode()
+    return _pty_exec([sys.executable, "-m", "lptheory", *args], cols)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")

@@ -425,3 +425,25 @@ def test_report_control_group_has_an_anchor_when_every_control_is_a_legacy_viola
     anchor = f"c-r-{check}-{len(recs[check]) - 1}"
     assert f'<a id="{anchor}"></a>\n- **negative controls** (1 record; not open questions): 1 fails as it must' in md
     assert f'id="{anchor}"><b>negative controls</b>' in html
+
+
+def test_distinguishing_keys_adds_only_what_tells_records_apart():
+    """The one mechanism behind the evidence links' labels and the report's violated table: rows that would
+    read alike get the fewest parameters that tell them apart (``show`` first); rows already distinct get
+    nothing; a parameter that differs only as a non-scalar (a list) is never shown."""
+    from proofs_checks.records import distinguishing_keys
+
+    recs = [
+        {"id": "a", "params": {"p": 3.0, "d": 2, "seed": 1, "grid": [1]}, "show": ["d"]},
+        {"id": "a", "params": {"p": 3.0, "d": 4, "seed": 2, "grid": [2]}, "show": ["d"]},
+        {"id": "a", "params": {"p": 4.0, "d": 4, "seed": 3, "grid": [3]}, "show": ["d"]},
+        {"id": "b", "params": {"p": 3.0, "grid": [1]}},
+        {"id": "b", "params": {"p": 3.0, "grid": [2]}},
+    ]
+
+    def same(i, ks):
+        return (recs[i]["id"], tuple((k, recs[i]["params"][k]) for k in ks))
+
+    keys = distinguishing_keys(recs, [["p"]] * 5, same)
+    assert keys[:3] == [["p", "d"], ["p", "d"], ["p"]]  # d (shown) suffices; seed is not needed; p = 4 alone
+    assert keys[3:] == [["p"], ["p"]]  # only a list tells them apart: nothing scalar to add

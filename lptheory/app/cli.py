@@ -894,42 +894,15 @@ def _violated_table(found: list[dict]) -> list[str]:
     record. Params: p and d where the record has them; where rows of the same claim and check would still
     read the same, the parameters whose values tell them apart (the record's ``show`` keys first, then the
     others in name order; only as many as needed), e.g. ``p=3 setting="tau = 0, g0 #2 (d = 5)"``."""
+    from proofs_checks.records import distinguishing_keys
+
     from .console import table
-
-    def scalar(v):
-        return isinstance(v, (str, int, float)) and not isinstance(v, bool)
-
-    keys = []
-    for r in found:
-        pr = r["params"]
-        keys.append([k for k, kind in (("p", float), ("d", int)) if isinstance(pr.get(k), kind)])
-
-    def mine(i, ks):  # the keys among ks that record i has a value for
-        return [k for k in ks if scalar(found[i]["params"].get(k))]
 
     def text(i, ks):
         return " ".join(_param_text(k, found[i]["params"][k]) for k in ks)
 
-    groups: dict = {}
-    for i, r in enumerate(found):
-        groups.setdefault((r["id"], r["check"], text(i, keys[i])), []).append(i)
-    for idx in groups.values():
-        if len(idx) < 2:
-            continue
-        cands = []
-        for i in idx:
-            pr = found[i]["params"]
-            for k in [*(found[i].get("show") or ()), *sorted(pr)]:
-                if k not in cands and k not in keys[i] and scalar(pr.get(k)):
-                    cands.append(k)
-        chosen = []
-        for k in cands:
-            if len({repr(found[i]["params"].get(k)) for i in idx}) > 1:
-                chosen.append(k)
-                if len({text(i, keys[i] + mine(i, chosen)) for i in idx}) == len(idx):
-                    break
-        for i in idx:
-            keys[i] = keys[i] + mine(i, chosen)
+    base = [[k for k, kind in (("p", float), ("d", int)) if isinstance(r["params"].get(k), kind)] for r in found]
+    keys = distinguishing_keys(found, base, lambda i, ks: (found[i]["id"], found[i]["check"], text(i, ks)))
     rows = []
     for i, r in enumerate(found):
         rt = r["ratio"]
