@@ -40,18 +40,53 @@ What is here
   :func:`gate_on_controls` on verdicts, :func:`control_record` on a record an engine built for the control;
 * witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds);
 * packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`.
+
+Pack-author tools (what the packs shipped here use beyond the list above; every pack in the repository
+imports from ``proofs_checks`` only names of this module, ``tests/test_pack_names.py``):
+
+* many searches at once: :class:`SearchJob` (one claim at one setting) and :func:`adversarial_search_many`
+  (several jobs over the same spaces, one lockstep search); :func:`batch_outcomes` (the exact law of the mean
+  of ``n`` samples);
+* proofs: :func:`decide_identity` (an equality of a proof: sympy reduces it to 0 and spot checks agree) and
+  :func:`decide_step` (a step checked by its rule's precondition and spot checks); :func:`branch_and_bound`
+  (``lhs <relation> rhs`` decided on every point of a box by ball arithmetic), :class:`TightPoint` (a face on
+  which the claim is tight), :func:`enclose_max` (a rigorous enclosure of a supremum);
+* rigorous re-checks: :func:`prove_expression` (a witness's violation proved in ball arithmetic),
+  :class:`Undecided` (raised by a ball evaluation that cannot decide a step), ``DPS`` (the working precision,
+  in decimal digits, of a re-check that evaluates a claim anew from a witness: 60);
+* reading and caching expressions safely: :func:`parse_expression` (sympy ``srepr`` text read without running
+  it: the reader of every expression a data file carries), :class:`RefusedExpression` (its error: a text
+  outside the grammar), :func:`cached_limit` (``sympy.limit`` kept on disk, signed entries);
+* verdict constants: ``RATE_MARGIN`` (the margin a fitted exponent must clear, 0.05);
+* report sections: :func:`format_table` (records as a readable table), :func:`correction_rows`,
+  ``CORRECTION_COLUMNS`` (the corrections table's (key, heading) columns), ``EVIDENCE_KINDS`` (the legend of
+  the evidence kinds), :func:`annotate_supported` (marks records whose method holds with room).
 """
 
 from __future__ import annotations
 
 from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
 
-from .corrections import as_correction, best_constant, correction_record, family_supremum, recheck_correction
+from .bnb import TightPoint, branch_and_bound, enclose_max
+from .corrections import (
+    CORRECTION_COLUMNS,
+    EVIDENCE_KINDS,
+    annotate_supported,
+    as_correction,
+    best_constant,
+    correction_record,
+    correction_rows,
+    family_supremum,
+    recheck_correction,
+)
+from .disk_cache import cached_limit
 from .engines import (
     DistributionSpace,
     Point,
     SearchBudget,
+    SearchJob,
     adversarial_search,
+    adversarial_search_many,
     claim_record,
     control_record,
     exact_expectation,
@@ -65,14 +100,38 @@ from .engines import (
     sample_witness,
     value_claim,
 )
-from .expressions import CoordSum, Distribution, Env, Expect, Expect1, Sup1, evaluate, g, indicator, sigma, x
+from .expressions import (
+    CoordSum,
+    Distribution,
+    Env,
+    Expect,
+    Expect1,
+    Sup1,
+    batch_outcomes,
+    evaluate,
+    g,
+    indicator,
+    sigma,
+    x,
+)
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
-from .recheck import recheck
+from .recheck import DPS, Undecided, prove_expression, recheck
 from .recheck import register as register_recheck
-from .records import Claim
+from .records import Claim, format_table
+from .safe_parse import RefusedExpression, parse_expression
 from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
-from .verdict import Verdict, combine, control_verdict, decide, decide_rate, gate_on_controls
+from .verdict import (
+    RATE_MARGIN,
+    Verdict,
+    combine,
+    control_verdict,
+    decide,
+    decide_identity,
+    decide_rate,
+    decide_step,
+    gate_on_controls,
+)
 
 __all__ = [
     "Assumption",
@@ -134,4 +193,24 @@ __all__ = [
     "simulate",
     "value_claim",
     "x",
+    "CORRECTION_COLUMNS",
+    "DPS",
+    "EVIDENCE_KINDS",
+    "RATE_MARGIN",
+    "SearchJob",
+    "TightPoint",
+    "Undecided",
+    "adversarial_search_many",
+    "annotate_supported",
+    "batch_outcomes",
+    "branch_and_bound",
+    "correction_rows",
+    "decide_identity",
+    "decide_step",
+    "enclose_max",
+    "format_table",
+    "prove_expression",
+    "cached_limit",
+    "parse_expression",
+    "RefusedExpression",
 ]

@@ -600,7 +600,8 @@ def _de_driven(objective, bounds, seeds, kw, *, _checked: bool = False):
 
 
 # scipy versions (major, minor) whose differential evolution the stepping of _de_driven and
-# _generation_batched was compared with bit for bit (tests/test_search.py); pyproject allows scipy >= 1.10.
+# _generation_batched was compared with bit for bit (tests/test_search.py); pyproject pins scipy to >= 1.10,
+# < the next minor version after the newest of them (test_the_scipy_pin_covers_the_verified_versions).
 # On any other version the threaded lockstep (scipy's own solve()) is used: the same results, slower.
 _DE_VERIFIED_SCIPY = ((1, 17),)
 _VERIFY_LOCK = threading.Lock()

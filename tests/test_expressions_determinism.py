@@ -10,6 +10,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from proofs_checks import evaluator as EV
 from proofs_checks import expressions as X
 from proofs_checks import recheck as R
 from proofs_checks.expressions import g, sigma, x
@@ -33,9 +34,9 @@ def _env(S=400, seed=0):
 
 def _value_with_counter(start, monkeypatch):
     monkeypatch.setattr(sp.Dummy, "_count", start)
-    compiled = X._Compiled(EXPR, ("x", "g", "sigma"), "independent")  # not the cached compile_expr
+    compiled = EV._Compiled(EXPR, ("x", "g", "sigma"), "independent")  # not the cached compile_expr
     with np.errstate(all="ignore"):
-        return np.asarray(compiled.fn(X._Ctx(_env())), dtype=np.float64)
+        return np.asarray(compiled.fn(EV._Ctx(_env())), dtype=np.float64)
 
 
 def test_values_do_not_depend_on_the_dummy_counter(monkeypatch):
@@ -46,7 +47,7 @@ def test_values_do_not_depend_on_the_dummy_counter(monkeypatch):
 
 
 def test_the_counter_is_only_moved_forward(monkeypatch):
-    assert X.dummy_names_in_order is R.dummy_names_in_order  # one implementation
+    assert EV.dummy_names_in_order is R.dummy_names_in_order  # one implementation
     monkeypatch.setattr(sp.Dummy, "_count", 97)
     with R.dummy_names_in_order(10):
         assert sp.Dummy._count == 100
@@ -57,7 +58,7 @@ def test_the_counter_is_only_moved_forward(monkeypatch):
 
 def test_planted_crossing_reorders_the_product(monkeypatch):
     """Without the guard, a crossing inside the leaf changes bits: the test above can fail."""
-    monkeypatch.setattr(X, "dummy_names_in_order", lambda k: contextlib.nullcontext())
+    monkeypatch.setattr(EV, "dummy_names_in_order", lambda k: contextlib.nullcontext())
     ref = _value_with_counter(10_000, monkeypatch)
     starts = (90, 93, 95, 97, 990, 995)
     differs = [s for s in starts if _value_with_counter(s, monkeypatch).tobytes() != ref.tobytes()]

@@ -8,6 +8,7 @@ import sympy as sp
 
 from proofs_checks import engines as E
 from proofs_checks import expressions as X
+from proofs_checks import worst_case as W
 from proofs_checks.stacey import formulas as F
 from proofs_checks.stacey.lemmas import NONDEGENERATE
 
@@ -33,16 +34,16 @@ def test_per_row_p_equals_per_p(space, order):
         perm = rng.permutation(len(xs))
         xs, rp = xs[perm], rp[perm]
     spec0 = F.LEMMA_SPECS["thm1.B"]
-    _, sc, co, env = E._search_env(spec0, space, xs, {"eta": 1.0, "L": 1.0}, rows={"p": rp})
+    _, sc, co, env = W._search_env(spec0, space, xs, {"eta": 1.0, "L": 1.0}, rows={"p": rp})
     for p in P:
         m = rp == p
-        _, sc1, co1, env1 = E._search_env(spec0, space, xs[m], {"p": p, "eta": 1.0, "L": 1.0})
+        _, sc1, co1, env1 = W._search_env(spec0, space, xs[m], {"p": p, "eta": 1.0, "L": 1.0})
         np.testing.assert_array_equal(np.asarray(sc["G"]).reshape(-1)[m], np.asarray(sc1["G"]).reshape(-1))
         np.testing.assert_array_equal(co["sigma"][m], co1["sigma"])
         for spec in F.LEMMA_SPECS.values():
             for req in (None, NONDEGENERATE):
                 np.testing.assert_array_equal(
-                    E._ratio_of(spec, env, 1.0, req)[m], E._ratio_of(spec, env1, 1.0, req), err_msg=spec.id
+                    W._ratio_of(spec, env, 1.0, req)[m], W._ratio_of(spec, env1, 1.0, req), err_msg=spec.id
                 )
 
 
@@ -107,7 +108,7 @@ def test_a_large_call_split_over_two_threads_gives_the_same_values(monkeypatch):
     ]
     members = sorted(range(len(jobs)), key=lambda j: (j % 2, j // 2))
     space = E.DistributionSpace(2, 2, 1)
-    obj = E._lockstep_objective(jobs, members, space, {"eta": 1.0, "L": 1.0})
+    obj = W._lockstep_objective(jobs, members, space, {"eta": 1.0, "L": 1.0})
     rng = np.random.default_rng(9)
     owner = np.repeat(np.arange(len(jobs)), 120)
     xs = rng.uniform(-1, 1, (owner.size, space.dim))

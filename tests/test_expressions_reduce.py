@@ -1,9 +1,9 @@
-"""The expression evaluator's short-axis sums (expressions._add_reduce) give numpy.add.reduce's bits."""
+"""The expression evaluator's short-axis sums (evaluator.add_reduce) give numpy.add.reduce's bits."""
 
 import numpy as np
 import pytest
 
-from proofs_checks.expressions import _add_reduce
+from proofs_checks.evaluator import add_reduce as _add_reduce
 
 
 def _data(rng, shape):

@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from proofs_checks import adversarial as A
 from proofs_checks import engines as E
 from proofs_checks import expressions as X
+from proofs_checks import staging as ST
+from proofs_checks import worst_case as W
 from proofs_checks.stacey import formulas as F
 from proofs_checks.stacey.lemmas import NONDEGENERATE
 
@@ -57,7 +60,7 @@ def _objective(jobs, space):
     for jb in jobs:
         kinds.setdefault((id(jb.spec), id(jb.require)), len(kinds))
     members = sorted(range(len(jobs)), key=lambda j: (kinds[(id(jobs[j].spec), id(jobs[j].require))], j))
-    return E._lockstep_objective(jobs, members, space, {"eta": 1.0, "L": 1.0}), len(members)
+    return W._lockstep_objective(jobs, members, space, {"eta": 1.0, "L": 1.0}), len(members)
 
 
 @pytest.mark.parametrize("space", SPACES, ids=lambda s: str(s.describe()))
@@ -67,14 +70,14 @@ def test_staged_calls_equal_the_tree_walk(space, kind, monkeypatch):
     value equals the tree walk's (a fresh objective's first call), bit for bit, on new populations with
     exact zeros, ties and points at the box's corners."""
     staged = []
-    real = E._staged_objective
+    real = W._staged_objective
 
     def counting(*a, **k):
         out = real(*a, **k)
         staged.append(out[0])
         return out
 
-    monkeypatch.setattr(E, "_staged_objective", counting)
+    monkeypatch.setattr(W, "_staged_objective", counting)
     monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
     jobs = _jobs(kind)
     obj, m = _objective(jobs, space)
@@ -121,7 +124,7 @@ def test_an_unstageable_node_falls_back():
     with pytest.raises(X.Unstageable):
         X.stage_quiet(X.CoordSum(sp.Symbol("nowhere") * X.g), senv)
     with pytest.raises(X.Unstageable):
-        X._stage_fn(lambda c: 0.0, X.SCtx(senv))
+        ST._stage_fn(lambda c: 0.0, X.SCtx(senv))
 
 
 @pytest.mark.parametrize("ge", [False, True])
@@ -139,8 +142,8 @@ def test_ratio_kernel_equals_numpy(ge):
     for scale in (1.0, 1.37, rng.uniform(0.5, 2.0, n)):
         for r in (None, req):
             with np.errstate(all="ignore"):  # as in the search
-                got = E._ratio_tail(term, bound, r, scale, ge)
-                want = E._ratio_tail_numpy(term, bound, r, scale, ge)
+                got = W._ratio_tail(term, bound, r, scale, ge)
+                want = W._ratio_tail_numpy(term, bound, r, scale, ge)
             np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
 
 
@@ -212,12 +215,14 @@ def test_a_staging_error_falls_back_to_the_walk(where, monkeypatch):
     monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
     tries = []
     if where == "Stager.function":
+
         def planted(self, *a, **k):
             tries.append(1)
             raise IndexError("planted")
 
         monkeypatch.setattr(X.Stager, "function", planted)
     else:
+
         def planted(*a, **k):
             tries.append(1)
             raise (TypeError if where == "stage_quiet" else ValueError)("planted")
@@ -228,7 +233,7 @@ def test_a_staging_error_falls_back_to_the_walk(where, monkeypatch):
             real_stager_call = X.Stager.call
 
             def call(self, fn, *a, **k):
-                if fn is E._ratio_tail:
+                if fn is W._ratio_tail:
                     planted()
                 return real_stager_call(self, fn, *a, **k)
 
@@ -255,15 +260,15 @@ def test_a_staging_error_does_not_hide_an_error_of_the_walk(monkeypatch):
     owner = np.zeros(4, dtype=np.intp)
     xs = _populations(SPACES[0], owner, np.random.default_rng(1), specials=False)
     obj(xs, owner)  # walks (first call of the layout)
-    real = E._ratio_of
+    real = W._ratio_of
 
     def broken(*a, **k):
         raise _Planted("the walk's own error")
 
-    monkeypatch.setattr(E, "_ratio_of", broken)
+    monkeypatch.setattr(W, "_ratio_of", broken)
     with pytest.raises(_Planted, match="the walk's own error"):
         obj(xs, owner)  # staging fails (planted), then the walk raises its own error
-    monkeypatch.setattr(E, "_ratio_of", real)
+    monkeypatch.setattr(W, "_ratio_of", real)
     obj(xs, owner)
 
 
@@ -276,7 +281,7 @@ def _searched_tasks():
     the search tasks by the lemmas' search (``check lemmas``, full mode), the corrections' search of
     Lemma 2 against kappa(p) and of the combined lemma (``check corrections``, full mode, wider spaces:
     joint coupling, batches of 6 and 8) and Corollary 1's search (``check coverage``). Captured from
-    :func:`engines._map_tasks` (the searches stop at their first re-check)."""
+    :func:`pools.map_tasks` (the searches stop at their first re-check)."""
     from proofs_checks import recheck as R
     from proofs_checks.stacey import corrections as C
     from proofs_checks.stacey import coverage as V
@@ -287,14 +292,14 @@ def _searched_tasks():
 
     def capture(fn, state, tasks, workers, cost=None):
         jobs, spaces, scalars, _, _ = state
-        plain = [E._candidate_filter(jb.spec, E._job_scalars(jb, scalars)) is None for jb in jobs]
+        plain = [A._candidate_filter(jb.spec, W.job_scalars(jb, scalars)) is None for jb in jobs]
         got.extend((jobs, members, spaces[i], scalars, all(plain)) for i, members in tasks)
         return [[(np.zeros(spaces[i].dim), 0.0, 0) for _ in members] for i, members in tasks]
 
     def stop(*a, **k):
         raise _Stop
 
-    mp.setattr(E, "_map_tasks", capture)
+    mp.setattr(W, "map_tasks", capture)
     mp.setattr(R, "recheck", stop)
     try:
         for run in (
@@ -335,14 +340,14 @@ def test_staged_calls_equal_the_tree_walk_for_every_searched_spec(searched_tasks
     -0.0, exact zeros, ties and corners."""
     monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
     staged = []
-    real = E._staged_objective
+    real = W._staged_objective
 
     def counting(*a, **k):
         out = real(*a, **k)
         staged.append(1)
         return out
 
-    monkeypatch.setattr(E, "_staged_objective", counting)
+    monkeypatch.setattr(W, "_staged_objective", counting)
     rng = np.random.default_rng(17)
     seen = set()
     for jobs, members, space, scalars, _ in searched_tasks:
@@ -350,12 +355,12 @@ def test_staged_calls_equal_the_tree_walk_for_every_searched_spec(searched_tasks
         if key in seen:
             continue
         seen.add(key)
-        obj = E._lockstep_objective(jobs, members, space, scalars)
+        obj = W._lockstep_objective(jobs, members, space, scalars)
         m = len(members)
         for owner in (np.repeat(np.arange(m), 2), np.arange(m)[m // 3 :]):
             for _ in range(3):
                 xs = _populations(space, owner, rng)
-                want = E._lockstep_objective(jobs, members, space, scalars)(xs, owner)
+                want = W._lockstep_objective(jobs, members, space, scalars)(xs, owner)
                 _assert_bits(obj(xs, owner), want)
     assert len(staged) >= len(seen), "some objectives never ran staged"
 
@@ -364,16 +369,16 @@ def test_staged_calls_on_two_threads_equal_the_tree_walk(searched_tasks, monkeyp
     """A call of >= 512 rows is split in two halves on two threads (LPTHEORY_SEARCH_THREADS=2), each
     half staged per its own layout, the halves learning the outcomes they share while the other runs:
     every call equals a fresh objective's tree walk on one thread, bit for bit (bytes)."""
-    assert E._SPLIT_ROWS <= 600
+    assert W._SPLIT_ROWS <= 600
     staged = []
-    real = E._staged_objective
+    real = W._staged_objective
 
     def counting(*a, **k):
         out = real(*a, **k)
         staged.append(a[2].shape[0])
         return out
 
-    monkeypatch.setattr(E, "_staged_objective", counting)
+    monkeypatch.setattr(W, "_staged_objective", counting)
     rng = np.random.default_rng(23)
     picked = {}
     for jobs, members, space, scalars, _ in searched_tasks:  # several blocks: learning on split calls
@@ -381,15 +386,15 @@ def test_staged_calls_on_two_threads_equal_the_tree_walk(searched_tasks, monkeyp
     assert len(picked) >= 3
     for jobs, members, space, scalars in picked.values():
         monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "2")
-        obj = E._lockstep_objective(jobs, members, space, scalars)
+        obj = W._lockstep_objective(jobs, members, space, scalars)
         m = len(members)
         owner = np.repeat(np.arange(m), -(-600 // m))
-        assert owner.size >= E._SPLIT_ROWS
+        assert owner.size >= W._SPLIT_ROWS
         for _ in range(4):
             xs = _populations(space, owner, rng)
             monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "2")
             got = obj(xs, owner)
             monkeypatch.setenv("LPTHEORY_SEARCH_THREADS", "1")
-            want = E._lockstep_objective(jobs, members, space, scalars)(xs, owner)
+            want = W._lockstep_objective(jobs, members, space, scalars)(xs, owner)
             _assert_bits(got, want)
-    assert staged and max(staged) < E._SPLIT_ROWS, "the halves did not run staged"
+    assert staged and max(staged) < W._SPLIT_ROWS, "the halves did not run staged"

@@ -43,14 +43,14 @@ def _both(e, backend, bound):
 @settings(max_examples=10, deadline=None)
 @given(lo=st.floats(-3, 3), w=st.floats(0, 2))
 def test_generated_ball_plan_gives_the_walks_balls(backend, k, lo, w):
-    plan = R._ball_plan(EXPRS[k], backend)
+    plan = R.ball_plan(EXPRS[k], backend)
     assert plan is not None
     gen, walk = _both(EXPRS[k], backend, lambda num: num.hull(num.exact(lo), num.exact(lo + w)))
     assert gen == walk
 
 
 def test_generated_ball_plan_encloses_each_shared_subexpression_once():
-    src = R._ball_plan(EXPRS[0], "arb").source
+    src = R.ball_plan(EXPRS[0], "arb").source
     assert src.count(".sin()") == 1 and src.count(".cos()") == 1  # three occurrences each in the tree
 
 

@@ -305,7 +305,7 @@ def test_decode_weights_kernel_equals_numpy(coupling, monkeypatch):
     """The compiled weights of DistributionSpace.decode have the numpy expression's bits (zeros, signed
     zeros, all-zero groups, tiny and huge magnitudes); a planted change (sum in another order) is caught."""
     pytest.importorskip("numba")
-    import proofs_checks.engines as E
+    import proofs_checks.distributions as E
 
     def numpy_weights(xs, start, groups, k):
         om = np.abs(xs[:, start : start + groups * k]).reshape(-1, groups, k)
@@ -346,3 +346,22 @@ def test_polish_clip_is_numpys_clip():
     lo = np.array([-1.0, -1.0, 0.0, 0.0, -1.0, 0.0, 0.0])
     hi = np.ones(7)
     np.testing.assert_array_equal(S._clip(X, lo, hi).view(np.int64), np.clip(X, lo, hi).view(np.int64))
+
+
+def test_the_scipy_pin_covers_the_verified_versions():
+    """scipy's private DE internals are used only on verified versions, and pyproject pins scipy below the next
+    minor version after the newest verified one (issue 34: no private internals without a pinned version; the
+    public ``differential_evolution`` fallback is tested above)."""
+    import os
+    import re
+
+    import proofs_checks.search as S
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as fh:
+        spec = re.search(r'"scipy([^"]*)"', fh.read()).group(1)
+    lo = tuple(int(v) for v in re.search(r">=\s*(\d+)\.(\d+)", spec).groups())
+    hi = tuple(int(v) for v in re.search(r"<\s*(\d+)\.(\d+)", spec).groups())
+    newest = max(S._DE_VERIFIED_SCIPY)
+    assert all(lo <= v < hi for v in S._DE_VERIFIED_SCIPY)
+    assert hi == (newest[0], newest[1] + 1)

@@ -110,111 +110,99 @@ def _polar_eigh(G):
     return np.asarray(out)
 
 
-def run_identities(ctx):
-    mats = _matrices(ctx.seed, ctx.quick)
-    params = {"shapes": [list(m.shape[1:]) for m in mats], "seed": ctx.seed}
-    spec_inf = N.Schatten(math.inf)
-    out = []
+def _identity_with_control(claim_id, statement, source, control, kind, pairs, control_pairs, params):
+    """The records of the identity claim ``claim_id`` (steepest directions of ``kind`` over the shapes) and of
+    its negative control: ``control`` = (id suffix, statement), a false variant checked on ``control_pairs``."""
+    suffix, control_statement = control
+    main = ClaimSpec(id=claim_id, statement=statement, source=source, show=("shapes",))
+    ctrl = ClaimSpec(
+        id=f"{claim_id}.{suffix}", statement=control_statement, source=f"control of {claim_id}", show=("shapes",)
+    )
+    return _with_control(
+        _identity_record(main, kind, pairs, params), _identity_record(ctrl, kind, control_pairs, params)
+    )
 
-    # 1. Muon's exact-SVD step is the spectral-norm steepest direction -------------------------------
-    lr = 0.1
+
+def _step_direction(opt, W, G, lr):
+    """The direction of one step of ``opt`` from ``W`` with gradient ``G`` (from a fresh state): (W - W') / lr."""
+    return (W - opt.step(W, G, opt.init(W))[0]) / lr
+
+
+def _muon_records(mats, params, lr):
+    """1. Muon's exact-SVD step is the spectral-norm steepest direction (control: its Newton-Schulz step)."""
+    spec_inf = N.Schatten(math.inf)
     muon = Muon(lr=lr, momentum=0.0, nesterov=False, orthogonalize="svd", adjust_lr=None)
     muon_ns = Muon(lr=lr, momentum=0.0, nesterov=False, orthogonalize="newton-schulz", adjust_lr=None)
     pairs, pairs_ns = [], []
     for G in mats:
         W = np.zeros_like(G)
         d = spec_inf.direction(G)
-        step = (W - muon.step(W, G, muon.init(W))[0]) / lr
-        pairs.append((step, d, G))
-        pairs_ns.append(((W - muon_ns.step(W, G, muon_ns.init(W))[0]) / lr, d, G))
-    main = ClaimSpec(
-        id="spectral.muon-svd-step",
-        statement="Muon with exact orthogonalization (no momentum, no weight decay) steps along "
+        pairs.append((_step_direction(muon, W, G, lr), d, G))
+        pairs_ns.append((_step_direction(muon_ns, W, G, lr), d, G))
+    return _identity_with_control(
+        "spectral.muon-svd-step",
+        "Muon with exact orthogonalization (no momentum, no weight decay) steps along "
         "-U V^T = -argmax_{||D||_{S_inf} <= 1} <G, D>, the spectral-norm steepest direction",
-        source=f"Jordan et al. 2024 (Muon); {BB}, Sec. 3.2",
-        show=("shapes",),
-    )
-    ctrl = ClaimSpec(
-        id="spectral.muon-svd-step.control-ns5",
-        statement="(control, false) Muon's Newton-Schulz step (5 quintic steps) equals the spectral "
-        "steepest direction U V^T",
-        source="control of spectral.muon-svd-step",
-        show=("shapes",),
-    )
-    out += _with_control(
-        _identity_record(main, "spectral-direction", pairs, params),
-        _identity_record(ctrl, "spectral-direction", pairs_ns, params),
+        f"Jordan et al. 2024 (Muon); {BB}, Sec. 3.2",
+        (
+            "control-ns5",
+            "(control, false) Muon's Newton-Schulz step (5 quintic steps) equals the spectral steepest direction U V^T",
+        ),
+        "spectral-direction",
+        pairs,
+        pairs_ns,
+        params,
     )
 
-    # 2. Schatten-p steepest descent at p = 2 is normalized SGD, at p = inf the orthogonalized update --
-    fro = N.Schatten(2.0)
-    scion2 = Scion(lr=lr, alpha=1.0, radius=1.0, norm=fro)
+
+def _schatten_records(mats, params, lr):
+    """2. Schatten-p steepest descent at p = 2 is normalized SGD, at p = inf the orthogonalized update."""
+    scion2 = Scion(lr=lr, alpha=1.0, radius=1.0, norm=N.Schatten(2.0))
     pairs, pairs_c = [], []
     for G in mats:
         W = np.zeros_like(G)
-        step = (W - scion2.step(W, G, scion2.init(W))[0]) / lr  # = direction of the Frobenius LMO
+        step = _step_direction(scion2, W, G, lr)  # = direction of the Frobenius LMO
         pairs.append((step, G / np.linalg.norm(G, axis=(-2, -1), keepdims=True), G))
         pairs_c.append((N.Schatten(2.5).direction(G), G / np.linalg.norm(G, axis=(-2, -1), keepdims=True), G))
-    main = ClaimSpec(
-        id="spectral.schatten2-normalized-sgd",
-        statement="the Schatten-2 (Frobenius) LMO step is normalized SGD: -lr G / ||G||_F",
-        source=f"{BB}, Sec. 2; Pethick et al. 2025 (Scion), Table 2",
-        show=("shapes",),
+    out = _identity_with_control(
+        "spectral.schatten2-normalized-sgd",
+        "the Schatten-2 (Frobenius) LMO step is normalized SGD: -lr G / ||G||_F",
+        f"{BB}, Sec. 2; Pethick et al. 2025 (Scion), Table 2",
+        ("control-p2.5", "(control, false) the Schatten-2.5 steepest direction is G / ||G||_F"),
+        "frobenius-direction",
+        pairs,
+        pairs_c,
+        params,
     )
-    ctrl = ClaimSpec(
-        id="spectral.schatten2-normalized-sgd.control-p2.5",
-        statement="(control, false) the Schatten-2.5 steepest direction is G / ||G||_F",
-        source="control of spectral.schatten2-normalized-sgd",
-        show=("shapes",),
-    )
-    out += _with_control(
-        _identity_record(main, "frobenius-direction", pairs, params),
-        _identity_record(ctrl, "frobenius-direction", pairs_c, params),
-    )
-
     sd_inf = SchattenDescent(p=math.inf, lr=lr)
     pairs, pairs_c = [], []
     for G in mats:
         W = np.zeros_like(G)
-        step = (W - sd_inf.step(W, G, sd_inf.init(W))[0]) / lr
-        pairs.append((step, _polar_eigh(G), G))
+        pairs.append((_step_direction(sd_inf, W, G, lr), _polar_eigh(G), G))
         pairs_c.append((N.Schatten(8.0).steepest_map(G), _polar_eigh(G), G))
-    main = ClaimSpec(
-        id="spectral.schatten-inf-orthogonalized",
-        statement="Schatten-p descent at p = inf steps along the orthogonalized gradient U V^T, which is "
+    return out + _identity_with_control(
+        "spectral.schatten-inf-orthogonalized",
+        "Schatten-p descent at p = inf steps along the orthogonalized gradient U V^T, which is "
         "Shampoo's step without accumulation, (G G^T)^{-1/4} G (G^T G)^{-1/4}",
-        source=f"{BB}, Sec. 3.2-3.3 (Shampoo without accumulation is spectral steepest descent)",
-        show=("shapes",),
-    )
-    ctrl = ClaimSpec(
-        id="spectral.schatten-inf-orthogonalized.control-p8",
-        statement="(control, false) the unscaled Schatten-8 map U diag(s^{1/7}) V^T is U V^T",
-        source="control of spectral.schatten-inf-orthogonalized",
-        show=("shapes",),
-    )
-    out += _with_control(
-        _identity_record(main, "spectral-direction", pairs, params),
-        _identity_record(ctrl, "spectral-direction", pairs_c, params),
+        f"{BB}, Sec. 3.2-3.3 (Shampoo without accumulation is spectral steepest descent)",
+        ("control-p8", "(control, false) the unscaled Schatten-8 map U diag(s^{1/7}) V^T is U V^T"),
+        "spectral-direction",
+        pairs,
+        pairs_c,
+        params,
     )
 
-    # 3. dual-norm identities per norm ------------------------------------------------------------------
-    norms = [
-        N.Lp(1.0),
-        N.Lp(1.5),
-        N.Lp(2.0),
-        N.Lp(3.0),
-        N.Lp(math.inf),
-        N.Schatten(1.0),
-        N.Schatten(1.5),
-        N.Schatten(2.0),
-        N.Schatten(3.0),
-        N.Schatten(math.inf),
-        N.ColNorm(),
-        N.RowNorm(),
-        N.ColNorm(rms=True),
-        N.RowNorm(rms=True),
-        N.SpectralRMS(),
-    ]
+
+_DUAL_NORMS = (
+    (N.Lp, (1.0, 1.5, 2.0, 3.0, math.inf)),
+    (N.Schatten, (1.0, 1.5, 2.0, 3.0, math.inf)),
+)
+
+
+def _dual_norm_records(mats):
+    """3. Dual-norm identities per norm: <G, d*> = ||G||_*, ||d*|| = 1, and the dual of the dual."""
+    norms = [cls(p) for cls, ps in _DUAL_NORMS for p in ps]
+    norms += [N.ColNorm(), N.RowNorm(), N.ColNorm(rms=True), N.RowNorm(rms=True), N.SpectralRMS()]
     spec = ClaimSpec(
         id="spectral.dual-norm",
         statement="<G, d*> = ||G||_* and ||d*|| = 1 for the steepest direction d* of each norm; for "
@@ -222,6 +210,7 @@ def run_identities(ctx):
         source=f"{BB}, Sec. 2 (duality map); Pethick et al. 2025, Table 2 (LMOs of the operator norms)",
         show=("norm",),
     )
+    out = []
     for nm in norms:
         worst = 0.0
         for G in mats:
@@ -233,36 +222,47 @@ def run_identities(ctx):
                 x = G[..., 0, :] if nm.ndim == 1 else G
                 worst = max(worst, float(np.max(np.abs(nm.dual().dual_norm(x) - nm.norm(x)) / nm.norm(x))))
         out.append(value_claim(spec, worst, TOL, {"norm": repr(nm)}, method="exact"))
+    return out
 
-    # 4. Adam without moving averages is sign descent ---------------------------------------------------
+
+def _adam_records(mats, params, lr):
+    """4. Adam without moving averages is sign descent (control: with its moving averages, second step)."""
     adam = Adam(lr=lr, beta1=0.0, beta2=0.0, eps=0.0, bias_correction=False)
     adam_ema = Adam(lr=lr, beta1=0.9, beta2=0.999, eps=0.0, bias_correction=False)
     pairs, pairs_c = [], []
     for G in mats:
         g = G.reshape(len(G), -1)
         w = np.zeros_like(g)
-        step = (w - adam.step(w, g, adam.init(w))[0]) / lr
-        linf = N.Lp(math.inf).direction(g)
-        pairs.append((step, linf, g))
+        pairs.append((_step_direction(adam, w, g, lr), N.Lp(math.inf).direction(g), g))
         st = adam_ema.init(w)
         w1, st = adam_ema.step(w, g, st)
         w2, st = adam_ema.step(w1, -0.5 * g, st)  # a second step, so the averages matter
-        pairs_c.append(((w1 - w2) / lr, np.sign(-0.5 * g), g))
-    main = ClaimSpec(
-        id="spectral.adam-no-ema-is-sign-descent",
-        statement="Adam with beta1 = beta2 = 0 and eps = 0 (no moving averages) steps along -sign(g), the "
+        pairs_c.append(((w1 - w2) / lr, np.sign(-0.5 * g), -0.5 * g))
+    return _identity_with_control(
+        "spectral.adam-no-ema-is-sign-descent",
+        "Adam with beta1 = beta2 = 0 and eps = 0 (no moving averages) steps along -sign(g), the "
         "l_inf steepest direction (for g with no zero entry)",
-        source=f"{BB}, Sec. 3.1",
-        show=("shapes",),
+        f"{BB}, Sec. 3.1",
+        (
+            "control-ema",
+            "(control, false) Adam with beta1 = 0.9, beta2 = 0.999 steps along -sign(g) at its second step",
+        ),
+        "sign",
+        pairs,
+        pairs_c,
+        params,
     )
-    ctrl = ClaimSpec(
-        id="spectral.adam-no-ema-is-sign-descent.control-ema",
-        statement="(control, false) Adam with beta1 = 0.9, beta2 = 0.999 steps along -sign(g) at its second step",
-        source="control of spectral.adam-no-ema-is-sign-descent",
-        show=("shapes",),
+
+
+def run_identities(ctx):
+    """The spectral pack's identities, each with its negative control: Muon, Schatten-p descent, the dual
+    norms, Adam without moving averages."""
+    mats = _matrices(ctx.seed, ctx.quick)
+    params = {"shapes": [list(m.shape[1:]) for m in mats], "seed": ctx.seed}
+    lr = 0.1
+    return (
+        _muon_records(mats, params, lr)
+        + _schatten_records(mats, params, lr)
+        + _dual_norm_records(mats)
+        + _adam_records(mats, params, lr)
     )
-    out += _with_control(
-        _identity_record(main, "sign", pairs, params),
-        _identity_record(ctrl, "sign", [(a, b, -0.5 * g) for a, b, g in pairs_c], params),
-    )
-    return out

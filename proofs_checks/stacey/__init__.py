@@ -13,10 +13,10 @@ imported when a check runs (loading the pack stays fast).
 
 from __future__ import annotations
 
+import importlib
 import math
 
-from ..corrections import CORRECTION_COLUMNS, EVIDENCE_KINDS, correction_rows
-from ..packs import Pack
+from ..api import CORRECTION_COLUMNS, EVIDENCE_KINDS, Pack, correction_rows
 
 __all__ = ["PACK"]
 
@@ -29,6 +29,17 @@ PACK = Pack(
     figures="proofs_checks.stacey.figures",
     columns=("p", "d", "n", "noise", "problem", "instance", ("method_name", "method"), "T"),
 )
+
+
+def _check(name: str, **kw) -> None:
+    """Register the check ``name`` on :data:`PACK` (``kw``: :meth:`proofs_checks.packs.Pack.check`'s): it runs
+    ``run_<name>(ctx)`` of the submodule ``.<name>``, imported when the check runs (loading the pack stays fast)."""
+
+    def run(ctx):
+        return getattr(importlib.import_module(f"{__name__}.{name}"), f"run_{name}")(ctx)
+
+    run.__name__ = run.__qualname__ = f"_{name}"
+    PACK.check(name, **kw)(run)
 
 
 def p_range(lo: float, lo_open: bool):
@@ -44,7 +55,7 @@ def p_range(lo: float, lo_open: bool):
     return validate
 
 
-@PACK.check(
+_check(
     "lemmas",
     title="Theorem 1: the per-step terms and their lemmas (Appendix A.1)",
     description="Theorem 1's per-step terms A, B1, B2, B, C: exact, Monte Carlo, adversarial search",
@@ -53,13 +64,9 @@ def p_range(lo: float, lo_open: bool):
     validate=p_range(2.0, False),
     parallel=True,
 )
-def _lemmas(ctx):
-    from .lemmas import run_lemmas
-
-    return run_lemmas(ctx)
 
 
-@PACK.check(
+_check(
     "theorem1",
     title="Theorem 1 along runs of Algorithm 3: bound, N^{-1/4} rate, one-step inequality",
     description="Theorem 1's bound, its N^{-1/4} rate and the one-step inequality along runs of Alg. 3",
@@ -67,33 +74,25 @@ def _lemmas(ctx):
     defaults={"p": [3.0, 4.0]},
     validate=p_range(2.0, True),
 )
-def _theorem1(ctx):
-    from .theorem1 import run_theorem1
-
-    return run_theorem1(ctx)
 
 
-@PACK.check(
+_check(
     "symbolic",
     title="Symbolic audit of the proofs (Appendix A.1, Appendix B)",
     description="every step of the proofs of Theorem 1, Lemmas B1 and B2 and Appendix B (sympy and spot checks)",
 )
-def _symbolic(ctx):
-    from .symbolic import run_symbolic
-
-    return run_symbolic(ctx)
 
 
 @PACK.text_format("symbolic")
 def _annotated_proof(records) -> str:
     """``lptheory check symbolic`` prints the records as an annotated proof, then the verdict counts."""
-    from ..records import format_table
+    from ..api import format_table
     from .symbolic import format_proof
 
     return format_proof(records) + "\n\n" + format_table(records).rsplit("\n\n", 1)[-1]
 
 
-@PACK.check(
+_check(
     "majorization",
     title="Appendix B: l2 majorization implies l_p smoothness",
     description="Appendix B: l2 majorization implies l_p smoothness with constant ||L||_{p/(p-2)}",
@@ -101,13 +100,9 @@ def _annotated_proof(records) -> str:
     defaults={"p": [3.0, 4.0, 8.0]},
     validate=p_range(2.0, True),
 )
-def _majorization(ctx):
-    from .majorization import run_majorization
-
-    return run_majorization(ctx)
 
 
-@PACK.check(
+_check(
     "smoothness",
     title="Assumption 1: the two forms of l_p smoothness",
     description="Assumption 1: the Lipschitz-gradient and two-sided quadratic forms of l_p smoothness",
@@ -115,24 +110,16 @@ def _majorization(ctx):
     defaults={"p": [3.0, 4.0, 8.0]},
     validate=p_range(2.0, False),
 )
-def _smoothness(ctx):
-    from .smoothness import run_smoothness
-
-    return run_smoothness(ctx)
 
 
-@PACK.check(
+_check(
     "claims",
     title="Smaller claims (Sections 1, 4.1, 4.2; Corollaries 2 and 3)",
     description="the smaller claims: steepest closed form, Lion-K first step, norm ratio, Corollaries 2 and 3",
 )
-def _claims(ctx):
-    from .claims import run_claims
-
-    return run_claims(ctx)
 
 
-@PACK.check(
+_check(
     "corrections",
     title="Corrections: what holds instead of the violated claims",
     description="corrected statements for the violated claims (Lemma 2's constant and Theorem 1, Assumption 1, "
@@ -142,10 +129,6 @@ def _claims(ctx):
     validate=p_range(2.0, True),
     parallel=True,
 )
-def _corrections(ctx):
-    from .corrections import run_corrections
-
-    return run_corrections(ctx)
 
 
 PACK.report_section(
@@ -157,7 +140,7 @@ PACK.report_section(
 )(correction_rows)
 
 
-@PACK.check(
+_check(
     "acceleration",
     title="Acceleration exponents (eq. (1)) and where Stacey stands",
     description="eq. (1): the acceleration exponent (p+2)/p, the Guzman-Nemirovski lower bound, and where Stacey "
@@ -166,10 +149,6 @@ PACK.report_section(
     defaults={"p": [2.0, 3.0, 4.0, 6.0]},
     validate=p_range(2.0, False),
 )
-def _acceleration(ctx):
-    from .acceleration import run_acceleration
-
-    return run_acceleration(ctx)
 
 
 PACK.summary(__import__("proofs_checks.stacey.summary", fromlist=["summarize"]).summarize)

@@ -44,10 +44,16 @@ from lptheory.geometry import lp_norm
 from lptheory.optimizers import Optimizer, StaceyP2, StaceyPP
 from lptheory.simulate import Observer, exact_oracle, simulate
 
-from ..engines import fit_exponent, value_claim
-from ..records import Claim
-from ..spec import ClaimSpec
-from ..verdict import RATE_MARGIN, control_verdict, decide_rate, gate_on_controls
+from ..api import (
+    RATE_MARGIN,
+    Claim,
+    ClaimSpec,
+    control_verdict,
+    decide_rate,
+    fit_exponent,
+    gate_on_controls,
+    value_claim,
+)
 
 METHODS = ("accelerated-lp", "steepest-lp", "agd-euclidean", "stacey-p2", "stacey-pp")
 SOURCE = (

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from ..records import Claim
+from ..api import Claim
 from . import PACK
 
 DEFAULT_P = (3.0, 4.0, 8.0)
@@ -54,7 +54,7 @@ def _kappa_range_form(p: float):
         return num.hull(zero, num.upper(top ** num.exact(e))) if num.gt(top, zero) else zero
 
     def rf(balls, num):
-        from ..recheck import Undecided
+        from ..api import Undecided
 
         Q = balls["q"]
         one, zero = num.exact(1), num.exact(0)
@@ -81,7 +81,7 @@ def kappa_enclosure(p: float) -> dict:
     """Rigorous [lo, hi] of sup_{0<q<1} R_p(q) (:func:`proofs_checks.bnb.enclose_max`)."""
     import sympy as sp
 
-    from ..bnb import enclose_max
+    from ..api import enclose_max
 
     q = sp.Symbol("q", positive=True)
     P = sp.nsimplify(p)
@@ -96,7 +96,7 @@ def _two_point(p: float, K: float, max_boxes: int, kappa_hi: float | None = None
     otherwise the face is left to the enclosures (and a K below kappa is caught near the face)."""
     import sympy as sp
 
-    from ..bnb import TightPoint, branch_and_bound
+    from ..api import TightPoint, branch_and_bound
 
     q, t = sp.symbols("q t", real=True)
     s_ = sp.Symbol("s", positive=True)
@@ -128,7 +128,7 @@ def _two_point(p: float, K: float, max_boxes: int, kappa_hi: float | None = None
 def _asm1(p: float, max_boxes: int):
     import sympy as sp
 
-    from ..bnb import TightPoint, branch_and_bound
+    from ..api import TightPoint, branch_and_bound
 
     t = sp.Symbol("t", real=True)
     P = sp.nsimplify(p)

@@ -21,9 +21,7 @@ from scipy.optimize import minimize
 from lptheory.geometry import dual_exponent, lp_norm
 from lptheory.optimizers import StaceyP2
 
-from ..engines import Point, value_claim
-from ..expressions import CoordSum, Expect, Expect1, batch_outcomes, g, sigma, x
-from ..spec import Assumption, ClaimSpec
+from ..api import Assumption, ClaimSpec, CoordSum, Expect, Expect1, Point, batch_outcomes, g, sigma, value_claim, x
 from . import formulas as F
 
 u_ = sp.Symbol("u", real=True)

@@ -27,24 +27,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 
 import mpmath
 import numpy as np
 import sympy as sp
 
-from ..corrections import as_correction, family_supremum
-from ..engines import (
+from ..api import (
+    Claim,
+    ClaimSpec,
+    Distribution,
     DistributionSpace,
     SearchJob,
     adversarial_search_many,
+    as_correction,
+    cached_limit,
     expression_witness,
+    family_supremum,
+    recheck,
     value_claim,
 )
-from ..expressions import Distribution
-from ..recheck import recheck
-from ..records import Claim
-from ..spec import ClaimSpec
 from . import formulas as F
 from .lemmas import NONDEGENERATE, SEARCH_BUDGET, SEARCH_CONFIGS
 
@@ -65,48 +66,6 @@ q_, e_ = sp.symbols("q epsilon", positive=True)
 
 
 r_ = sp.Symbol("r", positive=True)  # r = p - 1 > 0
-
-
-def _limit_cache_dir():
-    """Where :func:`cached_limit` keeps its results: ``$LPTHEORY_LIMIT_CACHE`` (``0``: no cache), else
-    ``~/.cache/lptheory/sympy-limits``."""
-    env = os.environ.get("LPTHEORY_LIMIT_CACHE")
-    if env == "0":
-        return None
-    return env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sympy-limits")
-
-
-def cached_limit(expr, var, point, direction="+"):
-    """``sympy.limit(expr, var, point, direction)``, kept on disk: a result does not depend on the run's
-    options, only on the expression and sympy, so it is computed once per machine (keyed by sympy's
-    version and the arguments' ``srepr``) and read back as the same expression afterwards. A missing,
-    unreadable or corrupt entry, or an unwritable directory, just means sympy computes it."""
-    import hashlib
-
-    args = "\n".join([sp.__version__, sp.srepr(expr), sp.srepr(var), sp.srepr(sp.sympify(point)), direction])
-    root = _limit_cache_dir()
-    path = None
-    if root is not None:
-        path = os.path.join(root, hashlib.sha256(args.encode()).hexdigest() + ".srepr")
-        try:
-            with open(path, encoding="utf-8") as fh:
-                head, text = fh.read().split("\n", 1)
-            if head == hashlib.sha256(text.encode()).hexdigest():  # a whole entry, as written
-                return sp.sympify(text)
-        except (OSError, ValueError, SyntaxError, TypeError, sp.SympifyError):
-            pass
-    lim = sp.limit(expr, var, point, direction)
-    if path is not None:
-        try:
-            os.makedirs(root, exist_ok=True)
-            text = sp.srepr(lim)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(hashlib.sha256(text.encode()).hexdigest() + "\n" + text)
-            os.replace(tmp, path)
-        except OSError:
-            pass
-    return lim
 
 
 @functools.lru_cache(maxsize=1)
@@ -404,7 +363,9 @@ def _nonneg_on_unit_interval(expr) -> bool:
         v = P.eval(sp.Rational(k, n))
         if v != 0:
             return bool(v > 0)
-    raise AssertionError("unreachable: a nonzero polynomial of degree deg vanishes at deg + 1 points")  # pragma: no cover
+    raise AssertionError(
+        "unreachable: a nonzero polynomial of degree deg vanishes at deg + 1 points"
+    )  # pragma: no cover
 
 
 def asm1_proof(p) -> dict:
@@ -432,7 +393,12 @@ def asm1_proof(p) -> dict:
     [(name, ok)], "controls": [(name, found false)], "detail": text}; at a non-integer p (the polynomials
     are not polynomials), {"proved": False, ...} with the reason."""
     if not float(p).is_integer() or p < 2:
-        return {"proved": False, "steps": [], "controls": [], "detail": f"p = {p:g}: the exact proof needs an integer p >= 2"}
+        return {
+            "proved": False,
+            "steps": [],
+            "controls": [],
+            "detail": f"p = {p:g}: the exact proof needs an integer p >= 2",
+        }
     n = int(p)
     t = _T
     ui, uj, vi, vj = sp.symbols("u_i u_j v_i v_j", real=True)
@@ -460,9 +426,7 @@ def asm1_proof(p) -> dict:
         ("Clarkson's scalar inequality on [0, 1]", _nonneg_on_unit_interval(clarkson(K))),
         ("2 (2^(p-1))^(2/p) / 4 = 2^(1-2/p)", arith),
     ]
-    controls = [
-        ("Clarkson with 2^(p-2)", not _nonneg_on_unit_interval(clarkson(K / 2)))
-    ]
+    controls = [("Clarkson with 2^(p-2)", not _nonneg_on_unit_interval(clarkson(K / 2)))]
     if n >= 3:  # at p = 2 the power mean is an equality: its reverse is true too
         controls.append(("power mean reversed", not _nonneg_on_unit_interval(-power_mean)))
     proved = all(ok for _, ok in steps) and all(ok for _, ok in controls)
@@ -543,7 +507,12 @@ def asm1_records(p_list, *, seed: int, quick: bool) -> list[Claim]:
                 "evidence": [
                     {"kind": "tight-by-witness", "detail": f"H = diag(1, -1) (d = 2): ratio {tight:.8g} = 2^(1-2/p)"},
                     *(  # the exact proof for every d (integer p only)
-                        [{"kind": "proved-symbolically" if proof["proved"] else "inconclusive", "detail": proof["detail"]}]
+                        [
+                            {
+                                "kind": "proved-symbolically" if proof["proved"] else "inconclusive",
+                                "detail": proof["detail"],
+                            }
+                        ]
                         if proof["steps"]
                         else []
                     ),

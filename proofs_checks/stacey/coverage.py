@@ -27,7 +27,7 @@ import math
 
 import sympy as sp
 
-from ..records import Claim
+from ..api import Claim
 from . import PACK
 
 DEFAULT_P = (3.0, 4.0, 8.0)
@@ -56,7 +56,7 @@ def _spot_gap(pairs, n=3) -> float:
 
 
 def signsgd_record() -> Claim:
-    from ..verdict import decide_identity
+    from ..api import decide_identity
 
     p = sp.Symbol("p", positive=True)
     v = sp.Symbol("v", positive=True)
@@ -80,7 +80,7 @@ def signsgd_record() -> Claim:
 
 
 def p_inf_record() -> Claim:
-    from ..verdict import decide_identity
+    from ..api import decide_identity
     from . import formulas as F
 
     signsgd = F.gap / (F.eta * F.T) + F.L * F.eta / 2 + 2 * F.S1 * F.m_inv
@@ -113,7 +113,7 @@ def p_inf_record() -> Claim:
 
 def bias_record(p: float) -> Claim:
     """An unbiased two-point g~ (values -1 and 3, equal weights, mean 1) with |E s(g~) - s(1)| >= 1/2."""
-    from ..recheck import prove_expression
+    from ..api import prove_expression
 
     a = sp.Rational(1, 1) / (sp.nsimplify(p) - 1)
     s = lambda u: sp.sign(u) * sp.Abs(u) ** a  # noqa: E731
@@ -140,7 +140,7 @@ def bias_record(p: float) -> Claim:
 
 
 def mirror_step_record() -> Claim:
-    from ..verdict import decide_identity
+    from ..api import decide_identity
 
     p = sp.Symbol("p", positive=True)
     wpos = sp.Symbol("w", positive=True)
@@ -180,7 +180,7 @@ def mirror_step_record() -> Claim:
 
 def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) -> Claim:
     """``scale`` multiplies the constant 2^{2-p} (tests only: a planted constant that is too large)."""
-    from ..bnb import TightPoint, branch_and_bound
+    from ..api import TightPoint, branch_and_bound
 
     P = sp.nsimplify(p)
     x, y = sp.symbols("x y", real=True)
@@ -224,9 +224,7 @@ def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) ->
 
 
 def corollary1_records(seed: int, quick: bool) -> list:
-    from ..engines import DistributionSpace, SearchBudget, adversarial_search
-    from ..expressions import CoordSum, Expect, g, sigma, x
-    from ..spec import ClaimSpec
+    from ..api import ClaimSpec, CoordSum, DistributionSpace, Expect, SearchBudget, adversarial_search, g, sigma, x
     from . import formulas as F
 
     spec = ClaimSpec(

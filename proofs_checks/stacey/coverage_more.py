@@ -44,9 +44,7 @@ from lptheory.optimizers import LpDescent
 from lptheory.problem import certified
 from lptheory.simulate import Observer, simulate
 
-from ..engines import Point, interval_claim, value_claim
-from ..records import Claim
-from ..spec import ClaimSpec
+from ..api import Claim, ClaimSpec, Point, interval_claim, value_claim
 from . import PACK
 from . import formulas as F
 from .smoothness import SPEC as ASM1_SPEC

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..expressions import CoordSum, Expect, Expect1, Sup1, g, indicator, sigma, x
-from ..spec import Assumption, ClaimSpec
+from ..api import Assumption, ClaimSpec, CoordSum, Expect, Expect1, Sup1, g, indicator, sigma, x
 
 p, eta, L, G, n, T, gap, S1, m_inv = sp.symbols("p eta L G n T gap S1 m_inv", positive=True)
 a = 1 / (p - 1)  # the exponent of s_p
@@ -159,7 +158,7 @@ THEOREM_SOURCE = "Theorem 1 (Section 4.1); proof in Appendix A.1"
 
 def numeric(expr, **values) -> float:
     """``expr`` at the given numbers (float64), for the scalar formulas (theorem bounds, step sizes)."""
-    from ..expressions import Env, evaluate
+    from ..api import Env, evaluate
 
     return float(evaluate(expr, Env(scalars=values))[0])
 

@@ -22,18 +22,22 @@ import time
 import numpy as np
 import sympy as sp
 
-from ..engines import (
+from ..api import (
+    Assumption,
+    ClaimSpec,
+    CoordSum,
+    Distribution,
     DistributionSpace,
     Point,
     SearchBudget,
     SearchJob,
     adversarial_search_many,
     exact_expectation,
+    g,
     monte_carlo,
+    sigma,
     value_claim,
 )
-from ..expressions import CoordSum, Distribution, g, sigma
-from ..spec import Assumption, ClaimSpec
 from . import formulas as F
 
 DEFAULT_P = (2.5, 3.0, 4.0, 8.0)
@@ -293,6 +297,6 @@ def run_lemmas(ctx):
     recs += measured_records(p_list, seed=ctx.seed, quick=ctx.quick)
     ctx.say(f"measured terms done ({time.perf_counter() - t0:.1f}s)")
     recs += search_records(p_list, seed=ctx.seed, quick=ctx.quick, progress=ctx.say, workers=ctx.jobs)
-    from ..corrections import annotate_supported
+    from ..api import annotate_supported
 
     return annotate_supported(recs)  # the lemmas that hold with room: the tightest constant the evidence supports

@@ -23,9 +23,7 @@ import sympy as sp
 
 from lptheory.geometry import dual_exponent, lp_norm
 
-from .. import expressions as X
-from ..engines import Point, value_claim
-from ..spec import ClaimSpec
+from ..api import ClaimSpec, Env, Point, evaluate, value_claim
 from .symbolic import MAJ_SIDES, maj_symbols
 
 STATEMENT = (
@@ -99,7 +97,7 @@ def _chain_env(H, L, u, rho):
     d = H.shape[0]
     sc = {"rho": [rho]} | {f"L_{i}": [L[i]] for i in range(d)} | {f"u_{i}": [u[i]] for i in range(d)}
     sc |= {f"H_{i}_{j}": [H[i, j]] for i in range(d) for j in range(d)}
-    return X.Env(scalars=sc, S=1)
+    return Env(scalars=sc, S=1)
 
 
 def run_majorization(ctx, *, h_scale: float = 1.0, bound_scale: float = 1.0):
@@ -196,7 +194,7 @@ def run_majorization(ctx, *, h_scale: float = 1.0, bound_scale: float = 1.0):
             env = _chain_env(H, L, x, rho)
             for link in links:
                 lhs_e, rhs_e = MAJ_SIDES[link](d)
-                lv, rv = float(X.evaluate(lhs_e, env)[0]), float(X.evaluate(rhs_e, env)[0])
+                lv, rv = float(evaluate(lhs_e, env)[0]), float(evaluate(rhs_e, env)[0])
                 ex = (lv - rv) / (abs(lv) + abs(rv) + 1e-300)
                 if ex > worst:
                     worst, arg = ex, (H, L, x, link, lv, rv)

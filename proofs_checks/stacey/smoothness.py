@@ -23,9 +23,7 @@ from scipy.optimize import differential_evolution
 
 from lptheory.geometry import lp_norm
 
-from ..engines import Point, value_claim
-from ..records import Claim
-from ..spec import ClaimSpec
+from ..api import Claim, ClaimSpec, Point, value_claim
 
 STATEMENT = (
     "Assumption 1: ||grad f(x) - grad f(y)||_{p*} <= L ||x - y||_p, or equivalently "

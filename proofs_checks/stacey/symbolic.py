@@ -36,12 +36,25 @@ from functools import partial
 import numpy as np
 import sympy as sp
 
-from .. import expressions as X
-from ..engines import Point, claim_record
-from ..expressions import CoordSum, Expect1, Sup1, g, sigma, x
-from ..records import Claim
-from ..spec import Assumption, ClaimSpec
-from ..verdict import Verdict, decide_identity, decide_step
+from ..api import (
+    Assumption,
+    Claim,
+    ClaimSpec,
+    CoordSum,
+    Distribution,
+    Env,
+    Expect1,
+    Point,
+    Sup1,
+    Verdict,
+    claim_record,
+    decide_identity,
+    decide_step,
+    evaluate,
+    g,
+    sigma,
+    x,
+)
 from . import formulas as F
 
 # symbols: p = 2 + q with q > 0 (the paper's p > 2); a = 1/(p-1) in (0, 1)
@@ -236,9 +249,47 @@ class StepTableError(ValueError):
     """proof_steps.toml is malformed: the message names the row and the field."""
 
 
+#: the syntax a step's expression may use: names of VOCABULARY (and [define]), literals, arithmetic, comparisons,
+#: calls, tuples/lists/dicts; an attribute only from _ATTRIBUTES (no ``__class__``, no other way out of the table)
+_SYNTAX = (
+    ast.Expression,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.Call,
+    ast.keyword,
+    ast.Tuple,
+    ast.List,
+    ast.Dict,
+    ast.Attribute,
+    *(ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd, ast.Not),
+    *(ast.LtE, ast.GtE, ast.Lt, ast.Gt, ast.Eq, ast.NotEq),
+)
+_ATTRIBUTES = {"subs"}
+
+
+def _check_syntax(tree, where: str) -> None:
+    """Refuse (StepTableError naming the row and field) any node outside :data:`_SYNTAX`, an attribute other
+    than those of :data:`_ATTRIBUTES` and a name outside the table: the text is never run otherwise."""
+    for node in ast.walk(tree):
+        if not isinstance(node, _SYNTAX):
+            raise StepTableError(f"{where}: {type(node).__name__} is not allowed in a step's expression")
+        if isinstance(node, ast.Attribute) and node.attr not in _ATTRIBUTES:
+            raise StepTableError(f"{where}: the attribute .{node.attr} is not allowed (only {sorted(_ATTRIBUTES)})")
+        if isinstance(node, ast.Name) and node.id.startswith("_"):
+            raise StepTableError(f"{where}: the name {node.id!r} is not allowed")
+
+
 def _eval(node_or_text, names: dict, where: str):
-    """A Python expression of the table evaluated in ``names`` only (no builtins)."""
-    tree = ast.Expression(node_or_text) if isinstance(node_or_text, ast.AST) else node_or_text
+    """A Python expression of the table evaluated in ``names`` only (no builtins), after
+    :func:`_check_syntax` (no attribute access but ``.subs``, no name outside the table)."""
+    if isinstance(node_or_text, str):
+        node_or_text = _parse(node_or_text, where)
+    tree = ast.Expression(node_or_text)
+    _check_syntax(tree, where)
     try:
         code = compile(tree, where, "eval")
         return eval(code, {"__builtins__": {}}, names)  # the package's own table, its names only
@@ -525,13 +576,13 @@ class _Batch:
             return np.ascontiguousarray(f[name][ix, :width])
 
         if self.kind == "dist":
-            return X.Env(
+            return Env(
                 scalars={"p": f["p"][ix].tolist(), "G": f["G"][ix].tolist(), "n": 1.0},
                 coords={"g": f["g"][ix].reshape(-1, 1), "sigma": f["sigma"][ix].reshape(-1, 1)},
-                dist=X.Distribution(block("values", k)[:, None, :], block("weights", k)[:, None, :], 1),
+                dist=Distribution(block("values", k)[:, None, :], block("weights", k)[:, None, :], 1),
             )
         if self.kind == "vec":
-            return X.Env(
+            return Env(
                 scalars={
                     "p": f["p"][ix].tolist(),
                     "G": [f["G"][i] for i in idx],
@@ -542,7 +593,7 @@ class _Batch:
                 S=len(idx),
             )
         if self.kind == "seq":
-            return X.Env(
+            return Env(
                 scalars={"f0": f["f"][ix, 0].tolist(), "fstar": [f["f_star"][i] for i in idx]},
                 coords={"fd": block("fd", k)},
                 S=len(idx),
@@ -555,7 +606,7 @@ class _Batch:
             sc[f"u_{i}"] = ug[:, i].tolist()
             for j in range(k):
                 sc[f"H_{i}_{j}"] = Hg[:, i, j].tolist()
-        return X.Env(scalars=sc, S=len(idx))
+        return Env(scalars=sc, S=len(idx))
 
 
 def _dist_batch(K_, rng, n):
@@ -703,20 +754,20 @@ def _env_arrays(kind, envs):
     if kind == "dist":
         vals = np.stack([e["values"] for e in envs])[:, None, :]
         wts = np.stack([e["weights"] for e in envs])[:, None, :]
-        dist = X.Distribution(vals, wts, 1)
-        return X.Env(
+        dist = Distribution(vals, wts, 1)
+        return Env(
             scalars={"p": [e["p"] for e in envs], "G": [e["G"] for e in envs], "n": 1.0},
             coords={"g": np.array([[e["g"]] for e in envs]), "sigma": np.array([[e["sigma"]] for e in envs])},
             dist=dist,
         )
     if kind == "vec":
-        return X.Env(
+        return Env(
             scalars={k: [e[k] for e in envs] for k in ("p", "G", "eta", "L")},
             coords={"g": np.stack([e["g"] for e in envs]), "gt": np.stack([e["gt"] for e in envs])},
             S=len(envs),
         )
     if kind == "seq":
-        return X.Env(
+        return Env(
             scalars={"f0": [e["f0"] for e in envs], "fstar": [e["fstar"] for e in envs]},
             coords={"fd": np.stack([e["fd"] for e in envs])},
             S=len(envs),
@@ -729,7 +780,7 @@ def _env_arrays(kind, envs):
             sc[f"u_{i}"] = [e["u"][i] for e in envs]
             for j in range(d):
                 sc[f"H_{i}_{j}"] = [e["H"][i, j] for e in envs]
-        return X.Env(scalars=sc, S=len(envs))
+        return Env(scalars=sc, S=len(envs))
     raise ValueError(kind)
 
 
@@ -829,8 +880,8 @@ def _spot(step: Step, rng, samples: int):
         else:
             env = batch.arrays(idx)
         with np.errstate(all="ignore"):
-            lv = X.evaluate(lhs_e, env)
-            rv = X.evaluate(rhs_e, env)
+            lv = evaluate(lhs_e, env)
+            rv = evaluate(rhs_e, env)
             scale = np.abs(lv) + np.abs(rv) + 1e-300
             gap_ = (lv - rv) / scale if step.relation == "<=" else np.abs(lv - rv) / scale
         ok = np.isfinite(lv) & np.isfinite(rv)

@@ -24,11 +24,24 @@ from lptheory.optimizers import LpDescent
 from lptheory.problem import certified
 from lptheory.simulate import Observer, simulate
 
-from ..engines import Point, claim_record, fit_slope, interval_claim, pointwise, value_claim
-from ..expressions import CoordSum, x
-from ..records import Claim
-from ..spec import Assumption, ClaimSpec
-from ..verdict import combine, control_verdict, decide, decide_rate, gate_on_controls
+from ..api import (
+    Assumption,
+    Claim,
+    ClaimSpec,
+    CoordSum,
+    Point,
+    claim_record,
+    combine,
+    control_verdict,
+    decide,
+    decide_rate,
+    fit_slope,
+    gate_on_controls,
+    interval_claim,
+    pointwise,
+    value_claim,
+    x,
+)
 from . import formulas as F
 
 DEFAULT_P = (3.0, 4.0)
@@ -434,7 +447,7 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
 
     from synthetic.oracle import GradientOracle
 
-    from ..engines import sample_witness
+    from ..api import sample_witness
 
     per_T, lhs, bounds, cis, parts = [], [], [], [], []
     for T in grid:
