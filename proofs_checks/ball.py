@@ -9,6 +9,7 @@ and, optionally, ``flint``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import mpmath
@@ -16,7 +17,15 @@ import sympy as sp
 
 from .witness_core import SymbolLookup, WitnessDistribution, op_of
 
-__all__ = ["Undecided", "ball_backend", "BALL_INLINE", "ball_plan", "generate_ball_code", "BallEval"]
+__all__ = [
+    "Undecided",
+    "ball_backend",
+    "working_precision",
+    "BALL_INLINE",
+    "ball_plan",
+    "generate_ball_code",
+    "BallEval",
+]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -184,6 +193,25 @@ def ball_backend(prefer: str | None = None, bits: int = 256):
             if prefer == "arb":
                 raise
     return _IvNum(bits)
+
+
+@contextlib.contextmanager
+def working_precision(num, bits: int):
+    """Run the body with the ball layer ``num`` (:func:`ball_backend`) at ``bits`` of working precision:
+    python-flint's context precision for arb, ``mpmath.iv.prec`` otherwise; restored afterwards."""
+    ctx = num.flint.ctx if num.name == "arb" else None
+    old = ctx.prec if ctx is not None else mpmath.iv.prec
+    try:
+        if ctx is not None:
+            ctx.prec = bits
+        else:
+            mpmath.iv.prec = bits
+        yield
+    finally:
+        if ctx is not None:
+            ctx.prec = old
+        else:
+            mpmath.iv.prec = old
 
 
 _BALL_PLANS: dict = {}  # (expression, backend name) -> generated function or None: pure, shared

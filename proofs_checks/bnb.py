@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .recheck import BALL_INLINE, BallEval, Undecided, ball_backend, generate_ball_code
+from .ball import BALL_INLINE, BallEval, Undecided, ball_backend, generate_ball_code, working_precision
 
 __all__ = ["BnBResult", "TightPoint", "branch_and_bound", "enclose_max"]
 
@@ -186,21 +186,19 @@ def branch_and_bound(
     if not isinstance(max_boxes, int) or max_boxes < 1:
         raise ValueError(f"max_boxes must be an integer >= 1, got {max_boxes!r}")
     num = ball_backend(backend, bits)
-    ctx = num.flint.ctx if num.name == "arb" else None
-    import mpmath
-
-    old = ctx.prec if ctx is not None else mpmath.iv.prec
-    try:
-        if ctx is not None:
-            ctx.prec = bits
-        else:
-            mpmath.iv.prec = bits
+    with working_precision(num, bits):
         return _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
-    finally:
-        if ctx is not None:
-            ctx.prec = old
-        else:
-            mpmath.iv.prec = old
+
+
+def _mean_value_form(obj, num, box, c, expr, derivs):
+    """The mean value form of ``expr`` on ``box`` about its center ``c``: expr(c) + sum_k d expr/d z_k (box)
+    (box_k - c_k) (``derivs``: variable -> derivative), an enclosure of second order near a smooth point."""
+    out = obj.sides(c, expr)
+    for k, dk in derivs.items():
+        lo, hi = box[k]
+        off = num.hull(num.exact(lo) - num.exact(c[k][0]), num.exact(hi) - num.exact(c[k][0]))
+        out = out + obj.sides(box, dk) * off
+    return out
 
 
 def _tight_ok(obj, tp: TightPoint, box, relation, cache) -> bool:
@@ -280,12 +278,7 @@ def _bnb(lhs, rhs, box0, relation, scalars, tight, max_boxes, min_width, num) ->
     def centered(box):
         """diff(c) + sum_i d diff/d z_i (box) (box_i - c_i): the mean value form (second order)."""
         c = {k: (lo + (hi - lo) / 2,) * 2 for k, (lo, hi) in box.items()}
-        out = obj.sides(c, diff)
-        for k, gk in grads.items():
-            lo, hi = box[k]
-            off = num.hull(num.exact(lo) - num.exact(c[k][0]), num.exact(hi) - num.exact(c[k][0]))
-            out = out + obj.sides(box, gk) * off
-        return out
+        return _mean_value_form(obj, num, box, c, diff, grads)
 
     while stack:
         box = heapq.heappop(stack)[2]
@@ -377,21 +370,8 @@ def enclose_max(
     point value found (attained), ``hi`` the largest upper bound over the boxes left (best first, boxes
     pruned when they cannot exceed ``lo``); both rounded outward to floats."""
     num = ball_backend(backend, bits)
-    ctx = num.flint.ctx if num.name == "arb" else None
-    import mpmath
-
-    old = ctx.prec if ctx is not None else mpmath.iv.prec
-    try:
-        if ctx is not None:
-            ctx.prec = bits
-        else:
-            mpmath.iv.prec = bits
+    with working_precision(num, bits):
         return _enclose_max(_sym(f), dict(box), range_form, scalars, rtol, max_boxes, num)
-    finally:
-        if ctx is not None:
-            ctx.prec = old
-        else:
-            mpmath.iv.prec = old
 
 
 def _enclose_max(f, box, range_form, scalars, rtol, max_boxes, num):
@@ -406,12 +386,7 @@ def _enclose_max(f, box, range_form, scalars, rtol, max_boxes, num):
         c = {k: (lo + (hi - lo) / 2,) * 2 for k, (lo, hi) in b.items()}
 
         def centered():
-            out = obj.sides(c, f)
-            for k, dexpr in derivs.items():
-                lo, hi = b[k]
-                off = num.hull(num.exact(lo) - num.exact(c[k][0]), num.exact(hi) - num.exact(c[k][0]))
-                out = out + obj.sides(b, dexpr) * off
-            return out
+            return _mean_value_form(obj, num, b, c, f, derivs)
 
         forms.append(centered)
         if range_form is not None:

@@ -9,8 +9,14 @@ setting and returns a claim record with its verdict from :mod:`proofs_checks.ver
 * :func:`value_claim`: a computed value against a bound, with a witness (exact methods);
 * :func:`rate_claim` and :func:`fit_exponent`, :func:`fit_slope`: decay exponents with intervals.
 
-Witnesses are built here (:func:`expression_witness`) and re-checked by :mod:`proofs_checks.recheck`,
+Witnesses are built by :func:`expression_witness` and re-checked by :mod:`proofs_checks.recheck`,
 which imports nothing from the toolkit.
+
+This module gathers the engines; each job lives in its own module: :mod:`.evaluation` (a claim's sides and
+the constants its assumptions define), :mod:`.witnesses` (records and witnesses), :mod:`.expectation` (the
+expectation and value engines), :mod:`.distributions` (the spaces a search runs over), :mod:`.worst_case`
+(the lockstep worst-case search), :mod:`.pools` (its worker pools), :mod:`.adversarial` (the search as an
+engine) and :mod:`.rate_fits` (decay exponents). Every name importable from here before the split still is.
 """
 
 from __future__ import annotations

@@ -269,25 +269,17 @@ class Pack:
         self._figures_loaded = False
         self.target = name  # how the CLI reaches this pack (set by load)
 
-    def check(
-        self,
-        name: str | None = None,
-        *,
-        title: str,
-        description: str = "",
-        options=(),
-        defaults=None,
-        validate=None,
-        parallel: bool = False,
-    ):
+    def check(self, name: str | None = None, **options):
         """Decorator registering ``fn(ctx) -> list[Claim]`` as check ``name`` (default: the function's name).
-        ``parallel=True``: the check spreads its own work over ``ctx.jobs`` processes."""
+        ``options``: those of :func:`check_options` (``title`` required; ``parallel=True``: the check spreads
+        its own work over ``ctx.jobs`` processes)."""
+        options = check_options(**options)
 
         def deco(fn):
             nm = name or fn.__name__.replace("_", "-")
             if nm in self.checks:
                 raise PackError(f"pack {self.name!r}: check {nm!r} registered twice")
-            self.checks[nm] = _make_check(fn, nm, title, description, options, defaults, validate, parallel)
+            self.checks[nm] = _make_check(fn, nm, options)
             return fn
 
         return deco
@@ -409,8 +401,20 @@ class Pack:
         return f"Pack({self.name!r}, checks={list(self.checks)})"
 
 
-def check(
-    name: str | None = None,
+def check(name: str | None = None, **options):
+    """Module-level decorator: the check joins the pack built for its file or module by :func:`load`
+    (``options``: those of :func:`check_options`)."""
+    options = check_options(**options)
+
+    def deco(fn):
+        nm = name or fn.__name__.replace("_", "-")
+        fn.__lptheory_check__ = _make_check(fn, nm, options)
+        return fn
+
+    return deco
+
+
+def check_options(
     *,
     title: str,
     description: str = "",
@@ -418,21 +422,23 @@ def check(
     defaults=None,
     validate=None,
     parallel: bool = False,
-):
-    """Module-level decorator: the check joins the pack built for its file or module by :func:`load`."""
+) -> dict:
+    """The options of a check, as both decorators (:meth:`Pack.check`, :func:`check`) take them: ``title``,
+    ``description`` (default: the first line of the function's docstring), ``options`` (the option names the
+    check reads from its context, e.g. ``("p",)``), ``defaults`` (their default values), ``validate``
+    (``validate(options)`` raising ValueError on a bad value) and ``parallel`` (the check spreads its own work
+    over ``ctx.jobs`` processes). A keyword outside these raises TypeError when the decorator is made."""
+    return dict(
+        title=title, description=description, options=options, defaults=defaults, validate=validate, parallel=parallel
+    )
 
-    def deco(fn):
-        nm = name or fn.__name__.replace("_", "-")
-        fn.__lptheory_check__ = _make_check(fn, nm, title, description, options, defaults, validate, parallel)
-        return fn
 
-    return deco
-
-
-def _make_check(fn, name, title, description, options, defaults, validate, parallel) -> Check:
+def _make_check(fn, name, o: dict) -> Check:
     """The :class:`Check` both decorators register (description: the docstring's first line by default)."""
-    desc = description or (fn.__doc__ or "").strip().split("\n")[0]
-    return Check(name, fn, title, desc, tuple(options), dict(defaults or {}), validate, parallel)
+    desc = o["description"] or (fn.__doc__ or "").strip().split("\n")[0]
+    return Check(
+        name, fn, o["title"], desc, tuple(o["options"]), dict(o["defaults"] or {}), o["validate"], o["parallel"]
+    )
 
 
 def installed_packs() -> dict[str, str]:

@@ -59,7 +59,15 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from .ball import BALL_INLINE, BallEval, Undecided, ball_backend, ball_plan, generate_ball_code  # noqa: F401
+from .ball import (  # noqa: F401
+    BALL_INLINE,
+    BallEval,
+    Undecided,
+    ball_backend,
+    ball_plan,
+    generate_ball_code,
+    working_precision,
+)
 from .safe_parse import RefusedExpression
 from .t_quantiles import t_quantile
 from .witness_core import (  # noqa: F401
@@ -465,13 +473,7 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
         num = ball_backend(backend, bits)
     except ImportError as exc:  # pragma: no cover
         return {"proved": False, "proof": f"no ball arithmetic available ({exc})", "backend": None}
-    ctx = num.flint.ctx if num.name == "arb" else None
-    old = ctx.prec if ctx is not None else mpmath.iv.prec
-    try:
-        if ctx is not None:
-            ctx.prec = bits
-        else:
-            mpmath.iv.prec = bits
+    with working_precision(num, bits):
         try:
             overrides, _ = _ball_assumptions(w, num)
             ev = BallEval(w, num, overrides)
@@ -506,11 +508,6 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
         if sep:
             return {"proved": True, "proof": f"the enclosures separate: {txt}", "enclosures": enc, "backend": num.name}
         return {"proved": False, "proof": f"the enclosures overlap: {txt}", "enclosures": enc, "backend": num.name}
-    finally:
-        if ctx is not None:
-            ctx.prec = old
-        else:
-            mpmath.iv.prec = old
 
 
 def main(argv=None) -> int:

@@ -1,11 +1,14 @@
 """Quantiles of Student's t at any precision (:func:`t_quantile`), for the ``sample-mean`` re-check.
 
-Like :mod:`proofs_checks.recheck`, this module imports nothing from the toolkit (only ``mpmath``).
+Like :mod:`proofs_checks.recheck`, this module imports nothing from the toolkit (only ``mpmath`` and
+:mod:`.witness_core`).
 """
 
 from __future__ import annotations
 
 import mpmath
+
+from .witness_core import remembered
 
 __all__ = ["t_quantile"]
 
@@ -16,13 +19,7 @@ _T_QUANTILES: dict = {}  # (prob, df, working precision) -> quantile: a pure fun
 def t_quantile(prob, df):
     """Quantile of Student's t with ``df`` degrees of freedom (bisection on the regularized incomplete beta);
     remembered per (prob, df, precision) in this process (a report re-checks many samples of one size)."""
-    key = (prob, df, mpmath.mp.prec)
-    got = _T_QUANTILES.get(key)
-    if got is None:
-        if len(_T_QUANTILES) > 1024:
-            _T_QUANTILES.clear()
-        got = _T_QUANTILES[key] = _t_quantile_raw(prob, df)
-    return got
+    return remembered(_T_QUANTILES, (prob, df, mpmath.mp.prec), lambda: _t_quantile_raw(prob, df), 1024)
 
 
 def _t_quantile_raw(prob, df):

@@ -20,6 +20,7 @@ import sympy as sp
 from .safe_parse import parse_expression
 
 __all__ = [
+    "remembered",
     "OPS",
     "op_of",
     "parse",
@@ -54,12 +55,18 @@ def parse(text, field: str = "expression"):
         return text
     if not isinstance(text, str):
         return parse_expression(text, field)
-    expr = _PARSED.get(text)
-    if expr is None:
-        if len(_PARSED) > 4096:
-            _PARSED.clear()
-        expr = _PARSED[text] = parse_expression(text, field)
-    return expr
+    return remembered(_PARSED, text, lambda: parse_expression(text, field), 4096)
+
+
+def remembered(memo: dict, key, compute, limit: int):
+    """``memo[key]``, computed by ``compute()`` on a miss (for pure functions; the memo is emptied when it
+    holds more than ``limit`` entries)."""
+    got = memo.get(key)
+    if got is None:
+        if len(memo) > limit:
+            memo.clear()
+        got = memo[key] = compute()
+    return got
 
 
 def mp_number(v):

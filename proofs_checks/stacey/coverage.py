@@ -33,6 +33,12 @@ from . import PACK
 DEFAULT_P = (3.0, 4.0, 8.0)
 
 
+def _symbolic_claim(vd, **kw) -> Claim:
+    """The record of an identity decided symbolically (:func:`decide_identity`'s verdict ``vd``): ``kw`` are the
+    claim's id, statement, source and params."""
+    return Claim(status=vd.status, method="symbolic", reason=vd.reason, relation="==", witness=vd.witness, **kw)
+
+
 def _validate(options):
     for p in options.get("p") or ():
         if not (2.0 < p < math.inf):
@@ -66,16 +72,12 @@ def signsgd_record() -> Claim:
     proved = sp.simplify(lim_pos - 1) == 0 and sp.simplify(lim_neg + 1) == 0
     gap = _spot_gap([(lim_pos, sp.Integer(1)), (lim_neg, sp.Integer(-1))])
     vd = decide_identity(proved, gap, how=f"lim_(p->inf) of v/|v|^((p-2)/(p-1)) = {lim_pos} (v > 0), {lim_neg} (v < 0)")
-    return Claim(
+    return _symbolic_claim(
+        vd,
         id="alg3.signsgd",
         statement="When p = inf, Algorithm 3 reduces exactly to signSGD: v/|v|^{(p-2)/(p-1)} -> sign(v) (v != 0)",
         source="Section 3 (after Algorithm 3); signSGD: Bernstein et al. (2018), Algorithm 1",
-        status=vd.status,
-        method="symbolic",
         params={"p": "inf"},
-        reason=vd.reason,
-        relation="==",
-        witness=vd.witness,
     )
 
 
@@ -96,18 +98,14 @@ def p_inf_record() -> Claim:
         gap,
         how=f"lim_(p->inf) rhs = {lim}; rate -> {sp.simplify(lim_rate)}; |g_i|^(p*) -> |g_i|",
     )
-    return Claim(
+    return _symbolic_claim(
+        vd,
         id="thm1.p-inf",
         statement="At p = inf Theorem 1 is signSGD's guarantee: its right-hand side and rate tend to "
         "(f_0 - f*)/(eta T) + L eta/2 + 2||sigma||_1 mean(1/sqrt(n_t)) and N^{-1/4}[sqrt(L)(f_0 - f* + 1/2) + 2||sigma||_1]",
         source="Sections 1 and 3 ('strictly generalize previous guarantees for signSGD (p = inf)'); Theorem 1; "
         "Bernstein et al. (2018), Theorem 1",
-        status=vd.status,
-        method="symbolic",
         params={"p": "inf"},
-        reason=vd.reason,
-        relation="==",
-        witness=vd.witness,
     )
 
 
@@ -164,17 +162,13 @@ def mirror_step_record() -> Claim:
                 u = wv / abs(wv) ** ((pv - 2) / (pv - 1))
                 worst = max(worst, abs(abs(u) ** (pv - 2) * u - wv) / abs(wv))
     vd = decide_identity(proved, float(worst), how="grad psi(z+) = |z+|^{p-2} z+ = w for w > 0 and w < 0")
-    return Claim(
+    return _symbolic_claim(
+        vd,
         id="alg2.mirror-step",
         statement="Alg. 2's z-update (eps = 0) is the mirror step of psi = (1/p)||.||_p^p: "
         "grad psi(z_{t+1}) = grad psi(z_t) - alpha c_{t+1}",
         source="Section 4, Algorithm 2 line 6",
-        status=vd.status,
-        method="symbolic",
         params={"p": "symbolic, p > 2"},
-        reason=vd.reason,
-        relation="==",
-        witness=vd.witness,
     )
 
 

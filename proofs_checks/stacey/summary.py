@@ -89,11 +89,6 @@ def _two_point(w) -> str:
     return "$\\tilde g$ takes " + "; ".join(coords) + batch
 
 
-def _note(r) -> str:
-    reason = r.get("reason") or ""
-    return reason.split("Note: ", 1)[1].strip() if "Note: " in reason else ""
-
-
 def _lhs_rhs(r) -> tuple:
     w = (r.get("witness") or {}).get("recheck") or {}
     lhs = w.get("empirical", r.get("empirical"))
@@ -223,14 +218,23 @@ def _lemma2(claims, thm_txt, thm_ev):
     }
 
 
-def _jensen(claims, thm_txt, thm_ev):
-    bad = _records(claims, "sym.lemma-B2.case2.step5", "violated")
+def _violated_step(claims, cid):
+    """``(violated records, the first, its lhs, rhs, witness, p)`` of the proof step ``cid``, or None when it
+    holds."""
+    bad = _records(claims, cid, "violated")
     if not bad:
         return None
     r = bad[0]
     lhs, rhs = _lhs_rhs(r)
     wit = r.get("witness") or {}
-    p = (wit.get("scalars") or {}).get("p")
+    return bad, r, lhs, rhs, wit, (wit.get("scalars") or {}).get("p")
+
+
+def _jensen(claims, thm_txt, thm_ev):
+    found = _violated_step(claims, "sym.lemma-B2.case2.step5")
+    if found is None:
+        return None
+    bad, r, lhs, rhs, wit, p = found
     cor = _records(claims, "sym.lemma-B2.case2.step5.corrected")
     return {
         "key": "jensen",
@@ -272,13 +276,10 @@ def _jensen(claims, thm_txt, thm_ev):
 
 
 def _combine(claims, thm_txt, thm_ev):
-    bad = _records(claims, "sym.lemma-B2.combine", "violated")
-    if not bad:
+    found = _violated_step(claims, "sym.lemma-B2.combine")
+    if found is None:
         return None
-    r = bad[0]
-    lhs, rhs = _lhs_rhs(r)
-    wit = r.get("witness") or {}
-    p = (wit.get("scalars") or {}).get("p")
+    bad, r, lhs, rhs, wit, p = found
     ratio = r.get("ratio")
     extra = (
         " The ratio exceeds 2, so here even twice the bound fails: case 2's own bound is the false Jensen step."

@@ -496,6 +496,20 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
     return v, data, worst
 
 
+def _at_worst(spec, verdict, params, data, worst):
+    """The simulation record of ``spec`` with ``verdict``, measured at the grid point ``worst`` of ``data``."""
+    return claim_record(
+        spec,
+        verdict,
+        params=params,
+        method="simulation",
+        empirical=data["lhs"][worst],
+        bound=data["bound"][worst],
+        ci=data["ci"][worst],
+        data=data,
+    )
+
+
 def rate_records(
     p: float,
     *,
@@ -549,39 +563,12 @@ def rate_records(
     }
     if controls:
         params["controls"] = list(controls)
-    out = [
-        claim_record(
-            RATE_SPEC,
-            v,
-            params=params,
-            method="simulation",
-            empirical=data["lhs"][worst],
-            bound=data["bound"][worst],
-            ci=data["ci"][worst],
-            data=data,
-        )
-    ]
+    out = [_at_worst(RATE_SPEC, v, params, data, worst)]
     for name, what, cv, cdata, cworst in ctrl:
         cparams = {k: val for k, val in params.items() if k != "controls"}
         cparams.update(control=name, control_for="Alg. 3", control_method=what)
-        out.append(
-            claim_record(
-                RATE_CONTROL_SPEC,
-                control_verdict(name, cv),
-                params=cparams,
-                method="simulation",
-                empirical=cdata["lhs"][cworst],
-                bound=cdata["bound"][cworst],
-                ci=cdata["ci"][cworst],
-                data=cdata,
-            )
-        )
+        out.append(_at_worst(RATE_CONTROL_SPEC, control_verdict(name, cv), cparams, cdata, cworst))
     return out
-
-
-def rate_record(p: float, *, seed: int, quick: bool, **kw) -> Claim:
-    """The Alg. 3 record of :func:`rate_records` (gated on the negative controls)."""
-    return rate_records(p, seed=seed, quick=quick, **kw)[0]
 
 
 def run_theorem1(ctx):
