@@ -75,7 +75,7 @@ _OPERATOR_DOCS = {
 
 
 for _f, _doc in _OPERATOR_DOCS.items():  # sympy's undefined functions have neither (help() and pydoc need both)
-    _f.__doc__, _f.__module__ = _doc, __name__
+    _f.__doc__, _f.__module__ = _doc, "proofs_checks.expressions"  # the vocabulary's public home
 
 
 def indicator(cond):
