@@ -31,9 +31,13 @@ PACK = Pack(
 )
 
 
-def _check(name: str, **kw) -> None:
+def _check(name: str, *, p=None, **kw) -> None:
     """Register the check ``name`` on :data:`PACK` (``kw``: :meth:`proofs_checks.packs.Pack.check`'s): it runs
-    ``run_<name>(ctx)`` of the submodule ``.<name>``, imported when the check runs (loading the pack stays fast)."""
+    ``run_<name>(ctx)`` of the submodule ``.<name>``, imported when the check runs (loading the pack stays fast).
+    ``p=(defaults, open)``: the check takes the option ``p`` (default ``defaults``), in (2, inf) when ``open``,
+    else [2, inf) (:func:`p_range`)."""
+    if p is not None:
+        kw.update(options=("p",), defaults={"p": list(p[0])}, validate=p_range(2.0, p[1]))
 
     def run(ctx):
         return getattr(importlib.import_module(f"{__name__}.{name}"), f"run_{name}")(ctx)
@@ -59,9 +63,7 @@ _check(
     "lemmas",
     title="Theorem 1: the per-step terms and their lemmas (Appendix A.1)",
     description="Theorem 1's per-step terms A, B1, B2, B, C: exact, Monte Carlo, adversarial search",
-    options=("p",),
-    defaults={"p": [2.5, 3.0, 4.0, 8.0]},
-    validate=p_range(2.0, False),
+    p=([2.5, 3.0, 4.0, 8.0], False),
     parallel=True,
 )
 
@@ -70,9 +72,7 @@ _check(
     "theorem1",
     title="Theorem 1 along runs of Algorithm 3: bound, N^{-1/4} rate, one-step inequality",
     description="Theorem 1's bound, its N^{-1/4} rate and the one-step inequality along runs of Alg. 3",
-    options=("p",),
-    defaults={"p": [3.0, 4.0]},
-    validate=p_range(2.0, True),
+    p=([3.0, 4.0], True),
 )
 
 
@@ -96,9 +96,7 @@ _check(
     "majorization",
     title="Appendix B: l2 majorization implies l_p smoothness",
     description="Appendix B: l2 majorization implies l_p smoothness with constant ||L||_{p/(p-2)}",
-    options=("p",),
-    defaults={"p": [3.0, 4.0, 8.0]},
-    validate=p_range(2.0, True),
+    p=([3.0, 4.0, 8.0], True),
 )
 
 
@@ -106,9 +104,7 @@ _check(
     "smoothness",
     title="Assumption 1: the two forms of l_p smoothness",
     description="Assumption 1: the Lipschitz-gradient and two-sided quadratic forms of l_p smoothness",
-    options=("p",),
-    defaults={"p": [3.0, 4.0, 8.0]},
-    validate=p_range(2.0, False),
+    p=([3.0, 4.0, 8.0], False),
 )
 
 
@@ -124,9 +120,7 @@ _check(
     title="Corrections: what holds instead of the violated claims",
     description="corrected statements for the violated claims (Lemma 2's constant and Theorem 1, Assumption 1, "
     "Lion-K), found and re-checked by the toolkit",
-    options=("p",),
-    defaults={"p": [3.0, 4.0, 8.0, 16.0, 50.0]},
-    validate=p_range(2.0, True),
+    p=([3.0, 4.0, 8.0, 16.0, 50.0], True),
     parallel=True,
 )
 
@@ -145,9 +139,7 @@ _check(
     title="Acceleration exponents (eq. (1)) and where Stacey stands",
     description="eq. (1): the acceleration exponent (p+2)/p, the Guzman-Nemirovski lower bound, and where Stacey "
     "stands",
-    options=("p",),
-    defaults={"p": [2.0, 3.0, 4.0, 6.0]},
-    validate=p_range(2.0, False),
+    p=([2.0, 3.0, 4.0, 6.0], False),
 )
 
 
