@@ -722,10 +722,7 @@ def run_acceleration(ctx, *, relabel=None):
             elif instance in PINNED:
                 tuned = {m: _tune(m, p, instance, grid[-1], ctx.seed, runs) for m in ("stacey-p2", "stacey-pp")}
                 gaps = {
-                    m: [
-                        _memo_run(runs, m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None)
-                        for T in grid
-                    ]
+                    m: [_memo_run(runs, m, p, instance, T, ctx.seed, tuned[m][0] if m in tuned else None) for T in grid]
                     for m in METHODS
                 }
                 out.append(_upper_record(p, instance, grid, gaps["accelerated-lp"]))
