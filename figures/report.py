@@ -33,7 +33,15 @@ from proofs_checks.verdict import EVIDENCE_TEXT
 
 from . import figures_for
 
-__all__ = ["write_report", "evidence_levels", "load_config", "RESULT_COLUMNS", "result_columns", "finding_sentence"]
+__all__ = [
+    "write_report",
+    "evidence_levels",
+    "load_config",
+    "RESULT_COLUMNS",
+    "result_columns",
+    "finding_sentence",
+    "csv_text",
+]
 
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
@@ -368,6 +376,33 @@ def _setting_columns(pack, claims):
     return tuple((f"param_{c}" if c in taken else c, k) for c, k in pack.setting_columns(claims))
 
 
+# a text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell of ``results.csv`` safe to open in a spreadsheet: text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's rule against formula injection), unless it
+    is a number (``-0.5``, ``-1e-3``: a negative number stays a number)."""
+    if not text.startswith(FORMULA_STARTS):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
+
+
+def _csv_value(v) -> str:
+    """One value as a CSV cell: None empty, a float in full precision (``repr``), text escaped
+    (:func:`csv_text`); numbers are never escaped."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return csv_text(v) if isinstance(v, str) else v
+
+
 def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
     v = meta.get("versions", {})
     columns = result_columns(setting_cols)
@@ -399,15 +434,10 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
             rows.append({**base, "quantity": name, "value": val})
     path = os.path.join(out_dir, "results.csv")
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(columns))
-        w.writeheader()
+        w = csv.writer(fh)
+        w.writerow([csv_text(c) for c in columns])
         for row in rows:
-            w.writerow(
-                {
-                    k: ("" if row[k] is None else (repr(row[k]) if isinstance(row[k], float) else row[k]))
-                    for k in columns
-                }
-            )
+            w.writerow([_csv_value(row[k]) for k in columns])
     paths = [path]
     try:
         import pyarrow as pa
