@@ -613,26 +613,30 @@ def _extra_sections(pack, claims: list[dict]) -> list[dict]:
     return out
 
 
-def _environment():
-    """The Jinja2 environment of the page templates (HTML autoescaped, Markdown through its filters)."""
+def _environment(markdown: bool = False):
+    """The Jinja2 environment of a page template: HTML autoescaped; Markdown with every ``{{ ... }}`` escaped
+    for Markdown (:func:`figures.markdown.install`)."""
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resources.files("figures").joinpath("templates"))),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
+        autoescape=not markdown,
         trim_blocks=False,
         lstrip_blocks=False,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["mdcell"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    if markdown:
+        from . import markdown as md
+
+        md.install(env)
     return env
 
 
 def _write_pages(out_dir: str, ctx: dict) -> list[str]:
     """Render ``index.html`` and ``report.md`` from ``ctx`` and write them atomically."""
-    env, paths = _environment(), []
+    paths = []
     for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):
-        text = env.get_template(tpl).render(**ctx)
+        text = _environment(markdown=name.endswith(".md")).get_template(tpl).render(**ctx)
         tmp = os.path.join(out_dir, f".{name}.part")
         with open(tmp, "w") as fh:
             fh.write(text)
