@@ -7,7 +7,8 @@ The report's Jinja2 environment for Markdown escapes every ``{{ ... }}`` with :f
 cell), :func:`block` (text that starts a line), :func:`href` (a link's ``#anchor``), :func:`attr` (an HTML
 attribute) and :func:`fence` (a fenced block).
 
-In text, formulas between ``$...$`` are kept as formulas (their ``<``, ``>``
+In text, formulas written in plain text are first put between ``$...$`` as in index.html
+(:func:`figures.mathtext.inline_math`); formulas between ``$...$`` are kept as formulas (their ``<``, ``>``
 and ``&`` written ``\lt``, ``\gt`` and ``\&``, which KaTeX and MathJax read as the same symbols and no viewer
 reads as HTML) and code spans between backticks as code spans (shown verbatim); outside them
 ``\ ` * ~ $``, a ``<`` that could start a tag, an ``_`` that is not inside a word, an ``&`` that would
@@ -21,6 +22,8 @@ from __future__ import annotations
 import html
 import re
 from urllib.parse import quote
+
+from .mathtext import inline_math
 
 __all__ = ["Safe", "text", "math", "code", "cell", "block", "href", "attr", "fence", "finalize", "install"]
 
@@ -62,7 +65,7 @@ def text(s, in_cell: bool = False) -> Safe:
     (``|`` escaped everywhere)."""
     if isinstance(s, Safe):
         return s
-    s = _one_line(s)
+    s = inline_math(_one_line(s))  # formulas written in plain text as $...$ (as in index.html)
     out, pos, brackets = [], 0, bool(_LINKISH.search(s))
     for m in _SPAN.finditer(s):
         out.append(_escape_text(s[pos : m.start()], in_cell, brackets))

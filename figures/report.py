@@ -614,8 +614,9 @@ def _extra_sections(pack, claims: list[dict]) -> list[dict]:
 
 
 def _environment(markdown: bool = False):
-    """The Jinja2 environment of a page template: HTML autoescaped; Markdown with every ``{{ ... }}`` escaped
-    for Markdown (:func:`figures.markdown.install`)."""
+    """The Jinja2 environment of a page template: HTML autoescaped, its formulas written in plain text put
+    between ``$...$`` (:func:`figures.mathtext.finalize`; ``|plain`` keeps a value as written); Markdown with
+    every ``{{ ... }}`` escaped for Markdown (:func:`figures.markdown.install`)."""
     import jinja2
 
     env = jinja2.Environment(
@@ -629,6 +630,11 @@ def _environment(markdown: bool = False):
         from . import markdown as md
 
         md.install(env)
+    else:  # formulas written in plain text rendered by KaTeX like the pack's LaTeX (figures.mathtext)
+        from . import mathtext
+
+        env.finalize = mathtext.finalize
+        env.filters["plain"] = mathtext.Plain
     return env
 
 
