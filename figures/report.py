@@ -41,6 +41,7 @@ __all__ = [
     "result_columns",
     "finding_sentence",
     "csv_text",
+    "png_css_size",
 ]
 
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
@@ -524,10 +525,39 @@ def _section_counts(recs: list[dict]) -> dict:
     }
 
 
+def png_css_size(path: str) -> tuple[int, int] | None:
+    """The size in CSS pixels (1/96 inch) at which a PNG shows at its resolution (its ``pHYs`` chunk; 96 dpi
+    without one): ``(width, height)``, or None when ``path`` is not a readable PNG. The page gives each
+    figure this size, so that a phone shows it as large as a desktop does (its legend readable), scrolling in
+    its own box."""
+    import struct
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError:
+        return None
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    w, h = struct.unpack(">II", data[16:24])
+    dpi, pos = 96.0, 8
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        if kind == b"pHYs" and pos + 17 <= len(data):
+            ppu, _, unit = struct.unpack(">IIB", data[pos + 8 : pos + 17])
+            if unit == 1 and ppu > 0:  # pixels per metre
+                dpi = ppu * 0.0254
+            break
+        if kind == b"IDAT":
+            break
+        pos += 12 + n
+    return round(w * 96 / dpi), round(h * 96 / dpi)
+
+
 def _check_section(pack, check, recs, figs, *, run: dict, findings_by: dict, open_q: list) -> dict:
     """The report section of one check (its rows, the details of its violated records, its merged notes, its
     negative controls, its figures ``figs``); adds its findings to ``findings_by`` and its inconclusive records to
-    ``open_q``. ``run``: ``seed``, ``quick``, ``options`` and ``elapsed`` of the run."""
+    ``open_q``. ``run``: ``dir`` (the output folder), ``seed``, ``quick``, ``options`` and ``elapsed`` of the run."""
     rows, details, notes_in, controls_in, seen = [], [], [], [], set()
     options = run["options"]
     for i, r in enumerate(recs):
@@ -558,6 +588,9 @@ def _check_section(pack, check, recs, figs, *, run: dict, findings_by: dict, ope
             next(("c-" + _anchor(check, i) for i, r in enumerate(recs) if is_control(r)), ""),
         ),
         "figures": [f for f in figs if f.endswith(".png")],
+        "figure_sizes": {
+            f: wh for f in figs if f.endswith(".png") and (wh := png_css_size(os.path.join(run["dir"], f)))
+        },
         "seconds": f"{run['elapsed'].get(check, 0.0):.1f}",
         "counts": _section_counts(recs),
         "command": pack.reproduce(check, seed=run["seed"], quick=run["quick"], options=options.get(check, {})).replace(
@@ -707,6 +740,7 @@ def write_report(
     paths = [_write_claims_json(out_dir, claims, meta)]
     paths += _write_csv_and_parquet(out_dir, claims, meta, _setting_columns(pack, claims))
     run = {
+        "dir": out_dir,
         "seed": meta.get("seed", 0),
         "quick": bool(meta.get("quick")),
         "options": options or {},
