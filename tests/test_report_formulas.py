@@ -4,7 +4,6 @@ put between ``$...$`` (figures.mathtext), and KaTeX parses every formula of the 
 
 from __future__ import annotations
 
-import copy
 import html
 import json
 import re
@@ -16,9 +15,8 @@ import pytest
 
 import figures.report as report
 from figures.mathtext import inline_math, to_latex
-from proofs_checks.packs import load
+from tests.report_pages import render_saved
 
-DATA = Path(__file__).parent / "data" / "stacey_quick_records.json"
 KATEX = Path(report.__file__).parent / "static" / "katex" / "katex.min.js"
 
 
@@ -78,13 +76,8 @@ def test_to_latex_writes_commands():
     assert to_latex("sqrt(n_t) <= eta sgn(x)") == "\\sqrt{n_t} \\le  \\eta \\operatorname{sgn}(x)"
 
 
-def test_saved_report_has_no_raw_formula_and_katex_parses_every_one(tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "figures_for", lambda *a, **k: [])
-    doc = json.loads(DATA.read_text())
-    recs: dict = {}
-    for r in copy.deepcopy(doc["claims"]):
-        recs.setdefault(r.pop("check"), []).append(r)
-    report.write_report(str(tmp_path), pack=load("stacey"), records=recs, meta=doc["meta"])
+def test_saved_report_has_no_raw_formula_and_katex_parses_every_one(tmp_path):
+    render_saved(tmp_path)
     page = (tmp_path / "index.html").read_text()
     assert _raw_formulas(page) == []
     assert '<h2 id="sec-theorem1">Theorem 1 along runs of Algorithm 3: bound, $N^{-1/4}$ rate' in page

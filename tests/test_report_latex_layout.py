@@ -5,31 +5,17 @@ installed; these checks run without it."""
 
 from __future__ import annotations
 
-import copy
-import json
 import re
-from pathlib import Path
 
 import pytest
 
-import figures.report as report
 from figures.latex import breakable, check_structure
-from proofs_checks.packs import load
-
-DATA = Path(__file__).parent / "data" / "stacey_quick_records.json"
+from tests.report_pages import render_saved
 
 
 @pytest.fixture(scope="module")
 def tex(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tex")
-    doc = json.loads(DATA.read_text())
-    recs: dict = {}
-    for r in copy.deepcopy(doc["claims"]):
-        recs.setdefault(r.pop("check"), []).append(r)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(report, "figures_for", lambda *a, **k: [])
-        report.write_report(str(out), pack=load("stacey"), records=recs, meta=doc["meta"])
-    return (out / "report.tex").read_text()
+    return (render_saved(tmp_path_factory.mktemp("tex")) / "report.tex").read_text()
 
 
 def test_every_table_is_as_wide_as_the_line(tex):

@@ -5,33 +5,19 @@ Chromium where it is installed."""
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-import figures.report as report
 from figures.report import png_css_size
-from proofs_checks.packs import load
-
-DATA = Path(__file__).parent / "data" / "stacey_quick_records.json"
+from tests.report_pages import render_saved
 
 
 @pytest.fixture(scope="module")
 def page_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mobile")
-    doc = json.loads(DATA.read_text())
-    recs: dict = {}
-    for r in copy.deepcopy(doc["claims"]):
-        recs.setdefault(r.pop("check"), []).append(r)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(report, "figures_for", lambda *a, **k: [])
-        report.write_report(str(out), pack=load("stacey"), records=recs, meta=doc["meta"])
-    return out
+    return render_saved(tmp_path_factory.mktemp("mobile"))
 
 
 def test_viewport_and_tables_in_their_own_scrolling_box(page_dir):
