@@ -5,6 +5,9 @@ the corrections, every verdict and the figures.
 It compiles with ``pdflatex`` and the packages of a basic TeX Live (``booktabs``, ``longtable``, ``array``,
 ``amsmath``, ``amssymb``, ``graphicx``, ``geometry``, ``hyperref``). Text is escaped (``& % $ # _ { } ~ ^ \``
 and ``< > |``); formulas between ``$...$`` (the summary's) and the pack's LaTeX statements pass unchanged.
+Nothing runs into the margin: every table's columns are fractions of the line summing to 1 (``L{f}``), long
+words in cells may break (:func:`breakable`), a pack section's formulas are written across the table under
+their row and scaled down only when wider than it (``\fitbox``), and paragraphs are set ``\sloppy``.
 :func:`check_structure` is the structural check the tests run where pdflatex is not installed.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["render", "write_latex", "escape", "text_with_math", "check_structure"]
+__all__ = ["render", "write_latex", "escape", "breakable", "text_with_math", "check_structure"]
 
 _SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -59,15 +62,35 @@ def text_with_math(text) -> str:
     return "".join(f"${p}$" if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
+def breakable(text) -> str:
+    """Plain text as LaTeX text (:func:`escape`) that may break inside its long words (identifiers, dotted
+    names, paths, lists without spaces): after a ``.``, ``/``, ``_``, ``=``, ``,`` or ``-`` of a word of more
+    than 16 characters (a table cell cannot hold one otherwise)."""
+
+    def brk(m):
+        return re.sub(r"(\.|/|\\_|=|,|-(?!-))(?=.)", r"\1\\allowbreak{}", m.group(0))
+
+    return re.sub(r"[^\s$]{17,}", brk, escape(text))
+
+
+def _cols(*weights: float) -> str:
+    """A column specification of ``L`` columns with widths in proportion to ``weights`` (summing to the line:
+    the table fits)."""
+    total = sum(weights)
+    return "".join(f"L{{{w / total:.4f}}}" for w in weights)
+
+
 def _id(text) -> str:
     """An identifier in typewriter type that may break after its dots and hyphens."""
     return "\\texttt{" + escape(text).replace(".", ".\\allowbreak{}").replace("-", "-\\allowbreak{}") + "}"
 
 
 def _math(tex: str | None, fallback: str) -> str:
-    return f"${tex}$" if tex else escape(fallback)
+    return f"${tex}$" if tex else breakable(fallback)
 
 
+# L{f}: a column of a fraction f of the line (the fractions of a table sum to 1: it fits the line);
+# \fitbox{$...$}: a formula wider than its cell scaled down to the cell's width (a narrower one as it is)
 _PREAMBLE = r"""\documentclass[10pt]{article}
 \usepackage[a4paper,margin=1.2cm]{geometry}
 \usepackage{amsmath,amssymb}
@@ -77,6 +100,8 @@ _PREAMBLE = r"""\documentclass[10pt]{article}
 \setlength{\LTpre}{4pt}\setlength{\LTpost}{4pt}
 \newcolumntype{P}[1]{>{\raggedright\arraybackslash}p{#1}}
 \newcolumntype{R}[1]{>{\raggedleft\arraybackslash}p{#1}}
+\newcolumntype{L}[1]{>{\raggedright\arraybackslash}p{\dimexpr#1\linewidth-2\tabcolsep\relax}}
+\newcommand{\fitbox}[1]{\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{#1}}
 """
 
 
@@ -97,8 +122,8 @@ def _longtable(spec: str, head: list[str], rows: list[list[str]], size: str = r"
         r"\endfoot",
     ]
     for row in rows:
-        if row and row[0] == "__rule__":
-            out.append(r"\midrule")
+        if row and row[0] in ("__rule__", "__space__"):  # a rule between groups; space between records
+            out.append(r"\midrule" if row[0] == "__rule__" else r"\addlinespace[3pt]")
             continue
         out.append(" & ".join(row) + r" \\")
     out += [r"\end{longtable}", "}"]
@@ -120,11 +145,50 @@ def _count_text(n: int, what) -> str:
     return f"{n} {what[n != 1]}" if isinstance(what, tuple) else f"{n} {what}"
 
 
+def _section_cell(key: str, v, first: bool) -> str:
+    """A cell of a pack's section: a formula (``{"tex", "note"}``) scaled to its cell if wider, evidence as its
+    kinds, a list joined, the first column as an identifier, text that may break in its long words."""
+    if isinstance(v, dict):
+        return "\\fitbox{$" + v["tex"] + "$}" + (f" ({breakable(v['note'])})" if v.get("note") else "")
+    if key == "evidence" and isinstance(v, list):
+        return breakable("; ".join(str(e).split(":", 1)[0] for e in v))
+    if isinstance(v, list):
+        return breakable("; ".join(map(str, v)))
+    return _id(v) if first else breakable(v)
+
+
+def _extra_section(x: dict) -> str:
+    """A pack's section (e.g. Corrections) as a table: the columns that hold formulas (the pack's LaTeX
+    statements) are written under each row across the whole table, each labelled, so that a formula has the
+    line's width; the other columns side by side, in widths that fit the line."""
+    out = [f"\\section{{{escape(x['title'])}}}"]
+    if x.get("intro"):
+        out.append(escape(x["intro"]) + "\n")
+    cols = x["columns"]
+    keys = [k for k, _ in cols]
+    cells_of = [row.get("cells") or [row.get(k, "") for k in keys] for row in x["rows"]]
+    wide = [i for i in range(1, len(keys)) if any(isinstance(c[i], dict) for c in cells_of)]
+    narrow = [i for i in range(len(keys)) if i not in wide]
+    rows = []
+    for cells in cells_of:
+        rows.append([_section_cell(keys[i], cells[i], i == 0) for i in narrow])
+        if wide:
+            parts = [f"\\textbf{{{escape(cols[i][1])}:}} {_section_cell(keys[i], cells[i], False)}" for i in wide]
+            spanning = " \\newline ".join(parts)
+            rows.append([f"\\multicolumn{{{len(narrow)}}}{{L{{1}}}}{{{spanning}}}"])
+            rows.append(["__space__"])
+    weights = [1.6 if i == 0 else 0.7 if keys[i] == "status" else 1.0 for i in narrow]
+    head = [escape(cols[i][1]) for i in narrow]
+    out.append(_longtable(_cols(*weights), head, rows[:-1] if wide else rows, size=r"\scriptsize"))
+    return "\n".join(out)
+
+
 def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> str:
     """The LaTeX document of a report context (the one the HTML and Markdown templates get);
     ``tex_of(claim id)`` gives a claim's statement in LaTeX (or None: the plain text, escaped);
     figures are included when their PNG exists in ``out_dir``."""
-    L = [_PREAMBLE, f"\\title{{{escape(ctx['title'])}}}", r"\date{}", r"\begin{document}", r"\maketitle"]
+    # \sloppy: a line of a paragraph or a cell may be loose rather than run into the margin
+    L = [_PREAMBLE, f"\\title{{{escape(ctx['title'])}}}", r"\date{}", r"\begin{document}", r"\sloppy", r"\maketitle"]
     if ctx.get("description"):
         L.append(escape(ctx["description"]) + "\n")
     verdicts = ctx.get("verdicts_text") or ", ".join(f"{n} {s}" for s, n in ctx["counts"].items())
@@ -144,7 +208,7 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
             num = f"{k}. " if head.startswith("Errors") else ""
             L.append(f"\\paragraph{{{num}{text_with_math(it['title'])}.}}")
             L.append(" ".join(f"\\emph{{{escape(lbl)}:}} {text_with_math(txt)}" for lbl, txt in it["parts"]))
-            ev = ", ".join(escape(a["label"]) for a in it.get("links", []))
+            ev = ", ".join(breakable(a["label"]) for a in it.get("links", []))
             if ev:
                 L.append(f"\\\\ {{\\footnotesize Evidence: {ev}.}}")
             L.append("")
@@ -161,31 +225,11 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
     for cid, v in seen.items():
         r = v["row"]
         verdict = ", ".join(_count_text(n, st) for st, n in v["counts"].items())
-        claim_rows.append([_id(cid), escape(r["source"]), _math(tex_of(cid), r["statement"]), escape(verdict)])
+        claim_rows.append([_id(cid), breakable(r["source"]), _math(tex_of(cid), r["statement"]), escape(verdict)])
     L.append(r"\section{Claims in the paper's notation}")
-    L.append(_longtable("P{3.0cm}P{2.8cm}P{9.4cm}P{2.4cm}", ["claim", "source", "statement", "verdicts"], claim_rows))
-    # the pack's sections (e.g. corrections)
-    for x in ctx.get("extra_sections") or []:
-        L.append(f"\\section{{{escape(x['title'])}}}")
-        if x.get("intro"):
-            L.append(escape(x["intro"]) + "\n")
-        keys = [k for k, _ in x["columns"]]
-        rows = []
-        for row in x["rows"]:
-            cells = []
-            for k, v in zip(keys, row.get("cells") or [row.get(k, "") for k in keys]):
-                if isinstance(v, dict):
-                    cells.append(f"${v['tex']}$" + (f" ({escape(v['note'])})" if v.get("note") else ""))
-                elif k == "evidence" and isinstance(v, list):
-                    cells.append(escape("; ".join(str(e).split(":", 1)[0] for e in v)))
-                elif isinstance(v, list):
-                    cells.append(escape("; ".join(map(str, v))))
-                else:
-                    cells.append(_id(v) if k == keys[0] else escape(v))
-            rows.append(cells)
-        width = 18.4 / max(len(keys), 1)
-        spec = "".join(f"P{{{width - 0.25:.2f}cm}}" for _ in keys)
-        L.append(_longtable(spec, [escape(lbl) for _, lbl in x["columns"]], rows, size=r"\scriptsize"))
+    L.append(_longtable(_cols(3.0, 2.8, 9.4, 2.4), ["claim", "source", "statement", "verdicts"], claim_rows))
+    for x in ctx.get("extra_sections") or []:  # the pack's sections (e.g. corrections)
+        L.append(_extra_section(x))
     # every verdict
     L.append(r"\section{Verdicts}")
     legend = ctx.get("evidence_legend") or []
@@ -206,17 +250,17 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
             rows.append(
                 [
                     _id(r["id"]),
-                    escape(r["setting"]),
+                    breakable(r["setting"]),
                     f"\\textbf{{{escape(shown)}}}" if st == "violated" else escape(shown),
                     escape(r.get("evidence", "-")),
                     escape(r.get("relation", "")),
-                    escape(r.get("size", "")),
-                    escape(r["method"]),
+                    breakable(r.get("size", "")),
+                    breakable(r["method"]),
                 ]
             )
     L.append(
         _longtable(
-            "P{3.2cm}P{5.4cm}P{1.8cm}P{1.4cm}P{0.8cm}P{3.0cm}P{1.9cm}",
+            _cols(3.2, 5.1, 1.8, 1.65, 0.9, 2.9, 1.95),
             ["claim", "setting", "status", "evidence", "rel.", "size", "method"],
             rows[1:],
             size=r"\scriptsize",
@@ -235,7 +279,8 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
             )
             L.append(r"\clearpage" if figs.index((t, f)) % 2 == 1 else "")
     L.append(r"\section*{Provenance}")
-    L.append(_longtable("P{3.2cm}P{14.8cm}", ["", ""], [[escape(k), escape(v)] for k, v in ctx.get("provenance", [])]))
+    prov = [[escape(k), breakable(v)] for k, v in ctx.get("provenance", [])]
+    L.append(_longtable(_cols(3.2, 14.8), ["", ""], prov))
     L.append(r"\end{document}")
     return "\n".join(L) + "\n"
 

@@ -33,7 +33,16 @@ from proofs_checks.verdict import EVIDENCE_TEXT
 
 from . import figures_for
 
-__all__ = ["write_report", "evidence_levels", "load_config", "RESULT_COLUMNS", "result_columns", "finding_sentence"]
+__all__ = [
+    "write_report",
+    "evidence_levels",
+    "load_config",
+    "RESULT_COLUMNS",
+    "result_columns",
+    "finding_sentence",
+    "csv_text",
+    "png_css_size",
+]
 
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
@@ -368,6 +377,33 @@ def _setting_columns(pack, claims):
     return tuple((f"param_{c}" if c in taken else c, k) for c, k in pack.setting_columns(claims))
 
 
+# a text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell of ``results.csv`` safe to open in a spreadsheet: text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's rule against formula injection), unless it
+    is a number (``-0.5``, ``-1e-3``: a negative number stays a number)."""
+    if not text.startswith(FORMULA_STARTS):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
+
+
+def _csv_value(v) -> str:
+    """One value as a CSV cell: None empty, a float in full precision (``repr``), text escaped
+    (:func:`csv_text`); numbers are never escaped."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return csv_text(v) if isinstance(v, str) else v
+
+
 def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
     v = meta.get("versions", {})
     columns = result_columns(setting_cols)
@@ -399,15 +435,10 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
             rows.append({**base, "quantity": name, "value": val})
     path = os.path.join(out_dir, "results.csv")
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(columns))
-        w.writeheader()
+        w = csv.writer(fh)
+        w.writerow([csv_text(c) for c in columns])
         for row in rows:
-            w.writerow(
-                {
-                    k: ("" if row[k] is None else (repr(row[k]) if isinstance(row[k], float) else row[k]))
-                    for k in columns
-                }
-            )
+            w.writerow([_csv_value(row[k]) for k in columns])
     paths = [path]
     try:
         import pyarrow as pa
@@ -432,6 +463,257 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
     return paths + [os.path.join(out_dir, "results.parquet")]
 
 
+def _write_claims_json(out_dir: str, claims: list[dict], meta: dict) -> str:
+    """Write ``claims.json`` (every record with its check, and the run's provenance; strict JSON) atomically."""
+    doc = {"claims": clean(claims), "meta": clean(meta)}
+    tmp = os.path.join(out_dir, ".claims.json.part")
+    with open(tmp, "w") as fh:
+        json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)
+    path = os.path.join(out_dir, "claims.json")
+    os.replace(tmp, path)
+    return path
+
+
+def _record_row(pack, check: str, i: int, r: dict, *, seed: int, quick: bool, options: dict) -> dict:
+    """The report row of record ``i`` of ``check``: what the templates show of it (formatted numbers, its
+    size, its statement in the pack's notation, its anchor, the command that reproduces it)."""
+    p = r["params"].get("p")
+    size, size_note = size_text(r)
+    row = {
+        "check": check,
+        "id": r["id"],
+        "statement": r["statement"],
+        "source": r["source"],
+        "setting": setting_text(r["params"], r.get("show")),
+        "status": r["status"],
+        "status_text": status_text(r),  # "inconclusive (control)" for a negative control
+        "evidence": r.get("evidence") or "-",  # absent only in files written before the field
+        "empirical": _fmt(r.get("empirical")),
+        "bound": _fmt(r.get("bound")),
+        "ratio": _fmt(r.get("ratio")),
+        "size": size,
+        "size_note": size_note,
+        "tex": _tex(pack, r["id"]),
+        "relation": r.get("relation", ""),
+        "method": r["method"],
+        "anchor": _anchor(check, i),
+        "reason": r.get("reason") or "",
+        "reproduce": pack.reproduce(
+            check,
+            seed=seed,
+            quick=quick,
+            p=p if isinstance(p, float) else None,
+            options={k: v for k, v in options.get(check, {}).items() if k != "p"},
+        ),
+        "witness": "",
+    }
+    # a negative control: neither a finding nor an open question (counted apart)
+    row["control"] = _control_outcome(r) if is_control(r) else ""
+    if r["status"] == "violated":
+        wit = json.dumps(r["witness"], indent=1, sort_keys=True, allow_nan=False)
+        row["witness"] = (
+            wit if len(wit) <= 4000 else wit[:4000] + "\n... (truncated; the whole witness is in claims.json)"
+        )
+    return row
+
+
+def _section_counts(recs: list[dict]) -> dict:
+    """A check's counts: the claims' statuses, the negative controls counted apart."""
+    return {
+        **{s: n for s in STATUSES if (n := sum(r["status"] == s and not is_control(r) for r in recs))},
+        **({"negative controls": n} if (n := sum(is_control(r) for r in recs)) else {}),
+    }
+
+
+def png_css_size(path: str) -> tuple[int, int] | None:
+    """The size in CSS pixels (1/96 inch) at which a PNG shows at its resolution (its ``pHYs`` chunk; 96 dpi
+    without one): ``(width, height)``, or None when ``path`` is not a readable PNG. The page gives each
+    figure this size, so that a phone shows it as large as a desktop does (its legend readable), scrolling in
+    its own box."""
+    import struct
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError:
+        return None
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    w, h = struct.unpack(">II", data[16:24])
+    dpi, pos = 96.0, 8
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        if kind == b"pHYs" and pos + 17 <= len(data):
+            ppu, _, unit = struct.unpack(">IIB", data[pos + 8 : pos + 17])
+            if unit == 1 and ppu > 0:  # pixels per metre
+                dpi = ppu * 0.0254
+            break
+        if kind == b"IDAT":
+            break
+        pos += 12 + n
+    return round(w * 96 / dpi), round(h * 96 / dpi)
+
+
+def _check_section(pack, check, recs, figs, *, run: dict, findings_by: dict, open_q: list) -> dict:
+    """The report section of one check (its rows, the details of its violated records, its merged notes, its
+    negative controls, its figures ``figs``); adds its findings to ``findings_by`` and its inconclusive records to
+    ``open_q``. ``run``: ``dir`` (the output folder), ``seed``, ``quick``, ``options`` and ``elapsed`` of the run."""
+    rows, details, notes_in, controls_in, seen = [], [], [], [], set()
+    options = run["options"]
+    for i, r in enumerate(recs):
+        row = _record_row(pack, check, i, r, seed=run["seed"], quick=run["quick"], options=options)
+        control = bool(row["control"])
+        if r["status"] == "violated":
+            if not control:
+                findings_by.setdefault((check, r["id"]), []).append((r, row["anchor"], row["setting"]))
+            details.append(row)
+        elif control:  # a negative control: its own group, apart from the open questions
+            controls_in.append(row)
+        elif r["status"] in ("inconclusive", "not-applicable"):
+            notes_in.append(row)
+            if r["status"] == "inconclusive":
+                open_q.append({"anchor": "d-" + row["anchor"], "label": f"{r['id']} ({row['setting'] or check})"})
+        row["first"] = r["id"] not in seen  # the statement is printed once per claim in the table
+        seen.add(r["id"])
+        rows.append(row)
+    return {
+        "check": check,
+        "title": pack.section(check),
+        "rows": rows,
+        "details": details,
+        "notes": _merge_notes(notes_in),
+        "controls": _control_notes(
+            controls_in,
+            [r for r in recs if is_control(r)],
+            next(("c-" + _anchor(check, i) for i, r in enumerate(recs) if is_control(r)), ""),
+        ),
+        "figures": [f for f in figs if f.endswith(".png")],
+        "figure_sizes": {
+            f: wh for f in figs if f.endswith(".png") and (wh := png_css_size(os.path.join(run["dir"], f)))
+        },
+        "seconds": f"{run['elapsed'].get(check, 0.0):.1f}",
+        "counts": _section_counts(recs),
+        "command": pack.reproduce(check, seed=run["seed"], quick=run["quick"], options=options.get(check, {})).replace(
+            " --json", ""
+        ),
+    }
+
+
+def _findings(findings_by: dict) -> list[dict]:
+    """The violated claims (not controls), one sentence each with links to their records' details."""
+    return [
+        {
+            "sentence": finding_sentence([x[0] for x in items]),
+            "anchors": [{"anchor": "d-" + a, "label": s or k[1]} for _, a, s in items],
+        }
+        for k, items in findings_by.items()
+    ]
+
+
+def _provenance(meta: dict, pack, checks) -> list[tuple]:
+    """The run's provenance as ``(label, value)`` pairs (the pages' provenance table)."""
+    v = meta.get("versions", {})
+    return [
+        ("date (UTC)", meta.get("date")),
+        ("seed", meta.get("seed", 0)),
+        ("quick", "yes (smoke run)" if meta.get("quick") else "no"),
+        ("config hash", meta.get("config_hash")),
+        ("git commit", meta.get("git_commit") or "not a git checkout"),
+        ("versions", ", ".join(f"{k} {val}" for k, val in v.items())),
+        ("pack", f"{pack.name} ({pack.target})"),
+        ("checks", ", ".join(checks)),
+    ]
+
+
+def _extra_sections(pack, claims: list[dict]) -> list[dict]:
+    """The pack's own sections (:attr:`Pack.report_sections`, e.g. Corrections) with their cells
+    (:func:`_section_cell`); a section without rows is left out."""
+    out = []
+    for sec in getattr(pack, "report_sections", ()):
+        rows = [dict(row) for row in sec.rows(claims)]
+        if not rows:
+            continue
+        first_key, seen = sec.columns[0][0], {}
+        for row in rows:
+            for k, _ in sec.columns:
+                row.setdefault(k, "")
+            rid = str(row.get(first_key, ""))
+            repeat = seen.setdefault((rid, "claimed"), row.get("claimed")) == row.get("claimed") and rid in seen
+            seen[rid] = True
+            row["cells"] = [_section_cell(pack, k, rid, row[k], repeat) for k, _ in sec.columns]
+            row.setdefault("status", "")
+        out.append({"name": sec.name, "title": sec.title, "intro": sec.intro, "columns": sec.columns, "rows": rows})
+    return out
+
+
+def _environment(markdown: bool = False):
+    """The Jinja2 environment of a page template: HTML autoescaped, its formulas written in plain text put
+    between ``$...$`` (:func:`figures.mathtext.finalize`; ``|plain`` keeps a value as written); Markdown with
+    every ``{{ ... }}`` escaped for Markdown (:func:`figures.markdown.install`)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resources.files("figures").joinpath("templates"))),
+        autoescape=not markdown,
+        trim_blocks=False,
+        lstrip_blocks=False,
+        undefined=jinja2.StrictUndefined,
+    )
+    if markdown:
+        from . import markdown as md
+
+        md.install(env)
+    else:  # formulas written in plain text rendered by KaTeX like the pack's LaTeX (figures.mathtext)
+        from . import mathtext
+
+        env.finalize = mathtext.finalize
+        env.filters["plain"] = mathtext.Plain
+    return env
+
+
+def _write_pages(out_dir: str, ctx: dict) -> list[str]:
+    """Render ``index.html`` and ``report.md`` from ``ctx`` and write them atomically."""
+    paths = []
+    for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):
+        text = _environment(markdown=name.endswith(".md")).get_template(tpl).render(**ctx)
+        tmp = os.path.join(out_dir, f".{name}.part")
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, os.path.join(out_dir, name))
+        paths.append(os.path.join(out_dir, name))
+    return paths
+
+
+def _context(pack, records: dict, claims: list[dict], sections: list[dict], findings_by: dict, open_q, meta) -> dict:
+    """What the templates (HTML, Markdown) and :func:`figures.latex.render` get."""
+    claim_counts = {s: sum(r["status"] == s and not is_control(r) for r in claims) for s in STATUSES}
+    n_ctl = sum(is_control(r) for r in claims)
+    claims_anchored = [
+        {**r, "check": c, "anchor": _anchor(c, i)} for c, recs in records.items() for i, r in enumerate(recs)
+    ]
+    return {
+        "title": pack.title,
+        "extra_sections": _extra_sections(pack, claims),
+        "description": pack.description,
+        "provenance": _provenance(meta, pack, records),
+        "counts": {s: sum(r["status"] == s for r in claims) for s in STATUSES},  # every record, controls included
+        "claim_counts": claim_counts,
+        "controls": controls_text(claims),
+        # the verdict table's filter (value, label, count): the claims' statuses, then the negative controls apart
+        "filters": [(s, s, n) for s, n in claim_counts.items()]
+        + ([("control", "negative controls", n_ctl)] if n_ctl else []),
+        "verdicts_text": status_counts_text(claims),
+        "findings": _findings(findings_by),
+        "summary": _summary(pack, claims_anchored, findings_by),
+        "statuses": STATUSES,
+        "checks": list(records),
+        "open_questions": open_q,
+        "sections": sections,
+        "recheck_cmd": RECHECK_CMD,
+        "evidence_legend": evidence_levels(claims),
+    }
+
+
 def write_report(
     out_dir: str,
     *,
@@ -451,184 +733,31 @@ def write_report(
     * ``findings``: the ``violated`` records that are not controls (the findings about the paper);
     * ``controls``: the negative controls' records (:func:`proofs_checks.records.is_control`);
     * ``claims``: every record (with its ``check``); ``paths``: the files written."""
-    import jinja2
+    from .latex import write_latex
 
-    elapsed = elapsed or {}
-    options = options or {}
     os.makedirs(out_dir, exist_ok=True)
     claims = [{"check": c, **r} for c, recs in records.items() for r in recs]
-    doc = {"claims": clean(claims), "meta": clean(meta)}
-    tmp = os.path.join(out_dir, ".claims.json.part")
-    with open(tmp, "w") as fh:
-        json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)
-    os.replace(tmp, os.path.join(out_dir, "claims.json"))
-    setting_cols = _setting_columns(pack, claims)
-    paths = [os.path.join(out_dir, "claims.json"), *_write_csv_and_parquet(out_dir, claims, meta, setting_cols)]
-    seed, quick = meta.get("seed", 0), bool(meta.get("quick"))
-    counts = {s: sum(r["status"] == s for r in claims) for s in STATUSES}  # every record, controls included
-    claim_counts = {s: sum(r["status"] == s and not is_control(r) for r in claims) for s in STATUSES}
-    n_ctl = sum(is_control(r) for r in claims)
-    evidence_legend = evidence_levels(claims)
+    paths = [_write_claims_json(out_dir, claims, meta)]
+    paths += _write_csv_and_parquet(out_dir, claims, meta, _setting_columns(pack, claims))
+    run = {
+        "dir": out_dir,
+        "seed": meta.get("seed", 0),
+        "quick": bool(meta.get("quick")),
+        "options": options or {},
+        "elapsed": elapsed or {},
+    }
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
         figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
         paths += [os.path.join(out_dir, f) for f in figs]
-        rows, details, notes_in, controls_in, seen = [], [], [], [], set()
-        for i, r in enumerate(recs):
-            anchor = _anchor(check, i)
-            p = r["params"].get("p")
-            row = {
-                "check": check,
-                "id": r["id"],
-                "statement": r["statement"],
-                "source": r["source"],
-                "setting": setting_text(r["params"], r.get("show")),
-                "status": r["status"],
-                "status_text": status_text(r),  # "inconclusive (control)" for a negative control
-                "evidence": r.get("evidence") or "-",  # absent only in files written before the field
-                "empirical": _fmt(r.get("empirical")),
-                "bound": _fmt(r.get("bound")),
-                "ratio": _fmt(r.get("ratio")),
-                "size": size_text(r)[0],
-                "size_note": size_text(r)[1],
-                "tex": _tex(pack, r["id"]),
-                "relation": r.get("relation", ""),
-                "method": r["method"],
-                "anchor": anchor,
-                "reason": r.get("reason") or "",
-                "reproduce": pack.reproduce(
-                    check,
-                    seed=seed,
-                    quick=quick,
-                    p=p if isinstance(p, float) else None,
-                    options={k: v for k, v in options.get(check, {}).items() if k != "p"},
-                ),
-                "witness": "",
-            }
-            control = is_control(r)  # a negative control: neither a finding nor an open question (counted apart)
-            row["control"] = _control_outcome(r) if control else ""
-            if r["status"] == "violated":
-                wit = json.dumps(r["witness"], indent=1, sort_keys=True, allow_nan=False)
-                row["witness"] = (
-                    wit if len(wit) <= 4000 else wit[:4000] + "\n... (truncated; the whole witness is in claims.json)"
-                )
-                if not control:
-                    findings_by.setdefault((check, r["id"]), []).append((r, anchor, row["setting"]))
-                details.append(row)
-            elif control:  # a negative control: its own group, apart from the open questions
-                controls_in.append(row)
-            elif r["status"] in ("inconclusive", "not-applicable"):
-                notes_in.append(row)
-                if r["status"] == "inconclusive":
-                    open_q.append({"anchor": "d-" + anchor, "label": f"{r['id']} ({row['setting'] or check})"})
-            row["first"] = r["id"] not in seen  # the statement is printed once per claim in the table
-            seen.add(r["id"])
-            rows.append(row)
-        sections.append(
-            {
-                "check": check,
-                "title": pack.section(check),
-                "rows": rows,
-                "details": details,
-                "notes": _merge_notes(notes_in),
-                "controls": _control_notes(
-                    controls_in,
-                    [r for r in recs if is_control(r)],
-                    next(("c-" + _anchor(check, i) for i, r in enumerate(recs) if is_control(r)), ""),
-                ),
-                "figures": [f for f in figs if f.endswith(".png")],
-                "seconds": f"{elapsed.get(check, 0.0):.1f}",
-                "counts": {  # the claims' statuses, the negative controls counted apart
-                    **{s: n for s in STATUSES if (n := sum(r["status"] == s and not is_control(r) for r in recs))},
-                    **({"negative controls": n} if (n := sum(is_control(r) for r in recs)) else {}),
-                },
-                "command": pack.reproduce(check, seed=seed, quick=quick, options=options.get(check, {})).replace(
-                    " --json", ""
-                ),
-            }
-        )
-    claims_anchored = [
-        {**r, "check": c, "anchor": _anchor(c, i)} for c, recs in records.items() for i, r in enumerate(recs)
-    ]
-    summary = _summary(pack, claims_anchored, findings_by)
-    findings = [
-        {
-            "sentence": finding_sentence([x[0] for x in items]),
-            "anchors": [{"anchor": "d-" + a, "label": s or k[1]} for _, a, s in items],
-        }
-        for k, items in findings_by.items()
-    ]
-    v = meta.get("versions", {})
-    provenance = [
-        ("date (UTC)", meta.get("date")),
-        ("seed", seed),
-        ("quick", "yes (smoke run)" if quick else "no"),
-        ("config hash", meta.get("config_hash")),
-        ("git commit", meta.get("git_commit") or "not a git checkout"),
-        ("versions", ", ".join(f"{k} {val}" for k, val in v.items())),
-        ("pack", f"{pack.name} ({pack.target})"),
-        ("checks", ", ".join(records)),
-    ]
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(resources.files("figures").joinpath("templates"))),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
-        trim_blocks=False,
-        lstrip_blocks=False,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["mdcell"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
-    extra_sections = []
-    for sec in getattr(pack, "report_sections", ()):
-        rows_ = [dict(row) for row in sec.rows(claims)]
-        if not rows_:
-            continue
-        first_key, seen_ = sec.columns[0][0], {}
-        for row in rows_:
-            for k, _ in sec.columns:
-                row.setdefault(k, "")
-            rid = str(row.get(first_key, ""))
-            repeat = seen_.setdefault((rid, "claimed"), row.get("claimed")) == row.get("claimed") and rid in seen_
-            seen_[rid] = True
-            row["cells"] = [_section_cell(pack, k, rid, row[k], repeat) for k, _ in sec.columns]
-            row.setdefault("status", "")
-        extra_sections.append(
-            {"name": sec.name, "title": sec.title, "intro": sec.intro, "columns": sec.columns, "rows": rows_}
-        )
-    ctx = dict(
-        title=pack.title,
-        extra_sections=extra_sections,
-        description=pack.description,
-        provenance=provenance,
-        counts=counts,
-        claim_counts=claim_counts,
-        controls=controls_text(claims),
-        # the verdict table's filter (value, label, count): the claims' statuses, then the negative controls apart
-        filters=[(s, s, n) for s, n in claim_counts.items()]
-        + ([("control", "negative controls", n_ctl)] if n_ctl else []),
-        verdicts_text=status_counts_text(claims),
-        findings=findings,
-        summary=summary,
-        statuses=STATUSES,
-        checks=list(records),
-        open_questions=open_q,
-        sections=sections,
-        recheck_cmd=RECHECK_CMD,
-        evidence_legend=evidence_legend,
-    )
+        sections.append(_check_section(pack, check, recs, figs, run=run, findings_by=findings_by, open_q=open_q))
+    ctx = _context(pack, records, claims, sections, findings_by, open_q, meta)
     paths += copy_katex(out_dir)
-    for name, tpl in (("index.html", "report.html.j2"), ("report.md", "report.md.j2")):
-        text = env.get_template(tpl).render(**ctx)
-        tmp = os.path.join(out_dir, f".{name}.part")
-        with open(tmp, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, os.path.join(out_dir, name))
-        paths.append(os.path.join(out_dir, name))
-    from .latex import write_latex
-
+    paths += _write_pages(out_dir, ctx)
     paths.append(write_latex(out_dir, ctx, lambda cid: _tex(pack, cid)))
     return {
-        "counts": counts,
-        "claim_counts": claim_counts,
+        "counts": ctx["counts"],
+        "claim_counts": ctx["claim_counts"],
         "violated": [r for r in claims if r["status"] == "violated"],
         "findings": [r for r in claims if r["status"] == "violated" and not is_control(r)],
         "controls": [r for r in claims if is_control(r)],

@@ -257,6 +257,10 @@ def test_report_tex_structure_and_pdflatex(tmp_path, doc, monkeypatch):
         )
         assert out.returncode == 0, out.stdout[-3000:]
     assert (tmp_path / "report.pdf").stat().st_size > 10_000
+    log = (tmp_path / "report.log").read_text(errors="replace")
+    overfull = [float(x) for x in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)]
+    assert "Overfull" not in log or overfull  # the log is read
+    assert max(overfull, default=0.0) <= 10.0, sorted(overfull)[-5:]  # nothing runs into the margin
 
 
 @pytest.mark.parametrize(
