@@ -335,10 +335,6 @@ def _run_plan(args):
     return opts
 
 
-def _is_shape_of(shape, d: int) -> bool:
-    return isinstance(shape, (tuple, list)) and len(shape) == 2 and int(shape[0]) * int(shape[1]) == d
-
-
 def _check_shape(args, problem) -> None:
     """``--shape M N`` multiplies to the problem's d (exit 2 otherwise); a warning when it lays out a matrix
     problem's iterates other than the problem's own shape."""
@@ -362,15 +358,13 @@ def _with_matrix_shape(opts: dict, args, problem, layout=None) -> dict:
     noise's matrix layout ``layout`` (a noise that has one, such as rank-one: one layout for both), else
     (1, d) (the iterate as one row). Without it the simulator would take the replicates as the rows of one
     matrix. ``--shape`` is checked by :func:`_check_shape`."""
-    from lptheory.spectral import MatrixOptimizer, laid_out
+    from lptheory.spectral import MatrixOptimizer
 
-    shape = tuple(args.shape) if args.shape else None
-    own = getattr(problem, "shape", None)
-    if shape is None and layout is not None and not _is_shape_of(own, problem.d):
-        shape = tuple(layout)
+    from .assembly import lay_out
+
     out = {}
     for name, opt in opts.items():
-        new = laid_out(opt, problem.d, own, shape)
+        new = lay_out(opt, problem, layout, args.shape)
         if new is not opt and not args.quiet:
             print(f"{name}: each replicate's iterate as a {new.shape[0]} x {new.shape[1]} matrix", file=sys.stderr)
         out[name] = new
@@ -380,6 +374,31 @@ def _with_matrix_shape(opts: dict, args, problem, layout=None) -> dict:
             f"noise ({args.noise}) has no matrix layout"
         )
     return out
+
+
+def _run_setting(args):
+    """The problem, noise and oracle of ``lptheory run`` (:func:`.assembly.build_setting`, shared with the
+    sweep), a value a builder rejects named by its flag (exit 2)."""
+    from .assembly import SettingError, build_setting
+
+    batch = args.batch
+    if args.batch_schedule == "T":
+        batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
+    try:
+        return build_setting(
+            args.problem,
+            {"d": args.d, "seed": args.problem_seed},
+            noise=args.noise,
+            sigma=args.sigma,
+            profile=args.sigma_profile,
+            profile_seed=args.problem_seed,
+            batch=batch,
+            shape=args.shape,
+            check_problem=lambda problem: _check_shape(args, problem),
+        )
+    except SettingError as exc:
+        flag = {"problem": f"--problem {args.problem}", "sigma": "--sigma", "noise": f"--noise {args.noise}"}
+        raise UsageError(f"{flag.get(exc.part, '--batch')}: {exc}") from exc.error
 
 
 def _check_run_memory(args, opts) -> None:
@@ -447,45 +466,19 @@ def _cmd_run(args) -> int:
     from figures.runs import plot_runs
     from lptheory.simulate import simulate
     from proofs_checks.records import clean, config_hash, versions
-    from synthetic.noise import make_noise, sigma_profile
-    from synthetic.oracle import GradientOracle
-    from synthetic.problems import make_problem
 
     from .console import StepProgress
 
     opts = _run_plan(args)
     _check_run_memory(args, opts)
-    from synthetic.noise import has_layout
-
-    try:
-        problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--problem {args.problem}: {exc}") from exc
-    try:
-        sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--sigma: {exc}") from exc
-    _check_shape(args, problem)
-    noise_desc, layout = args.noise, None
-    try:
-        if args.noise != "none" and has_layout(args.noise):
-            # the noise's matrix layout: --shape, else the problem's own, else the noise's default (split_shape)
-            own = getattr(problem, "shape", None)
-            given = tuple(args.shape) if args.shape else (tuple(own) if _is_shape_of(own, problem.d) else None)
-            noise = make_noise(args.noise, sigma, shape=given)
-            layout = tuple(noise.shape)
-            noise_desc += f" on a {layout[0]} x {layout[1]} matrix"
-        else:
-            noise = make_noise(args.noise, sigma)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--noise {args.noise}: {exc}") from exc
-    opts = _with_matrix_shape(opts, args, problem, layout)  # the matrix optimizers: the same layout
+    setting = _run_setting(args)
+    problem, noise_desc = setting.problem, args.noise
+    if setting.layout is not None:
+        noise_desc += f" on a {setting.layout[0]} x {setting.layout[1]} matrix"
+    opts = _with_matrix_shape(opts, args, problem, setting.layout)  # the matrix optimizers: the same layout
     _prepare_out(args.out, args=args)
-    batch = args.batch
     batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
-    if args.batch_schedule == "T":
-        batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
-    oracle = GradientOracle(problem, noise, batch)
+    oracle, sigma = setting.oracle, setting.sigma
     pm = args.p_measure or args.p or 3.0
     traces = {}
     for i, (name, opt) in enumerate(opts.items(), 1):
@@ -882,7 +875,7 @@ def _cmd_report(args) -> int:
 def _param_text(k, v) -> str:
     if isinstance(v, float):
         return f"{k}={v:g}"
-    if isinstance(v, str) and (not v or any(c in v for c in " ,=\"")):
+    if isinstance(v, str) and (not v or any(c in v for c in ' ,="')):
         import json
 
         return f"{k}={json.dumps(v)}"  # quoted: a setting with spaces or commas stays one visible value
@@ -1209,8 +1202,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_pl.add_argument(
         "--hue",
         default=None,
-        help="one line per value of this column, e.g. optimizer.name (default: the config's [plot] hue, else one "
-        "line)",
+        help="one line per value of this column, e.g. optimizer.name (default: the config's [plot] hue, else one line)",
     )
     p_pl.add_argument(
         "--col",
@@ -1288,7 +1280,7 @@ def _load_claims(path, what):
 
 
 def _cmd_sweep(args) -> int:
-    from proofs_checks import sweep as S
+    from lptheory.app import sweep as S
 
     if args.workers is not None and args.workers < 0:
         raise UsageError(f"--workers must be >= 0, got {args.workers}")
