@@ -944,105 +944,114 @@ def _one_of(names, what: str = "optimizer") -> str:
     return f"{what}, one of: {', '.join(sorted(names))}"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from lptheory.optimizers import OPTIMIZERS
-    from synthetic.noise import NOISES
-    from synthetic.problems import PROBLEMS
+def _add_options(parser, options) -> None:
+    """Add the options ``[(flag, keywords), ...]`` to ``parser`` (one sub-command's options as data); an item
+    that is a function adds its own (``fn(parser)``)."""
+    for item in options:
+        if callable(item):
+            item(parser)
+        else:
+            flag, kw = item
+            parser.add_argument(flag, **kw)
 
-    parser = _Parser(
-        prog="lptheory",
-        description="Numerical theory verification for l_p stochastic optimization. Exit status: 0 ran (a violated "
-        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check or a command crashed.",
+
+def _seed_option(help_text: str = "random seed", default=0):
+    return ("--seed", {"type": _seed_arg, "default": default, "help": help_text})
+
+
+def _jobs_option():
+    return (
+        "--jobs",
+        {
+            "type": int,
+            "default": _default_jobs(),
+            "metavar": "N",
+            "help": f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
+        },
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    p_info = sub.add_parser("info", help="versions, backends, optimizers and claim packs")
-    p_info.set_defaults(func=_cmd_info)
 
-    p_demo = sub.add_parser(
-        "demo",
+
+def _quiet_option(help_text: str = "no progress output"):
+    return ("--quiet", {"action": "store_true", "help": help_text})
+
+
+def _traceback_option(help_text: str = "print the traceback when a check fails to run"):
+    return ("--traceback", {"action": "store_true", "help": help_text})
+
+
+def _optimizer_option(OPTIMIZERS, **kw):
+    return ("--optimizer", {"choices": sorted(OPTIMIZERS), "metavar": "NAME", "help": _one_of(OPTIMIZERS), **kw})
+
+
+_ABOUT = {  # sub-command: (help, description) keywords of its parser
+    "info": dict(
+        help="versions, backends, optimizers and claim packs",
+    ),
+    "demo": dict(
         help="step an optimizer on a small quadratic (a smoke test)",
         description="Step an optimizer on the quadratic f(x) = sum_i h_i x_i^2 / 2 with h_i from 1 down to 1e-3 "
         "(log-spaced), from a random start per replicate, and print the mean loss and gradient norm every tenth "
         "of the steps: a smoke test of an installation.",
-    )
-    p_demo.add_argument(
-        "--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS), metavar="NAME", help=_one_of(OPTIMIZERS)
-    )
-    p_demo.add_argument(
-        "--p", type=_p_arg, default=None, help="l_p exponent of the optimizers that have one (default: 3)"
-    )
-    p_demo.add_argument("--lr", type=float, default=1e-2, help="step size")
-    p_demo.add_argument("--d", type=_count_arg, default=1000, help="dimension")
-    p_demo.add_argument("--replicates", type=_count_arg, default=4, metavar="R", help="independent replicates")
-    p_demo.add_argument("--steps", type=_count_arg, default=200, metavar="T", help="number of steps")
-    p_demo.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
-    p_demo.set_defaults(func=_cmd_demo)
-
-    p_run = sub.add_parser(
-        "run",
+    ),
+    "run": dict(
         help="simulate optimizers on a synthetic problem; writes a CSV trace, a plot and run.json",
         description="Run one or more optimizers (common random numbers) on a synthetic problem with per-coordinate "
         "noise and a batch size, over R replicates; print final f - f* and ||grad f||_{p*}^{p*} with 95% Student-t "
         "intervals; write trace.csv, run.png/.svg and run.json to --out. Divergence is recorded, not an error.",
-    )
-    p_run.add_argument(
-        "--optimizer",
-        action="append",
-        choices=sorted(OPTIMIZERS),
-        metavar="NAME",
-        help=_one_of(OPTIMIZERS) + "; repeat to compare several (default: stacey-pp)",
-    )
-    p_run.add_argument("--p", type=_p_arg, default=None, help="l_p exponent of the l_p optimizers (their default: 3)")
-    p_run.add_argument(
-        "--p-measure",
-        type=_p_arg,
-        default=None,
-        metavar="P",
-        help="p of the gradient metric ||grad f||_{p*}^{p*} (default: --p, else 3)",
-    )
-    p_run.add_argument(
-        "--problem", default="separable", choices=sorted(PROBLEMS), metavar="NAME", help=_one_of(PROBLEMS, "problem")
-    )
-    p_run.add_argument("--problem-seed", type=_seed_arg, default=0, metavar="SEED", help="seed of the problem instance")
-    p_run.add_argument("--d", type=_count_arg, default=100, help="dimension")
-    p_run.add_argument(
-        "--shape",
-        type=_count_arg,
-        nargs=2,
-        metavar=("M", "N"),
-        default=None,
-        help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d; also the layout of --noise "
-        "rank-one (default, one layout for both: the problem's own matrix shape, else with --noise rank-one the "
-        "noise's own split (see --noise), else 1 x d)",
-    )
-    p_run.add_argument(
-        "--noise",
-        default="rademacher",
-        choices=sorted(NOISES),
-        metavar="NAME",
-        help=_one_of(NOISES, "noise family") + "; rank-one: each draw one row of the d = M x N matrix (--shape M N, "
-        "else the problem's own shape, else M the largest divisor of d up to sqrt(d)); the matrix optimizers take "
-        "the same layout",
-    )
-    p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
-    p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
-    p_run.add_argument(
-        "--batch",
-        type=_count_arg,
-        default=None,
-        metavar="N",
-        help="batch size n_t, the same at every step (default: 1; not with --batch-schedule T)",
-    )
-    p_run.add_argument(
-        "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
-    )
-    p_run.add_argument("--steps", type=_count_arg, default=1000, metavar="T", help="number of steps T")
-    p_run.add_argument("--replicates", type=_count_arg, default=16, metavar="R", help="independent replicates R")
-    p_run.add_argument("--seed", type=_seed_arg, default=0, help="random seed (same seed, same bits)")
-    p_run.add_argument(
-        "--record-every", type=_count_arg, default=10, metavar="N", help="record the metrics every N steps"
-    )
-    p_run.add_argument("--lr", type=float, default=None, help="step size (the optimizer's default when omitted)")
+    ),
+    "check": dict(
+        help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
+        description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
+        "is a check of the built-in Stacey pack (`lptheory info` lists every pack's checks), a claim file "
+        "(path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed pack's name; NAMES select "
+        "checks of it (all by default).",
+    ),
+    "report": dict(
+        help="run a pack's checks and write the report (HTML, Markdown, LaTeX, figures, claims.json, results.csv)",
+        description="Run the checks of a pack (the Stacey paper by default) and write index.html (math rendered "
+        "offline by the vendored KaTeX), report.md, report.tex, every figure (PNG and SVG), claims.json and "
+        "results.csv (and results.parquet with pyarrow) to --out.",
+    ),
+    "sweep": dict(
+        help="run a grid of simulator cells on Dask; results in Parquet, cached and resumable",
+        description="Run the grid of CONFIG.toml (see examples/sweeps/theorem1_rate.toml) on an embedded Dask "
+        "LocalCluster (default), on an existing Dask scheduler (--scheduler) or in this process (--workers 0). "
+        "One Parquet file per cell in OUT/cells (written atomically; a cell already there is not recomputed), "
+        "all rows in OUT/results.parquet. Exit status 1 when a cell failed (the others still run).",
+    ),
+    "plot": dict(
+        help="rate curves of a sweep (PNG and SVG)",
+        description="A metric of a sweep against a swept parameter (log-log), lines by --hue, panels by --col, "
+        "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
+    ),
+    "diff": dict(
+        help="what changed between two runs, claim by claim (status, ratio, witness)",
+        description="Compare two claims.json files (from lptheory check --json/--out or lptheory report), or two "
+        "report directories: claims whose status, ratio or witness changed, and claims added or removed.",
+    ),
+}
+
+
+def _demo_options() -> list:
+    """The options of ``lptheory demo``."""
+    from lptheory.optimizers import OPTIMIZERS
+
+    return [
+        _optimizer_option(OPTIMIZERS, default="stacey-pp"),
+        (
+            "--p",
+            {"type": _p_arg, "default": None, "help": "l_p exponent of the optimizers that have one (default: 3)"},
+        ),
+        ("--lr", {"type": float, "default": 1e-2, "help": "step size"}),
+        ("--d", {"type": _count_arg, "default": 1000, "help": "dimension"}),
+        ("--replicates", {"type": _count_arg, "default": 4, "metavar": "R", "help": "independent replicates"}),
+        ("--steps", {"type": _count_arg, "default": 200, "metavar": "T", "help": "number of steps"}),
+        _seed_option(),
+    ]
+
+
+def _add_hyper_flags(p_run) -> None:
+    """The optimizers' hyper-parameter flags of ``lptheory run`` (``--alpha``, ``--tau``, ..., ``--eps-mode``)."""
     for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
         p_run.add_argument(
             "--" + name.replace("_", "-"),
@@ -1058,176 +1067,254 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["paper", "official"],
         help="Stacey's eps form (its default: paper)",
     )
-    p_run.add_argument("--backend", default="numpy", choices=["numpy", "torch"], help="array backend")
-    p_run.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (--backend torch only)")
-    p_run.add_argument(
-        "--dtype",
-        default=None,
-        choices=["float64", "float32"],
-        help="float32 needs --backend torch (float64 when omitted)",
-    )
-    p_run.add_argument("--out", default="out", help="output directory")
-    p_run.add_argument("--quiet", action="store_true", help="no progress output")
-    p_run.set_defaults(func=_cmd_run)
 
-    p_check = sub.add_parser(
-        "check",
-        help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
-        description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
-        "is a check of the built-in Stacey pack (`lptheory info` lists every pack's checks), a claim file "
-        "(path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed pack's name; NAMES select "
-        "checks of it (all by default).",
-    )
-    p_check.add_argument("target", metavar="TARGET", help="a check name, a claim file, a module or a pack")
-    p_check.add_argument("names", metavar="NAME", nargs="*", help="checks of TARGET to run (default: all)")
-    p_check.add_argument(
-        "--p",
-        type=_p_arg,
-        action="extend",
-        nargs="+",
-        default=None,
-        help="p values (checks that take p; their defaults otherwise)",
-    )
-    p_check.add_argument("--set", action="append", metavar="KEY=V[,V...]", help="another option of the check")
-    p_check.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run; used by the tests)")
-    p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
-    p_check.add_argument(
-        "--out",
-        default=None,
-        help="directory for check_NAME.json and the figures, PNG and SVG (default: none, the verdicts printed only)",
-    )
-    p_check.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
-    p_check.add_argument(
-        "--jobs",
-        type=int,
-        default=_default_jobs(),
-        metavar="N",
-        help=f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
-    )
-    p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    p_check.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
-    p_check.add_argument(
-        "--fail-on",
-        default=None,
-        metavar="KINDS",
-        help="exit 1 on findings: comma-separated among violated, inconclusive, regressed",
-    )
-    p_check.add_argument("--baseline", default=None, help="claims.json (or a report directory) to compare against")
-    p_check.add_argument(
-        "--ratio-tolerance",
-        type=float,
-        default=0.05,
-        help="with --baseline: a ratio moving towards its bound by more than this (relative) regresses",
-    )
-    p_check.set_defaults(func=_cmd_check)
 
-    p_rep = sub.add_parser(
-        "report",
-        help="run a pack's checks and write the report (HTML, Markdown, LaTeX, figures, claims.json, results.csv)",
-        description="Run the checks of a pack (the Stacey paper by default) and write index.html (math rendered "
-        "offline by the vendored KaTeX), report.md, report.tex, every figure (PNG and SVG), claims.json and "
-        "results.csv (and results.parquet with pyarrow) to --out.",
-    )
-    p_rep.add_argument(
-        "--claims",
-        default=None,
-        metavar="TARGET",
-        help="claim file, module or installed pack (default: the built-in Stacey pack)",
-    )
-    p_rep.add_argument("--only", default=None, metavar="NAMES", help="comma-separated checks to run (default: all)")
-    p_rep.add_argument("--skip", default=None, metavar="NAMES", help="comma-separated checks to leave out")
-    p_rep.add_argument("--out", default="report", help="output directory (default: report)")
-    p_rep.add_argument(
-        "--config", default=None, help="TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"
-    )
-    p_rep.add_argument(
-        "--seed", type=_seed_arg, default=None, help="random seed (default: the configuration's seed, else 0)"
-    )
-    p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
-    p_rep.add_argument(
-        "--jobs",
-        type=int,
-        default=_default_jobs(),
-        metavar="N",
-        help=f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
-    )
-    p_rep.add_argument("--quiet", action="store_true", help="no progress output")
-    p_rep.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
-    p_rep.set_defaults(func=_cmd_report)
+def _run_options() -> list:
+    """The options of ``lptheory run``."""
+    from lptheory.optimizers import OPTIMIZERS
+    from synthetic.noise import NOISES
+    from synthetic.problems import PROBLEMS
 
-    p_sw = sub.add_parser(
-        "sweep",
-        help="run a grid of simulator cells on Dask; results in Parquet, cached and resumable",
-        description="Run the grid of CONFIG.toml (see examples/sweeps/theorem1_rate.toml) on an embedded Dask "
-        "LocalCluster (default), on an existing Dask scheduler (--scheduler) or in this process (--workers 0). "
-        "One Parquet file per cell in OUT/cells (written atomically; a cell already there is not recomputed), "
-        "all rows in OUT/results.parquet. Exit status 1 when a cell failed (the others still run).",
+    optimizer_help = _one_of(OPTIMIZERS) + "; repeat to compare several (default: stacey-pp)"
+    shape_help = (
+        "matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d; also the layout of --noise "
+        "rank-one (default, one layout for both: the problem's own matrix shape, else with --noise rank-one the "
+        "noise's own split (see --noise), else 1 x d)"
     )
-    p_sw.add_argument("config", metavar="CONFIG.toml", help="the sweep's grid and fixed values")
-    p_sw.add_argument("--out", default="sweep", help="output directory (default: sweep)")
-    p_sw.add_argument(
-        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler, tcp://host:port"
+    noise_help = (
+        _one_of(NOISES, "noise family") + "; rank-one: each draw one row of the d = M x N matrix (--shape M N, "
+        "else the problem's own shape, else M the largest divisor of d up to sqrt(d)); the matrix optimizers take "
+        "the same layout"
     )
-    p_sw.add_argument(
-        "--scheduler-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="seconds to wait for the scheduler's handshake (default: 30)",
-    )
-    p_sw.add_argument(
-        "--workers", type=int, default=None, help="LocalCluster worker processes (default: the cores; 0: no Dask)"
-    )
-    p_sw.add_argument("--resume", action="store_true", help="continue the sweep in --out (its cells are kept)")
-    p_sw.add_argument(
-        "--dry-run", action="store_true", help="print the cells, what is cached and the work; run nothing"
-    )
-    p_sw.add_argument("--yes", action="store_true", help="run a grid larger than sweep.max_cells")
-    p_sw.add_argument("--quiet", action="store_true", help="no progress output")
-    p_sw.set_defaults(func=_cmd_sweep)
+    return [
+        _optimizer_option(OPTIMIZERS, action="append", help=optimizer_help),
+        ("--p", {"type": _p_arg, "default": None, "help": "l_p exponent of the l_p optimizers (their default: 3)"}),
+        (
+            "--p-measure",
+            {
+                "type": _p_arg,
+                "default": None,
+                "metavar": "P",
+                "help": "p of the gradient metric ||grad f||_{p*}^{p*} (default: --p, else 3)",
+            },
+        ),
+        (
+            "--problem",
+            {"default": "separable", "choices": sorted(PROBLEMS), "metavar": "NAME"}
+            | {"help": _one_of(PROBLEMS, "problem")},
+        ),
+        (
+            "--problem-seed",
+            {"type": _seed_arg, "default": 0, "metavar": "SEED", "help": "seed of the problem instance"},
+        ),
+        ("--d", {"type": _count_arg, "default": 100, "help": "dimension"}),
+        (
+            "--shape",
+            {"type": _count_arg, "nargs": 2, "metavar": ("M", "N"), "default": None, "help": shape_help},
+        ),
+        ("--noise", {"default": "rademacher", "choices": sorted(NOISES), "metavar": "NAME", "help": noise_help}),
+        ("--sigma", {"type": float, "default": 0.1, "help": "noise std per coordinate (scale of the profile)"}),
+        ("--sigma-profile", {"default": "flat", "choices": ["flat", "power"], "help": "per-coordinate stds"}),
+        (
+            "--batch",
+            {"type": _count_arg, "default": None, "metavar": "N"}
+            | {"help": "batch size n_t, the same at every step (default: 1; not with --batch-schedule T)"},
+        ),
+        (
+            "--batch-schedule",
+            {"default": "constant", "choices": ["constant", "T"], "help": "'T': n_t = T as in Theorem 1"},
+        ),
+        ("--steps", {"type": _count_arg, "default": 1000, "metavar": "T", "help": "number of steps T"}),
+        ("--replicates", {"type": _count_arg, "default": 16, "metavar": "R", "help": "independent replicates R"}),
+        _seed_option("random seed (same seed, same bits)"),
+        (
+            "--record-every",
+            {"type": _count_arg, "default": 10, "metavar": "N", "help": "record the metrics every N steps"},
+        ),
+        ("--lr", {"type": float, "default": None, "help": "step size (the optimizer's default when omitted)"}),
+        _add_hyper_flags,
+        ("--backend", {"default": "numpy", "choices": ["numpy", "torch"], "help": "array backend"}),
+        ("--device", {"default": None, "help": "torch device, e.g. cpu or cuda (--backend torch only)"}),
+        (
+            "--dtype",
+            {"default": None, "choices": ["float64", "float32"]}
+            | {"help": "float32 needs --backend torch (float64 when omitted)"},
+        ),
+        ("--out", {"default": "out", "help": "output directory"}),
+        _quiet_option(),
+    ]
 
-    p_pl = sub.add_parser(
-        "plot",
-        help="rate curves of a sweep (PNG and SVG)",
-        description="A metric of a sweep against a swept parameter (log-log), lines by --hue, panels by --col, "
-        "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
-    )
-    p_pl.add_argument("sweep_dir", metavar="SWEEP_DIR", help="the --out directory of lptheory sweep")
-    p_pl.add_argument(
-        "--x", default=None, help="the swept parameter on the x axis (default: the config's [plot] x, else sim.steps)"
-    )
-    p_pl.add_argument(
-        "--y", default=None, help="the metric, e.g. grad_pstar_avg (default: the config's [plot] y, else gap)"
-    )
-    p_pl.add_argument(
-        "--hue",
-        default=None,
-        help="one line per value of this column, e.g. optimizer.name (default: the config's [plot] hue, else one line)",
-    )
-    p_pl.add_argument(
-        "--col",
-        default=None,
-        help="one panel per value of this column, e.g. p (default: the config's [plot] col, else one panel)",
-    )
-    p_pl.add_argument(
-        "--theory-slope",
-        type=float,
-        default=None,
-        help="draw a reference line with this slope (default: the config's [plot] theory_slope, else none)",
-    )
-    p_pl.add_argument("--out", default=None, help="file stem (default: SWEEP_DIR/rate)")
-    p_pl.set_defaults(func=_cmd_plot)
 
-    p_diff = sub.add_parser(
-        "diff",
-        help="what changed between two runs, claim by claim (status, ratio, witness)",
-        description="Compare two claims.json files (from lptheory check --json/--out or lptheory report), or two "
-        "report directories: claims whose status, ratio or witness changed, and claims added or removed.",
+def _check_options() -> list:
+    """The options of ``lptheory check``."""
+
+    return [
+        ("target", {"metavar": "TARGET", "help": "a check name, a claim file, a module or a pack"}),
+        ("names", {"metavar": "NAME", "nargs": "*", "help": "checks of TARGET to run (default: all)"}),
+        (
+            "--p",
+            {"type": _p_arg, "action": "extend", "nargs": "+", "default": None}
+            | {"help": "p values (checks that take p; their defaults otherwise)"},
+        ),
+        ("--set", {"action": "append", "metavar": "KEY=V[,V...]", "help": "another option of the check"}),
+        ("--quick", {"action": "store_true", "help": "smaller budgets (a smoke run; used by the tests)"}),
+        ("--json", {"action": "store_true", "help": 'print one JSON object {"claims": [...], "meta": {...}}'}),
+        (
+            "--out",
+            {"default": None}
+            | {
+                "help": "directory for check_NAME.json and the figures, PNG and SVG (default: none, the verdicts "
+                "printed only)"
+            },
+        ),
+        _seed_option(),
+        _jobs_option(),
+        _quiet_option("no progress lines on stderr"),
+        _traceback_option(),
+        (
+            "--fail-on",
+            {"default": None, "metavar": "KINDS"}
+            | {"help": "exit 1 on findings: comma-separated among violated, inconclusive, regressed"},
+        ),
+        ("--baseline", {"default": None, "help": "claims.json (or a report directory) to compare against"}),
+        (
+            "--ratio-tolerance",
+            {"type": float, "default": 0.05}
+            | {"help": "with --baseline: a ratio moving towards its bound by more than this (relative) regresses"},
+        ),
+    ]
+
+
+def _report_options() -> list:
+    """The options of ``lptheory report``."""
+
+    return [
+        (
+            "--claims",
+            {"default": None, "metavar": "TARGET"}
+            | {"help": "claim file, module or installed pack (default: the built-in Stacey pack)"},
+        ),
+        ("--only", {"default": None, "metavar": "NAMES", "help": "comma-separated checks to run (default: all)"}),
+        ("--skip", {"default": None, "metavar": "NAMES", "help": "comma-separated checks to leave out"}),
+        ("--out", {"default": "report", "help": "output directory (default: report)"}),
+        (
+            "--config",
+            {"default": None}
+            | {"help": "TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"},
+        ),
+        _seed_option("random seed (default: the configuration's seed, else 0)", default=None),
+        ("--quick", {"action": "store_true", "help": "smoke run (small budgets)"}),
+        _jobs_option(),
+        _quiet_option(),
+        _traceback_option(),
+    ]
+
+
+def _sweep_options() -> list:
+    """The options of ``lptheory sweep``."""
+
+    return [
+        ("config", {"metavar": "CONFIG.toml", "help": "the sweep's grid and fixed values"}),
+        ("--out", {"default": "sweep", "help": "output directory (default: sweep)"}),
+        (
+            "--scheduler",
+            {"default": None, "metavar": "ADDRESS", "help": "an existing Dask scheduler, tcp://host:port"},
+        ),
+        (
+            "--scheduler-timeout",
+            {"type": float, "default": 30.0, "metavar": "SECONDS"}
+            | {"help": "seconds to wait for the scheduler's handshake (default: 30)"},
+        ),
+        (
+            "--workers",
+            {
+                "type": int,
+                "default": None,
+                "help": "LocalCluster worker processes (default: the cores; 0: no Dask)",
+            },
+        ),
+        ("--resume", {"action": "store_true", "help": "continue the sweep in --out (its cells are kept)"}),
+        (
+            "--dry-run",
+            {"action": "store_true", "help": "print the cells, what is cached and the work; run nothing"},
+        ),
+        ("--yes", {"action": "store_true", "help": "run a grid larger than sweep.max_cells"}),
+        _quiet_option(),
+    ]
+
+
+def _plot_options() -> list:
+    """The options of ``lptheory plot``."""
+
+    return [
+        ("sweep_dir", {"metavar": "SWEEP_DIR", "help": "the --out directory of lptheory sweep"}),
+        (
+            "--x",
+            {"default": None}
+            | {"help": "the swept parameter on the x axis (default: the config's [plot] x, else sim.steps)"},
+        ),
+        (
+            "--y",
+            {"default": None, "help": "the metric, e.g. grad_pstar_avg (default: the config's [plot] y, else gap)"},
+        ),
+        (
+            "--hue",
+            {"default": None}
+            | {
+                "help": "one line per value of this column, e.g. optimizer.name (default: the config's [plot] "
+                "hue, else one line)"
+            },
+        ),
+        (
+            "--col",
+            {"default": None}
+            | {"help": "one panel per value of this column, e.g. p (default: the config's [plot] col, else one panel)"},
+        ),
+        (
+            "--theory-slope",
+            {"type": float, "default": None}
+            | {"help": "draw a reference line with this slope (default: the config's [plot] theory_slope, else none)"},
+        ),
+        ("--out", {"default": None, "help": "file stem (default: SWEEP_DIR/rate)"}),
+    ]
+
+
+def _diff_options() -> list:
+    """The options of ``lptheory diff``."""
+
+    return [
+        ("old", {"metavar": "OLD", "help": "claims.json, check_NAME.json or a report directory"}),
+        ("new", {"metavar": "NEW", "help": "claims.json, check_NAME.json or a report directory"}),
+        ("--json", {"action": "store_true", "help": 'print {"changes": [...], "summary": {...}}'}),
+    ]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``lptheory`` parser: each sub-command's help and description from ``_ABOUT``, its options from
+    ``_NAME_options()``; every sub-command also takes ``--traceback`` (the traceback of a failure, as well as
+    its one-line message)."""
+    parser = _Parser(
+        prog="lptheory",
+        description="Numerical theory verification for l_p stochastic optimization. Exit status: 0 ran (a violated "
+        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check or a command crashed.",
     )
-    p_diff.add_argument("old", metavar="OLD", help="claims.json, check_NAME.json or a report directory")
-    p_diff.add_argument("new", metavar="NEW", help="claims.json, check_NAME.json or a report directory")
-    p_diff.add_argument("--json", action="store_true", help='print {"changes": [...], "summary": {...}}')
-    p_diff.set_defaults(func=_cmd_diff)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = {
+        "info": (_cmd_info, list),
+        "demo": (_cmd_demo, _demo_options),
+        "run": (_cmd_run, _run_options),
+        "check": (_cmd_check, _check_options),
+        "report": (_cmd_report, _report_options),
+        "sweep": (_cmd_sweep, _sweep_options),
+        "plot": (_cmd_plot, _plot_options),
+        "diff": (_cmd_diff, _diff_options),
+    }
+    for name, (func, options) in commands.items():
+        p = sub.add_parser(name, **_ABOUT[name])
+        _add_options(p, options())
+        if name not in ("check", "report"):  # these two place theirs after --quiet
+            _add_options(p, [_traceback_option("print the traceback when the command fails")])
+        p.set_defaults(func=func)
     return parser
 
 
