@@ -137,8 +137,12 @@ class Check:
         from .records import Claim
 
         out = self.fn(ctx)
-        if not isinstance(out, (list, tuple)) or not all(isinstance(r, Claim) for r in out):
-            raise PackError(f"check {self.name!r} must return a list of Claim records, got {type(out).__name__}")
+        what = f"check {self.name!r} must return a list of Claim records, got {type(out).__name__}"
+        if not isinstance(out, (list, tuple)):
+            raise PackError(what + (" (it returned nothing: no return statement?)" if out is None else ""))
+        bad = next(((i, r) for i, r in enumerate(out) if not isinstance(r, Claim)), None)
+        if bad is not None:
+            raise PackError(f"{what} whose element [{bad[0]}] is {type(bad[1]).__name__} {repr(bad[1])[:80]}")
         for r in out:
             r.check = self.name
         return list(out)

@@ -460,26 +460,13 @@ def _run_table(traces: dict, nonfinite: dict, pm: float, replicates: int) -> lis
     return table([*head, "diverged", "nonfinite"], rows, align="<>>>>>>")
 
 
-def _cmd_run(args) -> int:
-    import json
-
-    from figures.runs import plot_runs
+def _simulate_runs(args, opts: dict, setting, pm: float) -> dict:
+    """One trace per optimizer (common random numbers: every optimizer sees the same noise streams), with a
+    progress bar per optimizer unless ``--quiet``."""
     from lptheory.simulate import simulate
-    from proofs_checks.records import clean, config_hash, versions
 
     from .console import StepProgress
 
-    opts = _run_plan(args)
-    _check_run_memory(args, opts)
-    setting = _run_setting(args)
-    problem, noise_desc = setting.problem, args.noise
-    if setting.layout is not None:
-        noise_desc += f" on a {setting.layout[0]} x {setting.layout[1]} matrix"
-    opts = _with_matrix_shape(opts, args, problem, setting.layout)  # the matrix optimizers: the same layout
-    _prepare_out(args.out, args=args)
-    batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
-    oracle, sigma = setting.oracle, setting.sigma
-    pm = args.p_measure or args.p or 3.0
     traces = {}
     for i, (name, opt) in enumerate(opts.items(), 1):
         if not args.quiet:
@@ -488,8 +475,8 @@ def _cmd_run(args) -> int:
         with bar:
             traces[name] = simulate(
                 opt,
-                problem,
-                oracle,
+                setting.problem,
+                setting.oracle,
                 args.steps,
                 args.replicates,
                 args.seed,
@@ -501,33 +488,15 @@ def _cmd_run(args) -> int:
                 device=args.device,
                 dtype=args.dtype,
             )
-    held = [k.replace("_", " ") for k, v in oracle.assumptions().items() if v]
-    missing = [k.replace("_", " ") for k, v in oracle.assumptions().items() if not v]
-    print(
-        f"problem {args.problem} (d={problem.d}), noise {noise_desc} (||sigma||_1={fmt_num(sigma.sum(), 4)}), "
-        f"batch {batch_text}, T={args.steps}, "
-        f"R={args.replicates}, seed={args.seed}; assumptions: {', '.join(held) or 'none'} hold"
-        + (f"; not: {', '.join(missing)}" if missing else "")
-    )
-    print("common random numbers: every optimizer saw the same noise streams")
-    from lptheory.optimizers import nonfinite_steps
+    return traces
 
-    nonfinite = {name: nonfinite_steps(opt) for name, opt in opts.items()}
-    print("\n".join(_run_table(traces, nonfinite, pm, args.replicates)))
-    if args.replicates < 2:
-        print("95% CI: nan with fewer than two replicates (no interval from one value)")
-    from .guard import publish, staging
 
-    stage = staging(args.out)  # everything written aside, then moved into place (never half-written)
-    tmp = os.path.join(stage, "trace.csv")
-    for i, (name, tr) in enumerate(traces.items()):
-        tr.to_csv(tmp, extra={"optimizer": name}, header=i == 0, mode="w" if i == 0 else "a")
-    plot_runs(
-        traces,
-        os.path.join(stage, "run.png"),
-        p_measure=pm,
-        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {batch_text}, R={args.replicates}",
-    )
+def _run_meta(args, traces: dict, nonfinite: dict) -> dict:
+    """The contents of ``run.json``: the command's arguments, versions, provenance and each run's summary."""
+    import datetime as dt
+
+    from proofs_checks.records import clean, config_hash, git_commit, source_info, versions
+
     argv = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
     meta = {
         "argv": argv,
@@ -539,18 +508,81 @@ def _cmd_run(args) -> int:
         "diverged_at": {n: [int(v) for v in t.diverged_at] for n, t in traces.items()},
         "nonfinite": nonfinite,
     }
-    from proofs_checks.records import git_commit, source_info
-
     meta["git_commit"] = git_commit()
     meta["source"] = source_info()["text"]
-    import datetime as _dt
+    meta["date"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return clean(meta)
 
-    meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+def _write_run(args, traces: dict, nonfinite: dict, pm: float, title: str) -> list[str]:
+    """Write ``trace.csv`` and ``run.json`` (the data, first), then the figure ``run.png``/``.svg``: a figure
+    that cannot be drawn (matplotlib refuses a log scale of all-zero values, say) is skipped with a warning
+    naming it, the data are kept. Staged, then moved into ``--out`` (never half-written). Returns the paths
+    written."""
+    import json
+
+    from .guard import publish, staging
+
+    stage = staging(args.out)  # everything written aside, then moved into place (never half-written)
+    tmp = os.path.join(stage, "trace.csv")
+    for i, (name, tr) in enumerate(traces.items()):
+        tr.to_csv(tmp, extra={"optimizer": name}, header=i == 0, mode="w" if i == 0 else "a")
     with open(os.path.join(stage, "run.json"), "w") as fh:
-        json.dump(clean(meta), fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
+        meta = _run_meta(args, traces, nonfinite)
+        json.dump(meta, fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
+    written = ["trace.csv", "run.png", "run.svg", "run.json"]
+    try:
+        from figures.runs import plot_runs
+
+        plot_runs(traces, os.path.join(stage, "run.png"), p_measure=pm, title=title)
+    except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named, the data kept
+        if getattr(args, "traceback", False):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        for name in ("run.png", "run.svg"):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(stage, name))
+            written.remove(name)
+        print(
+            f"lptheory run: warning: figure {os.path.join(args.out, 'run.png')} (and .svg) not drawn: "
+            f"{type(exc).__name__}: {exc} (the data are written; --traceback shows where it failed)",
+            file=sys.stderr,
+        )
     publish(stage, args.out)
-    csv_path, png = os.path.join(args.out, "trace.csv"), os.path.join(args.out, "run.png")
-    print(f"wrote {csv_path}, {png}, {png[:-4]}.svg, {os.path.join(args.out, 'run.json')}")
+    return [os.path.join(args.out, name) for name in written]
+
+
+def _cmd_run(args) -> int:
+    from lptheory.optimizers import nonfinite_steps
+
+    opts = _run_plan(args)
+    _check_run_memory(args, opts)
+    setting = _run_setting(args)
+    problem, noise_desc = setting.problem, args.noise
+    if setting.layout is not None:
+        noise_desc += f" on a {setting.layout[0]} x {setting.layout[1]} matrix"
+    opts = _with_matrix_shape(opts, args, problem, setting.layout)  # the matrix optimizers: the same layout
+    _prepare_out(args.out, args=args)
+    batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
+    pm = args.p_measure or args.p or 3.0
+    traces = _simulate_runs(args, opts, setting, pm)
+    assumptions = setting.oracle.assumptions()
+    held = [k.replace("_", " ") for k, v in assumptions.items() if v]
+    missing = [k.replace("_", " ") for k, v in assumptions.items() if not v]
+    print(
+        f"problem {args.problem} (d={problem.d}), noise {noise_desc} (||sigma||_1={fmt_num(setting.sigma.sum(), 4)}), "
+        f"batch {batch_text}, T={args.steps}, "
+        f"R={args.replicates}, seed={args.seed}; assumptions: {', '.join(held) or 'none'} hold"
+        + (f"; not: {', '.join(missing)}" if missing else "")
+    )
+    print("common random numbers: every optimizer saw the same noise streams")
+    nonfinite = {name: nonfinite_steps(opt) for name, opt in opts.items()}
+    print("\n".join(_run_table(traces, nonfinite, pm, args.replicates)))
+    if args.replicates < 2:
+        print("95% CI: nan with fewer than two replicates (no interval from one value)")
+    title = f"{args.problem} d={problem.d}, {args.noise} noise, batch {batch_text}, R={args.replicates}"
+    print("wrote " + ", ".join(_write_run(args, traces, nonfinite, pm, title)))
     bad = [n for n, t in traces.items() if t.diverged.any()]
     if bad:
         print(
@@ -632,31 +664,36 @@ def _cmd_check(args) -> int:
     from proofs_checks.records import dumps, format_table, meta
     from proofs_checks.runner import run_checks
 
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    pack, names = _resolve_target(args.target, args.names)
-    planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
-    if not (math.isfinite(args.ratio_tolerance) and args.ratio_tolerance >= 0):
-        raise UsageError(f"--ratio-tolerance must be a finite number >= 0, got {args.ratio_tolerance}")
-    baseline = _load_baseline(args.baseline) if args.baseline else None
-    fail_on = _parse_fail_on(args.fail_on)
-    if args.out:
-        _prepare_out(args.out, args=args)
-    say = _say_factory(args.quiet, "lptheory check")
-    try:
-        results, elapsed = run_checks(
-            pack,
-            planned,
-            seed=args.seed,
-            quick=args.quick,
-            jobs=args.jobs,
-            say=say,
-            on_done=lambda n, k, dt: say(f"{n}: {k} records in {dt:.1f}s"),
-        )
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
-        return _run_failure(exc, pack, args)
+    from .console import stdout_to_stderr
+
+    # --json: standard output holds the JSON document alone (a claim file's prints, at import or in its
+    # checks, go to stderr)
+    with stdout_to_stderr() if args.json else contextlib.nullcontext():
+        if args.jobs < 1:
+            raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+        pack, names = _resolve_target(args.target, args.names)
+        planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
+        if not (math.isfinite(args.ratio_tolerance) and args.ratio_tolerance >= 0):
+            raise UsageError(f"--ratio-tolerance must be a finite number >= 0, got {args.ratio_tolerance}")
+        baseline = _load_baseline(args.baseline) if args.baseline else None
+        fail_on = _parse_fail_on(args.fail_on)
+        if args.out:
+            _prepare_out(args.out, args=args)
+        say = _say_factory(args.quiet, "lptheory check")
+        try:
+            results, elapsed = run_checks(
+                pack,
+                planned,
+                seed=args.seed,
+                quick=args.quick,
+                jobs=args.jobs,
+                say=say,
+                on_done=lambda n, k, dt: say(f"{n}: {k} records in {dt:.1f}s"),
+            )
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
+            return _run_failure(exc, pack, args)
     claims = [{"check": n, **r} for n, recs in results.items() for r in recs]
     info = meta(
         ",".join(planned), args.seed, {"pack": pack.target, "options": planned, "quick": args.quick}, quick=args.quick
@@ -772,6 +809,10 @@ def _run_failure(exc, pack, args) -> int:
 
     from proofs_checks.spec import ClaimError
 
+    from .guard import stop_requested
+
+    if stop_requested():  # the workers were stopped by Ctrl-C/SIGTERM/SIGHUP: an interruption, not a crash
+        raise KeyboardInterrupt
     _cleanup_owned(args)
     if getattr(args, "traceback", False):
         traceback.print_exception(exc, file=sys.stderr)
@@ -1480,7 +1521,9 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from .guard import interruptible
+    from .guard import interruptible, orphan_guard
+
+    orphan_guard()  # every worker process forked from here on dies with this one, however it ends
 
     def on_timeout():  # Ctrl-C and the unwinding took too long: clean up from the watchdog
         _cleanup_owned(args)
@@ -1501,6 +1544,10 @@ def main(argv=None) -> int:
         return EXIT_OK
     except (UsageError, ValueError, TypeError) as exc:
         _cleanup_owned(args)
+        if getattr(args, "traceback", False):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         from proofs_checks.packs import PackError
 
         kind = "error"
@@ -1510,6 +1557,11 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # a crash: no staging directory or half-made output left behind, the traceback, exit 3
         _cleanup_owned(args)
+        from .guard import stop_requested
+
+        if stop_requested():  # what a stop signal broke (a pool whose workers it killed): an interruption
+            print("lptheory: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)

@@ -9,6 +9,7 @@ non-finite values written ``inf``, ``-inf``, ``nan``; an interval ``[lo, hi]`` w
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 
@@ -75,3 +76,33 @@ def table(header: list[str], rows: list[list], digits: int = 5, align: str | Non
     for i in range(len(rows)):
         lines.append("  ".join(f"{col[i]:{k}{w}}" for col, k, w in zip(cells, kinds, widths)).rstrip())
     return lines
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Within the block, whatever is written to standard output goes to standard error: ``print`` here
+    (``sys.stdout``) and, where standard output is a file descriptor, anything written to it (worker
+    processes forked inside the block, C code). ``lptheory check --json`` runs its checks so: a claim
+    file's prints never break the JSON document on standard output."""
+    import os
+    import sys
+
+    try:
+        sys.stdout.flush()
+        fd = sys.stdout.fileno()
+        err = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's capture)
+        fd = None
+    saved = None
+    if fd is not None:
+        saved = os.dup(fd)
+        os.dup2(err, fd)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
