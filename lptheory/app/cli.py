@@ -26,8 +26,9 @@ class UsageError(ValueError):
 SEED_MAX = 2**63 - 1  # seeds are stored as int64 (results.parquet, run.json)
 
 
-def _seed_arg(text: str) -> int:
-    """argparse type of ``--seed``: an integer in [0, 2**63 - 1] (checked before any work)."""
+def seed_arg(text: str) -> int:
+    """argparse type of ``--seed`` (and of the pytest plugin's ``--lptheory-seed``): an integer in
+    [0, 2**63 - 1] (checked before any work)."""
     try:
         value = int(text)
     except ValueError:
@@ -142,10 +143,13 @@ def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -
     its lock (:class:`lptheory.app.guard.OutputLock`, released when the command ends; a directory that
     another run is writing is refused). Returns whether it was created (so that an interrupted run can
     remove it)."""
-    from .guard import OutputBusy, OutputLock
+    from .guard import OutputBusy, OutputLock, OutputOwned, claim_directory
 
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"{flag} {path}: exists and is not a directory")
+    real = os.path.realpath(path)
+    if lock and os.path.dirname(real) == real:
+        raise UsageError(f"{flag} {path}: the root directory; give the command a directory of its own")
     created = not os.path.exists(path)
     try:
         os.makedirs(path, exist_ok=True)
@@ -170,6 +174,12 @@ def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -
     if args is not None:
         args._locks = [*getattr(args, "_locks", []), lock]
         args._created_out = created
+        try:  # one command's output per directory (a report and a sweep would replace each other's files)
+            claim_directory(path, args.command)
+        except OutputOwned as exc:
+            raise UsageError(f"{flag} {exc}; choose another {flag}") from None
+        except OSError as exc:
+            raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from exc
     return created
 
 
@@ -800,6 +810,20 @@ def _where(exc, pack) -> str:
     return f"{where} ({shown}, line {line}, in {func}" + (f": {code})" if code else ")")
 
 
+def _no_space(exc, args) -> str | None:
+    """'no space left on device (PATH)' when ``exc`` (or its cause) is a full disk or an exceeded quota,
+    naming the file (else the command's output directory); None otherwise."""
+    import errno
+
+    codes = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+    full = next((e for e in _exception_chain(exc) if isinstance(e, OSError) and e.errno in codes), None)
+    if full is None:
+        return None
+    where = full.filename or getattr(args, "out", None) or "the output directory"
+    what = "no space left on device" if full.errno == errno.ENOSPC else "disk quota exceeded"
+    return f"{what} ({where}); free some space or choose another --out, then run again"
+
+
 def _run_failure(exc, pack, args) -> int:
     """A check raised: a claim that cannot be evaluated as written (ClaimError, also as the cause of
     another exception) is bad input in the claim file (exit 2, naming it); anything else is a crash
@@ -814,6 +838,10 @@ def _run_failure(exc, pack, args) -> int:
     if stop_requested():  # the workers were stopped by Ctrl-C/SIGTERM/SIGHUP: an interruption, not a crash
         raise KeyboardInterrupt
     _cleanup_owned(args)
+    full = _no_space(exc, args)
+    if full:
+        print(f"lptheory: error: {full}", file=sys.stderr)
+        return EXIT_USAGE
     if getattr(args, "traceback", False):
         traceback.print_exception(exc, file=sys.stderr)
     where = _where(exc, pack)
@@ -997,7 +1025,7 @@ def _add_options(parser, options) -> None:
 
 
 def _seed_option(help_text: str = "random seed", default=0):
-    return ("--seed", {"type": _seed_arg, "default": default, "help": help_text})
+    return ("--seed", {"type": seed_arg, "default": default, "help": help_text})
 
 
 def _jobs_option():
@@ -1146,7 +1174,7 @@ def _run_options() -> list:
         ),
         (
             "--problem-seed",
-            {"type": _seed_arg, "default": 0, "metavar": "SEED", "help": "seed of the problem instance"},
+            {"type": seed_arg, "default": 0, "metavar": "SEED", "help": "seed of the problem instance"},
         ),
         ("--d", {"type": _count_arg, "default": 100, "help": "dimension"}),
         (
@@ -1557,6 +1585,10 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # a crash: no staging directory or half-made output left behind, the traceback, exit 3
         _cleanup_owned(args)
+        full = _no_space(exc, args)
+        if full:  # not a bug: the disk is full (nothing half-written is left behind)
+            print(f"lptheory: error: {full}", file=sys.stderr)
+            return EXIT_USAGE
         from .guard import stop_requested
 
         if stop_requested():  # what a stop signal broke (a pool whose workers it killed): an interruption

@@ -45,6 +45,34 @@ class OutputBusy(RuntimeError):
     """Another process holds the lock of an output directory."""
 
 
+OWNER_NAME = ".lptheory-command"  # the command whose output a directory holds (one word)
+
+
+class OutputOwned(RuntimeError):
+    """An output directory holds the output of another command."""
+
+
+def claim_directory(directory: str, command: str) -> None:
+    """Mark ``directory`` as the output of ``command`` (a small file, :data:`OWNER_NAME`), or raise
+    :class:`OutputOwned` when it holds the output of another command (``lptheory report`` and ``lptheory
+    sweep`` sharing one ``--out`` would replace each other's ``results.parquet``). Call it holding the
+    directory's lock. The root directory is refused (a command writes many files into its ``--out``)."""
+    real = os.path.realpath(directory)
+    if os.path.dirname(real) == real:
+        raise OutputOwned(f"{directory} is the root directory: give each command a directory of its own")
+    path = os.path.join(directory, OWNER_NAME)
+    try:
+        with open(path) as fh:
+            owner = fh.read().strip()
+    except FileNotFoundError:
+        owner = None
+    if owner is not None and owner != command:
+        raise OutputOwned(f"{directory} holds the output of `lptheory {owner}` (see its {OWNER_NAME})")
+    if owner is None:
+        with open(path, "w") as fh:
+            fh.write(command + "\n")
+
+
 class OutputLock:
     """Exclusive lock on an output directory (see the module docstring). Use as a context manager or
     call :meth:`acquire` / :meth:`release`; ``acquire`` raises :class:`OutputBusy` at once (never waits)."""

@@ -1,0 +1,122 @@
+"""The application's minor faults of issue 37: a full disk is exit 2 naming the path, ``--out`` refuses the
+root and another command's directory, provenance writes nothing into the source checkout, the pytest
+plugin's seed is checked."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from lptheory.app import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN = ["run", "--optimizer", "sgd", "--steps", "4", "--d", "4", "--replicates", "2", "--quiet"]
+
+
+def _claims(tmp_path):
+    f = tmp_path / "claims.py"
+    f.write_text(
+        textwrap.dedent(
+            """
+            from proofs_checks.api import ClaimSpec, Pack, value_claim
+            PACK = Pack("tiny", title="tiny claims")
+            S = ClaimSpec(id="c1", statement="s", source="here")
+
+            @PACK.check(title="one")
+            def one(ctx):
+                return [value_claim(S, 1.0, 2.0, {"p": 3.0})]
+            """
+        )
+    )
+    return str(f)
+
+
+def _enospc(path):
+    def fail(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    return fail
+
+
+def test_a_full_disk_is_exit_2_naming_the_path(tmp_path, capsys, monkeypatch):
+    """``run`` and ``report`` whose writes meet ENOSPC: exit 2 'no space left on device (PATH)', no
+    traceback, no 'crashed (a bug)', and no partial --out left."""
+    from lptheory.app import guard
+
+    out = tmp_path / "o"
+    monkeypatch.setattr(guard, "publish", _enospc(str(out / "trace.csv")))
+    assert cli.main([*RUN, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"no space left on device ({out / 'trace.csv'})" in err
+    assert "Traceback" not in err and "crashed" not in err and not out.exists()
+
+    import figures.report
+
+    rep = tmp_path / "rep"
+    monkeypatch.setattr(figures.report, "write_report", _enospc(None))
+    assert cli.main(["report", "--claims", _claims(tmp_path), "--out", str(rep), "--jobs", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"no space left on device ({rep})" in err and "Traceback" not in err and not rep.exists()
+
+
+def test_out_refuses_the_root_directory(capsys):
+    assert cli.main([*RUN, "--out", "/"]) == 2
+    assert "--out /: the root directory" in capsys.readouterr().err
+    assert not os.path.exists("/trace.csv")
+
+
+def test_out_refuses_a_directory_of_another_command(tmp_path, capsys):
+    """A report into a check's --out (or a sweep's) is refused naming the other command; the same command
+    may write there again."""
+    claims, out = _claims(tmp_path), tmp_path / "shared"
+    assert cli.main(["check", claims, "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    before = sorted(os.listdir(out))
+    assert cli.main(["report", "--claims", claims, "--out", str(out), "--jobs", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out} holds the output of `lptheory check`" in err
+    assert sorted(os.listdir(out)) == before  # nothing written, nothing removed
+    assert cli.main(["check", claims, "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    assert cli.main([*RUN, "--out", str(out)]) == 2
+
+
+def test_provenance_takes_no_lock_in_the_source_checkout(tmp_path):
+    """The commit and its dirty flag are read without writing the checkout's index (``git status`` would
+    refresh a stale index under .git/index.lock)."""
+    from proofs_checks import records
+
+    def git(*a):
+        subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "f.txt").write_text("a")
+    git("add", "f.txt")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x")
+    os.utime(tmp_path / "f.txt", (1, 1))  # stale stat data: a plain `git status` rewrites the index
+    index = tmp_path / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    head = records._git_head(str(tmp_path))
+    assert head and not head.endswith("-dirty")
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain"], check=True, capture_output=True)
+    assert index.stat().st_mtime_ns != before[1]  # the control: a plain git status does write it
+
+
+@pytest.mark.parametrize("value", ["-1", "1e23", "9223372036854775808", "x"])
+def test_the_pytest_plugin_refuses_a_bad_seed(tmp_path, value):
+    (tmp_path / "test_x.py").write_text("def test_x(lptheory_seed):\n    assert lptheory_seed >= 0\n")
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--lptheory-seed={value}", "test_x.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 4  # pytest's usage error
+    assert "--lptheory-seed: must be an integer in [0, 2**63 - 1]" in res.stderr
