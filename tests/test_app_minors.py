@@ -120,3 +120,71 @@ def test_the_pytest_plugin_refuses_a_bad_seed(tmp_path, value):
     )
     assert res.returncode == 4  # pytest's usage error
     assert "--lptheory-seed: must be an integer in [0, 2**63 - 1]" in res.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# sweep files
+
+EXAMPLE = os.path.join(ROOT, "examples", "sweeps", "theorem1_rate.toml")
+
+
+def _sweep_file(tmp_path, old: str, new: str) -> str:
+    text = open(EXAMPLE).read()
+    assert old in text
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace(old, new, 1))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "old,new,needle",
+    [
+        ('rows = "final"', 'rows = "final"\nmax_cells = inf', "sweep.max_cells must be an integer in [1, 2**63 - 1]"),
+        ('rows = "final"', 'rows = "final"\nmax_cells = "many"', "sweep.max_cells must be an integer"),
+        ('metrics = ["grad_pstar_avg", "grad_pstar", "gap"]', "metrics = [1]", "sweep.metrics: unknown metric 1"),
+        ("seed = 0", "seed = 9223372036854775808", "sim.seed must be an integer of at most 2**63 - 1"),
+        ("d = 4", "d = 1000000000000", "problem.d = 1000000000000 x sim.replicates = 16"),
+        ("d = 4", "d = 1e12", "problem.d must be an integer in [1, 2**63 - 1], got 1000000000000.0"),
+        ('"sim.steps" = [64, 256, 1024, 4096]', '"sim.steps" = [10**15]', "not valid TOML"),
+        ('"sim.steps" = [64, 256, 1024, 4096]', '"sim.steps" = [1000000000000000]', "sim.steps = 1000000000000000"),
+        ('x = "sim.steps"', "x = 3", "plot.x must be a column name"),
+        ('x = "sim.steps"', 'x = "sim.steps"\ncolour = "red"', "plot.colour: unknown key"),
+        ('y = "grad_pstar_avg"', 'y = "grad_2"', "plot.y = 'grad_2' is not among sweep.metrics"),
+    ],
+)
+def test_bad_sweep_files_are_exit_2_naming_the_file_and_key_even_with_dry_run(tmp_path, capsys, old, new, needle):
+    """Each was a traceback, a bare "invalid literal for int()", a MemoryError (also with --dry-run), cells
+    failing one by one after the work, or a [plot] error found only by ``lptheory plot``."""
+    cfg = _sweep_file(tmp_path, old, new)
+    assert cli.main(["sweep", cfg, "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and cfg in err and "Traceback" not in err, err
+
+
+def test_dry_run_of_a_huge_grid_is_instant(tmp_path, capsys):
+    """``--dry-run --yes`` on a 4e9-cell grid: counts from the axes' lengths, every axis value validated, in
+    well under a second of CPU and without listing the cells; a bad value anywhere on an axis is found."""
+    import time
+
+    steps = '"sim.steps" = ' + str([10 + k for k in range(1000)]) + '\n"sim.seed" = ' + str(list(range(1000)))
+    cfg = _sweep_file(tmp_path, '"sim.steps" = [64, 256, 1024, 4096]', steps)
+    text = open(cfg).read().replace("p = [2.0, 3.0, 4.0, 8.0]", "p = " + str([2.0 + k / 1000 for k in range(1000)]))
+    open(cfg, "w").write(text)
+    t0 = time.process_time()
+    assert cli.main(["sweep", cfg, "--out", str(tmp_path / "o"), "--dry-run", "--yes"]) == 0
+    assert time.process_time() - t0 < 5.0
+    out = capsys.readouterr().out
+    assert "4,000,000,000 cells" in out and "work: at most 32,608,000,000,000 replicate-steps" in out
+    open(cfg, "w").write(text.replace("1009]", "0]"))  # the last value of the steps axis: 0
+    assert cli.main(["sweep", cfg, "--out", str(tmp_path / "o"), "--dry-run", "--yes"]) == 2
+    assert "sim.steps must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_a_corrupt_sweep_json_is_named(tmp_path, capsys):
+    cfg = _sweep_file(tmp_path, '"sim.steps" = [64, 256, 1024, 4096]', '"sim.steps" = [4]')
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "sweep.json").write_text("{not json")
+    assert cli.main(["sweep", cfg, "--out", str(out), "--resume", "--workers", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{out / 'sweep.json'}: not a sweep's sweep.json" in err and "Traceback" not in err

@@ -1447,6 +1447,8 @@ def _cmd_sweep(args) -> int:
         if not args.dry_run:
             _prepare_out(args.out, args=args)
         args._created_out = False  # never remove a sweep's output: its cells are what --resume continues from
+        if args.dry_run and args.yes and S.grid_size(cfg) > cfg["sweep"].get("max_cells", S.MAX_CELLS):
+            return _sweep_preview(S.preview(cfg, args.out), args, list(cfg["grid"]))
         if args.dry_run:
             pl = S.plan(cfg, args.out, confirm_large=args.yes)
             n, cached = len(pl["cells"]), pl["cached"]
@@ -1483,6 +1485,20 @@ def _cmd_sweep(args) -> int:
         for h, f in res.failed.items():
             print(f"  {h}: {f['error']}", file=sys.stderr)
         return EXIT_FINDING
+    return EXIT_OK
+
+
+def _sweep_preview(pv: dict, args, swept: list) -> int:
+    """``lptheory sweep --dry-run --yes`` on a grid larger than sweep.max_cells: counts from the axes' lengths
+    (:func:`.sweep.preview`), no list of every cell."""
+    print(
+        f"{pv['cells']:,} cells (the product of the grid's axes; cells that become equal run once), "
+        f"{pv['cached']:,} cell files already in {args.out}"
+    )
+    print(f"work: at most {pv['work']:,} replicate-steps (steps x replicates over the cells)")
+    print("first cells:")
+    for c in pv["first"]:
+        print("  " + ", ".join(f"{k}={v}" for k, v in c.items() if k in swept))
     return EXIT_OK
 
 
@@ -1606,9 +1622,10 @@ def main(argv=None) -> int:
         _quiet_colorama_reset()
         for lock in getattr(args, "_locks", ()):
             lock.release()
+        from .guard import remove_if_empty
+
         for path in getattr(args, "_created_dirs", ()):  # made by this run and left empty (it stopped early)
-            with contextlib.suppress(OSError):
-                os.rmdir(path)
+            remove_if_empty(path)
 
 
 if __name__ == "__main__":  # pragma: no cover

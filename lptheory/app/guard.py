@@ -254,6 +254,15 @@ def cleanup(path: str | None, created: bool) -> None:
                     os.remove(full)
 
 
+def remove_if_empty(path: str) -> None:
+    """Remove directory ``path`` if it holds nothing but its owner mark (:data:`OWNER_NAME`)."""
+    with contextlib.suppress(OSError):
+        if set(os.listdir(path)) <= {OWNER_NAME}:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(path, OWNER_NAME))
+            os.rmdir(path)
+
+
 def staging(out: str) -> str:
     """A fresh hidden directory inside ``out`` to write a report into before :func:`publish`. The staging
     directories left by runs that are no longer running (killed with ``SIGKILL``) are removed."""

@@ -126,17 +126,38 @@ def parse_config(raw: dict) -> dict:
             raise SweepConfigError(
                 f"grid.{k}: a swept key is 'p' or section.name (problem, noise, oracle, optimizer, sim)"
             )
-    sweep = dict(raw.get("sweep", {}))
+    sweep = _parse_sweep_section(raw.get("sweep", {}))
+    plot = _parse_plot_section(raw.get("plot", {}), sweep["metrics"])
+    cfg = {"base": base, "grid": grid, "sweep": sweep, "plot": plot}
+    cfg["hash"] = _hash({"base": base, "grid": grid, "sweep": sweep})
+    return cfg
+
+
+INT_MAX = 2**63 - 1  # the integers of a cell are int64 in the Parquet rows (and in numpy's samplers)
+PLOT_KEYS = {"x": str, "y": str, "hue": str, "col": str, "theory_slope": (int, float)}
+
+
+def _parse_sweep_section(raw) -> dict:
+    """``[sweep]`` validated: name (text), rows (final or all), metrics (known names), max_cells (an
+    integer >= 1); SweepConfigError naming the key otherwise."""
+    if not isinstance(raw, dict):
+        raise SweepConfigError("[sweep] must be a table")
+    sweep = dict(raw)
     for k in sweep:
         if k not in ("name", "rows", "metrics", "max_cells"):
             raise SweepConfigError(f"sweep.{k}: unknown key (name, rows, metrics, max_cells)")
     if sweep.get("rows", "final") not in ("final", "all"):
         raise SweepConfigError(f"sweep.rows must be 'final' or 'all', got {sweep.get('rows')!r}")
+    if not isinstance(sweep.get("name", "sweep"), str):
+        raise SweepConfigError(f"sweep.name must be a string, got {sweep['name']!r}")
+    limit = sweep.get("max_cells", MAX_CELLS)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= INT_MAX:
+        raise SweepConfigError(f"sweep.max_cells must be an integer in [1, 2**63 - 1], got {limit!r}")
     metrics = sweep.get("metrics", list(METRICS) + [m + "_avg" for m in METRICS])
     if not isinstance(metrics, list) or not metrics:
         raise SweepConfigError("sweep.metrics must be a non-empty list")
     for m in metrics:
-        if m.removesuffix("_avg") not in METRICS:
+        if not isinstance(m, str) or m.removesuffix("_avg") not in METRICS:
             raise SweepConfigError(
                 f"sweep.metrics: unknown metric {m!r} (metrics: {', '.join(METRICS)}, each also as NAME_avg: "
                 "its running mean over the recorded steps)"
@@ -144,24 +165,45 @@ def parse_config(raw: dict) -> dict:
     sweep["metrics"] = list(metrics)
     sweep.setdefault("rows", "final")
     sweep.setdefault("name", "sweep")
-    plot = dict(raw.get("plot", {}))
-    cfg = {"base": base, "grid": grid, "sweep": sweep, "plot": plot}
-    cfg["hash"] = _hash({"base": base, "grid": grid, "sweep": sweep})
-    return cfg
+    return sweep
+
+
+def _parse_plot_section(raw, metrics: list) -> dict:
+    """``[plot]`` validated when the configuration is read (not first at ``lptheory plot``): known keys,
+    text for x, y, hue, col, a finite number for theory_slope, y among the sweep's metrics."""
+    if not isinstance(raw, dict):
+        raise SweepConfigError("[plot] must be a table")
+    for k, v in raw.items():
+        kind = PLOT_KEYS.get(k)
+        if kind is None:
+            raise SweepConfigError(f"plot.{k}: unknown key ({', '.join(PLOT_KEYS)})")
+        if isinstance(v, bool) or not isinstance(v, kind):
+            what = "a finite number" if k == "theory_slope" else "a column name (a string)"
+            raise SweepConfigError(f"plot.{k} must be {what}, got {v!r}")
+    slope = raw.get("theory_slope")
+    if slope is not None and not math.isfinite(slope):
+        raise SweepConfigError(f"plot.theory_slope must be a finite number, got {slope!r}")
+    if "y" in raw and raw["y"] not in metrics:
+        raise SweepConfigError(f"plot.y = {raw['y']!r} is not among sweep.metrics ({', '.join(metrics)})")
+    return dict(raw)
 
 
 def _hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _grid_size(cfg) -> int:
+def grid_size(cfg) -> int:
+    """The number of cells of the grid: the product of its axes' lengths (no cell is built)."""
     return math.prod(len(v) for v in cfg["grid"].values()) if cfg["grid"] else 1
+
+
+_grid_size = grid_size  # its earlier name
 
 
 def cells(cfg: dict, *, confirm_large: bool = False) -> list[dict]:
     """Every distinct cell of the grid (in grid order), validated: unknown keys, wrong types and
     values the builders reject raise :class:`SweepConfigError` naming the key, before any work."""
-    n = _grid_size(cfg)
+    n = grid_size(cfg)
     limit = int(cfg["sweep"].get("max_cells", MAX_CELLS))
     if n > limit and not confirm_large:
         raise SweepConfigError(
@@ -191,6 +233,8 @@ def _normalize(cell: dict) -> dict:
             v = cell[key]
             if typ is int and (isinstance(v, bool) or not isinstance(v, int)):
                 raise SweepConfigError(f"{key} must be an integer, got {v!r}")
+            if typ is int and abs(v) > INT_MAX:
+                raise SweepConfigError(f"{key} must be an integer of at most 2**63 - 1, got {v}")
             if typ is str and not isinstance(v, str):
                 raise SweepConfigError(f"{key} must be a string, got {v!r}")
     for k in cell:
@@ -223,7 +267,9 @@ def _validate_cells(cell_list: list[dict]) -> None:
     rejects fails here, naming the key, before any cell runs."""
     from synthetic.problems import PROBLEMS
 
-    built_p, built_o = set(), set()
+    from .resources import available_memory, state_slots
+
+    built_p, built_o, have = set(), {}, available_memory()
     for c in cell_list:
         # the simulator's own keys first: the oracle's batch "T" is sim.steps, so a bad sim.steps must be
         # named as such, not as the oracle.batch it would make
@@ -241,6 +287,15 @@ def _validate_cells(cell_list: list[dict]) -> None:
                 raise SweepConfigError(
                     f"{k}: {pname} has no such argument (arguments: {', '.join(p for p in params if p != 'self')})"
                 )
+        ok = tuple(sorted((k, repr(v)) for k, v in c.items() if k.startswith("optimizer.") or k == "p"))
+        if ok not in built_o:
+            try:
+                built_o[ok] = state_slots(_build_optimizer(c, None, None, validate_only=True))
+            except SweepConfigError:
+                raise
+            except (ValueError, TypeError) as exc:
+                raise SweepConfigError(f"optimizer of cell {_describe(c)}: {exc}") from None
+        _check_cell_memory(c, built_o[ok], have)  # before the problem is built: its arrays could not fit
         pk = tuple(
             sorted((k, repr(v)) for k, v in c.items() if k.startswith(("problem.", "noise.", "oracle.", "sim.")))
         )
@@ -252,15 +307,51 @@ def _validate_cells(cell_list: list[dict]) -> None:
                 raise
             except (ValueError, TypeError) as exc:
                 raise SweepConfigError(f"problem/noise/oracle of cell {_describe(c)}: {exc}") from None
-        ok = tuple(sorted((k, repr(v)) for k, v in c.items() if k.startswith("optimizer.") or k == "p"))
-        if ok not in built_o:
-            built_o.add(ok)
-            try:
-                _build_optimizer(c, None, None, validate_only=True)
-            except SweepConfigError:
-                raise
-            except (ValueError, TypeError) as exc:
-                raise SweepConfigError(f"optimizer of cell {_describe(c)}: {exc}") from None
+
+
+def _cell_dimension(cell: dict):
+    """The dimension d a cell's problem will have, from its keys (``problem.d``, else ``problem.m`` x
+    ``problem.n``), checked to be an integer >= 1; None when the keys do not give it (the problem's
+    default)."""
+    dims = {k: cell[f"problem.{k}"] for k in ("d", "m", "n") if f"problem.{k}" in cell}
+    for k, v in dims.items():
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= INT_MAX:
+            raise SweepConfigError(f"problem.{k} must be an integer in [1, 2**63 - 1], got {v!r}")
+    if "d" in dims:
+        return dims["d"]
+    if "m" in dims and "n" in dims:
+        return dims["m"] * dims["n"]
+    return None
+
+
+def _check_cell_memory(cell: dict, slots: int, have: int | None) -> None:
+    """Refuse (SweepConfigError naming the keys, with the numbers) a cell whose arrays and records cannot
+    fit in ``have`` bytes (the memory available; None: unknown), before its problem or any array is
+    built (as ``lptheory run`` does: :func:`lptheory.app.resources.run_estimate`)."""
+    from .resources import fmt_bytes, run_estimate
+
+    d = _cell_dimension(cell)
+    if have is None:
+        return
+    steps, every = cell["sim.steps"], cell["sim.record_every"]
+    batch = cell.get("oracle.batch", 1)
+    est = run_estimate(
+        replicates=cell["sim.replicates"],
+        d=d or 1,
+        steps=steps,
+        record_every=every,
+        slots=[slots],
+        itemsize=4 if cell.get("sim.dtype") == "float32" else 8,
+        batch=steps if batch == "T" else batch if isinstance(batch, int) else 1,
+    )
+    if est["total"] > have:
+        size = f"problem.d = {d} x " if d else ""
+        raise SweepConfigError(
+            f"cell {_describe(cell)}: {size}sim.replicates = {cell['sim.replicates']}, sim.steps = {steps} / "
+            f"sim.record_every = {every} needs about {fmt_bytes(est['total'])} of memory (records "
+            f"{fmt_bytes(est['records'])} for {est['recorded_steps']:,} recorded steps) but {fmt_bytes(have)} is "
+            "available; lower them, or raise sim.record_every"
+        )
 
 
 def _raw_optimizer_keys(cfg: dict) -> set[str]:
@@ -532,6 +623,49 @@ def plan(cfg: dict, out: str, *, confirm_large: bool = False) -> dict:
     return {"cells": cl, "cached": len(cl) - len(todo), "todo": todo, "work": work}
 
 
+def preview(cfg: dict, out: str, *, show: int = 20) -> dict:
+    """What ``--dry-run`` prints for a grid too large to list (beyond ``sweep.max_cells``), at once and in
+    little memory whatever its size: the number of cells (the product of the axes' lengths; cells that
+    become equal run once, so at most that), the cell files already in ``out``, the work (replicate-steps,
+    at most) and the first ``show`` cells. Every value of every axis is validated (the first cells and one
+    diagonal through the grid that meets each value), and the largest cell is held against the memory
+    available, before anything runs."""
+    check_optimizer_keys(cfg)
+    keys, axes = list(cfg["grid"]), list(cfg["grid"].values())
+    longest = max((len(a) for a in axes), default=1)
+    diagonal = [tuple(a[i % len(a)] for a in axes) for i in range(longest)]
+    first = list(itertools.islice(itertools.product(*axes), show))
+    sample, seen = [], set()
+    for combo in first + diagonal:
+        cell = _normalize({**cfg["base"], **dict(zip(keys, combo))})
+        if cell_hash(cell) not in seen:
+            seen.add(cell_hash(cell))
+            sample.append(cell)
+    _validate_cells(sample)
+    _validate_cells([_largest_cell(cfg, keys, axes)])
+
+    def total(key):  # the sum of a key over the grid's values of it (its fixed value when not swept)
+        return sum(cfg["grid"][key]) if key in cfg["grid"] else cfg["base"][key]
+
+    rest = math.prod(len(a) for k, a in zip(keys, axes) if k not in ("sim.steps", "sim.replicates"))
+    return {
+        "cells": grid_size(cfg),
+        "cached": len(cached_cells(out)),
+        "work": rest * total("sim.steps") * total("sim.replicates"),
+        "first": sample[: min(show, len(first))],
+    }
+
+
+def _largest_cell(cfg: dict, keys: list, axes: list) -> dict:
+    """The cell with the most memory of the grid (as far as its integer axes tell): the largest steps,
+    replicates and problem size, the smallest record_every."""
+    cell = dict(cfg["base"])
+    for k, a in zip(keys, axes):
+        ints = all(isinstance(v, int) and not isinstance(v, bool) for v in a)
+        cell[k] = (min(a) if k == "sim.record_every" else max(a)) if ints else a[0]
+    return _normalize(cell)
+
+
 def run_sweep(
     cfg: dict,
     out: str,
@@ -552,8 +686,16 @@ def run_sweep(
     t0 = time.perf_counter()
     meta_path = os.path.join(out, "sweep.json")
     if os.path.exists(meta_path):
-        with open(meta_path) as fh:
-            old = json.load(fh)
+        try:
+            with open(meta_path) as fh:
+                old = json.load(fh)
+        except (OSError, ValueError) as exc:  # JSONDecodeError, UnicodeDecodeError are ValueErrors
+            raise SweepError(
+                f"{meta_path}: not a sweep's sweep.json ({type(exc).__name__}: {exc}); remove it to start the sweep "
+                "afresh (its cells are kept) or use another --out"
+            ) from None
+        if not isinstance(old, dict):
+            raise SweepError(f"{meta_path}: not a sweep's sweep.json (expected a JSON object); remove it")
         if old.get("config_hash") != cfg["hash"]:
             raise SweepError(
                 f"{out} holds a sweep of another configuration (config hash {old.get('config_hash')}, this one "
