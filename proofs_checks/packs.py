@@ -198,7 +198,7 @@ def _typed(flag: str, u, proto):
         return u
     except (TypeError, ValueError):
         pass
-    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a number (inf allowed, not NaN)"}
+    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a number (not NaN)"}
     what = what.get(kind, "a " + kind)
     raise ValueError(f"{flag}: expected {what} (typed from the option's default {proto!r}), got {u!r}")
 

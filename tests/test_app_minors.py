@@ -188,3 +188,38 @@ def test_a_corrupt_sweep_json_is_named(tmp_path, capsys):
     assert cli.main(["sweep", cfg, "--out", str(out), "--resume", "--workers", "0", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"{out / 'sweep.json'}: not a sweep's sweep.json" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# report configuration and the precision of p
+
+
+@pytest.mark.parametrize(
+    "value,needle",
+    [
+        ("[]", "checks.lemmas.p is empty"),
+        ("[1e308]", "checks.lemmas.p: each exponent must be a number in (1, 1000]"),
+        ("[nan]", "checks.lemmas.p: an exponent is NaN"),
+        ("[inf]", "checks.lemmas.p must be in [2, inf) for this check, got inf"),
+        ("[1.0000001]", "checks.lemmas.p must be in [2, inf) for this check, got 1.0000001"),
+    ],
+)
+def test_report_config_refusals_name_the_file_and_key(tmp_path, capsys, value, needle):
+    """``p = []`` was accepted (the check ran its default p, claims.json recorded []), ``1e308`` was blamed on
+    the pack, NaN was said to allow inf, 1.0000001 read 'got 1'."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"[checks.lemmas]\np = {value}\n")
+    out = tmp_path / "rep"
+    argv = ["report", "--config", str(cfg), "--only", "lemmas", "--quick", "--jobs", "1", "--out", str(out)]
+    assert cli.main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--config {cfg}: " in err and needle in err and "inf allowed" not in err, err
+    assert not out.exists()
+
+
+def test_p_is_printed_in_full_precision(capsys):
+    from lptheory.app.console import fmt_exact
+
+    assert [fmt_exact(v) for v in (1.0000001, 3.0, 2.5, float("inf"))] == ["1.0000001", "3", "2.5", "inf"]
+    assert cli.main(["check", "lemmas", "--p", "1.0000001", "--quick"]) == 2
+    assert "got 1.0000001" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import sys
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-from .console import fmt_num  # noqa: E402  (a few lines of stdlib code: cheap to import)
+from .console import fmt_exact, fmt_num  # noqa: E402  (a few lines of stdlib code: cheap to import)
 
 
 class UsageError(ValueError):
@@ -466,7 +466,7 @@ def _run_table(traces: dict, nonfinite: dict, pm: float, replicates: int) -> lis
                 nonfinite[name],
             ]
         )
-    head = ["optimizer", "final f - f*", "95% CI", f"final ||grad||_p*^p* (p={fmt_num(pm)})", "95% CI"]
+    head = ["optimizer", "final f - f*", "95% CI", f"final ||grad||_p*^p* (p={fmt_exact(pm)})", "95% CI"]
     return table([*head, "diverged", "nonfinite"], rows, align="<>>>>>>")
 
 
@@ -871,6 +871,48 @@ def _parse_fail_on(text):
     return items
 
 
+def _config_p(pack, cfg: dict, path) -> None:
+    """The exponents a report configuration gives (``[checks.NAME] p = [...]``, those that differ from the
+    pack's defaults): a non-empty list of numbers, none NaN, the finite ones in (1, 1e3] as ``--p``; exit 2
+    naming the file and the key (each check then holds them to its own range)."""
+    for name, opts in cfg["checks"].items():
+        p = opts.get("p")
+        if p is None or name not in pack.checks or p == pack.checks[name].defaults.get("p"):
+            continue
+        key = f"--config {path}: checks.{name}.p"
+        if not p:
+            raise UsageError(f"{key} is empty: give at least one exponent, or leave the key out (the check's own)")
+        for v in p:
+            if math.isnan(v):
+                raise UsageError(f"{key}: an exponent is NaN (not a number)")
+            if math.isfinite(v) and not 1.0 < v <= P_MAX:
+                raise UsageError(
+                    f"{key}: each exponent must be a number in (1, {P_MAX:g}] (or inf where the check allows it), "
+                    f"got {v!r} (|x|^p overflows or underflows float64 for most x beyond that)"
+                )
+
+
+def _plan_report(pack, names: list, skip: list, cfg: dict, path) -> dict:
+    """The report's checks with their options resolved (:func:`proofs_checks.runner.plan`); a value a check
+    refuses is exit 2 naming the configuration file and the key (``checks.NAME.p``)."""
+    from proofs_checks.runner import plan
+
+    _config_p(pack, cfg, path)
+    options = {n: cfg["checks"].get(n, {}) for n in names}
+    for n in names:
+        if n in pack.checks and n not in skip:
+            try:
+                pack.checks[n].resolve(options[n])
+            except ValueError as exc:
+                text = str(exc).replace("--p ", f"checks.{n}.p ").replace("--p:", f"checks.{n}.p:")
+                where = f"--config {path}: " if path else "configuration: "
+                raise UsageError(f"{where}{text}" + ("" if f"checks.{n}" in text else f" (check {n})")) from exc
+    try:
+        return plan(pack, names, options, skip)
+    except ValueError as exc:
+        raise UsageError(f"configuration: {exc}") from exc
+
+
 def _cmd_report(args) -> int:
     from figures.report import load_config, write_report
     from proofs_checks.packs import PackError, load
@@ -891,12 +933,7 @@ def _cmd_report(args) -> int:
             if n not in pack.checks:
                 raise UsageError(f"{flag} {n}: no such check in pack {pack.name!r} (checks: {', '.join(pack.checks)})")
     names = only or list(pack.checks)
-    from proofs_checks.runner import plan
-
-    try:
-        planned = plan(pack, names, {n: cfg["checks"].get(n, {}) for n in names}, skip)
-    except ValueError as exc:
-        raise UsageError(f"configuration: {exc}") from exc
+    planned = _plan_report(pack, names, skip, cfg, args.config)
     seed = cfg["seed"] if args.seed is None else args.seed
     _check_seed(seed, "--seed" if args.seed is not None else f"--config {args.config}: seed")
     _prepare_out(args.out, args=args)

@@ -33,6 +33,16 @@ def fmt_num(x, digits: int = 5) -> str:
     return "0" if text == "-0" else text
 
 
+def fmt_exact(x) -> str:
+    """``x`` in full precision (the shortest text that reads back as the same float: ``1.0000001``, not the
+    ``1`` of five digits), an integral value without its ``.0`` (``3``); for parameters such as p, where a
+    rounded value would name another setting."""
+    v = float(x)
+    if math.isfinite(v) and v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    return fmt_num(v) if not math.isfinite(v) else repr(v)
+
+
 class Interval:
     """A cell ``[lo, hi]`` of :func:`table`: both ends formatted by :func:`fmt_num` and right-aligned
     within their column, so the brackets and the comma line up from row to row."""

@@ -36,7 +36,7 @@ DEFAULT_P = (3.0, 4.0, 8.0)
 def _validate(options):
     for p in options.get("p") or ():
         if not (2.0 < p < math.inf):
-            raise ValueError(f"--p must be in (2, inf) for this check, got {p:g}")
+            raise ValueError(f"--p must be in (2, inf) for this check, got {float(p)!r}")
 
 
 def _spot_gap(pairs, n=3) -> float:
