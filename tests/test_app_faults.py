@@ -258,3 +258,50 @@ def test_a_figure_that_cannot_be_drawn_keeps_the_data(tmp_path, capsys):
 def test_every_command_takes_traceback(command):
     args = {"check": ["x"], "sweep": ["x.toml"], "plot": ["d"], "diff": ["a", "b"]}.get(command, [])
     assert cli.build_parser().parse_args([command, *args, "--traceback"]).traceback is True
+
+
+def test_ctrl_c_on_a_sweep_spares_the_resource_tracker(tmp_path):
+    """Ctrl-C on a Dask sweep: exit 130, no traceback (killing multiprocessing's resource tracker with the
+    workers made a relaunched tracker print a KeyError traceback per semaphore, about twelve), no worker
+    left."""
+    pytest.importorskip("distributed")
+    text = open(os.path.join(ROOT, "examples", "sweeps", "theorem1_rate.toml")).read()
+    cfg = tmp_path / "slow.toml"
+    cfg.write_text(text.replace('"sim.steps" = [64, 256, 1024, 4096]', '"sim.steps" = [20000, 40000]'))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lptheory", "sweep", str(cfg), "--out", str(tmp_path / "o"), "--workers", "2"],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert _wait_for(lambda: len(descendants(proc.pid)) >= 3, 120), "the sweep never started its workers"
+        time.sleep(3)
+        kids = descendants(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 130
+        err = proc.stderr.read()
+        assert "Traceback" not in err and "KeyError" not in err and "interrupted" in err, err
+        assert _wait_for(lambda: not [k for k in kids if process_alive(k)], 5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_kill_descendants_spares_the_resource_tracker():
+    from lptheory.app.guard import kill_descendants
+
+    code = "import time; 'multiprocessing.resource_tracker'; time.sleep(60)"
+    tracker = subprocess.Popen([sys.executable, "-c", code])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert kill_descendants() >= 1
+        assert other.wait(5) == -signal.SIGKILL
+        assert tracker.poll() is None  # spared: it ends by itself with its parent
+    finally:
+        for p in (tracker, other):
+            if p.poll() is None:
+                p.kill()
+            p.wait()

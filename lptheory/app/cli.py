@@ -1581,6 +1581,17 @@ def _cmd_plot(args) -> int:
     return EXIT_OK
 
 
+def _drop_cluster_exit_hook() -> None:
+    """After an interruption: Dask's exit hook would close the sweep's LocalCluster, whose workers were
+    killed already, and print the traceback of that failure: it is dropped (nothing is left to close)."""
+    spec = sys.modules.get("distributed.deploy.spec")
+    hook = getattr(spec, "close_clusters", None)
+    if hook is not None:
+        import atexit
+
+        atexit.unregister(hook)
+
+
 def _quiet_colorama_reset() -> None:
     """numba imports colorama, whose import registers an exit hook that writes ESC[0m (reset the colours) to
     a terminal: a stray control sequence after our last line (seen in ``script`` logs). Nothing here colours
@@ -1615,6 +1626,7 @@ def main(argv=None) -> int:
             return args.func(args)
     except KeyboardInterrupt:
         _cleanup_owned(args)
+        _drop_cluster_exit_hook()
         print("lptheory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into a reader that stopped (``| head``): not an error of ours
@@ -1645,6 +1657,7 @@ def main(argv=None) -> int:
         from .guard import stop_requested
 
         if stop_requested():  # what a stop signal broke (a pool whose workers it killed): an interruption
+            _drop_cluster_exit_hook()
             print("lptheory: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
         import traceback

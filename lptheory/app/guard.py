@@ -222,10 +222,24 @@ def descendants(pid: int | None = None) -> list[int]:
     return out
 
 
+def _is_resource_tracker(pid: int) -> bool:
+    """Whether ``pid`` is a ``multiprocessing`` resource tracker (Linux ``/proc``; False elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"multiprocessing.resource_tracker" in fh.read()
+    except OSError:
+        return False
+
+
 def kill_descendants() -> int:
-    """SIGKILL every descendant process; returns how many were signalled."""
+    """SIGKILL every descendant process but multiprocessing's resource tracker (it ends by itself with this
+    process, after releasing what the workers left; killed, it was relaunched and printed a KeyError
+    traceback for every semaphore then released: a dozen after Ctrl-C on a sweep); returns how many
+    were signalled."""
     n = 0
     for pid in descendants():
+        if _is_resource_tracker(pid):
+            continue
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
             n += 1
