@@ -8,32 +8,20 @@ import errno
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 from lptheory.app import cli
+
+from .test_app_faults import _claims as faulty_claims
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = ["run", "--optimizer", "sgd", "--steps", "4", "--d", "4", "--replicates", "2", "--quiet"]
 
 
 def _claims(tmp_path):
-    f = tmp_path / "claims.py"
-    f.write_text(
-        textwrap.dedent(
-            """
-            from proofs_checks.api import ClaimSpec, Pack, value_claim
-            PACK = Pack("tiny", title="tiny claims")
-            S = ClaimSpec(id="c1", statement="s", source="here")
-
-            @PACK.check(title="one")
-            def one(ctx):
-                return [value_claim(S, 1.0, 2.0, {"p": 3.0})]
-            """
-        )
-    )
-    return str(f)
+    """A claim file whose two checks return one record each."""
+    return str(faulty_claims(tmp_path, "return [value_claim(S, 1.0, 2.0, {'p': 3.0})]\n"))
 
 
 def _enospc(path):
