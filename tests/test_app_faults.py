@@ -305,3 +305,20 @@ def test_kill_descendants_spares_the_resource_tracker():
             if p.poll() is None:
                 p.kill()
             p.wait()
+
+
+def test_check_out_keeps_its_records_when_a_figure_fails(tmp_path, capsys, monkeypatch):
+    """``check --out``: a pack figure that raises is skipped with a warning naming the check; check_NAME.json is
+    written and the exit status is 0."""
+    import figures
+
+    def broken(*a, **k):
+        raise ValueError("Data cannot be log-scaled because all values are <= 0.")
+
+    monkeypatch.setattr(figures, "figures_for", broken)
+    f = _claims(tmp_path, "return [value_claim(S, 1.5, 2.0, {'p': 3.0})]\n")
+    out = tmp_path / "o"
+    assert cli.main(["check", str(f), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    assert (out / "check_good.json").exists() and (out / "check_bad.json").exists()
+    err = capsys.readouterr().err
+    assert "warning: the figures of check good not drawn: ValueError: Data cannot be log-scaled" in err

@@ -524,6 +524,20 @@ def _run_meta(args, traces: dict, nonfinite: dict) -> dict:
     return clean(meta)
 
 
+def _figure_skipped(args, what: str, exc: BaseException) -> None:
+    """The warning of a figure that could not be drawn (its data are written): names it and the error; the
+    traceback with ``--traceback``."""
+    if getattr(args, "traceback", False):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    print(
+        f"lptheory {args.command}: warning: {what} not drawn: {type(exc).__name__}: {exc} (the data are written; "
+        "--traceback shows where it failed)",
+        file=sys.stderr,
+    )
+
+
 def _write_run(args, traces: dict, nonfinite: dict, pm: float, title: str) -> list[str]:
     """Write ``trace.csv`` and ``run.json`` (the data, first), then the figure ``run.png``/``.svg``: a figure
     that cannot be drawn (matplotlib refuses a log scale of all-zero values, say) is skipped with a warning
@@ -546,19 +560,11 @@ def _write_run(args, traces: dict, nonfinite: dict, pm: float, title: str) -> li
 
         plot_runs(traces, os.path.join(stage, "run.png"), p_measure=pm, title=title)
     except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named, the data kept
-        if getattr(args, "traceback", False):
-            import traceback
-
-            traceback.print_exception(exc, file=sys.stderr)
         for name in ("run.png", "run.svg"):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(stage, name))
             written.remove(name)
-        print(
-            f"lptheory run: warning: figure {os.path.join(args.out, 'run.png')} (and .svg) not drawn: "
-            f"{type(exc).__name__}: {exc} (the data are written; --traceback shows where it failed)",
-            file=sys.stderr,
-        )
+        _figure_skipped(args, f"figure {os.path.join(args.out, 'run.png')} (and .svg)", exc)
     publish(stage, args.out)
     return [os.path.join(args.out, name) for name in written]
 
@@ -730,7 +736,11 @@ def _cmd_check(args) -> int:
         for n, recs in results.items():
             with open(os.path.join(stage, f"check_{n}.json"), "w") as fh:
                 fh.write(dumps([{"check": n, **r} for r in recs], info, indent=1))
-            paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
+            try:
+                paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
+            except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
+                _figure_skipped(args, f"the figures of check {n}", exc)
+                paths = []
             if not args.json:
                 print(
                     f"wrote {os.path.join(args.out, f'check_{n}.json')}"
