@@ -1465,21 +1465,14 @@ def _cmd_diff(args) -> int:
 
 
 def _load_claims(path, what):
-    """The records of a claims JSON file or a report directory (UsageError naming ``what`` otherwise)."""
-    import json
+    """The records of a claims JSON file or a report directory, every field the readers use validated
+    (:func:`proofs_checks.records_io.read_records`); UsageError naming ``what``, the file and the key."""
+    from proofs_checks.records_io import RecordsFileError, read_records
 
-    if os.path.isdir(path):
-        path = os.path.join(path, "claims.json")
-    if not os.path.exists(path):
-        raise UsageError(f"{what} {path}: no such file")
     try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what} {path}: not a claims JSON file ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise UsageError(f'{what} {path}: expected {{"claims": [...], "meta": {{...}}}}')
-    return doc["claims"]
+        return read_records(path, what)
+    except RecordsFileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _cmd_sweep(args) -> int:
