@@ -16,7 +16,7 @@ import json
 import math
 import os
 
-__all__ = ["MAX_DEPTH", "RecordsFileError", "read_records", "validate_records"]
+__all__ = ["MAX_DEPTH", "RecordsFileError", "read_document", "read_records", "validate_records"]
 
 MAX_DEPTH = 64  # JSON nesting a records file may have (a witness's expression trees included)
 
@@ -49,6 +49,11 @@ def read_records(path: str, what: str = "FILE") -> list[dict]:
     """The records of a claims JSON file (``{"claims": [...], "meta": {...}}``) or a report directory (its
     ``claims.json``), validated (:func:`validate_records`). ``what`` names the argument in the messages
     (``OLD``, ``--baseline``). Raises :class:`RecordsFileError` naming the file and the key."""
+    return read_document(path, what)["claims"]
+
+
+def read_document(path: str, what: str = "FILE") -> dict:
+    """:func:`read_records`, the whole document (``{"claims": [...], "meta": {...}}``)."""
     if os.path.isdir(path):
         path = os.path.join(path, "claims.json")
     if not os.path.exists(path):
@@ -60,7 +65,8 @@ def read_records(path: str, what: str = "FILE") -> list[dict]:
         raise RecordsFileError(f"{what} {path}: nested too deeply (more than {MAX_DEPTH} levels)") from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         raise RecordsFileError(f"{what} {path}: not a claims JSON file ({exc})") from None
-    return validate_records(doc, f"{what} {path}")
+    validate_records(doc, f"{what} {path}")
+    return doc
 
 
 def validate_records(doc, where: str) -> list[dict]:

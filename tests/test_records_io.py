@@ -59,3 +59,12 @@ def test_a_good_file_still_reads(tmp_path, capsys):
     assert cli.main(["diff", good, good]) == 0
     assert "0 changed" in capsys.readouterr().out
     assert [r["id"] for r in read_records(str(tmp_path))] == ["c1", "c2"]  # a report directory: its claims.json
+
+
+def test_snapshot_from_a_malformed_file_is_exit_2(tmp_path, capsys):
+    from proofs_checks import snapshot
+
+    bad = _file(tmp_path, _doc({**GOOD, "params": [1]}), "bad.json")
+    assert snapshot.main(["--from", bad, "--out", str(tmp_path / "snap.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"--from {bad}: claims[0] (c1).params must be an object" in err
