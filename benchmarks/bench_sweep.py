@@ -19,7 +19,7 @@ def main(argv=None):
     ap.add_argument("--config", default="examples/sweeps/theorem1_rate.toml")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
-    from proofs_checks import sweep as S
+    from lptheory.app import sweep as S
 
     cfg = S.load_config(args.config)
     with tempfile.TemporaryDirectory() as tmp:

@@ -137,8 +137,12 @@ class Check:
         from .records import Claim
 
         out = self.fn(ctx)
-        if not isinstance(out, (list, tuple)) or not all(isinstance(r, Claim) for r in out):
-            raise PackError(f"check {self.name!r} must return a list of Claim records, got {type(out).__name__}")
+        what = f"check {self.name!r} must return a list of Claim records, got {type(out).__name__}"
+        if not isinstance(out, (list, tuple)):
+            raise PackError(what + (" (it returned nothing: no return statement?)" if out is None else ""))
+        bad = next(((i, r) for i, r in enumerate(out) if not isinstance(r, Claim)), None)
+        if bad is not None:
+            raise PackError(f"{what} whose element [{bad[0]}] is {type(bad[1]).__name__} {repr(bad[1])[:80]}")
         for r in out:
             r.check = self.name
         return list(out)
@@ -194,7 +198,7 @@ def _typed(flag: str, u, proto):
         return u
     except (TypeError, ValueError):
         pass
-    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a number (inf allowed, not NaN)"}
+    what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a number (not NaN)"}
     what = what.get(kind, "a " + kind)
     raise ValueError(f"{flag}: expected {what} (typed from the option's default {proto!r}), got {u!r}")
 

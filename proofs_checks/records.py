@@ -558,7 +558,8 @@ def _git_head(root: str) -> str | None:
             ["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+            # --no-optional-locks: no .git/index.lock and no index refresh in the source checkout (a read)
+            ["git", "--no-optional-locks", "-C", root, "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=5,

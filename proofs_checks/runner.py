@@ -4,11 +4,32 @@ this process or in ``jobs`` worker processes (same records either way: every che
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
 import time
+
+from lptheory.lifetime import die_with_parent
 
 from .packs import Context, Pack, load
 
-__all__ = ["plan", "run_checks"]
+__all__ = ["CheckExited", "plan", "run_checks"]
+
+
+class CheckExited(RuntimeError):
+    """A check that ended the process instead of returning its records (``sys.exit``, ``SystemExit``):
+    a crash of that check, never a silent success."""
+
+
+def _run_check(pack: Pack, name: str, ctx: Context) -> list:
+    """``pack.checks[name].run(ctx)``; a ``SystemExit`` out of the check (``sys.exit(0)`` too) becomes
+    :class:`CheckExited` naming the check (it would otherwise end the command with the check's exit code,
+    as if everything had run)."""
+    try:
+        return pack.checks[name].run(ctx)
+    except SystemExit as exc:
+        raise CheckExited(
+            f"check {name!r} called sys.exit({exc.code!r}) instead of returning its records (a check must "
+            "return a list of Claim records; it ran no further)"
+        ) from exc
 
 
 def plan(pack: Pack, names=None, options: dict | None = None, skip=()) -> dict[str, dict]:
@@ -28,7 +49,7 @@ def plan(pack: Pack, names=None, options: dict | None = None, skip=()) -> dict[s
 def _run_one(target: str, name: str, opts: dict, seed: int, quick: bool):
     pack = load(target)
     t0 = time.perf_counter()
-    recs = pack.checks[name].run(Context(seed=seed, quick=quick, options=opts))
+    recs = _run_check(pack, name, Context(seed=seed, quick=quick, options=opts))
     return name, [r.to_dict() for r in recs], time.perf_counter() - t0
 
 
@@ -53,14 +74,16 @@ def run_checks(
             say=(lambda m, name=name: say(f"{name}: {m}")) if say else (lambda m: None),
             jobs=n_jobs,
         )
-        recs = pack.checks[name].run(ctx)
+        recs = _run_check(pack, name, ctx)
         results[name], elapsed[name] = [r.to_dict() for r in recs], time.perf_counter() - t0
         if on_done:
             on_done(name, len(recs), elapsed[name])
 
     pooled = {n: o for n, o in planned.items() if not (jobs > 1 and pack.checks[n].parallel)}
     if jobs > 1 and len(pooled) > 1:
-        with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
+        # workers end with this process however it ends (SIGKILL included): none left running, none holding
+        # an inherited lock of the output directory
+        with cf.ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as ex:
             futs = {ex.submit(_run_one, pack.target, n, o, seed, quick): n for n, o in pooled.items()}
             for name, opts in planned.items():
                 if name not in pooled:

@@ -130,8 +130,13 @@ def main(argv=None) -> int:
     quick = not args.full
     path = args.out or default_path(pack.name, args.seed, quick)
     if args.source:
-        with open(args.source) as fh:
-            doc = json.load(fh)
+        from .records_io import RecordsFileError, read_document
+
+        try:  # every field validated: a malformed file is named, with its key, not a traceback
+            doc = read_document(args.source, "--from")
+        except RecordsFileError as exc:
+            print(f"python -m proofs_checks.snapshot: error: {exc}", file=sys.stderr)
+            return 2
         meta = doc.get("meta", {})
         if meta.get("seed") != args.seed or bool(meta.get("quick")) != quick:
             print(f"{args.source}: seed {meta.get('seed')}, quick {meta.get('quick')}: not this snapshot's run")

@@ -11,9 +11,10 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("lptheory", "synthetic", "proofs_checks", "figures")
-# modules outside lptheory/app allowed to import lptheory.app: `python -m lptheory` and the old
-# lptheory.testing aliases (the installed pytest11 entry point of an older install names them)
-APP_ALIASES = ("lptheory/__main__.py", "lptheory/testing/")
+# modules outside lptheory/app allowed to import lptheory.app: `python -m lptheory`, the old lptheory.testing
+# aliases (the installed pytest11 entry point of an older install names them) and the alias of the sweep module
+# (moved to lptheory.app.sweep: application code)
+APP_ALIASES = ("lptheory/__main__.py", "lptheory/testing/", "proofs_checks/sweep.py")
 
 
 def _pack_figures(rel: str) -> bool:

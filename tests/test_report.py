@@ -229,7 +229,7 @@ def test_parallel_equals_serial_and_config(tmp_path):
         ('[checks.lemmas]\np = "three"', "checks.lemmas.p must be a number"),
         ("[checks.nope]", "unknown check 'checks.nope'"),
         ("[checks.symbolic]\np = [3.0]", "unknown key 'checks.symbolic.p'"),
-        ("[checks.theorem1]\np = [2.0]", "--p must be in (2, inf)"),
+        ("[checks.theorem1]\np = [2.0]", "checks.theorem1.p must be in (2, inf) for this check, got 2.0"),
     ],
 )
 def test_bad_config_fails_before_any_work(tmp_path, capsys, text, msg):

@@ -16,7 +16,7 @@ import sys
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-from .console import fmt_num  # noqa: E402  (a few lines of stdlib code: cheap to import)
+from .console import fmt_exact, fmt_num  # noqa: E402  (a few lines of stdlib code: cheap to import)
 
 
 class UsageError(ValueError):
@@ -26,8 +26,9 @@ class UsageError(ValueError):
 SEED_MAX = 2**63 - 1  # seeds are stored as int64 (results.parquet, run.json)
 
 
-def _seed_arg(text: str) -> int:
-    """argparse type of ``--seed``: an integer in [0, 2**63 - 1] (checked before any work)."""
+def seed_arg(text: str) -> int:
+    """argparse type of ``--seed`` (and of the pytest plugin's ``--lptheory-seed``): an integer in
+    [0, 2**63 - 1] (checked before any work)."""
     try:
         value = int(text)
     except ValueError:
@@ -142,10 +143,13 @@ def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -
     its lock (:class:`lptheory.app.guard.OutputLock`, released when the command ends; a directory that
     another run is writing is refused). Returns whether it was created (so that an interrupted run can
     remove it)."""
-    from .guard import OutputBusy, OutputLock
+    from .guard import OutputBusy, OutputLock, OutputOwned, claim_directory
 
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"{flag} {path}: exists and is not a directory")
+    real = os.path.realpath(path)
+    if lock and os.path.dirname(real) == real:
+        raise UsageError(f"{flag} {path}: the root directory; give the command a directory of its own")
     created = not os.path.exists(path)
     try:
         os.makedirs(path, exist_ok=True)
@@ -170,6 +174,12 @@ def _prepare_out(path: str, flag: str = "--out", args=None, lock: bool = True) -
     if args is not None:
         args._locks = [*getattr(args, "_locks", []), lock]
         args._created_out = created
+        try:  # one command's output per directory (a report and a sweep would replace each other's files)
+            claim_directory(path, args.command)
+        except OutputOwned as exc:
+            raise UsageError(f"{flag} {exc}; choose another {flag}") from None
+        except OSError as exc:
+            raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from exc
     return created
 
 
@@ -335,10 +345,6 @@ def _run_plan(args):
     return opts
 
 
-def _is_shape_of(shape, d: int) -> bool:
-    return isinstance(shape, (tuple, list)) and len(shape) == 2 and int(shape[0]) * int(shape[1]) == d
-
-
 def _check_shape(args, problem) -> None:
     """``--shape M N`` multiplies to the problem's d (exit 2 otherwise); a warning when it lays out a matrix
     problem's iterates other than the problem's own shape."""
@@ -362,15 +368,13 @@ def _with_matrix_shape(opts: dict, args, problem, layout=None) -> dict:
     noise's matrix layout ``layout`` (a noise that has one, such as rank-one: one layout for both), else
     (1, d) (the iterate as one row). Without it the simulator would take the replicates as the rows of one
     matrix. ``--shape`` is checked by :func:`_check_shape`."""
-    from lptheory.spectral import MatrixOptimizer, laid_out
+    from lptheory.spectral import MatrixOptimizer
 
-    shape = tuple(args.shape) if args.shape else None
-    own = getattr(problem, "shape", None)
-    if shape is None and layout is not None and not _is_shape_of(own, problem.d):
-        shape = tuple(layout)
+    from .assembly import lay_out
+
     out = {}
     for name, opt in opts.items():
-        new = laid_out(opt, problem.d, own, shape)
+        new = lay_out(opt, problem, layout, args.shape)
         if new is not opt and not args.quiet:
             print(f"{name}: each replicate's iterate as a {new.shape[0]} x {new.shape[1]} matrix", file=sys.stderr)
         out[name] = new
@@ -380,6 +384,31 @@ def _with_matrix_shape(opts: dict, args, problem, layout=None) -> dict:
             f"noise ({args.noise}) has no matrix layout"
         )
     return out
+
+
+def _run_setting(args):
+    """The problem, noise and oracle of ``lptheory run`` (:func:`.assembly.build_setting`, shared with the
+    sweep), a value a builder rejects named by its flag (exit 2)."""
+    from .assembly import SettingError, build_setting
+
+    batch = args.batch
+    if args.batch_schedule == "T":
+        batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
+    try:
+        return build_setting(
+            args.problem,
+            {"d": args.d, "seed": args.problem_seed},
+            noise=args.noise,
+            sigma=args.sigma,
+            profile=args.sigma_profile,
+            profile_seed=args.problem_seed,
+            batch=batch,
+            shape=args.shape,
+            check_problem=lambda problem: _check_shape(args, problem),
+        )
+    except SettingError as exc:
+        flag = {"problem": f"--problem {args.problem}", "sigma": "--sigma", "noise": f"--noise {args.noise}"}
+        raise UsageError(f"{flag.get(exc.part, '--batch')}: {exc}") from exc.error
 
 
 def _check_run_memory(args, opts) -> None:
@@ -437,56 +466,17 @@ def _run_table(traces: dict, nonfinite: dict, pm: float, replicates: int) -> lis
                 nonfinite[name],
             ]
         )
-    head = ["optimizer", "final f - f*", "95% CI", f"final ||grad||_p*^p* (p={fmt_num(pm)})", "95% CI"]
+    head = ["optimizer", "final f - f*", "95% CI", f"final ||grad||_p*^p* (p={fmt_exact(pm)})", "95% CI"]
     return table([*head, "diverged", "nonfinite"], rows, align="<>>>>>>")
 
 
-def _cmd_run(args) -> int:
-    import json
-
-    from figures.runs import plot_runs
+def _simulate_runs(args, opts: dict, setting, pm: float) -> dict:
+    """One trace per optimizer (common random numbers: every optimizer sees the same noise streams), with a
+    progress bar per optimizer unless ``--quiet``."""
     from lptheory.simulate import simulate
-    from proofs_checks.records import clean, config_hash, versions
-    from synthetic.noise import make_noise, sigma_profile
-    from synthetic.oracle import GradientOracle
-    from synthetic.problems import make_problem
 
     from .console import StepProgress
 
-    opts = _run_plan(args)
-    _check_run_memory(args, opts)
-    from synthetic.noise import has_layout
-
-    try:
-        problem = make_problem(args.problem, d=args.d, seed=args.problem_seed)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--problem {args.problem}: {exc}") from exc
-    try:
-        sigma = sigma_profile(args.sigma_profile, problem.d, args.sigma, seed=args.problem_seed)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--sigma: {exc}") from exc
-    _check_shape(args, problem)
-    noise_desc, layout = args.noise, None
-    try:
-        if args.noise != "none" and has_layout(args.noise):
-            # the noise's matrix layout: --shape, else the problem's own, else the noise's default (split_shape)
-            own = getattr(problem, "shape", None)
-            given = tuple(args.shape) if args.shape else (tuple(own) if _is_shape_of(own, problem.d) else None)
-            noise = make_noise(args.noise, sigma, shape=given)
-            layout = tuple(noise.shape)
-            noise_desc += f" on a {layout[0]} x {layout[1]} matrix"
-        else:
-            noise = make_noise(args.noise, sigma)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--noise {args.noise}: {exc}") from exc
-    opts = _with_matrix_shape(opts, args, problem, layout)  # the matrix optimizers: the same layout
-    _prepare_out(args.out, args=args)
-    batch = args.batch
-    batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
-    if args.batch_schedule == "T":
-        batch = lambda t, T=args.steps: T  # noqa: E731  (Theorem 1's n_t = T)
-    oracle = GradientOracle(problem, noise, batch)
-    pm = args.p_measure or args.p or 3.0
     traces = {}
     for i, (name, opt) in enumerate(opts.items(), 1):
         if not args.quiet:
@@ -495,8 +485,8 @@ def _cmd_run(args) -> int:
         with bar:
             traces[name] = simulate(
                 opt,
-                problem,
-                oracle,
+                setting.problem,
+                setting.oracle,
                 args.steps,
                 args.replicates,
                 args.seed,
@@ -508,33 +498,15 @@ def _cmd_run(args) -> int:
                 device=args.device,
                 dtype=args.dtype,
             )
-    held = [k.replace("_", " ") for k, v in oracle.assumptions().items() if v]
-    missing = [k.replace("_", " ") for k, v in oracle.assumptions().items() if not v]
-    print(
-        f"problem {args.problem} (d={problem.d}), noise {noise_desc} (||sigma||_1={fmt_num(sigma.sum(), 4)}), "
-        f"batch {batch_text}, T={args.steps}, "
-        f"R={args.replicates}, seed={args.seed}; assumptions: {', '.join(held) or 'none'} hold"
-        + (f"; not: {', '.join(missing)}" if missing else "")
-    )
-    print("common random numbers: every optimizer saw the same noise streams")
-    from lptheory.optimizers import nonfinite_steps
+    return traces
 
-    nonfinite = {name: nonfinite_steps(opt) for name, opt in opts.items()}
-    print("\n".join(_run_table(traces, nonfinite, pm, args.replicates)))
-    if args.replicates < 2:
-        print("95% CI: nan with fewer than two replicates (no interval from one value)")
-    from .guard import publish, staging
 
-    stage = staging(args.out)  # everything written aside, then moved into place (never half-written)
-    tmp = os.path.join(stage, "trace.csv")
-    for i, (name, tr) in enumerate(traces.items()):
-        tr.to_csv(tmp, extra={"optimizer": name}, header=i == 0, mode="w" if i == 0 else "a")
-    plot_runs(
-        traces,
-        os.path.join(stage, "run.png"),
-        p_measure=pm,
-        title=f"{args.problem} d={problem.d}, {args.noise} noise, batch {batch_text}, R={args.replicates}",
-    )
+def _run_meta(args, traces: dict, nonfinite: dict) -> dict:
+    """The contents of ``run.json``: the command's arguments, versions, provenance and each run's summary."""
+    import datetime as dt
+
+    from proofs_checks.records import clean, config_hash, git_commit, source_info, versions
+
     argv = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
     meta = {
         "argv": argv,
@@ -546,18 +518,87 @@ def _cmd_run(args) -> int:
         "diverged_at": {n: [int(v) for v in t.diverged_at] for n, t in traces.items()},
         "nonfinite": nonfinite,
     }
-    from proofs_checks.records import git_commit, source_info
-
     meta["git_commit"] = git_commit()
     meta["source"] = source_info()["text"]
-    import datetime as _dt
+    meta["date"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return clean(meta)
 
-    meta["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+def _figure_skipped(args, what: str, exc: BaseException) -> None:
+    """The warning of a figure that could not be drawn (its data are written): names it and the error; the
+    traceback with ``--traceback``."""
+    if getattr(args, "traceback", False):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    print(
+        f"lptheory {args.command}: warning: {what} not drawn: {type(exc).__name__}: {exc} (the data are written; "
+        "--traceback shows where it failed)",
+        file=sys.stderr,
+    )
+
+
+def _write_run(args, traces: dict, nonfinite: dict, pm: float, title: str) -> list[str]:
+    """Write ``trace.csv`` and ``run.json`` (the data, first), then the figure ``run.png``/``.svg``: a figure
+    that cannot be drawn (matplotlib refuses a log scale of all-zero values, say) is skipped with a warning
+    naming it, the data are kept. Staged, then moved into ``--out`` (never half-written). Returns the paths
+    written."""
+    import json
+
+    from .guard import publish, staging
+
+    stage = staging(args.out)  # everything written aside, then moved into place (never half-written)
+    tmp = os.path.join(stage, "trace.csv")
+    for i, (name, tr) in enumerate(traces.items()):
+        tr.to_csv(tmp, extra={"optimizer": name}, header=i == 0, mode="w" if i == 0 else "a")
     with open(os.path.join(stage, "run.json"), "w") as fh:
-        json.dump(clean(meta), fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
+        meta = _run_meta(args, traces, nonfinite)
+        json.dump(meta, fh, indent=2, allow_nan=False, default=lambda o: None if callable(o) else str(o))
+    written = ["trace.csv", "run.png", "run.svg", "run.json"]
+    try:
+        from figures.runs import plot_runs
+
+        plot_runs(traces, os.path.join(stage, "run.png"), p_measure=pm, title=title)
+    except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named, the data kept
+        for name in ("run.png", "run.svg"):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(stage, name))
+            written.remove(name)
+        _figure_skipped(args, f"figure {os.path.join(args.out, 'run.png')} (and .svg)", exc)
     publish(stage, args.out)
-    csv_path, png = os.path.join(args.out, "trace.csv"), os.path.join(args.out, "run.png")
-    print(f"wrote {csv_path}, {png}, {png[:-4]}.svg, {os.path.join(args.out, 'run.json')}")
+    return [os.path.join(args.out, name) for name in written]
+
+
+def _cmd_run(args) -> int:
+    from lptheory.optimizers import nonfinite_steps
+
+    opts = _run_plan(args)
+    _check_run_memory(args, opts)
+    setting = _run_setting(args)
+    problem, noise_desc = setting.problem, args.noise
+    if setting.layout is not None:
+        noise_desc += f" on a {setting.layout[0]} x {setting.layout[1]} matrix"
+    opts = _with_matrix_shape(opts, args, problem, setting.layout)  # the matrix optimizers: the same layout
+    _prepare_out(args.out, args=args)
+    batch_text = f"n_t = T = {args.steps}" if args.batch_schedule == "T" else str(args.batch)
+    pm = args.p_measure or args.p or 3.0
+    traces = _simulate_runs(args, opts, setting, pm)
+    assumptions = setting.oracle.assumptions()
+    held = [k.replace("_", " ") for k, v in assumptions.items() if v]
+    missing = [k.replace("_", " ") for k, v in assumptions.items() if not v]
+    print(
+        f"problem {args.problem} (d={problem.d}), noise {noise_desc} (||sigma||_1={fmt_num(setting.sigma.sum(), 4)}), "
+        f"batch {batch_text}, T={args.steps}, "
+        f"R={args.replicates}, seed={args.seed}; assumptions: {', '.join(held) or 'none'} hold"
+        + (f"; not: {', '.join(missing)}" if missing else "")
+    )
+    print("common random numbers: every optimizer saw the same noise streams")
+    nonfinite = {name: nonfinite_steps(opt) for name, opt in opts.items()}
+    print("\n".join(_run_table(traces, nonfinite, pm, args.replicates)))
+    if args.replicates < 2:
+        print("95% CI: nan with fewer than two replicates (no interval from one value)")
+    title = f"{args.problem} d={problem.d}, {args.noise} noise, batch {batch_text}, R={args.replicates}"
+    print("wrote " + ", ".join(_write_run(args, traces, nonfinite, pm, title)))
     bad = [n for n, t in traces.items() if t.diverged.any()]
     if bad:
         print(
@@ -639,31 +680,36 @@ def _cmd_check(args) -> int:
     from proofs_checks.records import dumps, format_table, meta
     from proofs_checks.runner import run_checks
 
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    pack, names = _resolve_target(args.target, args.names)
-    planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
-    if not (math.isfinite(args.ratio_tolerance) and args.ratio_tolerance >= 0):
-        raise UsageError(f"--ratio-tolerance must be a finite number >= 0, got {args.ratio_tolerance}")
-    baseline = _load_baseline(args.baseline) if args.baseline else None
-    fail_on = _parse_fail_on(args.fail_on)
-    if args.out:
-        _prepare_out(args.out, args=args)
-    say = _say_factory(args.quiet, "lptheory check")
-    try:
-        results, elapsed = run_checks(
-            pack,
-            planned,
-            seed=args.seed,
-            quick=args.quick,
-            jobs=args.jobs,
-            say=say,
-            on_done=lambda n, k, dt: say(f"{n}: {k} records in {dt:.1f}s"),
-        )
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
-        return _run_failure(exc, pack, args)
+    from .console import stdout_to_stderr
+
+    # --json: standard output holds the JSON document alone (a claim file's prints, at import or in its
+    # checks, go to stderr)
+    with stdout_to_stderr() if args.json else contextlib.nullcontext():
+        if args.jobs < 1:
+            raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+        pack, names = _resolve_target(args.target, args.names)
+        planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
+        if not (math.isfinite(args.ratio_tolerance) and args.ratio_tolerance >= 0):
+            raise UsageError(f"--ratio-tolerance must be a finite number >= 0, got {args.ratio_tolerance}")
+        baseline = _load_baseline(args.baseline) if args.baseline else None
+        fail_on = _parse_fail_on(args.fail_on)
+        if args.out:
+            _prepare_out(args.out, args=args)
+        say = _say_factory(args.quiet, "lptheory check")
+        try:
+            results, elapsed = run_checks(
+                pack,
+                planned,
+                seed=args.seed,
+                quick=args.quick,
+                jobs=args.jobs,
+                say=say,
+                on_done=lambda n, k, dt: say(f"{n}: {k} records in {dt:.1f}s"),
+            )
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
+            return _run_failure(exc, pack, args)
     claims = [{"check": n, **r} for n, recs in results.items() for r in recs]
     info = meta(
         ",".join(planned), args.seed, {"pack": pack.target, "options": planned, "quick": args.quick}, quick=args.quick
@@ -690,7 +736,11 @@ def _cmd_check(args) -> int:
         for n, recs in results.items():
             with open(os.path.join(stage, f"check_{n}.json"), "w") as fh:
                 fh.write(dumps([{"check": n, **r} for r in recs], info, indent=1))
-            paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
+            try:
+                paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
+            except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
+                _figure_skipped(args, f"the figures of check {n}", exc)
+                paths = []
             if not args.json:
                 print(
                     f"wrote {os.path.join(args.out, f'check_{n}.json')}"
@@ -770,6 +820,20 @@ def _where(exc, pack) -> str:
     return f"{where} ({shown}, line {line}, in {func}" + (f": {code})" if code else ")")
 
 
+def _no_space(exc, args) -> str | None:
+    """'no space left on device (PATH)' when ``exc`` (or its cause) is a full disk or an exceeded quota,
+    naming the file (else the command's output directory); None otherwise."""
+    import errno
+
+    codes = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+    full = next((e for e in _exception_chain(exc) if isinstance(e, OSError) and e.errno in codes), None)
+    if full is None:
+        return None
+    where = full.filename or getattr(args, "out", None) or "the output directory"
+    what = "no space left on device" if full.errno == errno.ENOSPC else "disk quota exceeded"
+    return f"{what} ({where}); free some space or choose another --out, then run again"
+
+
 def _run_failure(exc, pack, args) -> int:
     """A check raised: a claim that cannot be evaluated as written (ClaimError, also as the cause of
     another exception) is bad input in the claim file (exit 2, naming it); anything else is a crash
@@ -779,7 +843,15 @@ def _run_failure(exc, pack, args) -> int:
 
     from proofs_checks.spec import ClaimError
 
+    from .guard import stop_requested
+
+    if stop_requested():  # the workers were stopped by Ctrl-C/SIGTERM/SIGHUP: an interruption, not a crash
+        raise KeyboardInterrupt
     _cleanup_owned(args)
+    full = _no_space(exc, args)
+    if full:
+        print(f"lptheory: error: {full}", file=sys.stderr)
+        return EXIT_USAGE
     if getattr(args, "traceback", False):
         traceback.print_exception(exc, file=sys.stderr)
     where = _where(exc, pack)
@@ -809,6 +881,48 @@ def _parse_fail_on(text):
     return items
 
 
+def _config_p(pack, cfg: dict, path) -> None:
+    """The exponents a report configuration gives (``[checks.NAME] p = [...]``, those that differ from the
+    pack's defaults): a non-empty list of numbers, none NaN, the finite ones in (1, 1e3] as ``--p``; exit 2
+    naming the file and the key (each check then holds them to its own range)."""
+    for name, opts in cfg["checks"].items():
+        p = opts.get("p")
+        if p is None or name not in pack.checks or p == pack.checks[name].defaults.get("p"):
+            continue
+        key = f"--config {path}: checks.{name}.p"
+        if not p:
+            raise UsageError(f"{key} is empty: give at least one exponent, or leave the key out (the check's own)")
+        for v in p:
+            if math.isnan(v):
+                raise UsageError(f"{key}: an exponent is NaN (not a number)")
+            if math.isfinite(v) and not 1.0 < v <= P_MAX:
+                raise UsageError(
+                    f"{key}: each exponent must be a number in (1, {P_MAX:g}] (or inf where the check allows it), "
+                    f"got {v!r} (|x|^p overflows or underflows float64 for most x beyond that)"
+                )
+
+
+def _plan_report(pack, names: list, skip: list, cfg: dict, path) -> dict:
+    """The report's checks with their options resolved (:func:`proofs_checks.runner.plan`); a value a check
+    refuses is exit 2 naming the configuration file and the key (``checks.NAME.p``)."""
+    from proofs_checks.runner import plan
+
+    _config_p(pack, cfg, path)
+    options = {n: cfg["checks"].get(n, {}) for n in names}
+    for n in names:
+        if n in pack.checks and n not in skip:
+            try:
+                pack.checks[n].resolve(options[n])
+            except ValueError as exc:
+                text = str(exc).replace("--p ", f"checks.{n}.p ").replace("--p:", f"checks.{n}.p:")
+                where = f"--config {path}: " if path else "configuration: "
+                raise UsageError(f"{where}{text}" + ("" if f"checks.{n}" in text else f" (check {n})")) from exc
+    try:
+        return plan(pack, names, options, skip)
+    except ValueError as exc:
+        raise UsageError(f"configuration: {exc}") from exc
+
+
 def _cmd_report(args) -> int:
     from figures.report import load_config, write_report
     from proofs_checks.packs import PackError, load
@@ -829,12 +943,7 @@ def _cmd_report(args) -> int:
             if n not in pack.checks:
                 raise UsageError(f"{flag} {n}: no such check in pack {pack.name!r} (checks: {', '.join(pack.checks)})")
     names = only or list(pack.checks)
-    from proofs_checks.runner import plan
-
-    try:
-        planned = plan(pack, names, {n: cfg["checks"].get(n, {}) for n in names}, skip)
-    except ValueError as exc:
-        raise UsageError(f"configuration: {exc}") from exc
+    planned = _plan_report(pack, names, skip, cfg, args.config)
     seed = cfg["seed"] if args.seed is None else args.seed
     _check_seed(seed, "--seed" if args.seed is not None else f"--config {args.config}: seed")
     _prepare_out(args.out, args=args)
@@ -882,7 +991,7 @@ def _cmd_report(args) -> int:
 def _param_text(k, v) -> str:
     if isinstance(v, float):
         return f"{k}={v:g}"
-    if isinstance(v, str) and (not v or any(c in v for c in " ,=\"")):
+    if isinstance(v, str) and (not v or any(c in v for c in ' ,="')):
         import json
 
         return f"{k}={json.dumps(v)}"  # quoted: a setting with spaces or commas stays one visible value
@@ -951,105 +1060,114 @@ def _one_of(names, what: str = "optimizer") -> str:
     return f"{what}, one of: {', '.join(sorted(names))}"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from lptheory.optimizers import OPTIMIZERS
-    from synthetic.noise import NOISES
-    from synthetic.problems import PROBLEMS
+def _add_options(parser, options) -> None:
+    """Add the options ``[(flag, keywords), ...]`` to ``parser`` (one sub-command's options as data); an item
+    that is a function adds its own (``fn(parser)``)."""
+    for item in options:
+        if callable(item):
+            item(parser)
+        else:
+            flag, kw = item
+            parser.add_argument(flag, **kw)
 
-    parser = _Parser(
-        prog="lptheory",
-        description="Numerical theory verification for l_p stochastic optimization. Exit status: 0 ran (a violated "
-        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check or a command crashed.",
+
+def _seed_option(help_text: str = "random seed", default=0):
+    return ("--seed", {"type": seed_arg, "default": default, "help": help_text})
+
+
+def _jobs_option():
+    return (
+        "--jobs",
+        {
+            "type": int,
+            "default": _default_jobs(),
+            "metavar": "N",
+            "help": f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
+        },
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    p_info = sub.add_parser("info", help="versions, backends, optimizers and claim packs")
-    p_info.set_defaults(func=_cmd_info)
 
-    p_demo = sub.add_parser(
-        "demo",
+
+def _quiet_option(help_text: str = "no progress output"):
+    return ("--quiet", {"action": "store_true", "help": help_text})
+
+
+def _traceback_option(help_text: str = "print the traceback when a check fails to run"):
+    return ("--traceback", {"action": "store_true", "help": help_text})
+
+
+def _optimizer_option(OPTIMIZERS, **kw):
+    return ("--optimizer", {"choices": sorted(OPTIMIZERS), "metavar": "NAME", "help": _one_of(OPTIMIZERS), **kw})
+
+
+_ABOUT = {  # sub-command: (help, description) keywords of its parser
+    "info": dict(
+        help="versions, backends, optimizers and claim packs",
+    ),
+    "demo": dict(
         help="step an optimizer on a small quadratic (a smoke test)",
         description="Step an optimizer on the quadratic f(x) = sum_i h_i x_i^2 / 2 with h_i from 1 down to 1e-3 "
         "(log-spaced), from a random start per replicate, and print the mean loss and gradient norm every tenth "
         "of the steps: a smoke test of an installation.",
-    )
-    p_demo.add_argument(
-        "--optimizer", default="stacey-pp", choices=sorted(OPTIMIZERS), metavar="NAME", help=_one_of(OPTIMIZERS)
-    )
-    p_demo.add_argument(
-        "--p", type=_p_arg, default=None, help="l_p exponent of the optimizers that have one (default: 3)"
-    )
-    p_demo.add_argument("--lr", type=float, default=1e-2, help="step size")
-    p_demo.add_argument("--d", type=_count_arg, default=1000, help="dimension")
-    p_demo.add_argument("--replicates", type=_count_arg, default=4, metavar="R", help="independent replicates")
-    p_demo.add_argument("--steps", type=_count_arg, default=200, metavar="T", help="number of steps")
-    p_demo.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
-    p_demo.set_defaults(func=_cmd_demo)
-
-    p_run = sub.add_parser(
-        "run",
+    ),
+    "run": dict(
         help="simulate optimizers on a synthetic problem; writes a CSV trace, a plot and run.json",
         description="Run one or more optimizers (common random numbers) on a synthetic problem with per-coordinate "
         "noise and a batch size, over R replicates; print final f - f* and ||grad f||_{p*}^{p*} with 95% Student-t "
         "intervals; write trace.csv, run.png/.svg and run.json to --out. Divergence is recorded, not an error.",
-    )
-    p_run.add_argument(
-        "--optimizer",
-        action="append",
-        choices=sorted(OPTIMIZERS),
-        metavar="NAME",
-        help=_one_of(OPTIMIZERS) + "; repeat to compare several (default: stacey-pp)",
-    )
-    p_run.add_argument("--p", type=_p_arg, default=None, help="l_p exponent of the l_p optimizers (their default: 3)")
-    p_run.add_argument(
-        "--p-measure",
-        type=_p_arg,
-        default=None,
-        metavar="P",
-        help="p of the gradient metric ||grad f||_{p*}^{p*} (default: --p, else 3)",
-    )
-    p_run.add_argument(
-        "--problem", default="separable", choices=sorted(PROBLEMS), metavar="NAME", help=_one_of(PROBLEMS, "problem")
-    )
-    p_run.add_argument("--problem-seed", type=_seed_arg, default=0, metavar="SEED", help="seed of the problem instance")
-    p_run.add_argument("--d", type=_count_arg, default=100, help="dimension")
-    p_run.add_argument(
-        "--shape",
-        type=_count_arg,
-        nargs=2,
-        metavar=("M", "N"),
-        default=None,
-        help="matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d; also the layout of --noise "
-        "rank-one (default, one layout for both: the problem's own matrix shape, else with --noise rank-one the "
-        "noise's own split (see --noise), else 1 x d)",
-    )
-    p_run.add_argument(
-        "--noise",
-        default="rademacher",
-        choices=sorted(NOISES),
-        metavar="NAME",
-        help=_one_of(NOISES, "noise family") + "; rank-one: each draw one row of the d = M x N matrix (--shape M N, "
-        "else the problem's own shape, else M the largest divisor of d up to sqrt(d)); the matrix optimizers take "
-        "the same layout",
-    )
-    p_run.add_argument("--sigma", type=float, default=0.1, help="noise std per coordinate (scale of the profile)")
-    p_run.add_argument("--sigma-profile", default="flat", choices=["flat", "power"], help="per-coordinate stds")
-    p_run.add_argument(
-        "--batch",
-        type=_count_arg,
-        default=None,
-        metavar="N",
-        help="batch size n_t, the same at every step (default: 1; not with --batch-schedule T)",
-    )
-    p_run.add_argument(
-        "--batch-schedule", default="constant", choices=["constant", "T"], help="'T': n_t = T as in Theorem 1"
-    )
-    p_run.add_argument("--steps", type=_count_arg, default=1000, metavar="T", help="number of steps T")
-    p_run.add_argument("--replicates", type=_count_arg, default=16, metavar="R", help="independent replicates R")
-    p_run.add_argument("--seed", type=_seed_arg, default=0, help="random seed (same seed, same bits)")
-    p_run.add_argument(
-        "--record-every", type=_count_arg, default=10, metavar="N", help="record the metrics every N steps"
-    )
-    p_run.add_argument("--lr", type=float, default=None, help="step size (the optimizer's default when omitted)")
+    ),
+    "check": dict(
+        help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
+        description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
+        "is a check of the built-in Stacey pack (`lptheory info` lists every pack's checks), a claim file "
+        "(path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed pack's name; NAMES select "
+        "checks of it (all by default).",
+    ),
+    "report": dict(
+        help="run a pack's checks and write the report (HTML, Markdown, LaTeX, figures, claims.json, results.csv)",
+        description="Run the checks of a pack (the Stacey paper by default) and write index.html (math rendered "
+        "offline by the vendored KaTeX), report.md, report.tex, every figure (PNG and SVG), claims.json and "
+        "results.csv (and results.parquet with pyarrow) to --out.",
+    ),
+    "sweep": dict(
+        help="run a grid of simulator cells on Dask; results in Parquet, cached and resumable",
+        description="Run the grid of CONFIG.toml (see examples/sweeps/theorem1_rate.toml) on an embedded Dask "
+        "LocalCluster (default), on an existing Dask scheduler (--scheduler) or in this process (--workers 0). "
+        "One Parquet file per cell in OUT/cells (written atomically; a cell already there is not recomputed), "
+        "all rows in OUT/results.parquet. Exit status 1 when a cell failed (the others still run).",
+    ),
+    "plot": dict(
+        help="rate curves of a sweep (PNG and SVG)",
+        description="A metric of a sweep against a swept parameter (log-log), lines by --hue, panels by --col, "
+        "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
+    ),
+    "diff": dict(
+        help="what changed between two runs, claim by claim (status, ratio, witness)",
+        description="Compare two claims.json files (from lptheory check --json/--out or lptheory report), or two "
+        "report directories: claims whose status, ratio or witness changed, and claims added or removed.",
+    ),
+}
+
+
+def _demo_options() -> list:
+    """The options of ``lptheory demo``."""
+    from lptheory.optimizers import OPTIMIZERS
+
+    return [
+        _optimizer_option(OPTIMIZERS, default="stacey-pp"),
+        (
+            "--p",
+            {"type": _p_arg, "default": None, "help": "l_p exponent of the optimizers that have one (default: 3)"},
+        ),
+        ("--lr", {"type": float, "default": 1e-2, "help": "step size"}),
+        ("--d", {"type": _count_arg, "default": 1000, "help": "dimension"}),
+        ("--replicates", {"type": _count_arg, "default": 4, "metavar": "R", "help": "independent replicates"}),
+        ("--steps", {"type": _count_arg, "default": 200, "metavar": "T", "help": "number of steps"}),
+        _seed_option(),
+    ]
+
+
+def _add_hyper_flags(p_run) -> None:
+    """The optimizers' hyper-parameter flags of ``lptheory run`` (``--alpha``, ``--tau``, ..., ``--eps-mode``)."""
     for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
         p_run.add_argument(
             "--" + name.replace("_", "-"),
@@ -1065,177 +1183,254 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["paper", "official"],
         help="Stacey's eps form (its default: paper)",
     )
-    p_run.add_argument("--backend", default="numpy", choices=["numpy", "torch"], help="array backend")
-    p_run.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (--backend torch only)")
-    p_run.add_argument(
-        "--dtype",
-        default=None,
-        choices=["float64", "float32"],
-        help="float32 needs --backend torch (float64 when omitted)",
-    )
-    p_run.add_argument("--out", default="out", help="output directory")
-    p_run.add_argument("--quiet", action="store_true", help="no progress output")
-    p_run.set_defaults(func=_cmd_run)
 
-    p_check = sub.add_parser(
-        "check",
-        help="run claim checks (a check of the Stacey pack, a claim file, a module or an installed pack)",
-        description="Run checks and print their verdicts (holds / violated / inconclusive / not-applicable). TARGET "
-        "is a check of the built-in Stacey pack (`lptheory info` lists every pack's checks), a claim file "
-        "(path/to/claims.py), a module (pkg.claims or pkg.claims:PACK) or an installed pack's name; NAMES select "
-        "checks of it (all by default).",
-    )
-    p_check.add_argument("target", metavar="TARGET", help="a check name, a claim file, a module or a pack")
-    p_check.add_argument("names", metavar="NAME", nargs="*", help="checks of TARGET to run (default: all)")
-    p_check.add_argument(
-        "--p",
-        type=_p_arg,
-        action="extend",
-        nargs="+",
-        default=None,
-        help="p values (checks that take p; their defaults otherwise)",
-    )
-    p_check.add_argument("--set", action="append", metavar="KEY=V[,V...]", help="another option of the check")
-    p_check.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run; used by the tests)")
-    p_check.add_argument("--json", action="store_true", help='print one JSON object {"claims": [...], "meta": {...}}')
-    p_check.add_argument(
-        "--out",
-        default=None,
-        help="directory for check_NAME.json and the figures, PNG and SVG (default: none, the verdicts printed only)",
-    )
-    p_check.add_argument("--seed", type=_seed_arg, default=0, help="random seed")
-    p_check.add_argument(
-        "--jobs",
-        type=int,
-        default=_default_jobs(),
-        metavar="N",
-        help=f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
-    )
-    p_check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    p_check.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
-    p_check.add_argument(
-        "--fail-on",
-        default=None,
-        metavar="KINDS",
-        help="exit 1 on findings: comma-separated among violated, inconclusive, regressed",
-    )
-    p_check.add_argument("--baseline", default=None, help="claims.json (or a report directory) to compare against")
-    p_check.add_argument(
-        "--ratio-tolerance",
-        type=float,
-        default=0.05,
-        help="with --baseline: a ratio moving towards its bound by more than this (relative) regresses",
-    )
-    p_check.set_defaults(func=_cmd_check)
 
-    p_rep = sub.add_parser(
-        "report",
-        help="run a pack's checks and write the report (HTML, Markdown, LaTeX, figures, claims.json, results.csv)",
-        description="Run the checks of a pack (the Stacey paper by default) and write index.html (math rendered "
-        "offline by the vendored KaTeX), report.md, report.tex, every figure (PNG and SVG), claims.json and "
-        "results.csv (and results.parquet with pyarrow) to --out.",
-    )
-    p_rep.add_argument(
-        "--claims",
-        default=None,
-        metavar="TARGET",
-        help="claim file, module or installed pack (default: the built-in Stacey pack)",
-    )
-    p_rep.add_argument("--only", default=None, metavar="NAMES", help="comma-separated checks to run (default: all)")
-    p_rep.add_argument("--skip", default=None, metavar="NAMES", help="comma-separated checks to leave out")
-    p_rep.add_argument("--out", default="report", help="output directory (default: report)")
-    p_rep.add_argument(
-        "--config", default=None, help="TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"
-    )
-    p_rep.add_argument(
-        "--seed", type=_seed_arg, default=None, help="random seed (default: the configuration's seed, else 0)"
-    )
-    p_rep.add_argument("--quick", action="store_true", help="smoke run (small budgets)")
-    p_rep.add_argument(
-        "--jobs",
-        type=int,
-        default=_default_jobs(),
-        metavar="N",
-        help=f"local processes; the same results for any N (default: {_default_jobs()}, the cores, at most 8)",
-    )
-    p_rep.add_argument("--quiet", action="store_true", help="no progress output")
-    p_rep.add_argument("--traceback", action="store_true", help="print the traceback when a check fails to run")
-    p_rep.set_defaults(func=_cmd_report)
+def _run_options() -> list:
+    """The options of ``lptheory run``."""
+    from lptheory.optimizers import OPTIMIZERS
+    from synthetic.noise import NOISES
+    from synthetic.problems import PROBLEMS
 
-    p_sw = sub.add_parser(
-        "sweep",
-        help="run a grid of simulator cells on Dask; results in Parquet, cached and resumable",
-        description="Run the grid of CONFIG.toml (see examples/sweeps/theorem1_rate.toml) on an embedded Dask "
-        "LocalCluster (default), on an existing Dask scheduler (--scheduler) or in this process (--workers 0). "
-        "One Parquet file per cell in OUT/cells (written atomically; a cell already there is not recomputed), "
-        "all rows in OUT/results.parquet. Exit status 1 when a cell failed (the others still run).",
+    optimizer_help = _one_of(OPTIMIZERS) + "; repeat to compare several (default: stacey-pp)"
+    shape_help = (
+        "matrix optimizers: each replicate's iterate as an M x N matrix, M * N = d; also the layout of --noise "
+        "rank-one (default, one layout for both: the problem's own matrix shape, else with --noise rank-one the "
+        "noise's own split (see --noise), else 1 x d)"
     )
-    p_sw.add_argument("config", metavar="CONFIG.toml", help="the sweep's grid and fixed values")
-    p_sw.add_argument("--out", default="sweep", help="output directory (default: sweep)")
-    p_sw.add_argument(
-        "--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler, tcp://host:port"
+    noise_help = (
+        _one_of(NOISES, "noise family") + "; rank-one: each draw one row of the d = M x N matrix (--shape M N, "
+        "else the problem's own shape, else M the largest divisor of d up to sqrt(d)); the matrix optimizers take "
+        "the same layout"
     )
-    p_sw.add_argument(
-        "--scheduler-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="seconds to wait for the scheduler's handshake (default: 30)",
-    )
-    p_sw.add_argument(
-        "--workers", type=int, default=None, help="LocalCluster worker processes (default: the cores; 0: no Dask)"
-    )
-    p_sw.add_argument("--resume", action="store_true", help="continue the sweep in --out (its cells are kept)")
-    p_sw.add_argument(
-        "--dry-run", action="store_true", help="print the cells, what is cached and the work; run nothing"
-    )
-    p_sw.add_argument("--yes", action="store_true", help="run a grid larger than sweep.max_cells")
-    p_sw.add_argument("--quiet", action="store_true", help="no progress output")
-    p_sw.set_defaults(func=_cmd_sweep)
+    return [
+        _optimizer_option(OPTIMIZERS, action="append", help=optimizer_help),
+        ("--p", {"type": _p_arg, "default": None, "help": "l_p exponent of the l_p optimizers (their default: 3)"}),
+        (
+            "--p-measure",
+            {
+                "type": _p_arg,
+                "default": None,
+                "metavar": "P",
+                "help": "p of the gradient metric ||grad f||_{p*}^{p*} (default: --p, else 3)",
+            },
+        ),
+        (
+            "--problem",
+            {"default": "separable", "choices": sorted(PROBLEMS), "metavar": "NAME"}
+            | {"help": _one_of(PROBLEMS, "problem")},
+        ),
+        (
+            "--problem-seed",
+            {"type": seed_arg, "default": 0, "metavar": "SEED", "help": "seed of the problem instance"},
+        ),
+        ("--d", {"type": _count_arg, "default": 100, "help": "dimension"}),
+        (
+            "--shape",
+            {"type": _count_arg, "nargs": 2, "metavar": ("M", "N"), "default": None, "help": shape_help},
+        ),
+        ("--noise", {"default": "rademacher", "choices": sorted(NOISES), "metavar": "NAME", "help": noise_help}),
+        ("--sigma", {"type": float, "default": 0.1, "help": "noise std per coordinate (scale of the profile)"}),
+        ("--sigma-profile", {"default": "flat", "choices": ["flat", "power"], "help": "per-coordinate stds"}),
+        (
+            "--batch",
+            {"type": _count_arg, "default": None, "metavar": "N"}
+            | {"help": "batch size n_t, the same at every step (default: 1; not with --batch-schedule T)"},
+        ),
+        (
+            "--batch-schedule",
+            {"default": "constant", "choices": ["constant", "T"], "help": "'T': n_t = T as in Theorem 1"},
+        ),
+        ("--steps", {"type": _count_arg, "default": 1000, "metavar": "T", "help": "number of steps T"}),
+        ("--replicates", {"type": _count_arg, "default": 16, "metavar": "R", "help": "independent replicates R"}),
+        _seed_option("random seed (same seed, same bits)"),
+        (
+            "--record-every",
+            {"type": _count_arg, "default": 10, "metavar": "N", "help": "record the metrics every N steps"},
+        ),
+        ("--lr", {"type": float, "default": None, "help": "step size (the optimizer's default when omitted)"}),
+        _add_hyper_flags,
+        ("--backend", {"default": "numpy", "choices": ["numpy", "torch"], "help": "array backend"}),
+        ("--device", {"default": None, "help": "torch device, e.g. cpu or cuda (--backend torch only)"}),
+        (
+            "--dtype",
+            {"default": None, "choices": ["float64", "float32"]}
+            | {"help": "float32 needs --backend torch (float64 when omitted)"},
+        ),
+        ("--out", {"default": "out", "help": "output directory"}),
+        _quiet_option(),
+    ]
 
-    p_pl = sub.add_parser(
-        "plot",
-        help="rate curves of a sweep (PNG and SVG)",
-        description="A metric of a sweep against a swept parameter (log-log), lines by --hue, panels by --col, "
-        "intervals over seeds (or replicates), fitted slopes; defaults from the config's [plot] section.",
-    )
-    p_pl.add_argument("sweep_dir", metavar="SWEEP_DIR", help="the --out directory of lptheory sweep")
-    p_pl.add_argument(
-        "--x", default=None, help="the swept parameter on the x axis (default: the config's [plot] x, else sim.steps)"
-    )
-    p_pl.add_argument(
-        "--y", default=None, help="the metric, e.g. grad_pstar_avg (default: the config's [plot] y, else gap)"
-    )
-    p_pl.add_argument(
-        "--hue",
-        default=None,
-        help="one line per value of this column, e.g. optimizer.name (default: the config's [plot] hue, else one "
-        "line)",
-    )
-    p_pl.add_argument(
-        "--col",
-        default=None,
-        help="one panel per value of this column, e.g. p (default: the config's [plot] col, else one panel)",
-    )
-    p_pl.add_argument(
-        "--theory-slope",
-        type=float,
-        default=None,
-        help="draw a reference line with this slope (default: the config's [plot] theory_slope, else none)",
-    )
-    p_pl.add_argument("--out", default=None, help="file stem (default: SWEEP_DIR/rate)")
-    p_pl.set_defaults(func=_cmd_plot)
 
-    p_diff = sub.add_parser(
-        "diff",
-        help="what changed between two runs, claim by claim (status, ratio, witness)",
-        description="Compare two claims.json files (from lptheory check --json/--out or lptheory report), or two "
-        "report directories: claims whose status, ratio or witness changed, and claims added or removed.",
+def _check_options() -> list:
+    """The options of ``lptheory check``."""
+
+    return [
+        ("target", {"metavar": "TARGET", "help": "a check name, a claim file, a module or a pack"}),
+        ("names", {"metavar": "NAME", "nargs": "*", "help": "checks of TARGET to run (default: all)"}),
+        (
+            "--p",
+            {"type": _p_arg, "action": "extend", "nargs": "+", "default": None}
+            | {"help": "p values (checks that take p; their defaults otherwise)"},
+        ),
+        ("--set", {"action": "append", "metavar": "KEY=V[,V...]", "help": "another option of the check"}),
+        ("--quick", {"action": "store_true", "help": "smaller budgets (a smoke run; used by the tests)"}),
+        ("--json", {"action": "store_true", "help": 'print one JSON object {"claims": [...], "meta": {...}}'}),
+        (
+            "--out",
+            {"default": None}
+            | {
+                "help": "directory for check_NAME.json and the figures, PNG and SVG (default: none, the verdicts "
+                "printed only)"
+            },
+        ),
+        _seed_option(),
+        _jobs_option(),
+        _quiet_option("no progress lines on stderr"),
+        _traceback_option(),
+        (
+            "--fail-on",
+            {"default": None, "metavar": "KINDS"}
+            | {"help": "exit 1 on findings: comma-separated among violated, inconclusive, regressed"},
+        ),
+        ("--baseline", {"default": None, "help": "claims.json (or a report directory) to compare against"}),
+        (
+            "--ratio-tolerance",
+            {"type": float, "default": 0.05}
+            | {"help": "with --baseline: a ratio moving towards its bound by more than this (relative) regresses"},
+        ),
+    ]
+
+
+def _report_options() -> list:
+    """The options of ``lptheory report``."""
+
+    return [
+        (
+            "--claims",
+            {"default": None, "metavar": "TARGET"}
+            | {"help": "claim file, module or installed pack (default: the built-in Stacey pack)"},
+        ),
+        ("--only", {"default": None, "metavar": "NAMES", "help": "comma-separated checks to run (default: all)"}),
+        ("--skip", {"default": None, "metavar": "NAMES", "help": "comma-separated checks to leave out"}),
+        ("--out", {"default": "report", "help": "output directory (default: report)"}),
+        (
+            "--config",
+            {"default": None}
+            | {"help": "TOML file: seed = N and [checks.NAME] options merged over the pack's defaults"},
+        ),
+        _seed_option("random seed (default: the configuration's seed, else 0)", default=None),
+        ("--quick", {"action": "store_true", "help": "smoke run (small budgets)"}),
+        _jobs_option(),
+        _quiet_option(),
+        _traceback_option(),
+    ]
+
+
+def _sweep_options() -> list:
+    """The options of ``lptheory sweep``."""
+
+    return [
+        ("config", {"metavar": "CONFIG.toml", "help": "the sweep's grid and fixed values"}),
+        ("--out", {"default": "sweep", "help": "output directory (default: sweep)"}),
+        (
+            "--scheduler",
+            {"default": None, "metavar": "ADDRESS", "help": "an existing Dask scheduler, tcp://host:port"},
+        ),
+        (
+            "--scheduler-timeout",
+            {"type": float, "default": 30.0, "metavar": "SECONDS"}
+            | {"help": "seconds to wait for the scheduler's handshake (default: 30)"},
+        ),
+        (
+            "--workers",
+            {
+                "type": int,
+                "default": None,
+                "help": "LocalCluster worker processes (default: the cores; 0: no Dask)",
+            },
+        ),
+        ("--resume", {"action": "store_true", "help": "continue the sweep in --out (its cells are kept)"}),
+        (
+            "--dry-run",
+            {"action": "store_true", "help": "print the cells, what is cached and the work; run nothing"},
+        ),
+        ("--yes", {"action": "store_true", "help": "run a grid larger than sweep.max_cells"}),
+        _quiet_option(),
+    ]
+
+
+def _plot_options() -> list:
+    """The options of ``lptheory plot``."""
+
+    return [
+        ("sweep_dir", {"metavar": "SWEEP_DIR", "help": "the --out directory of lptheory sweep"}),
+        (
+            "--x",
+            {"default": None}
+            | {"help": "the swept parameter on the x axis (default: the config's [plot] x, else sim.steps)"},
+        ),
+        (
+            "--y",
+            {"default": None, "help": "the metric, e.g. grad_pstar_avg (default: the config's [plot] y, else gap)"},
+        ),
+        (
+            "--hue",
+            {"default": None}
+            | {
+                "help": "one line per value of this column, e.g. optimizer.name (default: the config's [plot] "
+                "hue, else one line)"
+            },
+        ),
+        (
+            "--col",
+            {"default": None}
+            | {"help": "one panel per value of this column, e.g. p (default: the config's [plot] col, else one panel)"},
+        ),
+        (
+            "--theory-slope",
+            {"type": float, "default": None}
+            | {"help": "draw a reference line with this slope (default: the config's [plot] theory_slope, else none)"},
+        ),
+        ("--out", {"default": None, "help": "file stem (default: SWEEP_DIR/rate)"}),
+    ]
+
+
+def _diff_options() -> list:
+    """The options of ``lptheory diff``."""
+
+    return [
+        ("old", {"metavar": "OLD", "help": "claims.json, check_NAME.json or a report directory"}),
+        ("new", {"metavar": "NEW", "help": "claims.json, check_NAME.json or a report directory"}),
+        ("--json", {"action": "store_true", "help": 'print {"changes": [...], "summary": {...}}'}),
+    ]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``lptheory`` parser: each sub-command's help and description from ``_ABOUT``, its options from
+    ``_NAME_options()``; every sub-command also takes ``--traceback`` (the traceback of a failure, as well as
+    its one-line message)."""
+    parser = _Parser(
+        prog="lptheory",
+        description="Numerical theory verification for l_p stochastic optimization. Exit status: 0 ran (a violated "
+        "claim is a finding), 1 a finding failed the run (--fail-on), 2 bad input, 3 a check or a command crashed.",
     )
-    p_diff.add_argument("old", metavar="OLD", help="claims.json, check_NAME.json or a report directory")
-    p_diff.add_argument("new", metavar="NEW", help="claims.json, check_NAME.json or a report directory")
-    p_diff.add_argument("--json", action="store_true", help='print {"changes": [...], "summary": {...}}')
-    p_diff.set_defaults(func=_cmd_diff)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = {
+        "info": (_cmd_info, list),
+        "demo": (_cmd_demo, _demo_options),
+        "run": (_cmd_run, _run_options),
+        "check": (_cmd_check, _check_options),
+        "report": (_cmd_report, _report_options),
+        "sweep": (_cmd_sweep, _sweep_options),
+        "plot": (_cmd_plot, _plot_options),
+        "diff": (_cmd_diff, _diff_options),
+    }
+    for name, (func, options) in commands.items():
+        p = sub.add_parser(name, **_ABOUT[name])
+        _add_options(p, options())
+        if name not in ("check", "report"):  # these two place theirs after --quiet
+            _add_options(p, [_traceback_option("print the traceback when the command fails")])
+        p.set_defaults(func=func)
     return parser
 
 
@@ -1270,25 +1465,18 @@ def _cmd_diff(args) -> int:
 
 
 def _load_claims(path, what):
-    """The records of a claims JSON file or a report directory (UsageError naming ``what`` otherwise)."""
-    import json
+    """The records of a claims JSON file or a report directory, every field the readers use validated
+    (:func:`proofs_checks.records_io.read_records`); UsageError naming ``what``, the file and the key."""
+    from proofs_checks.records_io import RecordsFileError, read_records
 
-    if os.path.isdir(path):
-        path = os.path.join(path, "claims.json")
-    if not os.path.exists(path):
-        raise UsageError(f"{what} {path}: no such file")
     try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what} {path}: not a claims JSON file ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise UsageError(f'{what} {path}: expected {{"claims": [...], "meta": {{...}}}}')
-    return doc["claims"]
+        return read_records(path, what)
+    except RecordsFileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _cmd_sweep(args) -> int:
-    from proofs_checks import sweep as S
+    from lptheory.app import sweep as S
 
     if args.workers is not None and args.workers < 0:
         raise UsageError(f"--workers must be >= 0, got {args.workers}")
@@ -1299,6 +1487,8 @@ def _cmd_sweep(args) -> int:
         if not args.dry_run:
             _prepare_out(args.out, args=args)
         args._created_out = False  # never remove a sweep's output: its cells are what --resume continues from
+        if args.dry_run and args.yes and S.grid_size(cfg) > cfg["sweep"].get("max_cells", S.MAX_CELLS):
+            return _sweep_preview(S.preview(cfg, args.out), args, list(cfg["grid"]))
         if args.dry_run:
             pl = S.plan(cfg, args.out, confirm_large=args.yes)
             n, cached = len(pl["cells"]), pl["cached"]
@@ -1335,6 +1525,20 @@ def _cmd_sweep(args) -> int:
         for h, f in res.failed.items():
             print(f"  {h}: {f['error']}", file=sys.stderr)
         return EXIT_FINDING
+    return EXIT_OK
+
+
+def _sweep_preview(pv: dict, args, swept: list) -> int:
+    """``lptheory sweep --dry-run --yes`` on a grid larger than sweep.max_cells: counts from the axes' lengths
+    (:func:`.sweep.preview`), no list of every cell."""
+    print(
+        f"{pv['cells']:,} cells (the product of the grid's axes; cells that become equal run once), "
+        f"{pv['cached']:,} cell files already in {args.out}"
+    )
+    print(f"work: at most {pv['work']:,} replicate-steps (steps x replicates over the cells)")
+    print("first cells:")
+    for c in pv["first"]:
+        print("  " + ", ".join(f"{k}={v}" for k, v in c.items() if k in swept))
     return EXIT_OK
 
 
@@ -1380,6 +1584,17 @@ def _cmd_plot(args) -> int:
     return EXIT_OK
 
 
+def _drop_cluster_exit_hook() -> None:
+    """After an interruption: Dask's exit hook would close the sweep's LocalCluster, whose workers were
+    killed already, and print the traceback of that failure: it is dropped (nothing is left to close)."""
+    spec = sys.modules.get("distributed.deploy.spec")
+    hook = getattr(spec, "close_clusters", None)
+    if hook is not None:
+        import atexit
+
+        atexit.unregister(hook)
+
+
 def _quiet_colorama_reset() -> None:
     """numba imports colorama, whose import registers an exit hook that writes ESC[0m (reset the colours) to
     a terminal: a stray control sequence after our last line (seen in ``script`` logs). Nothing here colours
@@ -1401,7 +1616,9 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from .guard import interruptible
+    from .guard import interruptible, orphan_guard
+
+    orphan_guard()  # every worker process forked from here on dies with this one, however it ends
 
     def on_timeout():  # Ctrl-C and the unwinding took too long: clean up from the watchdog
         _cleanup_owned(args)
@@ -1412,6 +1629,7 @@ def main(argv=None) -> int:
             return args.func(args)
     except KeyboardInterrupt:
         _cleanup_owned(args)
+        _drop_cluster_exit_hook()
         print("lptheory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into a reader that stopped (``| head``): not an error of ours
@@ -1422,6 +1640,10 @@ def main(argv=None) -> int:
         return EXIT_OK
     except (UsageError, ValueError, TypeError) as exc:
         _cleanup_owned(args)
+        if getattr(args, "traceback", False):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         from proofs_checks.packs import PackError
 
         kind = "error"
@@ -1431,6 +1653,16 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # a crash: no staging directory or half-made output left behind, the traceback, exit 3
         _cleanup_owned(args)
+        full = _no_space(exc, args)
+        if full:  # not a bug: the disk is full (nothing half-written is left behind)
+            print(f"lptheory: error: {full}", file=sys.stderr)
+            return EXIT_USAGE
+        from .guard import stop_requested
+
+        if stop_requested():  # what a stop signal broke (a pool whose workers it killed): an interruption
+            _drop_cluster_exit_hook()
+            print("lptheory: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
@@ -1443,9 +1675,10 @@ def main(argv=None) -> int:
         _quiet_colorama_reset()
         for lock in getattr(args, "_locks", ()):
             lock.release()
+        from .guard import remove_if_empty
+
         for path in getattr(args, "_created_dirs", ()):  # made by this run and left empty (it stopped early)
-            with contextlib.suppress(OSError):
-                os.rmdir(path)
+            remove_if_empty(path)
 
 
 if __name__ == "__main__":  # pragma: no cover

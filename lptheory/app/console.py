@@ -9,6 +9,7 @@ non-finite values written ``inf``, ``-inf``, ``nan``; an interval ``[lo, hi]`` w
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 
@@ -30,6 +31,16 @@ def fmt_num(x, digits: int = 5) -> str:
         return "inf" if v > 0 else "-inf"
     text = f"{v:.{digits}g}"
     return "0" if text == "-0" else text
+
+
+def fmt_exact(x) -> str:
+    """``x`` in full precision (the shortest text that reads back as the same float: ``1.0000001``, not the
+    ``1`` of five digits), an integral value without its ``.0`` (``3``); for parameters such as p, where a
+    rounded value would name another setting."""
+    v = float(x)
+    if math.isfinite(v) and v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    return fmt_num(v) if not math.isfinite(v) else repr(v)
 
 
 class Interval:
@@ -75,3 +86,33 @@ def table(header: list[str], rows: list[list], digits: int = 5, align: str | Non
     for i in range(len(rows)):
         lines.append("  ".join(f"{col[i]:{k}{w}}" for col, k, w in zip(cells, kinds, widths)).rstrip())
     return lines
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Within the block, whatever is written to standard output goes to standard error: ``print`` here
+    (``sys.stdout``) and, where standard output is a file descriptor, anything written to it (worker
+    processes forked inside the block, C code). ``lptheory check --json`` runs its checks so: a claim
+    file's prints never break the JSON document on standard output."""
+    import os
+    import sys
+
+    try:
+        sys.stdout.flush()
+        fd = sys.stdout.fileno()
+        err = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's capture)
+        fd = None
+    saved = None
+    if fd is not None:
+        saved = os.dup(fd)
+        os.dup2(err, fd)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+            os.dup2(saved, fd)
+            os.close(saved)

@@ -5,8 +5,13 @@ half-written.
   ``O_EXCL`` lock file) on ``OUT/.lptheory.lock`` for the whole run. A second ``lptheory`` writing the
   same ``--out`` is refused (exit 2, naming the other process) before it does any work, so two reports
   can never mix their files. The kernel drops an ``flock`` with its process: no stale locks after a crash.
+  Forked children close their copy of the lock (:func:`orphan_guard`), so a worker that outlives its parent
+  cannot keep the lock; a lock file whose holder is no longer running is taken over, with a message.
+* :func:`orphan_guard` / :func:`die_with_parent`: a forked worker dies with its parent, however the parent
+  ends (``SIGKILL`` included): ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux, and everywhere a watchdog
+  thread that exits the worker once its parent is gone.
 * :func:`interruptible`: while a command runs, SIGINT (Ctrl-C, sent by the terminal to the whole
-  foreground process group) kills every descendant process (worker pools, their forked searches) and
+  foreground process group), SIGTERM and SIGHUP kill every descendant process (worker pools, their forked searches) and
   raises KeyboardInterrupt in the main thread at once (forked workers, which inherit the handler,
   exit quietly); a watchdog cleans up and exits with 130 if the
   unwinding has not finished within ``grace`` seconds. The command exits within about a second
@@ -26,12 +31,46 @@ import signal
 import sys
 import threading
 
+from lptheory import lifetime
+from lptheory.lifetime import process_alive
+
 LOCK_NAME = ".lptheory.lock"
+# the signals that stop a command as Ctrl-C does (clean up, exit 130): SIGINT, SIGTERM (kill, a scheduler's
+# time limit) and SIGHUP (the terminal closed)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 STAGING_PREFIX = ".lptheory-staging-"
 
 
 class OutputBusy(RuntimeError):
     """Another process holds the lock of an output directory."""
+
+
+OWNER_NAME = ".lptheory-command"  # the command whose output a directory holds (one word)
+
+
+class OutputOwned(RuntimeError):
+    """An output directory holds the output of another command."""
+
+
+def claim_directory(directory: str, command: str) -> None:
+    """Mark ``directory`` as the output of ``command`` (a small file, :data:`OWNER_NAME`), or raise
+    :class:`OutputOwned` when it holds the output of another command (``lptheory report`` and ``lptheory
+    sweep`` sharing one ``--out`` would replace each other's ``results.parquet``). Call it holding the
+    directory's lock. The root directory is refused (a command writes many files into its ``--out``)."""
+    real = os.path.realpath(directory)
+    if os.path.dirname(real) == real:
+        raise OutputOwned(f"{directory} is the root directory: give each command a directory of its own")
+    path = os.path.join(directory, OWNER_NAME)
+    try:
+        with open(path) as fh:
+            owner = fh.read().strip()
+    except FileNotFoundError:
+        owner = None
+    if owner is not None and owner != command:
+        raise OutputOwned(f"{directory} holds the output of `lptheory {owner}` (see its {OWNER_NAME})")
+    if owner is None:
+        with open(path, "w") as fh:
+            fh.write(command + "\n")
 
 
 class OutputLock:
@@ -43,13 +82,33 @@ class OutputLock:
         self.path = os.path.join(directory, LOCK_NAME)
         self._fd = None
 
-    def _holder(self) -> str:
+    def _holder_pid(self) -> int | None:
         try:
             with open(self.path) as fh:
-                pid = fh.read().strip()
+                text = fh.read().strip()
         except OSError:
-            pid = ""
+            return None
+        return int(text) if text.isdigit() else None
+
+    def _holder(self) -> str:
+        pid = self._holder_pid()
         return f"pid {pid}" if pid else "another process"
+
+    def _take_over_if_dead(self) -> bool:
+        """The lock file names a process that is no longer running (killed with ``SIGKILL``, say, while a
+        worker it forked before :func:`orphan_guard` held the lock): remove the file, say so on stderr, and
+        return True (the caller locks a fresh file). False when the holder runs or is unknown."""
+        pid = self._holder_pid()
+        if pid is None or pid == os.getpid() or process_alive(pid):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        print(
+            f"lptheory: {self.directory}: taking over its lock from pid {pid}, which is no longer running",
+            file=sys.stderr,
+            flush=True,
+        )
+        return True
 
     def acquire(self) -> OutputLock:
         try:
@@ -58,8 +117,11 @@ class OutputLock:
             try:
                 self._fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
-                raise OutputBusy(f"{self.directory} is being written by {self._holder()}") from None
+                if not self._take_over_if_dead():
+                    raise OutputBusy(f"{self.directory} is being written by {self._holder()}") from None
+                self._fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             os.write(self._fd, str(os.getpid()).encode())
+            _HELD.add(self)
             return self
         while True:
             fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
@@ -67,6 +129,8 @@ class OutputLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 os.close(fd)
+                if self._take_over_if_dead():
+                    continue
                 raise OutputBusy(f"{self.directory} is being written by {self._holder()}") from None
             try:  # the holder before us may have unlinked the file we opened: lock the one on disk
                 same = os.path.samestat(os.fstat(fd), os.stat(self.path))
@@ -78,9 +142,11 @@ class OutputLock:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
+        _HELD.add(self)
         return self
 
     def release(self) -> None:
+        _HELD.discard(self)
         if self._fd is None:
             return
         with contextlib.suppress(OSError):
@@ -94,6 +160,30 @@ class OutputLock:
 
     def __exit__(self, *exc):
         self.release()
+
+
+_HELD: set = set()  # the locks this process holds (a forked child closes its copies: _drop_locks_in_child)
+
+
+def _drop_locks_in_child() -> None:
+    """In a forked child: close its copies of this process's output locks (the parent keeps its lock; a
+    worker must not hold it, since it could outlive the parent)."""
+    for lock in list(_HELD):
+        if lock._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(lock._fd)
+            lock._fd = None
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_locks_in_child)
+
+
+def orphan_guard() -> None:
+    """Every process forked from now on by this one (and by its forked children) dies with its parent
+    (:func:`lptheory.lifetime.orphan_guard`); forked children never hold the output locks."""
+    lifetime.orphan_guard()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -132,10 +222,24 @@ def descendants(pid: int | None = None) -> list[int]:
     return out
 
 
+def _is_resource_tracker(pid: int) -> bool:
+    """Whether ``pid`` is a ``multiprocessing`` resource tracker (Linux ``/proc``; False elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"multiprocessing.resource_tracker" in fh.read()
+    except OSError:
+        return False
+
+
 def kill_descendants() -> int:
-    """SIGKILL every descendant process; returns how many were signalled."""
+    """SIGKILL every descendant process but multiprocessing's resource tracker (it ends by itself with this
+    process, after releasing what the workers left; killed, it was relaunched and printed a KeyError
+    traceback for every semaphore then released: a dozen after Ctrl-C on a sweep); returns how many
+    were signalled."""
     n = 0
     for pid in descendants():
+        if _is_resource_tracker(pid):
+            continue
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
             n += 1
@@ -164,8 +268,23 @@ def cleanup(path: str | None, created: bool) -> None:
                     os.remove(full)
 
 
+def remove_if_empty(path: str) -> None:
+    """Remove directory ``path`` if it holds nothing but its owner mark (:data:`OWNER_NAME`)."""
+    with contextlib.suppress(OSError):
+        if set(os.listdir(path)) <= {OWNER_NAME}:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(path, OWNER_NAME))
+            os.rmdir(path)
+
+
 def staging(out: str) -> str:
-    """A fresh hidden directory inside ``out`` to write a report into before :func:`publish`."""
+    """A fresh hidden directory inside ``out`` to write a report into before :func:`publish`. The staging
+    directories left by runs that are no longer running (killed with ``SIGKILL``) are removed."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(out):
+            pid = name[len(STAGING_PREFIX) :]
+            if name.startswith(STAGING_PREFIX) and pid.isdigit() and not process_alive(int(pid)):
+                shutil.rmtree(os.path.join(out, name), ignore_errors=True)
     path = os.path.join(out, f"{STAGING_PREFIX}{os.getpid()}")
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
@@ -179,7 +298,7 @@ def publish(stage: str, out: str) -> list[str]:
     held = []
     main = threading.current_thread() is threading.main_thread()
     if main:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+        previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in STOP_SIGNALS}
     try:
         moved = []
         for dirpath, _, files in os.walk(stage):
@@ -195,11 +314,15 @@ def publish(stage: str, out: str) -> list[str]:
         shutil.rmtree(stage, ignore_errors=True)
     finally:
         if main:
-            signal.signal(signal.SIGINT, previous)
+            for sig, prev in previous.items():
+                signal.signal(sig, prev)
     if held:
-        if callable(previous):
-            previous(signal.SIGINT, None)
-        elif previous != signal.SIG_IGN:
+        prev = previous[held[0]]
+        if callable(prev):
+            prev(held[0], None)
+        elif prev == signal.SIG_DFL and held[0] != signal.SIGINT:
+            os.kill(os.getpid(), held[0])  # the signal's default action, now that every file is in place
+        elif prev != signal.SIG_IGN:
             raise KeyboardInterrupt
     return moved
 
@@ -208,21 +331,36 @@ def publish(stage: str, out: str) -> list[str]:
 # Ctrl-C
 
 
+_STOPPED: list = []  # the stop signals received inside interruptible()
+
+
+def stop_requested() -> int | None:
+    """The stop signal (SIGINT, SIGTERM, SIGHUP) received inside :func:`interruptible`, else None."""
+    return _STOPPED[0] if _STOPPED else None
+
+
 @contextlib.contextmanager
 def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130, linger: bool = False):
-    """Within the block, SIGINT kills every descendant process and raises KeyboardInterrupt here; if
-    the process is still alive ``grace`` seconds later, ``on_timeout()`` runs (the cleanup) and the
-    process exits with ``code`` (``os._exit``: a pool's shutdown cannot hold it). Worker processes
-    forked inside the block inherit the handler and exit at once with ``code``, without a traceback.
+    """Within the block, SIGINT (and SIGTERM, SIGHUP: :data:`STOP_SIGNALS`) kills every descendant process
+    and raises KeyboardInterrupt here; if the process is still alive ``grace`` seconds later,
+    ``on_timeout()`` runs (the cleanup) and the process exits with ``code`` (``os._exit``: a pool's
+    shutdown cannot hold it). Worker processes forked inside the block inherit the handler and exit at
+    once with ``code``, without a traceback.
 
     ``linger=False`` (a caller inside a longer-lived process: a test, a notebook) stops the watchdog
     when the block is left; ``linger=True`` (the ``lptheory`` program) keeps it through the rest of
-    the process, interpreter shutdown included."""
+    the process, interpreter shutdown included.
+
+    The signal is also remembered (:func:`stop_requested`): a KeyboardInterrupt raised where Python
+    swallows it (inside an at-fork hook while a pool forks its workers) still ends the command as an
+    interruption, not as the crash of the pool whose workers it killed; Python's "Exception ignored"
+    report of that KeyboardInterrupt is not printed."""
     if threading.current_thread() is not threading.main_thread():  # signals are the main thread's
         yield
         return
     owner = os.getpid()
     timers = []
+    _STOPPED.clear()
 
     def watchdog():
         with contextlib.suppress(Exception):
@@ -235,6 +373,7 @@ def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130, linger: 
     def handler(signum, frame):
         if os.getpid() != owner:  # a forked worker that inherited the handler: go, quietly (the
             os._exit(code)  # main process reports the interruption and cleans up)
+        _STOPPED.append(signum)
         kill_descendants()
         t = threading.Timer(grace, watchdog)
         t.daemon = True
@@ -242,12 +381,20 @@ def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130, linger: 
         timers.append(t)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, handler)
+    def unraisable(info, hook=sys.unraisablehook):
+        if not (_STOPPED and isinstance(info.exc_value, KeyboardInterrupt)):
+            hook(info)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     try:
         yield
     finally:
         if os.getpid() == owner:
-            signal.signal(signal.SIGINT, previous)
+            for sig, prev in previous.items():
+                signal.signal(sig, prev)
+            if not linger:
+                sys.unraisablehook = previous_hook
             if not linger:
                 for t in timers:
                     t.cancel()

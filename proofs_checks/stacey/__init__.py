@@ -54,7 +54,7 @@ def p_range(lo: float, lo_open: bool):
             bad = (p < lo or (lo_open and p == lo)) or not math.isfinite(p)
             if bad:
                 rng = f"({lo:g}, inf)" if lo_open else f"[{lo:g}, inf)"
-                raise ValueError(f"--p must be in {rng} for this check, got {p:g}")
+                raise ValueError(f"--p must be in {rng} for this check, got {float(p)!r}")
 
     return validate
 

@@ -37,7 +37,7 @@ SOURCE_B2 = "Appendix A.1, Lemma 2 (lem:B2); the corrected constant of `lptheory
 def _validate(options):
     for p in options.get("p") or ():
         if not (2.0 < p < math.inf):
-            raise ValueError(f"--p must be in (2, inf) for this check, got {p:g}")
+            raise ValueError(f"--p must be in (2, inf) for this check, got {float(p)!r}")
 
 
 def _kappa_range_form(p: float):

@@ -42,7 +42,7 @@ def _symbolic_claim(vd, **kw) -> Claim:
 def _validate(options):
     for p in options.get("p") or ():
         if not (2.0 < p < math.inf):
-            raise ValueError(f"--p must be in (2, inf) for this check, got {p:g}")
+            raise ValueError(f"--p must be in (2, inf) for this check, got {float(p)!r}")
 
 
 def _spot_gap(pairs, n=3) -> float:

@@ -376,7 +376,7 @@ def maj_inf_records(seed: int, quick: bool) -> list[Claim]:
 def _validate(options):
     for p in options.get("p") or ():
         if not (p > 2.0):
-            raise ValueError(f"--p must be in (2, inf] for this check, got {p:g}")
+            raise ValueError(f"--p must be in (2, inf] for this check, got {float(p)!r}")
 
 
 @PACK.check(

@@ -18,8 +18,12 @@ from . import SEED
 
 
 def pytest_addoption(parser):
+    from ..cli import seed_arg  # an integer in [0, 2**63 - 1], as every --seed (a usage error otherwise)
+
     group = parser.getgroup("lptheory", "claims as tests (lptheory)")
-    group.addoption("--lptheory-seed", type=int, default=None, help="seed of the lptheory claim assertions (default 0)")
+    group.addoption(
+        "--lptheory-seed", type=seed_arg, default=None, help="seed of the lptheory claim assertions (default 0)"
+    )
     group.addoption("--lptheory-slow", action="store_true", default=False, help="run the tests marked lptheory_slow")
 
 
