@@ -68,7 +68,7 @@ def bench(name, model, batches, blocks, steps):
 
 
 def probe_cost(blocks):
-    from proofs_checks.practice.probe import _loss_of, batch_grad_bound, dual, lp_norm, noise_profile, per_sample_grads
+    from proofs_checks.practice.probe import loss_of, batch_grad_bound, dual, lp_norm, noise_profile, per_sample_grads
     from proofs_checks.practice.tasks import make_task
 
     task = make_task("charlm", "quick", 0)
@@ -88,7 +88,7 @@ def probe_cost(blocks):
         opt.step()
         step_t.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        g, _ = per_sample_grads(model, _loss_of, xs, ys)
+        g, _ = per_sample_grads(model, loss_of, xs, ys)
         full = g.mean(axis=0)
         noise_profile(g)
         batch_grad_bound(g, task.scale.batch, ps)

@@ -165,15 +165,15 @@ def test_probe_formulas():
 def test_per_sample_grads_match_autograd():
     import torch
 
-    from proofs_checks.practice.probe import _loss_of, per_sample_grads
+    from proofs_checks.practice.probe import loss_of, per_sample_grads
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3))
     x, y = torch.randn(6, 5), torch.randint(0, 3, (6,))
-    g, flat = per_sample_grads(model, _loss_of, x, y, chunk=4)
+    g, flat = per_sample_grads(model, loss_of, x, y, chunk=4)
     assert g.shape == (6, flat.size)
     model.zero_grad()
-    _loss_of(model, x[2:3], y[2:3]).backward()
+    loss_of(model, x[2:3], y[2:3]).backward()
     ref = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double().numpy()
     assert np.allclose(g[2], ref, atol=1e-6)
 

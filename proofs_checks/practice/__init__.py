@@ -97,7 +97,7 @@ _DEF = {"p": [2.0, 2.5, 3.0, 4.0, 6.0], "seeds": 0, "device": "cpu"}
 )
 def _digits(ctx):
     """Setting: ``sklearn.datasets.load_digits`` (1,797 8x8 images; 60/20/20 split from the seed), an MLP
-    64-64-10, batch 32, cosine decay, 240 steps (``--quick``) or 1,200.
+    64-64-10, batch 32, cosine decay, 200 steps (``--quick``) or 600.
     Methods: SGD w/ momentum, Adam, AdamW (``torch.optim``), Lion, Stacey(p,p), Stacey(p,2) (``lptheory.torch``)
     with the paper's CIFAR hyper-parameters (Appendix C, Table 4), the learning rate tuned on the validation split
     (the same grid size for every optimizer). Claims: Table 1's "Stacey consistently outperforms" (training NLL
@@ -119,7 +119,7 @@ def _digits(ctx):
 )
 def _charlm(ctx):
     """Setting: ``pydoc_data.topics`` (465k characters, 103 symbols; 80/10/10 of 100 blocks from the seed), a
-    2-layer transformer (d_model 32, context 32, 120 steps with ``--quick``; d_model 48, context 48, 800 steps),
+    2-layer transformer (d_model 32; context 24 and 80 steps with ``--quick``, context 32 and 240 steps),
     batch 16, cosine decay. Methods and protocol as ``digits``, with the paper's LLM hyper-parameters (Table 6).
     Claims: Table 3's "consistently achieves lower loss" (training and test loss at T/4, T/2, T); "p around 3
     proves more effective in LLM pretraining"; the probe's predicted best p.

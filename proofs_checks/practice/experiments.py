@@ -34,7 +34,7 @@ TUNE_SEED = 10_000
 # the learning-rate grids, multiples of the paper's learning rate for the task's analogue (the same for every
 # optimizer); they reach two decades above it because small models on short schedules take larger steps
 GRID_QUICK = (0.1, 1.0, 10.0, 100.0)
-GRID = tuple(10 ** (k / 2) for k in range(-2, 5))
+GRID = tuple(10 ** (k / 2) for k in range(-2, 6))
 TABLE = {"digits": "Table 1 (CIFAR, ResNet-18)", "charlm": "Table 3 (LLM pretraining, llama-100m on C4)"}
 PAPER_TASK = {
     "digits": "CIFAR image classification (ResNet-18, 200 epochs)",

@@ -131,7 +131,7 @@ def per_sample_grads(model, loss_fn, x, y, chunk: int = 256) -> tuple[np.ndarray
     return torch.cat(parts).numpy(), flat.numpy()
 
 
-def _loss_of(fn, x, y):
+def loss_of(fn, x, y):
     from torch.nn import functional as F
 
     out = fn(x)
@@ -143,9 +143,9 @@ def probe_run(config: dict) -> dict:
     points: per point, f on the probe set, ||grad f||_{p*}, G_p (batch n of the run), ||sigma||_1,
     ||sigma||_2 and the sorted sigma profile's quantiles; over the run, the secant L_p; and the probe's time
     against the training time. ``config["ps"]``: the exponents."""
-    from .train import _task, train
+    from .train import task_for, train
 
-    task = _task(config)
+    task = task_for(config)
     ps = [float(p) for p in config["ps"]]
     xs_probe, ys_probe = task.probe_set()
     pts: list = []
@@ -154,7 +154,7 @@ def probe_run(config: dict) -> dict:
 
     def probe(model, t):
         nonlocal sig_max
-        g, flat = per_sample_grads(model, _loss_of, xs_probe, ys_probe)
+        g, flat = per_sample_grads(model, loss_of, xs_probe, ys_probe)
         full = g.mean(axis=0)
         sig = noise_profile(g)
         sig_max = sig if sig_max is None else np.maximum(sig_max, sig)
@@ -191,4 +191,4 @@ def _f(model, x, y) -> float:
     import torch
 
     with torch.no_grad():
-        return float(_loss_of(model, x, y))
+        return float(loss_of(model, x, y))

@@ -49,8 +49,8 @@ SCALES = {
         "charlm": Scale(steps=80, batch=16, width=32, ctx=24, evals=4, eval_windows=48, probe=32),
     },
     "default": {
-        "digits": Scale(steps=1200, batch=32, width=64, evals=12, probe=512),
-        "charlm": Scale(steps=800, batch=16, width=48, ctx=48, evals=10, eval_windows=256, probe=48),
+        "digits": Scale(steps=600, batch=32, width=64, evals=10, probe=512),
+        "charlm": Scale(steps=240, batch=16, width=32, ctx=32, evals=8, eval_windows=96, probe=48),
     },
     "cuda": {
         "digits": Scale(steps=4000, batch=64, width=256, evals=16, probe=1024),

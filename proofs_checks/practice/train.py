@@ -112,7 +112,7 @@ def make_optimizer(name: str, params, hp: dict, lr: float, p: float | None = Non
 _TASKS: dict = {}
 
 
-def _task(config: dict):
+def task_for(config: dict):
     from .tasks import make_task
 
     key = (config["task"], config["scale"], config["split_seed"], config.get("device", "cpu"))
@@ -140,7 +140,7 @@ def train(config: dict, probe=None) -> dict:
     chance level)."""
     import torch
 
-    task = _task(config)
+    task = task_for(config)
     T = task.scale.steps
     model = task.model(config["seed"])
     opt = make_optimizer(config["optimizer"], model.parameters(), config["hp"], config["lr"], config.get("p"))
