@@ -309,3 +309,27 @@ def test_cli_missing_extra_exit_2(tmp_path):
     assert out.returncode == 2, out.stderr
     assert "practice" in out.stderr and "Traceback" not in out.stderr
     json.dumps(out.stderr)
+
+
+def test_entry_point_and_extra_declared():
+    tomllib = pytest.importorskip("tomllib")
+
+    with open("pyproject.toml", "rb") as fh:
+        cfg = tomllib.load(fh)
+    assert cfg["project"]["entry-points"]["lptheory.checks"]["practice"] == "proofs_checks.practice:PACK"
+    extra = " ".join(cfg["project"]["optional-dependencies"]["practice"])
+    assert "torch" in extra and "scikit-learn" in extra
+
+
+def test_report_section_counts_verdicts_per_task_and_claim():
+    from proofs_checks.practice import PACK, SMALL_SCALE_NOTE
+
+    (sec,) = [s for s in PACK.report_sections if s.name == "practice-scope"]
+    assert "cannot say" in sec.intro and sec.intro == SMALL_SCALE_NOTE
+    recs = [
+        {"check": "digits", "id": "practice.outperforms", "status": s, "params": {"task": "digits", "model": "m"}}
+        for s in ("holds", "violated", "inconclusive", "inconclusive")
+    ]
+    recs.append({"check": "digits", "id": "practice.outperforms.control", "status": "inconclusive", "params": {}})
+    (row,) = sec.rows(recs)
+    assert (row["holds"], row["violated"], row["inconclusive"], row["task"]) == ("1", "1", "2", "digits")
