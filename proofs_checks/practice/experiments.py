@@ -303,6 +303,23 @@ def run_task(ctx, task_name: str) -> list:
             )
         )
 
+        if v == VARIANTS[0] and np.all(np.isfinite(V)):
+            # the control: the same rule with the p the runs put last as the claim must not hold
+            means = np.mean(V, axis=1)
+            worst = float(ps[int(np.argmin(means) if maximize else np.argmax(means))])
+            rec = best_p_record(
+                BEST_P,
+                V,
+                ps,
+                claimed=worst,
+                near=0.5,
+                maximize=maximize,
+                params={**params, "claimed_p": worst, "control": "worst-p"},
+                note=note,
+            )
+            rec = dataclasses.replace(rec, id=BEST_P.id + ".control")
+            records.append(control_record(rec, "worst-p", f"the same rule with the p that trained worst ({worst:g})"))
+
     records.append(_probe_record(task, probe, by, ps, chosen, key, maximize, cps, common, note, S))
     # learning curves with 95% bands per optimizer (at the paper's p), carried by an informational record
     # for the report's figures: the outperforms record of the first comparison holds them
