@@ -25,6 +25,9 @@ __all__ = [
     "PAPER_HP",
     "PAPER_P",
     "cache_dir",
+    "cached",
+    "checkpoints",
+    "task_for",
     "config_key",
     "make_optimizer",
     "run_config",
@@ -196,14 +199,9 @@ def train(config: dict, probe=None) -> dict:
 def run_config(config: dict, refresh: bool = False) -> dict:
     """The result of ``config``, from the cache when there (unless ``refresh``), else trained and cached."""
     path = os.path.join(cache_dir(), config_key(config) + ".json")
-    if not refresh and os.path.exists(path):
-        try:
-            with open(path) as fh:
-                got = json.load(fh)
-            if got.get("config") == json.loads(json.dumps(config)):
-                return got
-        except (OSError, ValueError):
-            pass  # a damaged file: train again
+    got = None if refresh else cached(config)
+    if got is not None:
+        return got
     if config.get("kind") == "probe":
         from .probe import probe_run
 
@@ -241,7 +239,9 @@ def _worker_init():
     torch.set_num_threads(1)
 
 
-def _cached(config: dict):
+def cached(config: dict) -> dict | None:
+    """The cached result of ``config``, or None (not run yet, another config under the same key, or a damaged
+    file: trained again)."""
     path = os.path.join(cache_dir(), config_key(config) + ".json")
     if os.path.exists(path):
         try:
@@ -257,7 +257,7 @@ def _cached(config: dict):
 def run_many(configs: list[dict], jobs: int = 1, say=lambda msg: None, label: str = "runs") -> list[dict]:
     """The results of ``configs`` (in order): cached ones read, the others trained on ``jobs`` processes
     (spawned, one torch thread each; results do not depend on ``jobs``), with a progress line at each tenth."""
-    out: list = [_cached(c) for c in configs]
+    out: list = [cached(c) for c in configs]
     todo = [i for i, r in enumerate(out) if r is None]
     if not todo:
         say(f"{label}: {len(configs)} runs, all cached")
