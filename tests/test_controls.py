@@ -50,6 +50,8 @@ def test_every_registered_pack_records_its_controls_by_one_convention(stacey_qui
     fails as it must" (the spectral pack used to record its controls violated)."""
     assert set(installed_packs()) >= {"stacey", "spectral"}
     for name in installed_packs():
+        if name == "practice":  # it trains models for minutes: its controls are tested in tests/test_practice.py
+            continue
         if name == "stacey":
             recs = stacey_quick_report[1]["claims"]
         elif name == "spectral":
