@@ -67,7 +67,8 @@ def _ns(ctx):
     bound it fails below the root s0 = 1.0670274e-3 of phi^5 = 0.5, with a 60-digit witness), the scoped
     statement on [s*, 1], s* the smallest double with phi^5(s*) >= 0.5 (proved by interval arithmetic),
     the non-convergence in k, the cubic's bound (1 - s_min^2)^(2^k) (Higham 2008, Sec. 8.3), and the
-    measured error against the SVD path against the scoped statement's bound. Returns: six records. Example: ``lptheory check spectral newton-schulz``."""
+    measured error against the SVD path against the scoped statement's bound. Returns: six records.
+    Example: ``lptheory check spectral newton-schulz``."""
     return newton_schulz.run_newton_schulz(ctx)
 
 

@@ -131,7 +131,7 @@ def _float_toward(v, direction: float) -> float:
     ``direction`` (-inf: a double <= v, for a lower end; +inf: >= v, for an upper end): outward rounding, so
     that a reported end still encloses."""
     f = float(v)
-    while not ((f <= v) if direction < 0 else (f >= v)) is True:
+    while ((f <= v) if direction < 0 else (f >= v)) is not True:
         f = math.nextafter(f, direction)
     return f
 
