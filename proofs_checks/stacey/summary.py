@@ -196,7 +196,7 @@ def _lemma2(claims, thm_txt, thm_ev):
         + ("(the next two findings)" if why_ev else "(lptheory check symbolic audits these steps)")
         + (
             f"; a ratio above 2 ($p$ = {_plist(over2)}: {', '.join(_r(x['ratio']) for x in over2)}) is more than "
-            "the addition can lose, so there case 2's own bound fails."
+            "the addition can lose, so there a case's own bound fails too (case 2's: finding 2)."
             if over2
             else "."
         )
