@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import SearchJob, adversarial_search_many
+from ..api import DistributionSpace, SearchJob, adversarial_search_many
 from . import formulas as F
-from .corrections import _spaces
-from .lemmas import NONDEGENERATE, SEARCH_BUDGET
+from .corrections import WIDER
+from .lemmas import NONDEGENERATE, SEARCH_BUDGET, SEARCH_CONFIGS
 
-__all__ = ["run_sharper", "P_GRID", "scale_of"]
+__all__ = ["run_sharper", "P_GRID", "scale_of", "spaces"]
 
 #: the exponents of the search: the grid of the combined lemma's records, and two larger ones
 P_GRID = (2.5, 3.0, 4.0, 8.0, 16.0, 50.0, 200.0, 1000.0)
@@ -43,6 +43,13 @@ def scale_of(p: float) -> float:
     return (p - 1.0) / (2.0 * p - 1.0)
 
 
+def spaces(mode: str) -> list:
+    """The spaces of the corrections' re-check of thm1.B (``mode``: "quick" | "full"): the lemmas' search
+    configurations plus the wider ones (coupled coordinates, larger batches)."""
+    base = [DistributionSpace(d, k, n) for d, k, n in SEARCH_CONFIGS[mode]]
+    return base + [DistributionSpace(d, k, n, coupling=c) for d, k, n, c in WIDER[mode]]
+
+
 def run_sharper(ctx):
     """``lptheory check sharper``: ``thm1.B.sharper`` at each p of :data:`P_GRID` (module docstring)."""
     import dataclasses
@@ -55,7 +62,7 @@ def run_sharper(ctx):
         jobs.append(SearchJob(spec, seed, scale_of(p), NONDEGENERATE, {"p": p}))
         params.append({"p": p, "lemma": "thm1.B", "conjecture": "coefficient 1"})
     recs = adversarial_search_many(
-        jobs, _spaces(mode), params, scalars={"eta": 1.0, "L": 1.0}, budget=SEARCH_BUDGET[mode]
+        jobs, spaces(mode), params, scalars={"eta": 1.0, "L": 1.0}, budget=SEARCH_BUDGET[mode]
     )
     out = []
     for p, rec in zip(P_GRID, recs):
