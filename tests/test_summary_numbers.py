@@ -184,3 +184,15 @@ def test_sharper_statement(run):
         pb = float(r["params"]["p"])
         assert r["ratio"] < 1 and fmt_r(r["ratio"]) in _text(item, "Searched")
         assert math.isclose(r["params"]["bound_scale"], (pb - 1) / (2 * pb - 1))
+
+
+def test_lead_numbers_are_the_records(run):
+    claims, summ = run
+    (cor,) = [r for r in claims if r["id"] == "thm1.corrected"]
+    rows = ((cor.get("data") or {}).get("correction") or {}).get("rows") or cor["data"]["rows"]
+    wr = [x["combined_lemma_worst_ratio"] for x in rows]
+    assert f"worst ratio {fmt(min(wr), 3)} to {fmt(max(wr), 3)}" in summ["lead"]
+    assert f"by a factor of at least {fmt(min(x['paper_margin'] for x in rows), 3)}" in summ["lead"]
+    bound = [r for r in claims if r["id"] == "thm1.bound"]
+    n_ok = sum(r["status"] == "holds" for r in bound)
+    assert f"holds in {n_ok} of {len(bound)} settings" in summ["lead"]
