@@ -198,9 +198,13 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
     if summ.get("lead"):
         L.append(text_with_math(summ["lead"]) + "\n")
     for head, items in (
-        ("Errors that matter", summ.get("errors") or []),
+        ("Errors that break a stated result", summ.get("errors") or []),
+        ("Imprecise or ambiguous statements (the reading taken, and what holds under the other)",
+         summ.get("imprecise") or []),
         ("Typos (they change nothing)", summ.get("typos") or []),
-    ):
+        ("Sharper statements (conjectures from the evidence, each marked searched or proved)",
+         summ.get("sharper") or []),
+    ):  # fmt: skip
         if not items:
             continue
         L.append(f"\\subsection*{{{head}}}")
@@ -212,7 +216,7 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
             if ev:
                 L.append(f"\\\\ {{\\footnotesize Evidence: {ev}.}}")
             L.append("")
-    if not summ.get("errors") and not summ.get("typos"):
+    if not summ.get("errors") and not summ.get("typos") and not summ.get("imprecise"):
         L.append("No claim was found violated.\n")
     # the claims in the paper's notation
     seen, claim_rows = {}, []

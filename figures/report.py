@@ -307,6 +307,8 @@ def _summary(pack, claims_anchored, findings_by) -> dict:
             for r, lab in zip(recs, _link_labels(recs))
         ]
         items.append({**it, "links": links})
+    for it in got.get("sharper") or []:  # a refuted conjecture of the toolkit's is said there, not as an error
+        covered.update(r["id"] for r in it.get("evidence", []) if r["status"] == "violated")
     for (_check, cid), recs in findings_by.items():
         if cid in covered:
             continue
@@ -321,9 +323,21 @@ def _summary(pack, claims_anchored, findings_by) -> dict:
         )
     return {
         "lead": got.get("lead", ""),
-        "errors": [x for x in items if x.get("kind") != "typo"],
+        "errors": [x for x in items if x.get("kind") not in ("typo", "imprecise")],
+        "imprecise": [x for x in items if x.get("kind") == "imprecise"],
         "typos": [x for x in items if x.get("kind") == "typo"],
+        "sharper": [_with_links(x) for x in got.get("sharper") or []],
     }
+
+
+def _with_links(it: dict) -> dict:
+    """A summary item with its evidence records as links (as :func:`_summary` gives its findings)."""
+    recs = list({r["anchor"]: r for r in it.get("evidence", [])}.values())
+    links = [
+        {"anchor": r["anchor"] if r["status"] == "holds" else "d-" + r["anchor"], "label": lab, "status": r["status"]}
+        for r, lab in zip(recs, _link_labels(recs))
+    ]
+    return {**it, "links": links}
 
 
 def copy_katex(out_dir: str) -> list[str]:

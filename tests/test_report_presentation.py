@@ -40,13 +40,18 @@ def test_summary_first_errors_apart_from_typos(tmp_path, doc, monkeypatch):
     s = _summary(page)
     assert page.index('id="summary"') < page.index('id="sec-lemmas"') < page.index('id="verdicts"')
     errors, typos = s.split('id="typos"')
+    errors, imprecise = errors.split('id="imprecise"')  # a reading is not an error that matters by itself
     for rid in ("sym.thm1.step2", "sym.thm1.C.step1", "sym.lemma-B2.case1.step5"):
         assert f">{rid}" in typos and f">{rid}" not in errors
-    for rid in ("thm1.B2", "sym.lemma-B2.case2.step5", "sym.lemma-B2.combine", "asm1.equivalence", "lionk.first-step"):
+    for rid in ("thm1.B2", "sym.lemma-B2.case2.step5", "sym.lemma-B2.combine", "asm1.equivalence"):
         assert f">{rid}" in errors
-    assert s.count('class="finding error"') == 5 and s.count('class="finding typo"') == 3
+    assert ">lionk.first-step" in imprecise and ">lionk.first-step" not in errors
+    assert s.count('class="finding error"') == 4 and s.count('class="finding typo"') == 3
+    assert s.count('class="finding imprecise"') == 1
     for label in ("What fails:", "Smallest witness:", "Why:", "What survives:"):
-        assert errors.count(label) == 5, label
+        assert errors.count(label) == 4, label
+    for label in ("Reading taken:", "Under the other reading:", "Under either reading:"):
+        assert imprecise.count(label) == 1, label
     assert "Theorem 1 still stands" in s
     # the summary's numbers are the records' numbers: the smallest witness of Lemma 2 (p = 3)
     b2 = min(

@@ -63,10 +63,12 @@ def _ns(ctx):
     Setting: Gaussian matrices (8x8 ... 96x96, 64x256) and the scalar map phi(x) = a x + b x^3 + c x^5.
     Method: ``lptheory.norms.newton_schulz`` (Jordan et al. 2024's quintic) and the classical cubic.
     Claims: the source states no bound; checked are the scalar-polynomial identity (exact), the
-    "S'_ii ~ Uniform(0.5, 1.5)" description read as a bound (violated below s* = 1.067e-3 with a 60-digit
-    witness; proved on [s*, 1] by interval arithmetic), the non-convergence in k, the cubic's bound
-    (1 - s_min^2)^(2^k) (Higham 2008, Sec. 8.3), and the measured error against the SVD path.
-    Returns: six records. Example: ``lptheory check spectral newton-schulz``."""
+    "S'_ii ~ Uniform(0.5, 1.5)" description, which no source states as a bound (not-applicable: read as a
+    bound it fails below the root s0 = 1.0670274e-3 of phi^5 = 0.5, with a 60-digit witness), the scoped
+    statement on [s*, 1], s* the smallest double with phi^5(s*) >= 0.5 (proved by interval arithmetic),
+    the non-convergence in k, the cubic's bound (1 - s_min^2)^(2^k) (Higham 2008, Sec. 8.3), and the
+    measured error against the SVD path against the scoped statement's bound. Returns: six records.
+    Example: ``lptheory check spectral newton-schulz``."""
     return newton_schulz.run_newton_schulz(ctx)
 
 

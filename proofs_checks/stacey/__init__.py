@@ -143,6 +143,14 @@ _check(
 )
 
 
+_check(
+    "sharper",
+    title="Sharper statements: Theorem 1's combined term with coefficient 1 (a conjecture, searched)",
+    description="sharper statements the evidence supports (issue 35): E[B] <= eta G^(1/(p-1)) ||sigma||_1 / "
+    "sqrt(n_t), searched adversarially at p = 2.5 ... 1000",
+)
+
+
 PACK.summary(__import__("proofs_checks.stacey.summary", fromlist=["summarize"]).summarize)
 PACK.notation(__import__("proofs_checks.stacey.notation", fromlist=["TEX"]).TEX)
 
