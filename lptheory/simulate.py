@@ -67,8 +67,8 @@ def register_oracle_steps(oracle_type: type, planner) -> None:
     thread (the oracle's answer and the optimizer's fused update row by row, nothing in Python between
     steps), where nothing is observed between recorded steps. ``planner(oracle, theta, rngs, t0, state,
     seg, names, scalars)`` must give the bits of calling the oracle at steps t0, t0 + 1, ... and is
-    described in :func:`lptheory._simfused.register`; ``synthetic`` registers its ``GradientOracle``."""
-    from . import _simfused
+    described in :func:`lptheory.fast.simfused.register`; ``synthetic`` registers its ``GradientOracle``."""
+    from .fast import simfused as _simfused
 
     _simfused.register(oracle_type, planner)
 
@@ -634,7 +634,7 @@ class _RowSplit:
     rows (``oracle(theta[a:b], t, rngs[a:b], out=gbuf[a:b])``), the optimizer's own ``step`` on those
     rows, and the finiteness check of the new rows, as one pool submission per thread (the calling
     thread runs the first part; nested engine calls inside a part run in its thread, see
-    :func:`lptheory._pool.inline`). The same bits as the whole-array step: the optimizer is element-wise
+    :func:`lptheory.fast.pool.inline`). The same bits as the whole-array step: the optimizer is element-wise
     (:class:`lptheory.optimizers.ElementwiseOptimizer`, whose engines already split arrays at any
     point), and the oracle declares ``rows_independent`` (row r of its answer depends only on row r of
     theta and on ``rngs[r]``). Each part's ``step`` runs inside
@@ -646,7 +646,7 @@ class _RowSplit:
     its rows through every step from one record to the next in one task (:meth:`steps`: the rows are
     independent across steps too), and where the oracle's type has a registered multi-step kernel
     (:func:`register_oracle_steps`) and the optimizer's step is one fused loop, through all of them in one
-    kernel call (:mod:`lptheory._simfused`); the simulator replays the steps' counts and divergence marks
+    kernel call (:mod:`lptheory.fast.simfused`); the simulator replays the steps' counts and divergence marks
     in step order."""
 
     MIN_SIZE = 1 << 17  # below this one thread is as fast (the engines' threshold)
@@ -657,13 +657,13 @@ class _RowSplit:
         # each part's generators as one list object for the whole run (the stream kernels cache their
         # state addresses by the list)
         self.part_rngs = {r0: rngs[r0:r1] for r0, r1 in bounds}
-        from . import _simfused
+        from .fast import simfused as _simfused
 
         self.multi = _simfused.has_planner(oracle)  # several steps per kernel call (see _steps_part)
 
     @classmethod
     def plan(cls, optimizer, oracle, theta, state, rngs):
-        from ._pool import threads
+        from .fast.pool import threads
         from .optimizers import ElementwiseOptimizer
 
         if not (isinstance(optimizer, ElementwiseOptimizer) and getattr(oracle, "rows_independent", False)):
@@ -688,7 +688,8 @@ class _RowSplit:
         }
 
     def _part(self, r0, r1, t, theta, state, gbuf, prev, metrics):
-        from . import _fused, _simkernels
+        from .fast import fused as _fused
+        from .fast import simkernels as _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         if metrics is not None:
@@ -717,7 +718,9 @@ class _RowSplit:
         first when ``metrics`` asks for them. Returns (theta rows, state rows, the rows given, the steps whose
         gradient had a NaN/inf, {step: rows whose new parameters are not all finite}, None or (the step
         that raised, its exception))."""
-        from . import _fused, _simfused, _simkernels
+        from .fast import fused as _fused
+        from .fast import simfused as _simfused
+        from .fast import simkernels as _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         given = self._rows(state, theta, slice(r0, r1))
@@ -780,7 +783,7 @@ class _RowSplit:
         part finishes before an error is raised."""
         import contextvars
 
-        from . import _pool
+        from .fast import pool as _pool
 
         pool = _pool.get_pool(self.nt)
         futs = []
@@ -828,7 +831,7 @@ class _RowSplit:
     @staticmethod
     def _metrics_rows(r0, r1, point, t, problem, q, mbuf, out):
         """The default metrics of rows r0:r1 of ``point`` into ``out`` = (f, ||grad f||_q^q, ||grad f||_2)."""
-        from . import _simkernels
+        from .fast import simkernels as _simkernels
 
         fv, gp, g2 = out
         with np.errstate(all="ignore"):

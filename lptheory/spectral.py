@@ -33,7 +33,7 @@ from .norms import (
     rebuild,
     svd,
 )
-from .optimizers import Optimizer, StaceyP2, check_hyper, is_schedule, note_nonfinite
+from .optimizers import OPTIMIZERS, Optimizer, StaceyP2, check_hyper, is_schedule, note_nonfinite
 
 __all__ = [
     "MatrixOptimizer",
@@ -85,6 +85,7 @@ class MatrixOptimizer(Optimizer):
     schedule ``t -> value``), state a dict of arrays plus ``step``. Subclasses define ``buffers``,
     ``limits``, ``rule`` and the field ``shape`` (None: arrays (..., m, n); (m, n): flat (..., m*n))."""
 
+    registered: ClassVar[bool] = True  # a subclass with a public name joins lptheory.optimizers.OPTIMIZERS
     buffers: ClassVar[tuple[str, ...]] = ()
     limits: ClassVar[dict[str, dict]] = {}
     ndim: ClassVar[int] = 2  # event dims of a parameter (a vector norm in Scion: 1)
@@ -473,8 +474,9 @@ class StaceyPPSchatten(_StaceySchatten):
         _axpy(xp, out["theta"], h["tau"], out["z"])  # line 7 (dual part)
 
 
+# the matrix optimizers registered in lptheory.optimizers.OPTIMIZERS by their definitions above
 MATRIX_OPTIMIZERS: dict[str, type[MatrixOptimizer]] = {
-    cls.name: cls for cls in (Muon, Scion, SchattenDescent, StaceyP2Schatten, StaceyPPSchatten)
+    n: c for n, c in OPTIMIZERS.items() if isinstance(c, type) and issubclass(c, MatrixOptimizer)
 }
 
 

@@ -19,7 +19,7 @@ update is computed in float32 (state kept in float32) and rounded back to the pa
 Four execution paths, one rule (same results; the compiled ones up to floating-point reassociation):
 
 * single-tensor (``foreach=False``; the default on CPU): the rule per parameter. On CPU, for float32 and
-  float64 contiguous tensors with numba installed, that is the numba kernel of :mod:`lptheory._fused` on
+  float64 contiguous tensors with numba installed, that is the numba kernel of :mod:`lptheory.fast.fused` on
   the tensors' memory (numpy views, no copy, no ATen call; the numpy engine's and the fused path's bits;
   a large tensor's ranges on torch's OpenMP team, as below);
   otherwise (other devices, other dtypes, non-contiguous tensors, ``LPTHEORY_ENGINE=numpy``) the rule's
@@ -27,7 +27,7 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   parameter: nothing is allocated per step);
 * multi-tensor (``foreach=True``; the default when all of a group's parameters are on CUDA, as in
   ``torch.optim``): the rule runs once per (device, dtype) bucket through ``torch._foreach_*`` calls
-  (:mod:`lptheory._foreach`), a few multi-tensor kernel launches per primitive instead of one per
+  (:mod:`lptheory.fast.foreach`), a few multi-tensor kernel launches per primitive instead of one per
   parameter. On CPU, where torch's ``_foreach_*`` ops are loops over the tensors, ``foreach=True``
   runs the per-tensor primitives of the single-tensor path (the same bits, without the extra passes);
 * fused (``fused=True``, as torch names it): the parameters of each (param group, device, dtype) bucket
@@ -35,10 +35,10 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   gradients are gathered into a flat gradient (``p.grad`` is left a view of it, so a backward that
   accumulates writes there directly; on CPU, new gradient tensors of later steps are read where they are,
   those under 16384 elements copied in), and one fused call per step updates the whole bucket: on CPU the
-  numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
+  numba kernel of :mod:`lptheory.fast.fused` on the buffers' memory (compiled in about a second, cached on
   disk; the numpy engine's bits; split over ``min(torch.get_num_threads(), LPTHEORY_THREADS or the
   cores)`` ranges run by torch's own OpenMP team, the calling thread among them, whose threads are still
-  awake from the backward pass (:mod:`lptheory._omp`; ``LPTHEORY_OMP=0``, off Linux, or when ATen's
+  awake from the backward pass (:mod:`lptheory.fast.omp`; ``LPTHEORY_OMP=0``, off Linux, or when ATen's
   backend is not OpenMP: lptheory's thread pool, the first range on the calling thread; the same bits
   either way), elsewhere (or without numba) one ``torch.compile``
   call. On CPU a param group in one bucket then steps through a cached plan: identity and address checks
@@ -73,10 +73,12 @@ import os
 
 import torch
 
-from . import _engine, _omp, _pool  # _omp now: its fork hook must be in place before any fork
 from . import optimizers as _core
-from ._foreach import apply_foreach
-from ._state import Buffers
+from ._state import Buffers, Hyper
+from .fast import engine as _engine  # noqa: I001
+from .fast import omp as _omp  # _omp now: its fork hook must be in place before any fork
+from .fast import pool as _pool
+from .fast.foreach import apply_foreach
 
 __all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
 
@@ -131,9 +133,18 @@ def _compiled_rule(core: _core.Optimizer):
     fn = _COMPILED.get(static)
     if fn is None:
         rule, n_scratch = type(static).rule, static.n_scratch
+        # the step's scalars as static.scalars(t, lr=lr) builds them, from values read here, before tracing:
+        # the traced function reads no per-object cache (lptheory.fast keeps those), only these constants
+        fixed = dict(static.hyper_at(0)) if type(static).plain_scalars else None
 
         def fused(lr, t, th, g, *state):
-            h = static.scalars(t, lr=lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
+            if fixed is None:
+                h = static.scalars(t, lr=lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
+            else:
+                h = Hyper(fixed)
+                h["lr"] = lr
+                h["t"] = t
+                h.update(static.derived(h, t))
             scratch = {f"s{i + 1}": torch.empty_like(th) for i in range(n_scratch)}
             rule(torch, h, Buffers(**static.named(th, g, state, [th, *state]), **scratch))
 
@@ -155,7 +166,7 @@ def _compiled_rule(core: _core.Optimizer):
 
 
 def _numba_engine() -> bool:
-    from . import _fused
+    from .fast import fused as _fused
 
     return _fused.available()
 
@@ -236,7 +247,7 @@ class _Flat:
                     p.grad = v
 
 
-_SPLIT_MIN = 1 << 17  # buckets of at least this many elements are split over threads (as lptheory._fused does)
+_SPLIT_MIN = 1 << 17  # buckets of at least this many elements are split over threads (as lptheory.fast.fused does)
 
 
 class _Plan:
@@ -333,8 +344,8 @@ class _Plan:
         (every element is computed the same way whatever the split or the calls: the same bits)."""
         from operator import is_
 
-        from . import _fused
-        from ._pool import get_pool, threads
+        from .fast import fused as _fused
+        from .fast.pool import get_pool, threads
 
         named = self.named
         if named[0] is not core:  # the arrays by the rule's names, per core optimizer (a new one per lr value)
@@ -391,7 +402,7 @@ class _Plan:
         if len(works) == 1:
             return _run_work(k, works[0], h)
         team = _omp_team()
-        if team is not None:  # the ranges on torch's own OpenMP team (lptheory._omp: its threads are awake)
+        if team is not None:  # the ranges on torch's own OpenMP team (lptheory.fast.omp: its threads are awake)
             return sum(team.run(lambda i: _run_work(k, works[i], h), len(works), nt))
         pool = get_pool(nt)
         futures = [pool.submit(_run_work, k, w, h) for w in works[1:]]
@@ -404,7 +415,7 @@ _TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib")  # where torch
 
 
 def _omp_team():
-    """The OpenMP team torch's CPU operations run on (:func:`lptheory._omp.team`), or None: ATen's parallel
+    """The OpenMP team torch's CPU operations run on (:func:`lptheory.fast.omp.team`), or None: ATen's parallel
     backend is not OpenMP, the runtime cannot be identified, ``LPTHEORY_OMP=0``, or a forked child."""
     if not _ATEN_OPENMP:
         _ATEN_OPENMP.append("parallel backend: OpenMP" in torch.__config__.parallel_info())
@@ -414,7 +425,7 @@ def _omp_team():
 
 
 class _TorchTeam:
-    """torch's OpenMP team for :func:`lptheory._pool.on_team`, never asked for more threads than torch uses
+    """torch's OpenMP team for :func:`lptheory.fast.pool.on_team`, never asked for more threads than torch uses
     (``torch.get_num_threads()``: no OpenMP thread that torch does not have; one thread runs inline)."""
 
     def __init__(self, team):
@@ -425,9 +436,9 @@ class _TorchTeam:
 
 
 def _run_work(k, work, h) -> int:
-    """The kernel ``k`` of :mod:`lptheory._fused` on each ``(arrays, lo, hi)`` of ``work`` with the step's
+    """The kernel ``k`` of :mod:`lptheory.fast.fused` on each ``(arrays, lo, hi)`` of ``work`` with the step's
     scalars ``h``: the number of non-finite gradient entries counted."""
-    from . import _fused
+    from .fast import fused as _fused
 
     nf = 0
     for arrays, lo, hi in work:
@@ -600,7 +611,7 @@ class _Base(torch.optim.Optimizer):
                 if flat is not None:  # the whole bucket in one fused call
                     flat.load_grads(grads, set_grads=not maximize)
                     if device.type == "cpu" and _numba_engine():
-                        # CPU: the numba engine of lptheory._fused on the flat buffers' memory (numpy views,
+                        # CPU: the numba engine of lptheory.fast.fused on the flat buffers' memory (numpy views,
                         # no copy): compiled in about a second, cached on disk, numpy's reference bits
                         plan = _Plan(group, self.state, flat, [self.state[p] for p in params], t + 1)
                         bad += plan.run(core, h)
@@ -648,10 +659,10 @@ class _Base(torch.optim.Optimizer):
             else:
                 rule, n_scratch = type(core).rule, core.n_scratch
                 # CPU, float32/float64, numba installed: each parameter's update is the numba kernel of
-                # lptheory._fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
+                # lptheory.fast.fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
                 # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
                 # rule's torch operations with reusable scratch tensors
-                # large tensors' kernels split over torch's own OpenMP team (lptheory._omp), else lptheory's pool
+                # large tensors' kernels split over torch's own OpenMP team (lptheory.fast.omp), else lptheory's pool
                 team = _omp_team() if numba_eager else None
                 with _pool.on_team(_TorchTeam(team) if team is not None else None):
                     for th, g, st, f in zip(thetas, grads, states, fused_p):
@@ -866,6 +877,7 @@ class Lion(_Base):
             fused=fused,
         )
         super().__init__(params, defaults)
+
 
 # the matrix optimizers (issue 26: Muon, Scion, Schatten-p descent, Stacey in Schatten-p), re-exported
 from .torch_spectral import Muon, SchattenDescent, Scion, StaceyP2Schatten, StaceyPPSchatten  # noqa: E402
