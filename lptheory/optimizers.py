@@ -55,7 +55,7 @@ import numpy as np
 
 from . import _kernels, _validate, fast
 from ._state import Buffers, Hyper
-from ._xp import combine, copy_into, dtype_name, ema, eps_vanishes, is_floating, namespace, reciprocal
+from ._xp import dtype_name, eps_vanishes, is_floating, namespace, reciprocal
 from .fast.cache import is_schedule
 from .fast.nonfinite import (
     NonFiniteGradientWarning,
@@ -64,6 +64,7 @@ from .fast.nonfinite import (
     nonfinite_steps,
     note_nonfinite,
 )
+from .rules import EXPONENT, NONNEG, UNIT, combine, copy_into, ema, field_info, hyper, mirror, sign, steepest
 
 __all__ = [
     "Optimizer",
@@ -71,6 +72,9 @@ __all__ = [
     "NonFiniteGradientWarning",
     "is_schedule",
     "check_hyper",
+    "check_fields",
+    "flag_fields",
+    "hyper",
     "nonfinite_steps",
     "note_nonfinite",
     "count_nonfinite",
@@ -81,6 +85,8 @@ __all__ = [
     "LpDescent",
     "StaceyP2",
     "StaceyPP",
+    "StaceyHyper",
+    "StaceyPPHyper",
     "SGD",
     "SignSGD",
     "Adam",
@@ -115,6 +121,56 @@ def check_hyper(name: str, value, spec: dict):
     )
 
 
+def check_fields(opt) -> None:
+    """Check (and normalize) the hyper-parameters of optimizer ``opt`` against its class's ``limits`` (numbers
+    that are not schedules) and ``choices`` (text fields): ValueError naming the field and what it allows."""
+    for name, spec in opt.limits.items():
+        v = getattr(opt, name)
+        if is_schedule(v):
+            continue
+        object.__setattr__(opt, name, check_hyper(name, v, spec))
+    for name, allowed in opt.choices.items():
+        _validate.choice(name, getattr(opt, name), set(allowed))
+
+
+def _collect(cls) -> None:
+    """``cls.limits`` and ``cls.choices`` from the :func:`~lptheory.rules.hyper` fields of ``cls`` and its bases
+    (in field order; a field redefined keeps its place), then an explicit ``limits`` of the class body."""
+    limits: dict = {}
+    choices: dict = {}
+    for klass in reversed(cls.__mro__[1:]):
+        limits.update(klass.__dict__.get("limits") or {})
+        for f in getattr(klass, "__dataclass_fields__", {}).values():
+            info = field_info(f)
+            if info:
+                if info["limits"] is not None:
+                    limits[f.name] = info["limits"]
+                if info["choices"] is not None:
+                    choices[f.name] = info["choices"]
+    for name, v in cls.__dict__.items():
+        info = field_info(v) if isinstance(v, dataclasses.Field) else None
+        if info:
+            if info["limits"] is not None:
+                limits[name] = info["limits"]
+            if info["choices"] is not None:
+                choices[name] = info["choices"]
+    limits.update(cls.__dict__.get("limits") or {})
+    cls.limits = limits
+    cls.choices = choices
+
+
+def flag_fields() -> dict[str, dataclasses.Field]:
+    """The hyper-parameters of the registered optimizers that are ``lptheory run`` flags (fields made with
+    :func:`~lptheory.rules.hyper`, ``flag`` true), by name, in the order they first appear in the registry."""
+    out: dict = {}
+    for cls in OPTIMIZERS.values():
+        for f in dataclasses.fields(cls):
+            info = field_info(f)
+            if info and info["flag"] and f.name not in out:
+                out[f.name] = f
+    return out
+
+
 OPTIMIZERS: dict = {}
 """The registry: CLI name -> optimizer class. Filled by the class definitions themselves (see
 :class:`Optimizer`): the CLI (``lptheory run --optimizer``), the sweep's keys, :mod:`lptheory.torch` and the
@@ -132,9 +188,13 @@ class Optimizer(ABC):
 
     name: ClassVar[str] = "optimizer"
     registered: ClassVar[bool] = False
+    limits: ClassVar[dict[str, dict]] = {}
+    choices: ClassVar[dict[str, tuple]] = {}
 
     def __init_subclass__(cls, register: bool | None = None, **kwargs):
         super().__init_subclass__(**kwargs)
+        if cls.registered:
+            _collect(cls)
         if register is False or not cls.registered or "name" not in cls.__dict__ or cls.__name__.startswith("_"):
             return
         old = OPTIMIZERS.get(cls.name)
@@ -163,7 +223,6 @@ class ElementwiseOptimizer(Optimizer):
     registered: ClassVar[bool] = True
     buffers: ClassVar[tuple[str, ...]] = ()
     n_scratch: ClassVar[int] = 3
-    limits: ClassVar[dict[str, dict]] = {}
     # numeric fields the fused numpy kernels take as runtime scalars (like lr) instead of trace-time
     # constants: one compiled kernel serves every value (a tuning grid loads one kernel, not one per point).
     # Only fields the rule uses in arithmetic, never in a comparison that fixes its control flow.
@@ -181,11 +240,7 @@ class ElementwiseOptimizer(Optimizer):
         cls.plain_scalars = all(getattr(cls, m) is getattr(base, m) for m in ("derived", "scalars", "hyper_at"))
 
     def __post_init__(self):
-        for name, spec in self.limits.items():
-            v = getattr(self, name)
-            if is_schedule(v):
-                continue
-            object.__setattr__(self, name, check_hyper(name, v, spec))
+        check_fields(self)
 
     # -- hooks --------------------------------------------------------------------------------------
     def derived(self, h: Hyper, t: int) -> dict:
@@ -310,10 +365,6 @@ class ElementwiseOptimizer(Optimizer):
             raise TypeError(f"{name} must have a floating dtype, got {a.dtype}")
 
 
-_UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
-_NONNEG = dict(lo=0.0)
-
-
 # ------------------------------------------------------------------------------------------------
 # The paper's algorithms
 # ------------------------------------------------------------------------------------------------
@@ -333,47 +384,38 @@ class LpDescent(ElementwiseOptimizer):
 
     name: ClassVar[str] = "lp-descent"
     n_scratch: ClassVar[int] = 1
-    limits: ClassVar[dict] = {"p": dict(exponent=True), "lr": _NONNEG}
-    p: float = 3.0
-    lr: LR = 1e-3
+    p: float = hyper(3.0, EXPONENT, help="l_p exponent p in (1, inf]")
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
 
     @staticmethod
     def rule(xp, h, b):
-        s = _kernels.steepest(xp, b.grad, h.p, b.s1, b.s1)  # Alg. 3 line 2
+        s = steepest(xp, b.grad, h.p, b.s1, b.s1)  # Alg. 3 line 2
         xp.multiply(s, h.lr, out=b.s1)
         xp.subtract(b.theta, b.s1, out=b.new_theta)  # Alg. 3 line 3
 
 
 @dataclass(frozen=True)
-class _Stacey(ElementwiseOptimizer):
-    p: float = 3.0
-    lr: LR = 1e-3
-    alpha: float = 1e-3
-    tau: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 0.0
-    eps_mode: str = "paper"
-    z_init: str = "params"
+class StaceyHyper:
+    """The hyper-parameters of Algorithms 1 and 2 (fields, ranges, help), defined once: the l_p methods
+    (:class:`StaceyP2`, :class:`StaceyPP`) and their Schatten-p variants (:mod:`lptheory.spectral`) take
+    them from here. Not an optimizer by itself."""
 
+    p: float = hyper(3.0, {"exponent": True, "lo": 2.0, "lo_open": False}, help="l_p exponent p in [2, inf]")
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    alpha: float = hyper(1e-3, NONNEG, help="mirror step size alpha (line 6)")
+    tau: float = hyper(1e-3, {"lo": 0.0, "hi": 1.0}, help="coupling tau in [0, 1] (line 7)")
+    beta1: float = hyper(0.9, UNIT, help="EMA coefficient of c (line 3)")
+    beta2: float = hyper(0.999, UNIT, help="EMA coefficient of m (line 8)")
+    eps: float = hyper(1e-8, NONNEG, help="eps of the regularized steepest map (line 4)")
+    weight_decay: float = hyper(0.0, NONNEG, help="weight decay lambda (line 7)")
+    eps_mode: str = hyper("paper", choices=("paper", "official"), help="Stacey's eps form")
+    z_init: str = hyper("params", choices=("params", "zero"), flag=False, help="z_0: theta_0 (params) or 0")
+
+
+@dataclass(frozen=True)
+class _Stacey(StaceyHyper, ElementwiseOptimizer):
     buffers: ClassVar[tuple[str, ...]] = ("z", "m")
     kernel_scalars: ClassVar[tuple[str, ...]] = ("alpha", "tau", "beta1", "beta2")
-    limits: ClassVar[dict] = {
-        "p": dict(exponent=True, lo=2.0, lo_open=False),
-        "lr": _NONNEG,
-        "alpha": _NONNEG,
-        "tau": dict(lo=0.0, hi=1.0),
-        "beta1": _UNIT,
-        "beta2": _UNIT,
-        "eps": _NONNEG,
-        "weight_decay": _NONNEG,
-    }
-
-    def __post_init__(self):
-        super().__post_init__()
-        _validate.choice("eps_mode", self.eps_mode, {"paper", "official"})
-        _validate.choice("z_init", self.z_init, {"params", "zero"})
 
     def init_buffer(self, xp, name, theta):
         # "initialize theta_0, z_0, m_0 <- 0" (Alg. 1/2): m_0 = 0. For z_0 the line is ambiguous
@@ -445,7 +487,17 @@ class StaceyP2(_Stacey):
 
 
 @dataclass(frozen=True)
-class StaceyPP(_Stacey):
+class StaceyPPHyper(StaceyHyper):
+    """The hyper-parameters of Algorithm 2: those of Algorithm 1 with p finite (the mirror map needs it);
+    shared by :class:`StaceyPP` and its Schatten-p variant."""
+
+    p: float = hyper(
+        3.0, {"exponent": True, "lo": 2.0, "lo_open": False, "allow_inf": False}, help="l_p exponent p in [2, inf)"
+    )
+
+
+@dataclass(frozen=True)
+class StaceyPP(StaceyPPHyper, _Stacey):
     """Stacey(p,p), Algorithm 2: l_p steepest step coupled with an l_p^p mirror step.
 
     As :class:`StaceyP2` except line 6, the mirror step of psi = (1/p)||.||_p^p::
@@ -476,7 +528,6 @@ class StaceyPP(_Stacey):
     n_scratch: ClassVar[int] = 5
     state_layout: ClassVar[int] = 2
     legacy_buffers: ClassVar[tuple[str, ...]] = ("z", "m")  # layout 1: the primal iterate z
-    limits: ClassVar[dict] = {**_Stacey.limits, "p": dict(exponent=True, lo=2.0, lo_open=False, allow_inf=False)}
 
     def init_buffer(self, xp, name, theta):
         # z_0 as in StaceyP2 (theta_0, or 0 with z_init="zero"); the state holds w_0 = |z_0|^{p-2} z_0
@@ -493,7 +544,7 @@ class StaceyPP(_Stacey):
         p = self._fixed_p()
         tmp = xp.empty_like(z)
         with np.errstate(all="ignore"):
-            return _kernels.mirror(xp, z, p, tmp, tmp)
+            return mirror(xp, z, p, tmp, tmp)
 
     def z_of(self, state):
         """The primal iterate ``z_t = (grad psi)^{-1}(w_t) = sgn(w_t) |w_t|^{1/(p-1)}`` of a state (a fresh
@@ -504,7 +555,7 @@ class StaceyPP(_Stacey):
         xp = namespace(w)
         tmp = xp.empty_like(w)
         with np.errstate(all="ignore"):
-            return _kernels.steepest(xp, w, self._fixed_p(), tmp, tmp)
+            return steepest(xp, w, self._fixed_p(), tmp, tmp)
 
     def _fixed_p(self) -> float:
         if is_schedule(self.p):
@@ -523,7 +574,7 @@ class StaceyPP(_Stacey):
         p = self.hyper_at(t)["p"] if is_schedule(self.p) else self.p
         tmp = xp.empty_like(z)
         with np.errstate(all="ignore"):
-            w = _kernels.mirror(xp, z, p, tmp, tmp)
+            w = mirror(xp, z, p, tmp, tmp)
         new = {k: v for k, v in state.items() if k != "z"}
         new["w"] = w
         return new
@@ -544,7 +595,7 @@ class StaceyPP(_Stacey):
             # lines 4-5 and 7 (primal part): (1 - tau) y_{t+1} - eta lambda theta_t   (last read of theta)
             _kernels.steepest_eps_step(xp, b.theta, k1, c, k2, p, eps, mode, b.new_theta, b.s3)
             # line 6 without eps: z_{t+1} = s_p(v), so grad psi(z_{t+1}) = v
-            z = _kernels.steepest(xp, v, p, b.s2, b.s3)
+            z = steepest(xp, v, p, b.s2, b.s3)
             combine(xp, b.new_theta, None, z, h.tau, b.new_theta, b.s3)  # line 7 (dual part): + tau z_{t+1}
             copy_into(xp, b.new_w, v)
             return
@@ -583,10 +634,9 @@ class SGD(ElementwiseOptimizer):
 
     name: ClassVar[str] = "sgd"
     buffers: ClassVar[tuple[str, ...]] = ("buf",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT, "weight_decay": _NONNEG}
-    lr: LR = 1e-2
-    momentum: float = 0.9
-    weight_decay: float = 0.0
+    lr: LR = hyper(1e-2, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    momentum: float = hyper(0.9, UNIT, help="momentum mu")
+    weight_decay: float = hyper(0.0, NONNEG, help="L2 weight decay lambda (g + lambda theta)")
     nesterov: bool = False
 
     def __post_init__(self):
@@ -617,18 +667,15 @@ class SignSGD(ElementwiseOptimizer):
 
     name: ClassVar[str] = "signsgd"
     buffers: ClassVar[tuple[str, ...]] = ("m",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT}
-    lr: LR = 1e-3
-    momentum: float = 0.0
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    momentum: float = hyper(0.0, UNIT, help="Signum's EMA coefficient beta (0: signSGD)")
 
     @staticmethod
     def rule(xp, h, b):
         beta = h.momentum
-        xp.multiply(b.m, beta, out=b.new_m)
-        xp.multiply(b.grad, 1.0 - beta, out=b.s1)
-        xp.add(b.new_m, b.s1, out=b.new_m)
+        ema(xp, b.m, beta, b.grad, b.new_m, b.s1)  # m = beta m + (1 - beta) g
         direction = b.new_m if beta != 0.0 else b.grad
-        xp.sign(direction, out=b.s1)
+        sign(xp, direction, b.s1)
         xp.multiply(b.s1, h.lr, out=b.s1)
         xp.subtract(b.theta, b.s1, out=b.new_theta)
 
@@ -639,12 +686,11 @@ class _AdamFamily(ElementwiseOptimizer):
 
     decoupled: ClassVar[bool] = True
     buffers: ClassVar[tuple[str, ...]] = ("m", "v")
-    limits: ClassVar[dict] = {"lr": _NONNEG, "beta1": _UNIT, "beta2": _UNIT, "eps": _NONNEG, "weight_decay": _NONNEG}
-    lr: LR = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 1e-2
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    beta1: float = hyper(0.9, UNIT, help="EMA coefficient of the first moment")
+    beta2: float = hyper(0.999, UNIT, help="EMA coefficient of the second moment")
+    eps: float = hyper(1e-8, NONNEG, help="eps added to sqrt(v^)")
+    weight_decay: float = hyper(1e-2, NONNEG, help="weight decay lambda")
     bias_correction: bool = True
 
     def __post_init__(self):
@@ -664,13 +710,9 @@ class _AdamFamily(ElementwiseOptimizer):
         if h.weight_decay != 0.0 and not h.decoupled:  # Adam's L2 regularization: g + lambda theta
             gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
             xp.add(gg, b.grad, out=gg)
-        xp.multiply(b.m, b1, out=b.new_m)
-        xp.multiply(gg, 1.0 - b1, out=b.s2)
-        xp.add(b.new_m, b.s2, out=b.new_m)
-        xp.multiply(gg, gg, out=b.s2)
-        xp.multiply(b.s2, 1.0 - b2, out=b.s2)
-        xp.multiply(b.v, b2, out=b.new_v)
-        xp.add(b.new_v, b.s2, out=b.new_v)
+        ema(xp, b.m, b1, gg, b.new_m, b.s2)  # m = b1 m + (1 - b1) g
+        sq = xp.multiply(gg, gg, out=b.s2)
+        ema(xp, b.v, b2, sq, b.new_v, sq)  # v = b2 v + (1 - b2) g^2
         den = xp.sqrt(b.new_v, out=b.s2)
         xp.multiply(den, h.rsqrt_bc2, out=den)
         xp.add(den, h.eps, out=den)
@@ -686,7 +728,7 @@ class Adam(_AdamFamily):
     ``torch.optim.Adam``'s ``weight_decay``). Same update as :class:`AdamW` otherwise."""
 
     name: ClassVar[str] = "adam"
-    weight_decay: float = 0.0
+    weight_decay: float = hyper(0.0, NONNEG, help="L2 weight decay lambda (g + lambda theta)")
     decoupled: ClassVar[bool] = False
 
 
@@ -711,22 +753,16 @@ class Lion(ElementwiseOptimizer):
 
     name: ClassVar[str] = "lion"
     buffers: ClassVar[tuple[str, ...]] = ("m",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "beta1": _UNIT, "beta2": _UNIT, "weight_decay": _NONNEG}
-    lr: LR = 1e-4
-    beta1: float = 0.9
-    beta2: float = 0.99
-    weight_decay: float = 0.0
+    lr: LR = hyper(1e-4, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    beta1: float = hyper(0.9, UNIT, help="interpolation coefficient of the update direction")
+    beta2: float = hyper(0.99, UNIT, help="EMA coefficient of the momentum")
+    weight_decay: float = hyper(0.0, NONNEG, help="decoupled weight decay lambda")
 
     @staticmethod
     def rule(xp, h, b):
-        b1, b2 = h.beta1, h.beta2
-        c = xp.multiply(b.m, b1, out=b.s2)
-        xp.multiply(b.grad, 1.0 - b1, out=b.s1)
-        xp.add(c, b.s1, out=c)
-        xp.sign(c, out=c)
-        xp.multiply(b.grad, 1.0 - b2, out=b.s1)
-        xp.multiply(b.m, b2, out=b.new_m)
-        xp.add(b.new_m, b.s1, out=b.new_m)
+        c = ema(xp, b.m, h.beta1, b.grad, b.s2, b.s1)  # c = b1 m + (1 - b1) g
+        sign(xp, c, c)
+        ema(xp, b.m, h.beta2, b.grad, b.new_m, b.s1)  # m = b2 m + (1 - b2) g
         xp.multiply(b.theta, 1.0 - h.lr * h.weight_decay, out=b.new_theta)
         xp.multiply(c, h.lr, out=c)
         xp.subtract(b.new_theta, c, out=b.new_theta)

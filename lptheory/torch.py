@@ -69,6 +69,8 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 
 import torch
@@ -80,7 +82,7 @@ from .fast import omp as _omp  # _omp now: its fork hook must be in place before
 from .fast import pool as _pool
 from .fast.foreach import apply_foreach
 
-__all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
+__all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion", "torch_optimizer"]
 
 _LOW = (torch.float16, torch.bfloat16)
 
@@ -787,96 +789,88 @@ class _Base(torch.optim.Optimizer):
         return flat
 
 
-class _StaceyTorch(_Base):
-    _core_fields = ("lr", "p", "alpha", "tau", "eps", "weight_decay", "eps_mode", "z_init")
-
-    def __init__(
-        self,
-        params,
-        lr=1e-3,
-        *,
-        p=3.0,
-        alpha=1e-3,
-        tau=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0.0,
-        eps_mode="paper",
-        z_init="params",
-        maximize=False,
-        foreach=None,
-        compiled=False,
-        fused=False,
-    ):
-        defaults = dict(
-            lr=lr,
-            p=p,
-            alpha=alpha,
-            tau=tau,
-            betas=_check_betas(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            eps_mode=eps_mode,
-            z_init=z_init,
-            maximize=maximize,
-            foreach=foreach,
-            compiled=compiled,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+_OPTIONS = (("maximize", False), ("foreach", None), ("compiled", False), ("fused", False))
 
 
-class StaceyP2(_StaceyTorch):
-    """Stacey(p,2), Algorithm 1, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyP2`)."""
+def torch_optimizer(core_cls: type, *, name: str | None = None, doc: str | None = None) -> type:
+    """The ``torch.optim.Optimizer`` class of the element-wise optimizer class ``core_cls``, derived from its
+    definition: ``(params, lr=<its default>, *, <its other hyper-parameters>, maximize=False, foreach=None,
+    compiled=False, fused=False)``, in field order, with ``beta1`` and ``beta2`` taken as torch's
+    ``betas=(beta1, beta2)``; every step runs ``core_cls``'s rule (the four execution paths of this module).
+    :class:`LpDescent`, :class:`StaceyP2`, :class:`StaceyPP` and :class:`Lion` are made by it; the classes of
+    other registered optimizers (yours included) are made on first access, ``lptheory.torch.<ClassName>``."""
+    if not (isinstance(core_cls, type) and issubclass(core_cls, _core.ElementwiseOptimizer)):
+        raise TypeError(f"core_cls must be an ElementwiseOptimizer subclass, got {core_cls!r}")
+    fields = {f.name: f for f in dataclasses.fields(core_cls)}
+    if "lr" not in fields:
+        raise ValueError(f"core_cls must have an lr field (torch.optim's lr), {core_cls.__name__} has {sorted(fields)}")
+    betas = "beta1" in fields and "beta2" in fields
+    P = inspect.Parameter
+    sig = [P("self", P.POSITIONAL_OR_KEYWORD), P("params", P.POSITIONAL_OR_KEYWORD)]
+    sig.append(P("lr", P.POSITIONAL_OR_KEYWORD, default=fields["lr"].default))
+    core_fields = ["lr"]
+    for n, f in fields.items():
+        if n == "lr" or (betas and n == "beta2"):
+            continue
+        if betas and n == "beta1":
+            sig.append(P("betas", P.KEYWORD_ONLY, default=(f.default, fields["beta2"].default)))
+            continue
+        sig.append(P(n, P.KEYWORD_ONLY, default=f.default))
+        core_fields.append(n)
+    sig += [P(k, P.KEYWORD_ONLY, default=v) for k, v in _OPTIONS]
+    signature = inspect.Signature(sig)
 
-    _core_cls = _core.StaceyP2
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        defaults = {k: v for k, v in bound.arguments.items() if k not in ("self", "params")}
+        if "betas" in defaults:
+            defaults["betas"] = _check_betas(defaults["betas"])
+        _Base.__init__(self, bound.arguments["params"], defaults)
+
+    __init__.__signature__ = signature
+    name = name or core_cls.__name__
+    __init__.__qualname__ = f"{name}.__init__"
+    rule = f"{core_cls.__module__}.{core_cls.__qualname__}"
+    doc = doc or f"{core_cls.__name__} as a ``torch.optim.Optimizer`` (rule: :class:`{rule}`)."
+    attrs = {
+        "__init__": __init__,
+        "__doc__": doc,
+        "__module__": __name__,
+        "__qualname__": name,
+        "_core_cls": core_cls,
+        "_core_fields": tuple(core_fields),
+    }
+    return type(name, (_Base,), attrs)
 
 
-class StaceyPP(_StaceyTorch):
-    """Stacey(p,p), Algorithm 2, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyPP`)."""
+StaceyP2 = torch_optimizer(
+    _core.StaceyP2,
+    doc="Stacey(p,2), Algorithm 1, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyP2`).",
+)
+StaceyPP = torch_optimizer(
+    _core.StaceyPP,
+    doc="Stacey(p,p), Algorithm 2, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyPP`).",
+)
+LpDescent = torch_optimizer(
+    _core.LpDescent,
+    doc="Stochastic l_p descent, Algorithm 3: theta <- theta - lr s(g) (rule: :class:`lptheory.optimizers.LpDescent`).",
+)
+Lion = torch_optimizer(
+    _core.Lion,
+    doc="Lion (Chen et al. 2023, the paper's baseline) as a ``torch.optim.Optimizer``\n    "
+    "(rule: :class:`lptheory.optimizers.Lion`).",
+)
 
-    _core_cls = _core.StaceyPP
 
-
-class LpDescent(_Base):
-    """Stochastic l_p descent, Algorithm 3: theta <- theta - lr s(g) (rule: :class:`lptheory.optimizers.LpDescent`)."""
-
-    _core_cls = _core.LpDescent
-    _core_fields = ("lr", "p")
-
-    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False, foreach=None, compiled=False, fused=False):
-        super().__init__(params, dict(lr=lr, p=p, maximize=maximize, foreach=foreach, compiled=compiled, fused=fused))
-
-
-class Lion(_Base):
-    """Lion (Chen et al. 2023, the paper's baseline) as a ``torch.optim.Optimizer``
-    (rule: :class:`lptheory.optimizers.Lion`)."""
-
-    _core_cls = _core.Lion
-    _core_fields = ("lr", "weight_decay")
-
-    def __init__(
-        self,
-        params,
-        lr=1e-4,
-        *,
-        betas=(0.9, 0.99),
-        weight_decay=0.0,
-        maximize=False,
-        foreach=None,
-        compiled=False,
-        fused=False,
-    ):
-        defaults = dict(
-            lr=lr,
-            betas=_check_betas(betas),
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-            compiled=compiled,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+def __getattr__(name: str):
+    """``lptheory.torch.<ClassName>`` for a registered element-wise optimizer class without a class here (a
+    user's, defined in an imported module; ``SGD``, ``Adam``, ...): made by :func:`torch_optimizer` once."""
+    for cls in list(_core.OPTIMIZERS.values()):
+        if cls.__name__ == name and issubclass(cls, _core.ElementwiseOptimizer):
+            made = globals()[name] = torch_optimizer(cls)
+            return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # the matrix optimizers (issue 26: Muon, Scion, Schatten-p descent, Stacey in Schatten-p), re-exported
