@@ -73,6 +73,7 @@ __all__ = [
     "is_schedule",
     "check_hyper",
     "check_fields",
+    "check_step",
     "flag_fields",
     "hyper",
     "nonfinite_steps",
@@ -169,6 +170,21 @@ def flag_fields() -> dict[str, dataclasses.Field]:
             if info and info["flag"] and f.name not in out:
                 out[f.name] = f
     return out
+
+
+def check_step(xp, theta, grad, state) -> int:
+    """The checks of a ``step`` call shared by the optimizer families: ``theta`` floating, ``grad`` of its
+    shape and dtype, ``state`` a dict with an integer ``"step"`` >= 0 (returned); TypeError or ValueError
+    naming what is wrong."""
+    if not is_floating(xp, theta):
+        raise TypeError(f"theta must have a floating dtype, got {theta.dtype}")
+    if tuple(grad.shape) != tuple(theta.shape):
+        raise ValueError(f"grad must have theta's shape {tuple(theta.shape)}, got {tuple(grad.shape)}")
+    if grad.dtype != theta.dtype:
+        raise TypeError(f"grad must have theta's dtype {theta.dtype}, got {grad.dtype}")
+    if not isinstance(state, dict) or "step" not in state:
+        raise TypeError("state must be the dict returned by init() or step()")
+    return _validate.integer("state['step']", state["step"], lo=0)
 
 
 OPTIMIZERS: dict = {}
@@ -313,14 +329,7 @@ class ElementwiseOptimizer(Optimizer):
             if got is not None:
                 return got
         xp = namespace(theta, grad)
-        self._check_float(xp, theta, "theta")
-        if tuple(grad.shape) != tuple(theta.shape):
-            raise ValueError(f"grad must have theta's shape {tuple(theta.shape)}, got {tuple(grad.shape)}")
-        if grad.dtype != theta.dtype:
-            raise TypeError(f"grad must have theta's dtype {theta.dtype}, got {grad.dtype}")
-        if not isinstance(state, dict) or "step" not in state:
-            raise TypeError("state must be the dict returned by init() or step()")
-        t = _validate.integer("state['step']", state["step"], lo=0)
+        t = check_step(xp, theta, grad, state)
         old = []
         if any(k not in state for k in self.buffers):
             up = self.upgrade_state(state)  # a state of an earlier layout of this optimizer, converted

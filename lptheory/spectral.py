@@ -41,6 +41,7 @@ from .optimizers import (
     StaceyPPHyper,
     check_fields,
     check_hyper,
+    check_step,
     is_schedule,
     note_nonfinite,
 )
@@ -155,15 +156,7 @@ class MatrixOptimizer(Optimizer):
     def step(self, theta, grad, state: dict[str, Any], *, donate: bool = False):
         """One update: ``(new_theta, new_state)``; inputs are not modified unless ``donate=True``."""
         xp = namespace(theta, grad)
-        if not is_floating(xp, theta):
-            raise TypeError(f"theta must have a floating dtype, got {theta.dtype}")
-        if tuple(grad.shape) != tuple(theta.shape):
-            raise ValueError(f"grad must have theta's shape {tuple(theta.shape)}, got {tuple(grad.shape)}")
-        if grad.dtype != theta.dtype:
-            raise TypeError(f"grad must have theta's dtype {theta.dtype}, got {grad.dtype}")
-        if not isinstance(state, dict) or "step" not in state:
-            raise TypeError("state must be the dict returned by init() or step()")
-        t = _validate.integer("state['step']", state["step"], lo=0)
+        t = check_step(xp, theta, grad, state)
         b = {}
         for k in self.buffers:
             if k not in state:
