@@ -301,6 +301,35 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
     ``slots`` names the per-chunk scratch arrays that carry values across the numpy operations.
     Outputs are written in the last segment only, so that an output that aliases an input (an
     in-place step) is never read after it is written."""
+    segments, between, where, finals = _ssa(ops, inputs, outputs, cast)
+    slot = _slot_names(segments, between, where, finals)
+    lines = [
+        "import numpy as np",
+        "import numba",
+        "",
+        "float64, float32 = np.float64, np.float32",
+        "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
+        "",
+    ]
+    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
+        jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
+        lines[2:2] = [f"from lptheory.fast.svml import {jit_name} as pow_block"]
+    alias = alias or {}
+    plan, counted = _segment_sources(lines, segments, between, where, slot, finals, dyn_names, cast, alias, watch)
+    if not counted:
+        raise FusedUnsupported("no fused loop reads the gradient (its non-finite check)")
+    blocked = None
+    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
+        blocked = [b[3] for b in between]
+        lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast, watch)
+    return "\n".join(lines), plan, sorted(set(slot.values())), blocked
+
+
+def _ssa(ops, inputs, outputs, cast):
+    """The traced operations ``ops`` in SSA form, cut at the numpy operations: ``(segments, between, where,
+    finals)``; ``segments[k]``: the (target, expression source, values read) of fused loop k; ``between[k]``:
+    the numpy step after it, (op, input, target, exponent source, condition); ``where``: the segment (or
+    "in") each value comes from; ``finals``: the value of each output."""
     env = {n: f"in_{n}" for n in inputs}  # buffer -> current SSA value
     count = [0]
     segments: list[list] = [[]]  # per segment: (target, expression source, [SSA values read])
@@ -357,7 +386,12 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
         segments[-1].append((tgt, expr, reads))
         where[tgt] = len(segments) - 1
         env[out] = tgt
-    finals = {n: env[n] for n in outputs}
+    return segments, between, where, {n: env[n] for n in outputs}
+
+
+def _slot_names(segments, between, where, finals) -> dict:
+    """{SSA value: its per-chunk scratch array} for the values read after the segment that makes them (by a
+    later segment or a numpy step)."""
     last = len(segments) - 1
     # who reads what: segment k reads its expressions' values, the numpy step after k reads its input
     readers: dict = {}
@@ -378,17 +412,13 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
             continue
         if any(k > w for k in ks) and not all(k == w for k in ks):
             slot[v] = f"slot_{v}"
-    lines = [
-        "import numpy as np",
-        "import numba",
-        "",
-        "float64, float32 = np.float64, np.float32",
-        "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
-        "",
-    ]
-    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
-        jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
-        lines[2:2] = [f"from lptheory.fast.svml import {jit_name} as pow_block"]
+    return slot
+
+
+def _segment_sources(lines, segments, between, where, slot, finals, dyn_names, cast, alias, watch):
+    """The source of each fused loop appended to ``lines``; returns (the plan, whether a loop counts the
+    gradient's non-finite entries). See :func:`_generate`."""
+    last = len(segments) - 1
     plan = []
     counted = False  # the first segment that loads the gradient counts its non-finite entries
     for k, seg in enumerate(segments):
@@ -404,7 +434,6 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
         loads_slot = sorted(r for r in reads if r not in defined and where.get(r) != "in")
         stores = sorted(v for v in defined if v in slot)
         outs = finals if k == last else {}
-        alias = alias or {}
         # an output that is the same memory as an input (an in-place step) is stored through the input's
         # parameter: one base pointer, so LLVM vectorizes the loop without a runtime overlap check
         target = {nm: (f"a_{alias[nm]}" if nm in alias else f"o_{nm}") for nm in outs}
@@ -451,15 +480,7 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
             plan.append(
                 ("numpy", op, slot[x] if x in slot else None, slot[tgt], expo, x[3:] if x not in slot else None)
             )
-    if not counted:
-        raise FusedUnsupported("no fused loop reads the gradient (its non-finite check)")
-    blocked = None
-    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
-        blocked = [b[3] for b in between]
-        lines += _blocked_source(
-            segments, between, where, slot, finals, inputs, outputs, dyn_names, alias or {}, cast, watch
-        )
-    return "\n".join(lines), plan, sorted(set(slot.values())), blocked
+    return plan, counted
 
 
 BLOCK_BYTES = 512  # bytes per scratch slot of the one-pass kernel: its ~14 slots and the block's arrays stay in L1
