@@ -682,7 +682,7 @@ class SignSGD(ElementwiseOptimizer):
     @staticmethod
     def rule(xp, h, b):
         beta = h.momentum
-        ema(xp, b.m, beta, b.grad, b.new_m, b.s1)  # m = beta m + (1 - beta) g
+        ema(xp, b.m, beta, b.grad, b.new_m, b.s1, lerp=False)  # m = beta m + (1 - beta) g
         direction = b.new_m if beta != 0.0 else b.grad
         sign(xp, direction, b.s1)
         xp.multiply(b.s1, h.lr, out=b.s1)
@@ -719,9 +719,9 @@ class _AdamFamily(ElementwiseOptimizer):
         if h.weight_decay != 0.0 and not h.decoupled:  # Adam's L2 regularization: g + lambda theta
             gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
             xp.add(gg, b.grad, out=gg)
-        ema(xp, b.m, b1, gg, b.new_m, b.s2)  # m = b1 m + (1 - b1) g
+        ema(xp, b.m, b1, gg, b.new_m, b.s2, lerp=False)  # m = b1 m + (1 - b1) g
         sq = xp.multiply(gg, gg, out=b.s2)
-        ema(xp, b.v, b2, sq, b.new_v, sq)  # v = b2 v + (1 - b2) g^2
+        ema(xp, b.v, b2, sq, b.new_v, sq, lerp=False)  # v = b2 v + (1 - b2) g^2
         den = xp.sqrt(b.new_v, out=b.s2)
         xp.multiply(den, h.rsqrt_bc2, out=den)
         xp.add(den, h.eps, out=den)
@@ -769,9 +769,9 @@ class Lion(ElementwiseOptimizer):
 
     @staticmethod
     def rule(xp, h, b):
-        c = ema(xp, b.m, h.beta1, b.grad, b.s2, b.s1)  # c = b1 m + (1 - b1) g
+        c = ema(xp, b.m, h.beta1, b.grad, b.s2, b.s1, lerp=False)  # c = b1 m + (1 - b1) g
         sign(xp, c, c)
-        ema(xp, b.m, h.beta2, b.grad, b.new_m, b.s1)  # m = b2 m + (1 - b2) g
+        ema(xp, b.m, h.beta2, b.grad, b.new_m, b.s1, lerp=False)  # m = b2 m + (1 - b2) g
         xp.multiply(b.theta, 1.0 - h.lr * h.weight_decay, out=b.new_theta)
         xp.multiply(c, h.lr, out=c)
         xp.subtract(b.new_theta, c, out=b.new_theta)

@@ -100,11 +100,17 @@ def field_info(f: dataclasses.Field) -> dict | None:
 # ------------------------------------------------------------------------------------------------------
 # the pieces of a rule
 # ------------------------------------------------------------------------------------------------------
-def ema(xp, m, beta: float, g, out, tmp):
+def ema(xp, m, beta: float, g, out, tmp, *, lerp: bool = True):
     """``out = beta m + (1 - beta) g``: the exponential moving average of Algorithms 1-2 lines 3 and 8
     (``c_{t+1} = beta1 m_t + (1 - beta1) g~_t``, ``m_{t+1} = beta2 m_t + (1 - beta2) g~_t``), Adam's moments,
     Lion's interpolation, signSGD's momentum. numpy: two products and a sum (the tracer's bits); torch: one
-    ``lerp`` pass. ``out`` may alias ``m``, not ``g``; ``tmp`` must alias neither ``m`` nor ``out``."""
+    ``lerp`` pass, or with ``lerp=False`` the two products and the sum there too (the baselines' form: their
+    torch bits are those of their reference code). ``out`` may alias ``m``, not ``g``; ``tmp`` must alias
+    neither ``m`` nor ``out``."""
+    if not lerp:
+        xp.multiply(m, beta, out=out)
+        xp.multiply(g, 1.0 - beta, out=tmp)
+        return xp.add(out, tmp, out=out)
     return _ema(xp, m, beta, g, out, tmp)
 
 
