@@ -1091,7 +1091,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=argparse.SUPPRESS,  # absent unless given: run.json's argv and config hash stay as they were
         metavar="FILE_OR_MODULE",
-        help="import this .py file or module first: the optimizer classes it defines join --optimizer",
+        help="import this .py file or module first: the optimizer classes it defines join --optimizer "
+        "(repeatable; default: none)",
     )
     p_run.add_argument("--backend", default="numpy", choices=["numpy", "torch"], help="array backend")
     p_run.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (--backend torch only)")
