@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
-__all__ = ["Slot", "slot", "peek", "static_copy", "static", "dynamic_fields", "split", "is_schedule"]
+__all__ = ["Slot", "SLOTS", "slot", "peek", "static_copy", "static", "dynamic_fields", "split", "is_schedule"]
 
 
 class Slot:
@@ -57,27 +57,28 @@ class Slot:
         self.checked_only = False
 
 
-_SLOTS: dict[int, Slot] = {}
+SLOTS: dict[int, Slot] = {}
+"""The slots by object id (read directly on the routes' hot paths; :func:`slot` creates them)."""
 _PINNED: dict[int, object] = {}  # objects without weak references, kept alive with their slot
 
 
 def slot(obj) -> Slot:
     """The :class:`Slot` of ``obj`` (created at first use)."""
-    got = _SLOTS.get(id(obj))
+    got = SLOTS.get(id(obj))
     if got is None:
         got = Slot()
         key = id(obj)
         try:
-            weakref.finalize(obj, _SLOTS.pop, key, None)
+            weakref.finalize(obj, SLOTS.pop, key, None)
         except TypeError:  # no weak references (a class with __slots__): pinned for the process
             _PINNED[key] = obj
-        _SLOTS[key] = got
+        SLOTS[key] = got
     return got
 
 
 def peek(obj) -> Slot | None:
     """The :class:`Slot` of ``obj`` if it has one (no slot is created)."""
-    return _SLOTS.get(id(obj))
+    return SLOTS.get(id(obj))
 
 
 def static_copy(opt, zeroed, source=None):
@@ -114,9 +115,10 @@ def static(opt):
 
 def split(opt):
     """(fixed values by field name, names of the scheduled fields) of ``opt`` (computed once per object)."""
-    s = slot(opt)
-    got = s.split
+    s = SLOTS.get(id(opt))  # (slot() inlined: this runs at every step)
+    got = s.split if s is not None else None
     if got is None:
+        s = slot(opt)
         fixed, sched = {}, []
         for f in dataclasses.fields(opt):
             v = getattr(opt, f.name)

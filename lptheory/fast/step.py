@@ -19,7 +19,7 @@ import numpy as np
 
 from . import engine as _engine
 from . import fused as _fused
-from .cache import slot
+from .cache import SLOTS, slot
 from .nonfinite import count_nonfinite, note_nonfinite
 
 __all__ = ["BIND_LIMIT", "apply", "short_step", "new_names"]
@@ -63,7 +63,7 @@ def apply(opt, xp, h, theta, grad, old: list, donate: bool) -> list:
 def short_step(opt, theta, grad, state, donate):
     """:meth:`~lptheory.optimizers.ElementwiseOptimizer.step` for numpy arrays of the last validated shape
     and dtype, C-contiguous (None: take the checked path). Same results, same bits."""
-    s = slot(opt)
+    s = SLOTS.get(id(opt)) or slot(opt)  # (slot() inlined: this runs at every step)
     if s.checked_only:
         return None
     bound = s.bound
@@ -108,7 +108,7 @@ def short_step(opt, theta, grad, state, donate):
     arrays = {"theta": theta, "grad": grad}
     arrays.update(zip(buffers, old))
     arrays["new_theta"] = outs[0]
-    arrays.update(zip(new_names(opt), outs[1:]))
+    arrays.update(zip(s.new or new_names(opt), outs[1:]))
     nf = _fused.run_direct(opt, h, arrays, alias) if alias is not None else None
     if nf is None:
         nf = _engine.run(opt, h, arrays, count_nonfinite=True, alias=alias)
