@@ -5,7 +5,7 @@ Core layer: l_p geometry (:mod:`lptheory.geometry`), the paper's optimizers and 
 """
 
 from . import geometry, optimizers, schedules
-from ._engine import engine_info
+from .fast.info import engine_info
 from .geometry import (
     dual_exponent,
     inverse_mirror_map,

@@ -1,7 +1,7 @@
 """Element-wise kernels of the paper's maps, written once for numpy and torch (``out=`` style).
 
 Each kernel writes into caller-provided buffers so that the chunked numpy engine
-(:mod:`lptheory._engine`) keeps every intermediate in cache and torch reuses its allocations.
+(:mod:`lptheory.fast.engine`) keeps every intermediate in cache and torch reuses its allocations.
 Aliasing rules are stated per kernel; the optimizers' rules rely on them.
 """
 

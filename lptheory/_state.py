@@ -1,5 +1,5 @@
 """The named scalars (:class:`Hyper`) and arrays (:class:`Buffers`) an update rule reads and writes; shared by
-the reference engine (:mod:`lptheory._engine`) and the fused one (:mod:`lptheory._fused`), which import it and
+the reference engine (:mod:`lptheory.fast.engine`) and the fused one (:mod:`lptheory.fast.fused`), which import it and
 not each other."""
 
 from __future__ import annotations

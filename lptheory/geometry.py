@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
-from . import _kernels, _rownorm, _validate
+from . import _kernels, _validate
 from ._xp import is_floating, namespace
+from .fast import rownorm as _rownorm
 
 __all__ = [
     "dual_exponent",
@@ -69,9 +70,9 @@ def lp_norm_unchecked(x: np.ndarray, p: float, axis: int = -1):
 
 def _lp_norm(xp, x, p: float, axis: int):
     if xp is np and axis in (-1, x.ndim - 1) and _rownorm.available(x, p):
-        # one pass per row in a numba kernel, same bits as below (lptheory._rownorm), without |x| as a
+        # one pass per row in a numba kernel, same bits as below (lptheory.fast.rownorm), without |x| as a
         # temporary (the kernel's cases are p in {1.5, 2, 3}: never p = 1 or inf)
-        from ._pool import threads
+        from .fast.pool import threads
 
         s, m = _rownorm.row_sums(x, p, threads(fused=True))
         with np.errstate(invalid="ignore"):

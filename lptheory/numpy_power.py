@@ -1,5 +1,5 @@
 """``numpy.power``'s own float64 power for numba code elsewhere in the toolkit (the public face of the
-private :mod:`lptheory._svml`, which the fused optimizer kernels use).
+private :mod:`lptheory.fast.svml`, which the fused optimizer kernels use).
 
 * :func:`agrees` (``y``): numba code calling :func:`pow_block_jit` at exponent ``y`` gets numpy.power's
   bits on this machine (numpy exports its SVML power, it compiles, and it was checked at ``y`` over every
@@ -12,7 +12,7 @@ private :mod:`lptheory._svml`, which the fused optimizer kernels use).
 
 from __future__ import annotations
 
-from . import _svml
+from .fast import svml as _svml
 
 __all__ = ["agrees", "pow_block_jit", "add_reduce_jit"]
 
@@ -32,7 +32,7 @@ def pow_block_jit():
 def add_reduce_jit():
     """The numba function ``add_reduce(a, lo, n)`` with numpy.add.reduce's bits (None without numba)."""
     try:
-        from . import _rownorm_kernels
+        from .fast import rownorm_kernels as _rownorm_kernels
     except ImportError:
         return None
     return _rownorm_kernels.add_reduce

@@ -31,7 +31,7 @@ Subclass :class:`ElementwiseOptimizer` (a frozen dataclass whose fields are the 
   overwriting it) and scratch ``b.s1``, ``b.s2``, ... (``n_scratch`` of them).
 
 Any numeric hyper-parameter may be a schedule: a callable of the 0-based step ``t``. The numpy engine
-(:mod:`lptheory._engine`) runs the rule on cache-sized chunks; torch runs it on whole tensors.
+(:mod:`lptheory.fast.engine`) runs the rule on cache-sized chunks; torch runs it on whole tensors.
 
 Paper-exact by default: Algorithms 1-3 as their pseudo-code reads, ``eps_mode="paper"``.
 ``eps_mode="official"`` reproduces the authors' code.
@@ -44,8 +44,6 @@ only when the old values are not needed.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import math
 from abc import ABC, abstractmethod
@@ -55,9 +53,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import _engine, _fused, _kernels, _validate
+from . import _kernels, _validate, fast
 from ._state import Buffers, Hyper
-from ._xp import combine, copy_into, dtype_name, ema, eps_vanishes, is_floating, namespace, reciprocal
+from ._xp import dtype_name, eps_vanishes, is_floating, namespace, reciprocal
+from .fast.cache import is_schedule
+from .fast.nonfinite import (
+    NonFiniteGradientWarning,
+    count_nonfinite,
+    deferred_nonfinite,
+    nonfinite_steps,
+    note_nonfinite,
+)
+from .rules import EXPONENT, NONNEG, UNIT, combine, copy_into, ema, field_info, hyper, mirror, sign, steepest
 
 __all__ = [
     "Optimizer",
@@ -65,6 +72,10 @@ __all__ = [
     "NonFiniteGradientWarning",
     "is_schedule",
     "check_hyper",
+    "check_fields",
+    "check_step",
+    "flag_fields",
+    "hyper",
     "nonfinite_steps",
     "note_nonfinite",
     "count_nonfinite",
@@ -75,6 +86,8 @@ __all__ = [
     "LpDescent",
     "StaceyP2",
     "StaceyPP",
+    "StaceyHyper",
+    "StaceyPPHyper",
     "SGD",
     "SignSGD",
     "Adam",
@@ -85,109 +98,6 @@ __all__ = [
 ]
 
 LR = float | Callable[[int], float]
-
-
-class NonFiniteGradientWarning(RuntimeWarning):
-    """A gradient with NaN or inf entries reached an optimizer (the update carries them into the
-    parameters). Issued once per optimizer; :func:`nonfinite_steps` counts every such step."""
-
-
-def _threaded_sum(a: np.ndarray) -> float:
-    """sum(a) over the engines' worker threads for a large contiguous array (numpy releases the GIL in
-    its reductions), so the check reads the gradient at the speed of the threaded step, not of one core."""
-    from ._pool import get_pool, threads
-
-    nt = threads(fused=True)
-    if nt <= 1 or a.size < (1 << 18) or not a.flags.c_contiguous:
-        return float(np.add.reduce(a, axis=None))
-    flat = a.reshape(-1)
-    per = -(-flat.size // nt)
-    parts = [flat[lo : lo + per] for lo in range(0, flat.size, per)]
-    return float(sum(get_pool(nt).map(lambda x: np.add.reduce(x, axis=None), parts)))
-
-
-def note_nonfinite(opt, xp, grad) -> None:
-    """Count (on ``opt``) a step whose gradient has a NaN or inf entry and warn at the first. numpy: one
-    summing pass (a non-finite sum is confirmed entry-wise, so a finite gradient whose sum overflows is
-    not counted); torch on the cpu the same; on other devices the flag is accumulated on the device (no
-    host synchronization in ``step``) and read by :func:`nonfinite_steps`."""
-    if xp is np:
-        with np.errstate(over="ignore", invalid="ignore"):
-            total = _threaded_sum(grad)
-        if math.isfinite(total) or np.isfinite(grad).all():
-            return
-    elif grad.device.type != "cpu":
-        bad = (~xp.isfinite(grad.sum())).to(xp.int64)
-        acc = opt.__dict__.get("_nonfinite_device")
-        object.__setattr__(opt, "_nonfinite_device", bad if acc is None else acc + bad)
-        return
-    elif bool(xp.isfinite(grad.sum())) or bool(xp.isfinite(grad).all()):
-        return
-    count_nonfinite(opt, 1)
-
-
-# (optimizer, [tally]) while a caller defers the non-finite count of that optimizer's steps in this context
-_DEFERRED: contextvars.ContextVar = contextvars.ContextVar("lptheory_deferred_nonfinite", default=None)
-
-
-@contextlib.contextmanager
-def deferred_nonfinite(opt):
-    """Within the block (in the current context: this thread, or the context a task runs in), the steps of
-    ``opt`` that receive a gradient with NaN or inf entries are not counted on ``opt`` nor warned about:
-    their number is added to the yielded one-element list instead. For a caller that splits one logical
-    step into several ``step`` calls on parts of the arrays (the simulator's replicate rows, each in its
-    thread): it then counts the logical step once with :func:`count_nonfinite` (``nonfinite_steps`` stays
-    one per step, as for one call on the whole array), and needs no pass of its own over the gradient:
-    the fused kernels count non-finite entries while they read it."""
-    tally = [0]
-    token = _DEFERRED.set((opt, tally))
-    try:
-        yield tally
-    finally:
-        _DEFERRED.reset(token)
-
-
-BIND_LIMIT = 32
-"""Kernels bound to arrays (:meth:`ElementwiseOptimizer._bind`) per optimizer: past it (steps alternating
-between array sets, e.g. threads sharing one optimizer) the unbound short path runs."""
-
-
-def count_nonfinite(opt, n: int) -> None:
-    """Add ``n`` non-finite steps to the count of ``opt`` (read by :func:`nonfinite_steps`) and issue the
-    optimizer's one :class:`NonFiniteGradientWarning` at the first; for optimizer implementations that
-    detect non-finite gradients themselves (``lptheory.torch``). Inside :func:`deferred_nonfinite` for
-    ``opt``, ``n`` goes to that block's tally instead."""
-    import warnings
-
-    deferred = _DEFERRED.get()
-    if deferred is not None and deferred[0] is opt:
-        deferred[1][0] += n
-        return
-    before = opt.__dict__.get("_nonfinite_steps", 0)
-    object.__setattr__(opt, "_nonfinite_steps", before + n)
-    if before == 0 and n > 0:
-        warnings.warn(
-            f"{type(opt).__name__}: a gradient with NaN or inf entries (the update carries them into the "
-            "parameters; further ones are counted, not repeated: lptheory.optimizers.nonfinite_steps)",
-            NonFiniteGradientWarning,
-            stacklevel=4,
-        )
-
-
-def nonfinite_steps(opt) -> int:
-    """How many steps of ``opt`` (an optimizer object: an :class:`ElementwiseOptimizer` or a
-    ``lptheory.torch`` optimizer) received a gradient with NaN or inf entries (reads the device-side
-    count of a GPU run, warning then if it is the first news of one)."""
-    acc = opt.__dict__.get("_nonfinite_device")
-    if acc is not None:
-        object.__setattr__(opt, "_nonfinite_device", None)
-        count_nonfinite(opt, int(acc.item()))
-    return opt.__dict__.get("_nonfinite_steps", 0)
-
-
-def is_schedule(v) -> bool:
-    """Whether a hyper-parameter value is a schedule ``t -> value`` (any callable but a number or text)."""
-    return callable(v) and not isinstance(v, (bool, int, float, str))
 
 
 def check_hyper(name: str, value, spec: dict):
@@ -212,10 +122,101 @@ def check_hyper(name: str, value, spec: dict):
     )
 
 
+def check_fields(opt) -> None:
+    """Check (and normalize) the hyper-parameters of optimizer ``opt`` against its class's ``limits`` (numbers
+    that are not schedules) and ``choices`` (text fields): ValueError naming the field and what it allows."""
+    for name, spec in opt.limits.items():
+        v = getattr(opt, name)
+        if is_schedule(v):
+            continue
+        object.__setattr__(opt, name, check_hyper(name, v, spec))
+    for name, allowed in opt.choices.items():
+        _validate.choice(name, getattr(opt, name), set(allowed))
+
+
+def _collect(cls) -> None:
+    """``cls.limits`` and ``cls.choices`` from the :func:`~lptheory.rules.hyper` fields of ``cls`` and its bases
+    (in field order; a field redefined keeps its place), then an explicit ``limits`` of the class body."""
+    limits: dict = {}
+    choices: dict = {}
+    for klass in reversed(cls.__mro__[1:]):
+        limits.update(klass.__dict__.get("limits") or {})
+        for f in getattr(klass, "__dataclass_fields__", {}).values():
+            info = field_info(f)
+            if info:
+                if info["limits"] is not None:
+                    limits[f.name] = info["limits"]
+                if info["choices"] is not None:
+                    choices[f.name] = info["choices"]
+    for name, v in cls.__dict__.items():
+        info = field_info(v) if isinstance(v, dataclasses.Field) else None
+        if info:
+            if info["limits"] is not None:
+                limits[name] = info["limits"]
+            if info["choices"] is not None:
+                choices[name] = info["choices"]
+    limits.update(cls.__dict__.get("limits") or {})
+    cls.limits = limits
+    cls.choices = choices
+
+
+def flag_fields() -> dict[str, dataclasses.Field]:
+    """The hyper-parameters of the registered optimizers that are ``lptheory run`` flags (fields made with
+    :func:`~lptheory.rules.hyper`, ``flag`` true), by name, in the order they first appear in the registry."""
+    out: dict = {}
+    for cls in OPTIMIZERS.values():
+        for f in dataclasses.fields(cls):
+            info = field_info(f)
+            if info and info["flag"] and f.name not in out:
+                out[f.name] = f
+    return out
+
+
+def check_step(xp, theta, grad, state) -> int:
+    """The checks of a ``step`` call shared by the optimizer families: ``theta`` floating, ``grad`` of its
+    shape and dtype, ``state`` a dict with an integer ``"step"`` >= 0 (returned); TypeError or ValueError
+    naming what is wrong."""
+    if not is_floating(xp, theta):
+        raise TypeError(f"theta must have a floating dtype, got {theta.dtype}")
+    if tuple(grad.shape) != tuple(theta.shape):
+        raise ValueError(f"grad must have theta's shape {tuple(theta.shape)}, got {tuple(grad.shape)}")
+    if grad.dtype != theta.dtype:
+        raise TypeError(f"grad must have theta's dtype {theta.dtype}, got {grad.dtype}")
+    if not isinstance(state, dict) or "step" not in state:
+        raise TypeError("state must be the dict returned by init() or step()")
+    return _validate.integer("state['step']", state["step"], lo=0)
+
+
+OPTIMIZERS: dict = {}
+"""The registry: CLI name -> optimizer class. Filled by the class definitions themselves (see
+:class:`Optimizer`): the CLI (``lptheory run --optimizer``), the sweep's keys, :mod:`lptheory.torch` and the
+registry tests read it."""
+
+
 class Optimizer(ABC):
-    """The optimizer protocol: ``init``, ``step``, ``output`` (see the module docstring)."""
+    """The optimizer protocol: ``init``, ``step``, ``output`` (see the module docstring).
+
+    Registration: a subclass whose family registers (``registered = True``: the element-wise and the matrix
+    optimizers), whose class name is public and whose body sets ``name`` joins :data:`OPTIMIZERS` when it is
+    defined (``class X(ElementwiseOptimizer, register=False)`` keeps a public class out). A name taken by
+    another class is an error; the same class defined again (a module loaded twice) replaces its entry.
+    """
 
     name: ClassVar[str] = "optimizer"
+    registered: ClassVar[bool] = False
+    limits: ClassVar[dict[str, dict]] = {}
+    choices: ClassVar[dict[str, tuple]] = {}
+
+    def __init_subclass__(cls, register: bool | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.registered:
+            _collect(cls)
+        if register is False or not cls.registered or "name" not in cls.__dict__ or cls.__name__.startswith("_"):
+            return
+        old = OPTIMIZERS.get(cls.name)
+        if old is not None and old.__qualname__ != cls.__qualname__:
+            raise ValueError(f"optimizer name {cls.name!r} of {cls.__qualname__} is taken by {old.__qualname__}")
+        OPTIMIZERS[cls.name] = cls
 
     @abstractmethod
     def init(self, theta) -> dict[str, Any]:
@@ -235,20 +236,27 @@ class ElementwiseOptimizer(Optimizer):
     """Base of the element-wise optimizers: hyper-parameters are dataclass fields (immutable), any
     numeric one may be a schedule ``t -> value``; state is a dict of arrays plus ``step``."""
 
+    registered: ClassVar[bool] = True
     buffers: ClassVar[tuple[str, ...]] = ()
     n_scratch: ClassVar[int] = 3
-    limits: ClassVar[dict[str, dict]] = {}
     # numeric fields the fused numpy kernels take as runtime scalars (like lr) instead of trace-time
     # constants: one compiled kernel serves every value (a tuning grid loads one kernel, not one per point).
     # Only fields the rule uses in arithmetic, never in a comparison that fixes its control flow.
     kernel_scalars: ClassVar[tuple[str, ...]] = ()
 
+    # set per class (lptheory.fast reads them): the step is this class's own (routed by lptheory.fast), and
+    # the step's scalars are the fields plus t (no override of derived, scalars or hyper_at)
+    fast_route: ClassVar[bool] = True
+    plain_scalars: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        base = ElementwiseOptimizer
+        cls.fast_route = cls.step is base.step
+        cls.plain_scalars = all(getattr(cls, m) is getattr(base, m) for m in ("derived", "scalars", "hyper_at"))
+
     def __post_init__(self):
-        for name, spec in self.limits.items():
-            v = getattr(self, name)
-            if is_schedule(v):
-                continue
-            object.__setattr__(self, name, check_hyper(name, v, spec))
+        check_fields(self)
 
     # -- hooks --------------------------------------------------------------------------------------
     def derived(self, h: Hyper, t: int) -> dict:
@@ -272,17 +280,7 @@ class ElementwiseOptimizer(Optimizer):
     # -- public API -----------------------------------------------------------------------------------
     def hyper_at(self, t: int) -> Hyper:
         """Every hyper-parameter at 0-based step ``t`` (schedules evaluated and range-checked)."""
-        split = self.__dict__.get("_split")
-        if split is None:  # (fixed values, scheduled field names): computed once per immutable optimizer
-            fixed, sched = {}, []
-            for f in dataclasses.fields(self):
-                v = getattr(self, f.name)
-                if is_schedule(v):
-                    sched.append(f.name)
-                fixed[f.name] = v
-            split = (fixed, tuple(sched))
-            object.__setattr__(self, "_split", split)
-        fixed, sched = split
+        fixed, sched = fast.split(self)  # computed once per optimizer object
         h = Hyper(fixed)
         for name in sched:
             spec = self.limits.get(name)
@@ -327,18 +325,11 @@ class ElementwiseOptimizer(Optimizer):
         replicate of 100 coordinates, is then a few microseconds plus the kernel).
         """
         if type(theta) is np.ndarray and type(grad) is np.ndarray and type(state) is dict:
-            got = self._step_numpy_fast(theta, grad, state, donate)
+            got = fast.short_step(self, theta, grad, state, donate)
             if got is not None:
                 return got
         xp = namespace(theta, grad)
-        self._check_float(xp, theta, "theta")
-        if tuple(grad.shape) != tuple(theta.shape):
-            raise ValueError(f"grad must have theta's shape {tuple(theta.shape)}, got {tuple(grad.shape)}")
-        if grad.dtype != theta.dtype:
-            raise TypeError(f"grad must have theta's dtype {theta.dtype}, got {grad.dtype}")
-        if not isinstance(state, dict) or "step" not in state:
-            raise TypeError("state must be the dict returned by init() or step()")
-        t = _validate.integer("state['step']", state["step"], lo=0)
+        t = check_step(xp, theta, grad, state)
         old = []
         if any(k not in state for k in self.buffers):
             up = self.upgrade_state(state)  # a state of an earlier layout of this optimizer, converted
@@ -354,148 +345,10 @@ class ElementwiseOptimizer(Optimizer):
                     f"got shape {tuple(a.shape)}, dtype {a.dtype}"
                 )
             old.append(a)
-        h = self.scalars(t)
-        if xp is np:
-            theta_in = np.ascontiguousarray(theta)
-            grad = np.ascontiguousarray(grad)
-            old = [np.ascontiguousarray(a) for a in old]
-            outs = [
-                a if donate and a.flags.c_contiguous and a.flags.writeable else np.empty(a.shape, a.dtype)
-                for a in [theta, *old]
-            ]
-            if _engine.run(self, h, self.named(theta_in, grad, old, outs), count_nonfinite=True):
-                count_nonfinite(self, 1)
-            object.__setattr__(self, "_fast_sig", (theta.shape, theta.dtype))
-        else:
-            note_nonfinite(self, xp, grad)
-            with xp.no_grad():
-                outs = [a if donate else xp.empty_like(a) for a in [theta, *old]]
-                _engine.run(self, h, self.named(theta, grad, old, outs))
+        outs = fast.apply(self, xp, self.scalars(t), theta, grad, old, donate)  # the route: lptheory.fast
         new_state = {"step": t + 1}
         new_state.update(zip(self.buffers, outs[1:]))
         return outs[0], new_state
-
-    def _step_numpy_fast(self, theta, grad, state, donate):
-        """:meth:`step` for numpy arrays of the last validated shape and dtype, C-contiguous (None: take the
-        checked path). Same results, same bits."""
-        d = self.__dict__
-        bound = d.get("_bound")
-        if bound is not None and donate and theta is bound[0] and grad is bound[1]:
-            got = self._step_bound(bound, theta, state)
-            if got is not None:
-                return got
-        sig = d.get("_fast_sig")
-        if sig is None:
-            return None
-        shape, dtype = sig
-        if theta.shape != shape or theta.dtype is not dtype or grad.shape != shape or grad.dtype is not dtype:
-            return None
-        t = state.get("step")
-        if type(t) is not int or t < 0:
-            return None
-        buffers = self.buffers
-        old = []
-        for k in buffers:
-            a = state.get(k)
-            if type(a) is not np.ndarray or a.shape != shape or a.dtype is not dtype:
-                return None
-            old.append(a)
-        fl = theta.flags
-        if not (fl.c_contiguous and grad.flags.c_contiguous and all(a.flags.c_contiguous for a in old)):
-            return None
-        if donate:
-            if not (fl.writeable and all(a.flags.writeable for a in old)):
-                return None
-            outs = [theta, *old]
-            alias = self.__dict__.get("_fast_alias")
-            if alias is None:
-                alias = (("new_theta", "theta"), *(("new_" + k, k) for k in buffers))
-                object.__setattr__(self, "_fast_alias", alias)
-            # an output that is also the gradient or another buffer (the same array passed twice): the
-            # general in-place analysis
-            if grad is theta or any(a is grad or a is theta for a in old) or len({id(a) for a in old}) < len(old):
-                alias = None
-        else:
-            outs = [np.empty(shape, dtype) for _ in range(1 + len(buffers))]
-            alias = ()
-        h = self.scalars(t)
-        arrays = {"theta": theta, "grad": grad}
-        arrays.update(zip(buffers, old))
-        arrays["new_theta"] = outs[0]
-        arrays.update(zip(self._new_names(), outs[1:]))
-        nf = _fused.run_direct(self, h, arrays, alias) if alias is not None else None
-        if nf is None:
-            nf = _engine.run(self, h, arrays, count_nonfinite=True, alias=alias)
-        elif donate:  # the same array objects as the previous step (a simulator's loop): bind the kernel to them
-            key = (id(theta), id(grad))
-            if d.get("_bind_try") == key:
-                self._bind(theta, grad, old, h, arrays, alias)
-            else:
-                object.__setattr__(self, "_bind_try", key)
-        if nf:
-            count_nonfinite(self, 1)
-        new_state = {"step": t + 1}
-        new_state.update(zip(buffers, outs[1:]))
-        return outs[0], new_state
-
-    def _bind(self, theta, grad, old, h, arrays, alias) -> None:
-        """After a donated step on the short path of :func:`lptheory._fused.run_direct`: the kernel bound to
-        these arrays (:func:`lptheory._fused.bind_direct`) for the next steps on the same array objects
-        (a simulator's loop), with the per-step scalars resolved once where only ``t`` changes between
-        steps (no schedule, no :meth:`derived`)."""
-        binds = self.__dict__.get("_binds", 0)
-        object.__setattr__(self, "_binds", binds + 1)
-        got = _fused.bind_direct(self, h, arrays, alias) if binds < BIND_LIMIT else None
-        if got is None:
-            object.__setattr__(self, "_bound", None)
-            return
-        bound, dyn = got
-        template = None
-        split = self.__dict__.get("_split")  # (fixed values, scheduled names), set by hyper_at
-        cls = type(self)
-        plain = all(getattr(cls, m) is getattr(ElementwiseOptimizer, m) for m in ("derived", "scalars", "hyper_at"))
-        if plain and split is not None and not split[1] and all(x == "t" or x in split[0] for x in dyn):
-            template = tuple(None if x == "t" else float(split[0][x]) for x in dyn)
-        outs = (theta, *old)
-        sig = (theta.shape, theta.dtype)
-        object.__setattr__(self, "_bound", (theta, grad, tuple(old), outs, bound, dyn, template, sig))
-
-    def _step_bound(self, bound, theta, state):
-        """:meth:`step` (donated) through the kernel bound by :meth:`_bind`: the same arrays, the same
-        kernel and scalars, the same bits; None where the general short path must run (a buffer that is
-        not the bound one, a changed shape or flag, the fused engine switched off)."""
-        t = state.get("step")
-        if type(t) is not int or t < 0:
-            return None
-        _, grad, old, outs, kernel, dyn, template, (shape, dtype) = bound
-        for k, a in zip(self.buffers, old):
-            if state.get(k) is not a:
-                return None
-        for a in outs:
-            if a.shape != shape or a.dtype is not dtype or not a.flags.writeable:
-                return None
-        if grad.shape != shape or grad.dtype is not dtype:
-            return None
-        if template is not None:
-            scalars = [float(t) if v is None else v for v in template]
-        else:
-            h = self.scalars(t)
-            scalars = [float(h[x]) for x in dyn]
-        nf = _fused.run_bound(kernel, scalars)
-        if nf is None:
-            return None
-        if nf:
-            count_nonfinite(self, 1)
-        new_state = {"step": t + 1}
-        new_state.update(zip(self.buffers, old))
-        return theta, new_state
-
-    def _new_names(self) -> tuple[str, ...]:
-        got = self.__dict__.get("_new")
-        if got is None:
-            got = tuple("new_" + k for k in self.buffers)
-            object.__setattr__(self, "_new", got)
-        return got
 
     def named(self, theta, grad, old, new) -> dict:
         """The rule's named inputs and outputs (``theta``, ``grad``, buffers, ``new_*``), in a fixed order."""
@@ -509,36 +362,16 @@ class ElementwiseOptimizer(Optimizer):
         """This optimizer with ``lr`` and every schedule replaced by 0.0: the configuration that fixes
         the rule's control flow (the cache key of compiled kernels; the replaced values are passed to
         the kernel at every step)."""
-        got = self.__dict__.get("_static")
-        if got is None:  # computed once per (immutable) optimizer: it is looked up at every step
-            # built without __post_init__: 0.0 may be outside a field's range (a scheduled p), and this
-            # object is only a key (the values of these fields are passed at every step)
-            dyn = set(self.dynamic_fields())
-            got = object.__new__(type(self))
-            for f in dataclasses.fields(self):
-                object.__setattr__(got, f.name, 0.0 if f.name in dyn else getattr(self, f.name))
-            object.__setattr__(self, "_static", got)
-        return got
+        return fast.static(self)
 
     def dynamic_fields(self) -> tuple[str, ...]:
         """Fields that may change between steps: ``lr`` and every field given as a schedule."""
-        got = self.__dict__.get("_dynamic")
-        if got is None:
-            got = tuple(
-                f.name for f in dataclasses.fields(self) if f.name == "lr" or is_schedule(getattr(self, f.name))
-            )
-            object.__setattr__(self, "_dynamic", got)
-        return got
+        return fast.dynamic_fields(self)
 
     @staticmethod
     def _check_float(xp, a, name):
         if not is_floating(xp, a):
             raise TypeError(f"{name} must have a floating dtype, got {a.dtype}")
-
-
-
-_UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
-_NONNEG = dict(lo=0.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -560,47 +393,38 @@ class LpDescent(ElementwiseOptimizer):
 
     name: ClassVar[str] = "lp-descent"
     n_scratch: ClassVar[int] = 1
-    limits: ClassVar[dict] = {"p": dict(exponent=True), "lr": _NONNEG}
-    p: float = 3.0
-    lr: LR = 1e-3
+    p: float = hyper(3.0, EXPONENT, help="l_p exponent p in (1, inf]")
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
 
     @staticmethod
     def rule(xp, h, b):
-        s = _kernels.steepest(xp, b.grad, h.p, b.s1, b.s1)  # Alg. 3 line 2
+        s = steepest(xp, b.grad, h.p, b.s1, b.s1)  # Alg. 3 line 2
         xp.multiply(s, h.lr, out=b.s1)
         xp.subtract(b.theta, b.s1, out=b.new_theta)  # Alg. 3 line 3
 
 
 @dataclass(frozen=True)
-class _Stacey(ElementwiseOptimizer):
-    p: float = 3.0
-    lr: LR = 1e-3
-    alpha: float = 1e-3
-    tau: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 0.0
-    eps_mode: str = "paper"
-    z_init: str = "params"
+class StaceyHyper:
+    """The hyper-parameters of Algorithms 1 and 2 (fields, ranges, help), defined once: the l_p methods
+    (:class:`StaceyP2`, :class:`StaceyPP`) and their Schatten-p variants (:mod:`lptheory.spectral`) take
+    them from here. Not an optimizer by itself."""
 
+    p: float = hyper(3.0, {"exponent": True, "lo": 2.0, "lo_open": False}, help="l_p exponent p in [2, inf]")
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    alpha: float = hyper(1e-3, NONNEG, help="mirror step size alpha (line 6)")
+    tau: float = hyper(1e-3, {"lo": 0.0, "hi": 1.0}, help="coupling tau in [0, 1] (line 7)")
+    beta1: float = hyper(0.9, UNIT, help="EMA coefficient of c (line 3)")
+    beta2: float = hyper(0.999, UNIT, help="EMA coefficient of m (line 8)")
+    eps: float = hyper(1e-8, NONNEG, help="eps of the regularized steepest map (line 4)")
+    weight_decay: float = hyper(0.0, NONNEG, help="weight decay lambda (line 7)")
+    eps_mode: str = hyper("paper", choices=("paper", "official"), help="Stacey's eps form")
+    z_init: str = hyper("params", choices=("params", "zero"), flag=False, help="z_0: theta_0 (params) or 0")
+
+
+@dataclass(frozen=True)
+class _Stacey(StaceyHyper, ElementwiseOptimizer):
     buffers: ClassVar[tuple[str, ...]] = ("z", "m")
     kernel_scalars: ClassVar[tuple[str, ...]] = ("alpha", "tau", "beta1", "beta2")
-    limits: ClassVar[dict] = {
-        "p": dict(exponent=True, lo=2.0, lo_open=False),
-        "lr": _NONNEG,
-        "alpha": _NONNEG,
-        "tau": dict(lo=0.0, hi=1.0),
-        "beta1": _UNIT,
-        "beta2": _UNIT,
-        "eps": _NONNEG,
-        "weight_decay": _NONNEG,
-    }
-
-    def __post_init__(self):
-        super().__post_init__()
-        _validate.choice("eps_mode", self.eps_mode, {"paper", "official"})
-        _validate.choice("z_init", self.z_init, {"params", "zero"})
 
     def init_buffer(self, xp, name, theta):
         # "initialize theta_0, z_0, m_0 <- 0" (Alg. 1/2): m_0 = 0. For z_0 the line is ambiguous
@@ -672,7 +496,17 @@ class StaceyP2(_Stacey):
 
 
 @dataclass(frozen=True)
-class StaceyPP(_Stacey):
+class StaceyPPHyper(StaceyHyper):
+    """The hyper-parameters of Algorithm 2: those of Algorithm 1 with p finite (the mirror map needs it);
+    shared by :class:`StaceyPP` and its Schatten-p variant."""
+
+    p: float = hyper(
+        3.0, {"exponent": True, "lo": 2.0, "lo_open": False, "allow_inf": False}, help="l_p exponent p in [2, inf)"
+    )
+
+
+@dataclass(frozen=True)
+class StaceyPP(StaceyPPHyper, _Stacey):
     """Stacey(p,p), Algorithm 2: l_p steepest step coupled with an l_p^p mirror step.
 
     As :class:`StaceyP2` except line 6, the mirror step of psi = (1/p)||.||_p^p::
@@ -703,7 +537,6 @@ class StaceyPP(_Stacey):
     n_scratch: ClassVar[int] = 5
     state_layout: ClassVar[int] = 2
     legacy_buffers: ClassVar[tuple[str, ...]] = ("z", "m")  # layout 1: the primal iterate z
-    limits: ClassVar[dict] = {**_Stacey.limits, "p": dict(exponent=True, lo=2.0, lo_open=False, allow_inf=False)}
 
     def init_buffer(self, xp, name, theta):
         # z_0 as in StaceyP2 (theta_0, or 0 with z_init="zero"); the state holds w_0 = |z_0|^{p-2} z_0
@@ -720,7 +553,7 @@ class StaceyPP(_Stacey):
         p = self._fixed_p()
         tmp = xp.empty_like(z)
         with np.errstate(all="ignore"):
-            return _kernels.mirror(xp, z, p, tmp, tmp)
+            return mirror(xp, z, p, tmp, tmp)
 
     def z_of(self, state):
         """The primal iterate ``z_t = (grad psi)^{-1}(w_t) = sgn(w_t) |w_t|^{1/(p-1)}`` of a state (a fresh
@@ -731,7 +564,7 @@ class StaceyPP(_Stacey):
         xp = namespace(w)
         tmp = xp.empty_like(w)
         with np.errstate(all="ignore"):
-            return _kernels.steepest(xp, w, self._fixed_p(), tmp, tmp)
+            return steepest(xp, w, self._fixed_p(), tmp, tmp)
 
     def _fixed_p(self) -> float:
         if is_schedule(self.p):
@@ -750,7 +583,7 @@ class StaceyPP(_Stacey):
         p = self.hyper_at(t)["p"] if is_schedule(self.p) else self.p
         tmp = xp.empty_like(z)
         with np.errstate(all="ignore"):
-            w = _kernels.mirror(xp, z, p, tmp, tmp)
+            w = mirror(xp, z, p, tmp, tmp)
         new = {k: v for k, v in state.items() if k != "z"}
         new["w"] = w
         return new
@@ -771,7 +604,7 @@ class StaceyPP(_Stacey):
             # lines 4-5 and 7 (primal part): (1 - tau) y_{t+1} - eta lambda theta_t   (last read of theta)
             _kernels.steepest_eps_step(xp, b.theta, k1, c, k2, p, eps, mode, b.new_theta, b.s3)
             # line 6 without eps: z_{t+1} = s_p(v), so grad psi(z_{t+1}) = v
-            z = _kernels.steepest(xp, v, p, b.s2, b.s3)
+            z = steepest(xp, v, p, b.s2, b.s3)
             combine(xp, b.new_theta, None, z, h.tau, b.new_theta, b.s3)  # line 7 (dual part): + tau z_{t+1}
             copy_into(xp, b.new_w, v)
             return
@@ -810,10 +643,9 @@ class SGD(ElementwiseOptimizer):
 
     name: ClassVar[str] = "sgd"
     buffers: ClassVar[tuple[str, ...]] = ("buf",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT, "weight_decay": _NONNEG}
-    lr: LR = 1e-2
-    momentum: float = 0.9
-    weight_decay: float = 0.0
+    lr: LR = hyper(1e-2, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    momentum: float = hyper(0.9, UNIT, help="momentum mu")
+    weight_decay: float = hyper(0.0, NONNEG, help="L2 weight decay lambda (g + lambda theta)")
     nesterov: bool = False
 
     def __post_init__(self):
@@ -844,42 +676,31 @@ class SignSGD(ElementwiseOptimizer):
 
     name: ClassVar[str] = "signsgd"
     buffers: ClassVar[tuple[str, ...]] = ("m",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT}
-    lr: LR = 1e-3
-    momentum: float = 0.0
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    momentum: float = hyper(0.0, UNIT, help="Signum's EMA coefficient beta (0: signSGD)")
 
     @staticmethod
     def rule(xp, h, b):
         beta = h.momentum
-        xp.multiply(b.m, beta, out=b.new_m)
-        xp.multiply(b.grad, 1.0 - beta, out=b.s1)
-        xp.add(b.new_m, b.s1, out=b.new_m)
+        ema(xp, b.m, beta, b.grad, b.new_m, b.s1, lerp=False)  # m = beta m + (1 - beta) g
         direction = b.new_m if beta != 0.0 else b.grad
-        xp.sign(direction, out=b.s1)
+        sign(xp, direction, b.s1)
         xp.multiply(b.s1, h.lr, out=b.s1)
         xp.subtract(b.theta, b.s1, out=b.new_theta)
 
 
 @dataclass(frozen=True)
-class AdamW(ElementwiseOptimizer):
-    """AdamW (Loshchilov & Hutter, 2019): Adam with decoupled weight decay.
+class _AdamFamily(ElementwiseOptimizer):
+    """The update shared by :class:`Adam` and :class:`AdamW` (``decoupled`` tells them apart)."""
 
-    ``m = b1 m + (1-b1) g``; ``v = b2 v + (1-b2) g^2``; ``m^ = m/(1-b1^t)``; ``v^ = v/(1-b2^t)``;
-    ``theta = theta (1 - eta lambda) - eta m^ / (sqrt(v^) + eps)`` (PyTorch's scaling of the decay by
-    eta, as in the paper's hyper-parameter tables). ``bias_correction=False`` drops the two
-    corrections (``m^ = m``, ``v^ = v``), the form of several analyses.
-    """
-
-    name: ClassVar[str] = "adamw"
-    buffers: ClassVar[tuple[str, ...]] = ("m", "v")
-    limits: ClassVar[dict] = {"lr": _NONNEG, "beta1": _UNIT, "beta2": _UNIT, "eps": _NONNEG, "weight_decay": _NONNEG}
-    lr: LR = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 1e-2
-    bias_correction: bool = True
     decoupled: ClassVar[bool] = True
+    buffers: ClassVar[tuple[str, ...]] = ("m", "v")
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    beta1: float = hyper(0.9, UNIT, help="EMA coefficient of the first moment")
+    beta2: float = hyper(0.999, UNIT, help="EMA coefficient of the second moment")
+    eps: float = hyper(1e-8, NONNEG, help="eps added to sqrt(v^)")
+    weight_decay: float = hyper(1e-2, NONNEG, help="weight decay lambda")
+    bias_correction: bool = True
 
     def __post_init__(self):
         super().__post_init__()
@@ -898,13 +719,9 @@ class AdamW(ElementwiseOptimizer):
         if h.weight_decay != 0.0 and not h.decoupled:  # Adam's L2 regularization: g + lambda theta
             gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
             xp.add(gg, b.grad, out=gg)
-        xp.multiply(b.m, b1, out=b.new_m)
-        xp.multiply(gg, 1.0 - b1, out=b.s2)
-        xp.add(b.new_m, b.s2, out=b.new_m)
-        xp.multiply(gg, gg, out=b.s2)
-        xp.multiply(b.s2, 1.0 - b2, out=b.s2)
-        xp.multiply(b.v, b2, out=b.new_v)
-        xp.add(b.new_v, b.s2, out=b.new_v)
+        ema(xp, b.m, b1, gg, b.new_m, b.s2, lerp=False)  # m = b1 m + (1 - b1) g
+        sq = xp.multiply(gg, gg, out=b.s2)
+        ema(xp, b.v, b2, sq, b.new_v, sq, lerp=False)  # v = b2 v + (1 - b2) g^2
         den = xp.sqrt(b.new_v, out=b.s2)
         xp.multiply(den, h.rsqrt_bc2, out=den)
         xp.add(den, h.eps, out=den)
@@ -915,13 +732,27 @@ class AdamW(ElementwiseOptimizer):
 
 
 @dataclass(frozen=True)
-class Adam(AdamW):
+class Adam(_AdamFamily):
     """Adam (Kingma & Ba, 2015), with optional L2 regularization ``g + lambda theta`` (coupled, as
     ``torch.optim.Adam``'s ``weight_decay``). Same update as :class:`AdamW` otherwise."""
 
     name: ClassVar[str] = "adam"
-    weight_decay: float = 0.0
+    weight_decay: float = hyper(0.0, NONNEG, help="L2 weight decay lambda (g + lambda theta)")
     decoupled: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class AdamW(_AdamFamily):
+    """AdamW (Loshchilov & Hutter, 2019): Adam with decoupled weight decay.
+
+    ``m = b1 m + (1-b1) g``; ``v = b2 v + (1-b2) g^2``; ``m^ = m/(1-b1^t)``; ``v^ = v/(1-b2^t)``;
+    ``theta = theta (1 - eta lambda) - eta m^ / (sqrt(v^) + eps)`` (PyTorch's scaling of the decay by
+    eta, as in the paper's hyper-parameter tables). ``bias_correction=False`` drops the two
+    corrections (``m^ = m``, ``v^ = v``), the form of several analyses.
+    """
+
+    name: ClassVar[str] = "adamw"
+    decoupled: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -931,22 +762,16 @@ class Lion(ElementwiseOptimizer):
 
     name: ClassVar[str] = "lion"
     buffers: ClassVar[tuple[str, ...]] = ("m",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "beta1": _UNIT, "beta2": _UNIT, "weight_decay": _NONNEG}
-    lr: LR = 1e-4
-    beta1: float = 0.9
-    beta2: float = 0.99
-    weight_decay: float = 0.0
+    lr: LR = hyper(1e-4, NONNEG, help="step size eta (or a schedule t -> eta_t)")
+    beta1: float = hyper(0.9, UNIT, help="interpolation coefficient of the update direction")
+    beta2: float = hyper(0.99, UNIT, help="EMA coefficient of the momentum")
+    weight_decay: float = hyper(0.0, NONNEG, help="decoupled weight decay lambda")
 
     @staticmethod
     def rule(xp, h, b):
-        b1, b2 = h.beta1, h.beta2
-        c = xp.multiply(b.m, b1, out=b.s2)
-        xp.multiply(b.grad, 1.0 - b1, out=b.s1)
-        xp.add(c, b.s1, out=c)
-        xp.sign(c, out=c)
-        xp.multiply(b.grad, 1.0 - b2, out=b.s1)
-        xp.multiply(b.m, b2, out=b.new_m)
-        xp.add(b.new_m, b.s1, out=b.new_m)
+        c = ema(xp, b.m, h.beta1, b.grad, b.s2, b.s1, lerp=False)  # c = b1 m + (1 - b1) g
+        sign(xp, c, c)
+        ema(xp, b.m, h.beta2, b.grad, b.new_m, b.s1, lerp=False)  # m = b2 m + (1 - b2) g
         xp.multiply(b.theta, 1.0 - h.lr * h.weight_decay, out=b.new_theta)
         xp.multiply(c, h.lr, out=c)
         xp.subtract(b.new_theta, c, out=b.new_theta)
@@ -990,11 +815,6 @@ class Projected(Optimizer):
         return self.domain.project(self.inner.output(theta, state))
 
 
-OPTIMIZERS: dict[str, type[ElementwiseOptimizer]] = {
-    cls.name: cls for cls in (LpDescent, StaceyP2, StaceyPP, SGD, SignSGD, Adam, AdamW, Lion)
-}
-
-
 def make(name: str, **hyper) -> ElementwiseOptimizer:
     """Build an optimizer from its CLI name (``lp-descent``, ``stacey-p2``, ``stacey-pp``, ``sgd``,
     ``signsgd``, ``adam``, ``adamw``, ``lion``) and keyword hyper-parameters."""
@@ -1006,8 +826,3 @@ def make(name: str, **hyper) -> ElementwiseOptimizer:
 def hyper_names(cls: type) -> tuple[str, ...]:
     """The hyper-parameter names of an optimizer class (its dataclass fields)."""
     return tuple(f.name for f in dataclasses.fields(cls))
-
-# the matrix optimizers (Muon, Scion, Schatten-p descent, Stacey in Schatten-p) join the same registry
-from .spectral import MATRIX_OPTIMIZERS as _MATRIX_OPTIMIZERS  # noqa: E402
-
-OPTIMIZERS.update(_MATRIX_OPTIMIZERS)

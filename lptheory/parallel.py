@@ -11,13 +11,13 @@ process, shared with the optimizers' engines.
 
 from __future__ import annotations
 
-from ._pool import get_pool, threads
+from .fast.pool import get_pool, threads
 
 __all__ = ["threads", "get_pool", "fused_available"]
 
 
 def fused_available() -> bool:
     """Whether the fused numba engine runs the numpy optimizers in this process."""
-    from . import _fused
+    from .fast import fused as _fused
 
     return _fused.available()

@@ -67,8 +67,8 @@ def register_oracle_steps(oracle_type: type, planner) -> None:
     thread (the oracle's answer and the optimizer's fused update row by row, nothing in Python between
     steps), where nothing is observed between recorded steps. ``planner(oracle, theta, rngs, t0, state,
     seg, names, scalars)`` must give the bits of calling the oracle at steps t0, t0 + 1, ... and is
-    described in :func:`lptheory._simfused.register`; ``synthetic`` registers its ``GradientOracle``."""
-    from . import _simfused
+    described in :func:`lptheory.fast.simfused.register`; ``synthetic`` registers its ``GradientOracle``."""
+    from .fast import simfused as _simfused
 
     _simfused.register(oracle_type, planner)
 
@@ -346,57 +346,15 @@ def simulate(
     replicates = _validate.integer("replicates", replicates, lo=1)
     record_every = _validate.integer("record_every", record_every, lo=1)
     _validate.choice("on_nonfinite", on_nonfinite, {"raise", "record"})
-    if p_measure is None:
-        p_measure = getattr(optimizer, "p", 2.0)
-        p_measure = 2.0 if not isinstance(p_measure, (int, float)) else p_measure
-    p_measure = _validate.exponent("p_measure", p_measure)
-    q = dual_exponent(p_measure)
+    p_measure = _p_measure(optimizer, p_measure)
     _validate.choice("backend", backend, {"numpy", "torch"})
     observers = list(observers)
     for ob in observers:
         if not isinstance(ob, Observer):
             raise TypeError(f"observers must be lptheory.simulate.Observer instances, got {type(ob).__name__}")
-    from .spectral import MatrixOptimizer
-
-    if isinstance(optimizer, MatrixOptimizer) and optimizer.ndim == 2:
-        # the iterates are (R, d): without a layout a matrix optimizer would take the R replicates as the rows
-        # of one matrix and couple them (orthogonalizing across replicates)
-        if optimizer.shape is None:
-            raise ValueError(
-                f"{type(optimizer).__name__} needs shape=(m, n) with m * n = d = {problem.d} to run in simulate "
-                "(each replicate's iterate is a flat row of length d); e.g. the problem's own shape, or (1, d): "
-                "lptheory.spectral.laid_out(optimizer, problem.d, problem_shape)"
-            )
-        if optimizer.shape[0] * optimizer.shape[1] != problem.d:
-            raise ValueError(f"{type(optimizer).__name__}: shape={optimizer.shape}: m * n must equal d = {problem.d}")
-    if getattr(problem, "stateful", False) and replicates != 1:
-        raise ValueError(f"problem {getattr(problem, 'name', problem)!r} is a stateful oracle: replicates must be 1")
-    if theta0 is None:
-        theta = np.array(problem.x0(replicates), dtype=np.float64)
-    else:
-        theta = np.array(np.broadcast_to(np.asarray(theta0, dtype=np.float64), (replicates, problem.d)))
-    if backend == "numpy":
-        if device not in (None, "cpu"):
-            raise ValueError(f"device is for backend='torch'; the numpy backend runs on the cpu, got {device!r}")
-        if dtype is not None and np.dtype(dtype) != np.float64:
-            raise ValueError(f"dtype must be float64 on the numpy backend (float32: backend='torch'), got {dtype!r}")
-        rngs = replicate_generators(seed, replicates, replicate_offset)
-        xp = np
-    else:
-        from ._random import TorchRandom, torch_seed
-
-        torch = _torch()
-        tdtype = _torch_dtype(dtype)
-        try:
-            dev = torch.device(device if device is not None else "cpu")
-        except RuntimeError as exc:
-            raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from exc
-        if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} but torch.cuda.is_available() is False")
-        seed = _validate.integer("seed", seed, lo=0)
-        rngs = TorchRandom(torch_seed(seed, _validate.integer("replicate_offset", replicate_offset, lo=0)), dev, tdtype)
-        theta = torch.as_tensor(theta, dtype=tdtype, device=dev)
-        xp = torch
+    _check_layout(optimizer, problem, replicates)
+    theta = _start_point(problem, replicates, theta0)
+    theta, rngs, seed = _on_backend(theta, backend, device, dtype, seed, replicates, replicate_offset)
     if progress and not callable(progress):  # arguments checked above: bad input draws nothing.
         # The same run, drawing its progress; the line closed however it ends
         with StepProgress(str(getattr(optimizer, "name", type(optimizer).__name__)), steps) as bar:
@@ -420,186 +378,23 @@ def simulate(
                 observers=observers,
                 default_metrics=default_metrics,
             )
-    state = optimizer.init(theta)
-    rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
-    K = len(rec)
-    out = {k: np.full((K, replicates), np.nan) for k in ("f", "grad_pstar", "grad_2")}
-    metrics: dict[str, np.ndarray] = {}
-    snaps = np.empty((K, replicates, problem.d)) if snapshots else None
-    diverged = np.zeros(replicates, dtype=bool)
-    diverged_at = np.full(replicates, -1, dtype=np.int64)
-    f_star = _f_star(problem)
-    stateful = bool(getattr(problem, "stateful", False))
-    keep_prev = any(ob.needs_previous for ob in observers)
-    k = 0
-    if xp is not np:
-        # divergence on the device: the first step at which each replicate became non-finite (0: never)
-        first_bad = xp.zeros(replicates, dtype=xp.int64, device=theta.device)
-        zeros_buf = xp.empty_like(theta)  # reused: a fresh (R, d) temporary per step costs page faults on CPU
-
-    def nonfinite_error(step, r, what="parameters"):
-        return FloatingPointError(
-            f"non-finite {what} at step {step} in replicate {r + replicate_offset} "
-            f"(optimizer {optimizer!r}); pass on_nonfinite='record' to record divergence instead"
-        )
-
-    def mark(bad_rows, step, what="parameters"):
-        new = np.flatnonzero(bad_rows & ~diverged)
-        if new.size:
-            if on_nonfinite == "raise":
-                raise nonfinite_error(step, int(new[0]), what)
-            diverged[new] = True
-            diverged_at[new] = step
-
-    def sync_divergence():
-        """torch backend, at a recorded step: bring the device-side divergence flags to the host."""
-        fb = first_bad.cpu().numpy()
-        new = np.flatnonzero((fb > 0) & ~diverged)
-        if new.size:
-            r = int(new[np.argmin(fb[new])])
-            if on_nonfinite == "raise":
-                raise nonfinite_error(int(fb[r]), r)
-            diverged[new] = True
-            diverged_at[new] = fb[new]
-
-    def view(t, prev=None, gt=None):
-        return StepView(
-            t=t,
-            new_theta=theta,
-            point=optimizer.output(theta, state),
-            state=state,
-            problem=problem,
-            optimizer=optimizer,
-            xp=xp,
-            theta=prev,
-            grad_tilde=gt,
-        )
-
-    mbuf = np.empty_like(theta) if (xp is np and default_metrics) else None
-
-    def record(t, pre=None):
-        nonlocal k
-        if xp is not np:
-            sync_divergence()
-        v = view(t)
-        if pre is not None or (
-            default_metrics and split_metrics and isinstance(v.point, np.ndarray) and v.point.shape == theta.shape
-        ):
-            # by rows over the threads, same bits; ``pre``: computed by the parts of step t (at theta_t)
-            fv, gp, g2 = split.metrics(problem, v.point, t, q, mbuf) if pre is None else pre
-            out["f"][k] = fv
-            mark(~np.isfinite(fv), t, "objective value")
-            out["grad_pstar"][k] = gp
-            out["grad_2"][k] = g2
-        elif default_metrics:
-            with np.errstate(all="ignore"):
-                fv = _host(problem.f(v.point, t))
-                out["f"][k] = fv
-                mark(~np.isfinite(fv), t, "objective value")
-                if not stateful:
-                    if xp is np and hasattr(problem, "grad_into") and isinstance(v.point, np.ndarray):
-                        g = problem.grad_into(v.point, t, mbuf)  # a reused buffer, the in-place kernels
-                    else:
-                        g = problem.grad(v.point, t)
-                    out["grad_pstar"][k] = _host(lp_norm(g, q) ** q)
-                    out["grad_2"][k] = _host(lp_norm(g, 2.0))
-        for ob in observers:
-            for name, val in ob.on_record(v).items():
-                arr = metrics.setdefault(name, np.full((K, replicates), np.nan))
-                arr[k] = val
-        for arr in (*out.values(), *metrics.values()):
-            arr[k, diverged] = np.nan
-        if snaps is not None:
-            snaps[k] = _host(theta)
-        k += 1
-
-    tick = progress if callable(progress) else None
-    use_out = xp is np and getattr(oracle, "accepts_out", False)
-    gbuf = np.empty_like(theta) if use_out else None  # reused: no fresh (R, d) array (page faults) per step
-    prev = (np.empty_like(theta) if xp is np else xp.empty_like(theta)) if keep_prev else None
-    split = _RowSplit.plan(optimizer, oracle, theta, state, rngs) if use_out and not stateful else None
-    split_metrics = split is not None and mbuf is not None and bool(getattr(problem, "rows_independent", False))
-    # the metrics of a recorded step computed by the parts of that step, before their oracle (no pool round
-    # trip of their own), where nothing else reads theta_t at the record: no observers, no snapshots, and
-    # the optimizer's reported point is theta
-    merged = split_metrics and not observers and snaps is None and type(optimizer).output is Optimizer.output
-
-    def after_step(t, g):
-        if observers:
-            v = view(t, prev, g)
-            for ob in observers:
-                ob.on_step(v)
-        if tick is not None:
-            tick(t + 1, steps)
-
-    t_done = 0
-    if merged:
-        # nothing is observed between two records: each thread runs its rows through every step from one
-        # record to the next in one task (one pool submission per thread and record interval, no round
-        # trip per step); the steps' non-finite gradient counts, divergence marks and progress calls are
-        # replayed here in step order, so the trace, the counts, the warnings, the errors and the calls of
-        # ``progress`` are those of the step-by-step loop
-        while t_done < steps:  # t_done is the record step rec[k]
-            t1 = rec[k + 1]
-            theta, state, nonfinite, bad, pre, err = split.step(
-                t_done, theta, state, gbuf, None, (problem, q, mbuf), t1
-            )
-            for t in range(t_done, t1 if err is None else err[0]):
-                if t == t_done:
-                    record(t, pre)  # its checks and errors come first, as when it runs before the step
-                split.count(t in nonfinite)
-                if t in bad:
-                    mark(bad[t] & ~diverged, t + 1)
-                after_step(t, None)  # no observers here: the progress call of step t
-            if err is not None:
-                raise err[1]
-            t_done = t1
-    for t in range(t_done, steps):
-        if split is not None:
-            in_step = merged and rec[k] == t
-            if rec[k] == t and not in_step:
-                record(t)
-            # one pool submission per thread: oracle, update and finiteness check of its rows (same bits)
-            theta, state, bad_rows, nonfinite, pre = split.step(
-                t, theta, state, gbuf, prev, (problem, q, mbuf) if in_step else None
-            )
-            if in_step:
-                record(t, pre)  # its checks and errors come first, as when it runs before the step
-            split.count(nonfinite)
-            if bad_rows is not None:
-                mark(bad_rows & ~diverged, t + 1)
-            after_step(t, gbuf)
-            continue
-        if rec[k] == t:
-            record(t)
-        g = oracle(theta, t, rngs, out=gbuf) if use_out else oracle(theta, t, rngs)
-        if keep_prev:
-            if xp is np:
-                np.copyto(prev, theta)
-            else:
-                prev.copy_(theta)
-        theta, state = optimizer.step(theta, g, state, donate=True)
-        if xp is not np:
-            # sum(0 * theta) over a row is NaN exactly when the row holds a NaN/inf (finite * 0 = 0 cannot
-            # overflow, inf * 0 = NaN): exact, element-wise plus one reduction, no host synchronization
-            bad_now = ~xp.isfinite(xp.mul(theta, 0.0, out=zeros_buf).sum(dim=-1))
-            first_bad = xp.where(bad_now & (first_bad == 0), t + 1, first_bad)
-        else:
-            # one pass: a row sum is non-finite whenever the row has NaN/inf (confirmed row-wise, so a
-            # finite row whose sum overflows is not flagged)
-            with np.errstate(over="ignore", invalid="ignore"):
-                cand = ~np.isfinite(np.add.reduce(theta, axis=-1)) & ~diverged
-            if cand.any():
-                bad = cand.copy()
-                bad[cand] = ~np.isfinite(theta[cand]).all(axis=-1)
-                mark(bad, t + 1)
-        after_step(t, g)
-    record(steps)
-    extras = {}
-    for ob in observers:
-        extra = ob.finish()
-        if extra:
-            extras[ob.name] = extra
+    run = _Run(
+        optimizer,
+        problem,
+        oracle,
+        theta,
+        rngs,
+        steps=steps,
+        record_every=record_every,
+        p_measure=p_measure,
+        snapshots=snapshots,
+        on_nonfinite=on_nonfinite,
+        replicate_offset=replicate_offset,
+        tick=progress if callable(progress) else None,
+        observers=observers,
+        default_metrics=default_metrics,
+    )
+    run.loop()
     config = {
         "optimizer": repr(optimizer),
         "problem": getattr(problem, "describe", lambda: {})(),
@@ -613,20 +408,326 @@ def simulate(
         "backend": backend,
     }
     if backend == "torch":
-        config.update(device=str(theta.device), dtype=str(theta.dtype).replace("torch.", ""))
-    return Trace(
-        steps=np.asarray(rec),
-        f=out["f"],
-        gap=out["f"] - f_star,
-        grad_pstar=out["grad_pstar"],
-        grad_2=out["grad_2"],
-        diverged=diverged,
-        config=config,
-        snapshots=snaps,
-        metrics=metrics,
-        extras=extras,
-        diverged_at=diverged_at,
-    )
+        config.update(device=str(run.theta.device), dtype=str(run.theta.dtype).replace("torch.", ""))
+    return run.trace(config)
+
+
+def _p_measure(optimizer, p_measure) -> float:
+    """The p of the gradient metric: ``p_measure``, else the optimizer's numeric ``p``, else 2 (checked)."""
+    if p_measure is None:
+        p_measure = getattr(optimizer, "p", 2.0)
+        p_measure = 2.0 if not isinstance(p_measure, (int, float)) else p_measure
+    return _validate.exponent("p_measure", p_measure)
+
+
+def _check_layout(optimizer, problem, replicates: int) -> None:
+    """ValueError where the run cannot lay out its iterates: a matrix optimizer without a shape of d
+    elements, a stateful problem with several replicates."""
+    from .spectral import MatrixOptimizer
+
+    if isinstance(optimizer, MatrixOptimizer) and optimizer.ndim == 2:
+        # the iterates are (R, d): without a layout a matrix optimizer would take the R replicates as the rows
+        # of one matrix and couple them (orthogonalizing across replicates)
+        if optimizer.shape is None:
+            raise ValueError(
+                f"{type(optimizer).__name__} needs shape=(m, n) with m * n = d = {problem.d} to run in simulate "
+                "(each replicate's iterate is a flat row of length d); e.g. the problem's own shape, or (1, d): "
+                "lptheory.spectral.laid_out(optimizer, problem.d, problem_shape)"
+            )
+        if optimizer.shape[0] * optimizer.shape[1] != problem.d:
+            raise ValueError(f"{type(optimizer).__name__}: shape={optimizer.shape}: m * n must equal d = {problem.d}")
+    if getattr(problem, "stateful", False) and replicates != 1:
+        raise ValueError(f"problem {getattr(problem, 'name', problem)!r} is a stateful oracle: replicates must be 1")
+
+
+def _start_point(problem, replicates: int, theta0) -> np.ndarray:
+    """The (R, d) float64 starting point: ``theta0`` broadcast, else ``problem.x0(R)``."""
+    if theta0 is None:
+        return np.array(problem.x0(replicates), dtype=np.float64)
+    return np.array(np.broadcast_to(np.asarray(theta0, dtype=np.float64), (replicates, problem.d)))
+
+
+def _on_backend(theta, backend: str, device, dtype, seed, replicates: int, replicate_offset):
+    """(theta on the backend, the replicates' random streams, seed) after checking ``device`` and ``dtype``:
+    numpy generators per replicate, or one seeded device generator for the torch backend."""
+    if backend == "numpy":
+        if device not in (None, "cpu"):
+            raise ValueError(f"device is for backend='torch'; the numpy backend runs on the cpu, got {device!r}")
+        if dtype is not None and np.dtype(dtype) != np.float64:
+            raise ValueError(f"dtype must be float64 on the numpy backend (float32: backend='torch'), got {dtype!r}")
+        return theta, replicate_generators(seed, replicates, replicate_offset), seed
+    from ._random import TorchRandom, torch_seed
+
+    torch = _torch()
+    tdtype = _torch_dtype(dtype)
+    try:
+        dev = torch.device(device if device is not None else "cpu")
+    except RuntimeError as exc:
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but torch.cuda.is_available() is False")
+    seed = _validate.integer("seed", seed, lo=0)
+    rngs = TorchRandom(torch_seed(seed, _validate.integer("replicate_offset", replicate_offset, lo=0)), dev, tdtype)
+    return torch.as_tensor(theta, dtype=tdtype, device=dev), rngs, seed
+
+
+class _Run:
+    """One run of :func:`simulate` after its arguments are checked: the loop over steps (:meth:`loop`), the
+    records of the metrics and observers (:meth:`record`), divergence (:meth:`mark`), the trace."""
+
+    def __init__(
+        self,
+        optimizer,
+        problem,
+        oracle,
+        theta,
+        rngs,
+        *,
+        steps,
+        record_every,
+        p_measure,
+        snapshots,
+        on_nonfinite,
+        replicate_offset,
+        tick,
+        observers,
+        default_metrics,
+    ):
+        self.optimizer, self.problem, self.oracle, self.rngs = optimizer, problem, oracle, rngs
+        self.steps, self.on_nonfinite, self.replicate_offset = steps, on_nonfinite, replicate_offset
+        self.tick, self.observers, self.default_metrics = tick, observers, default_metrics
+        self.q = dual_exponent(p_measure)
+        self.xp = xp = np if isinstance(theta, np.ndarray) else _torch()
+        replicates = theta.shape[0]
+        self.theta = theta
+        self.state = optimizer.init(theta)
+        self.rec = rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
+        K = len(rec)
+        self.out = {k: np.full((K, replicates), np.nan) for k in ("f", "grad_pstar", "grad_2")}
+        self.metrics: dict[str, np.ndarray] = {}
+        self.snaps = np.empty((K, replicates, problem.d)) if snapshots else None
+        self.diverged = np.zeros(replicates, dtype=bool)
+        self.diverged_at = np.full(replicates, -1, dtype=np.int64)
+        self.f_star = _f_star(problem)
+        self.stateful = bool(getattr(problem, "stateful", False))
+        self.keep_prev = any(ob.needs_previous for ob in observers)
+        self.k = 0
+        if xp is not np:
+            # divergence on the device: the first step at which each replicate became non-finite (0: never)
+            self.first_bad = xp.zeros(replicates, dtype=xp.int64, device=theta.device)
+            self.zeros_buf = xp.empty_like(theta)  # reused: a fresh (R, d) temporary per step costs page faults
+        self.mbuf = np.empty_like(theta) if (xp is np and default_metrics) else None
+        self.use_out = xp is np and getattr(oracle, "accepts_out", False)
+        # reused: no fresh (R, d) array (page faults) per step
+        self.gbuf = np.empty_like(theta) if self.use_out else None
+        self.prev = (np.empty_like(theta) if xp is np else xp.empty_like(theta)) if self.keep_prev else None
+        use_split = self.use_out and not self.stateful
+        self.split = _RowSplit.plan(optimizer, oracle, theta, self.state, rngs) if use_split else None
+        self.split_metrics = (
+            self.split is not None and self.mbuf is not None and bool(getattr(problem, "rows_independent", False))
+        )
+        # the metrics of a recorded step computed by the parts of that step, before their oracle (no pool round
+        # trip of their own), where nothing else reads theta_t at the record: no observers, no snapshots, and
+        # the optimizer's reported point is theta
+        self.merged = (
+            self.split_metrics and not observers and self.snaps is None and type(optimizer).output is Optimizer.output
+        )
+
+    # -- divergence --------------------------------------------------------------------------------------
+    def nonfinite_error(self, step, r, what="parameters"):
+        return FloatingPointError(
+            f"non-finite {what} at step {step} in replicate {r + self.replicate_offset} "
+            f"(optimizer {self.optimizer!r}); pass on_nonfinite='record' to record divergence instead"
+        )
+
+    def mark(self, bad_rows, step, what="parameters"):
+        new = np.flatnonzero(bad_rows & ~self.diverged)
+        if new.size:
+            if self.on_nonfinite == "raise":
+                raise self.nonfinite_error(step, int(new[0]), what)
+            self.diverged[new] = True
+            self.diverged_at[new] = step
+
+    def sync_divergence(self):
+        """torch backend, at a recorded step: bring the device-side divergence flags to the host."""
+        fb = self.first_bad.cpu().numpy()
+        new = np.flatnonzero((fb > 0) & ~self.diverged)
+        if new.size:
+            r = int(new[np.argmin(fb[new])])
+            if self.on_nonfinite == "raise":
+                raise self.nonfinite_error(int(fb[r]), r)
+            self.diverged[new] = True
+            self.diverged_at[new] = fb[new]
+
+    # -- records -----------------------------------------------------------------------------------------
+    def view(self, t, prev=None, gt=None):
+        return StepView(
+            t=t,
+            new_theta=self.theta,
+            point=self.optimizer.output(self.theta, self.state),
+            state=self.state,
+            problem=self.problem,
+            optimizer=self.optimizer,
+            xp=self.xp,
+            theta=prev,
+            grad_tilde=gt,
+        )
+
+    def record(self, t, pre=None):
+        """Record step ``t`` (the next row of the trace); ``pre``: its default metrics computed by the parts
+        of step t (at theta_t)."""
+        k, out, problem = self.k, self.out, self.problem
+        if self.xp is not np:
+            self.sync_divergence()
+        v = self.view(t)
+        if pre is not None or (
+            self.default_metrics
+            and self.split_metrics
+            and isinstance(v.point, np.ndarray)
+            and v.point.shape == self.theta.shape
+        ):
+            # by rows over the threads, same bits
+            fv, gp, g2 = self.split.metrics(problem, v.point, t, self.q, self.mbuf) if pre is None else pre
+            out["f"][k] = fv
+            self.mark(~np.isfinite(fv), t, "objective value")
+            out["grad_pstar"][k] = gp
+            out["grad_2"][k] = g2
+        elif self.default_metrics:
+            self._default_metrics(v, t, k)
+        for ob in self.observers:
+            for name, val in ob.on_record(v).items():
+                arr = self.metrics.setdefault(name, np.full(self.out["f"].shape, np.nan))
+                arr[k] = val
+        for arr in (*out.values(), *self.metrics.values()):
+            arr[k, self.diverged] = np.nan
+        if self.snaps is not None:
+            self.snaps[k] = _host(self.theta)
+        self.k = k + 1
+
+    def _default_metrics(self, v, t, k):
+        """f, ||grad f||_{p*}^{p*} and ||grad f||_2 at the reported point (whole arrays, one thread)."""
+        out, problem, q = self.out, self.problem, self.q
+        with np.errstate(all="ignore"):
+            fv = _host(problem.f(v.point, t))
+            out["f"][k] = fv
+            self.mark(~np.isfinite(fv), t, "objective value")
+            if not self.stateful:
+                if self.xp is np and hasattr(problem, "grad_into") and isinstance(v.point, np.ndarray):
+                    g = problem.grad_into(v.point, t, self.mbuf)  # a reused buffer, the in-place kernels
+                else:
+                    g = problem.grad(v.point, t)
+                out["grad_pstar"][k] = _host(lp_norm(g, q) ** q)
+                out["grad_2"][k] = _host(lp_norm(g, 2.0))
+
+    def after_step(self, t, g):
+        if self.observers:
+            v = self.view(t, self.prev, g)
+            for ob in self.observers:
+                ob.on_step(v)
+        if self.tick is not None:
+            self.tick(t + 1, self.steps)
+
+    # -- the loop ----------------------------------------------------------------------------------------
+    def loop(self):
+        """Every step, then the record of step T."""
+        t_done = self._merged_steps() if self.merged else 0
+        for t in range(t_done, self.steps):
+            if self.split is not None:
+                self._split_step(t)
+            else:
+                self._plain_step(t)
+        self.record(self.steps)
+
+    def _merged_steps(self) -> int:
+        """Nothing is observed between two records: each thread runs its rows through every step from one
+        record to the next in one task (one pool submission per thread and record interval, no round trip per
+        step); the steps' non-finite gradient counts, divergence marks and progress calls are replayed here in
+        step order, so the trace, the counts, the warnings, the errors and the calls of ``progress`` are those
+        of the step-by-step loop. Returns the steps done (all of them)."""
+        split, rec, t_done = self.split, self.rec, 0
+        while t_done < self.steps:  # t_done is the record step rec[k]
+            t1 = rec[self.k + 1]
+            self.theta, self.state, nonfinite, bad, pre, err = split.step(
+                t_done, self.theta, self.state, self.gbuf, None, (self.problem, self.q, self.mbuf), t1
+            )
+            for t in range(t_done, t1 if err is None else err[0]):
+                if t == t_done:
+                    self.record(t, pre)  # its checks and errors come first, as when it runs before the step
+                split.count(t in nonfinite)
+                if t in bad:
+                    self.mark(bad[t] & ~self.diverged, t + 1)
+                self.after_step(t, None)  # no observers here: the progress call of step t
+            if err is not None:
+                raise err[1]
+            t_done = t1
+        return t_done
+
+    def _split_step(self, t):
+        """Step ``t`` split by rows: one pool submission per thread, each running the oracle, the update and
+        the finiteness check of its rows (same bits)."""
+        in_step = self.merged and self.rec[self.k] == t
+        if self.rec[self.k] == t and not in_step:
+            self.record(t)
+        self.theta, self.state, bad_rows, nonfinite, pre = self.split.step(
+            t, self.theta, self.state, self.gbuf, self.prev, (self.problem, self.q, self.mbuf) if in_step else None
+        )
+        if in_step:
+            self.record(t, pre)  # its checks and errors come first, as when it runs before the step
+        self.split.count(nonfinite)
+        if bad_rows is not None:
+            self.mark(bad_rows & ~self.diverged, t + 1)
+        self.after_step(t, self.gbuf)
+
+    def _plain_step(self, t):
+        """Step ``t`` on the whole arrays: record, oracle, update, divergence check."""
+        xp, theta = self.xp, self.theta
+        if self.rec[self.k] == t:
+            self.record(t)
+        g = self.oracle(theta, t, self.rngs, out=self.gbuf) if self.use_out else self.oracle(theta, t, self.rngs)
+        if self.keep_prev:
+            if xp is np:
+                np.copyto(self.prev, theta)
+            else:
+                self.prev.copy_(theta)
+        theta, self.state = self.optimizer.step(theta, g, self.state, donate=True)
+        self.theta = theta
+        if xp is not np:
+            # sum(0 * theta) over a row is NaN exactly when the row holds a NaN/inf (finite * 0 = 0 cannot
+            # overflow, inf * 0 = NaN): exact, element-wise plus one reduction, no host synchronization
+            bad_now = ~xp.isfinite(xp.mul(theta, 0.0, out=self.zeros_buf).sum(dim=-1))
+            self.first_bad = xp.where(bad_now & (self.first_bad == 0), t + 1, self.first_bad)
+        else:
+            # one pass: a row sum is non-finite whenever the row has NaN/inf (confirmed row-wise, so a
+            # finite row whose sum overflows is not flagged)
+            with np.errstate(over="ignore", invalid="ignore"):
+                cand = ~np.isfinite(np.add.reduce(theta, axis=-1)) & ~self.diverged
+            if cand.any():
+                bad = cand.copy()
+                bad[cand] = ~np.isfinite(theta[cand]).all(axis=-1)
+                self.mark(bad, t + 1)
+        self.after_step(t, g)
+
+    # -- the result --------------------------------------------------------------------------------------
+    def trace(self, config: dict) -> Trace:
+        extras = {}
+        for ob in self.observers:
+            extra = ob.finish()
+            if extra:
+                extras[ob.name] = extra
+        out = self.out
+        return Trace(
+            steps=np.asarray(self.rec),
+            f=out["f"],
+            gap=out["f"] - self.f_star,
+            grad_pstar=out["grad_pstar"],
+            grad_2=out["grad_2"],
+            diverged=self.diverged,
+            config=config,
+            snapshots=self.snaps,
+            metrics=self.metrics,
+            extras=extras,
+            diverged_at=self.diverged_at,
+        )
 
 
 class _RowSplit:
@@ -634,7 +735,7 @@ class _RowSplit:
     rows (``oracle(theta[a:b], t, rngs[a:b], out=gbuf[a:b])``), the optimizer's own ``step`` on those
     rows, and the finiteness check of the new rows, as one pool submission per thread (the calling
     thread runs the first part; nested engine calls inside a part run in its thread, see
-    :func:`lptheory._pool.inline`). The same bits as the whole-array step: the optimizer is element-wise
+    :func:`lptheory.fast.pool.inline`). The same bits as the whole-array step: the optimizer is element-wise
     (:class:`lptheory.optimizers.ElementwiseOptimizer`, whose engines already split arrays at any
     point), and the oracle declares ``rows_independent`` (row r of its answer depends only on row r of
     theta and on ``rngs[r]``). Each part's ``step`` runs inside
@@ -646,7 +747,7 @@ class _RowSplit:
     its rows through every step from one record to the next in one task (:meth:`steps`: the rows are
     independent across steps too), and where the oracle's type has a registered multi-step kernel
     (:func:`register_oracle_steps`) and the optimizer's step is one fused loop, through all of them in one
-    kernel call (:mod:`lptheory._simfused`); the simulator replays the steps' counts and divergence marks
+    kernel call (:mod:`lptheory.fast.simfused`); the simulator replays the steps' counts and divergence marks
     in step order."""
 
     MIN_SIZE = 1 << 17  # below this one thread is as fast (the engines' threshold)
@@ -657,13 +758,13 @@ class _RowSplit:
         # each part's generators as one list object for the whole run (the stream kernels cache their
         # state addresses by the list)
         self.part_rngs = {r0: rngs[r0:r1] for r0, r1 in bounds}
-        from . import _simfused
+        from .fast import simfused as _simfused
 
         self.multi = _simfused.has_planner(oracle)  # several steps per kernel call (see _steps_part)
 
     @classmethod
     def plan(cls, optimizer, oracle, theta, state, rngs):
-        from ._pool import threads
+        from .fast.pool import threads
         from .optimizers import ElementwiseOptimizer
 
         if not (isinstance(optimizer, ElementwiseOptimizer) and getattr(oracle, "rows_independent", False)):
@@ -688,7 +789,8 @@ class _RowSplit:
         }
 
     def _part(self, r0, r1, t, theta, state, gbuf, prev, metrics):
-        from . import _fused, _simkernels
+        from .fast import fused as _fused
+        from .fast import simkernels as _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         if metrics is not None:
@@ -717,7 +819,9 @@ class _RowSplit:
         first when ``metrics`` asks for them. Returns (theta rows, state rows, the rows given, the steps whose
         gradient had a NaN/inf, {step: rows whose new parameters are not all finite}, None or (the step
         that raised, its exception))."""
-        from . import _fused, _simfused, _simkernels
+        from .fast import fused as _fused
+        from .fast import simfused as _simfused
+        from .fast import simkernels as _simkernels
 
         th, gb = theta[r0:r1], gbuf[r0:r1]
         given = self._rows(state, theta, slice(r0, r1))
@@ -780,7 +884,7 @@ class _RowSplit:
         part finishes before an error is raised."""
         import contextvars
 
-        from . import _pool
+        from .fast import pool as _pool
 
         pool = _pool.get_pool(self.nt)
         futs = []
@@ -828,7 +932,7 @@ class _RowSplit:
     @staticmethod
     def _metrics_rows(r0, r1, point, t, problem, q, mbuf, out):
         """The default metrics of rows r0:r1 of ``point`` into ``out`` = (f, ||grad f||_q^q, ||grad f||_2)."""
-        from . import _simkernels
+        from .fast import simkernels as _simkernels
 
         fv, gp, g2 = out
         with np.errstate(all="ignore"):

@@ -33,7 +33,18 @@ from .norms import (
     rebuild,
     svd,
 )
-from .optimizers import Optimizer, StaceyP2, check_hyper, is_schedule, note_nonfinite
+from .optimizers import (
+    OPTIMIZERS,
+    Optimizer,
+    StaceyHyper,
+    StaceyP2,
+    StaceyPPHyper,
+    check_fields,
+    check_hyper,
+    check_step,
+    is_schedule,
+    note_nonfinite,
+)
 
 __all__ = [
     "MatrixOptimizer",
@@ -85,16 +96,12 @@ class MatrixOptimizer(Optimizer):
     schedule ``t -> value``), state a dict of arrays plus ``step``. Subclasses define ``buffers``,
     ``limits``, ``rule`` and the field ``shape`` (None: arrays (..., m, n); (m, n): flat (..., m*n))."""
 
+    registered: ClassVar[bool] = True  # a subclass with a public name joins lptheory.optimizers.OPTIMIZERS
     buffers: ClassVar[tuple[str, ...]] = ()
-    limits: ClassVar[dict[str, dict]] = {}
     ndim: ClassVar[int] = 2  # event dims of a parameter (a vector norm in Scion: 1)
 
     def __post_init__(self):
-        for name, spec in self.limits.items():
-            v = getattr(self, name)
-            if is_schedule(v):
-                continue
-            object.__setattr__(self, name, check_hyper(name, v, spec))
+        check_fields(self)
         shape = getattr(self, "shape", None)
         if shape is not None:
             if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
@@ -149,15 +156,7 @@ class MatrixOptimizer(Optimizer):
     def step(self, theta, grad, state: dict[str, Any], *, donate: bool = False):
         """One update: ``(new_theta, new_state)``; inputs are not modified unless ``donate=True``."""
         xp = namespace(theta, grad)
-        if not is_floating(xp, theta):
-            raise TypeError(f"theta must have a floating dtype, got {theta.dtype}")
-        if tuple(grad.shape) != tuple(theta.shape):
-            raise ValueError(f"grad must have theta's shape {tuple(theta.shape)}, got {tuple(grad.shape)}")
-        if grad.dtype != theta.dtype:
-            raise TypeError(f"grad must have theta's dtype {theta.dtype}, got {grad.dtype}")
-        if not isinstance(state, dict) or "step" not in state:
-            raise TypeError("state must be the dict returned by init() or step()")
-        t = _validate.integer("state['step']", state["step"], lo=0)
+        t = check_step(xp, theta, grad, state)
         b = {}
         for k in self.buffers:
             if k not in state:
@@ -366,26 +365,11 @@ def _s_eps(xp, h, x, mode):
 
 
 @dataclass(frozen=True)
-class _StaceySchatten(MatrixOptimizer):
-    p: float = 3.0
-    lr: LR = 1e-3
-    alpha: float = 1e-3
-    tau: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 0.0
-    eps_mode: str = "paper"
-    z_init: str = "params"
+class _StaceySchatten(StaceyHyper, MatrixOptimizer):
+    # the hyper-parameters and ranges of Algorithms 1 and 2 (lptheory.optimizers.StaceyHyper), plus the layout
     shape: tuple | None = None
 
     buffers: ClassVar[tuple[str, ...]] = StaceyP2.buffers
-    limits: ClassVar[dict] = StaceyP2.limits  # the same hyper-parameters and ranges as Algorithms 1 and 2
-
-    def __post_init__(self):
-        super().__post_init__()
-        _validate.choice("eps_mode", self.eps_mode, {"paper", "official"})
-        _validate.choice("z_init", self.z_init, {"params", "zero"})
 
     def init_buffer(self, xp, name, theta):
         return StaceyP2.init_buffer(self, xp, name, theta)  # z_0 = theta_0 (or 0), m_0 = 0, as StaceyP2
@@ -435,7 +419,7 @@ class StaceyP2Schatten(_StaceySchatten):
 
 
 @dataclass(frozen=True)
-class StaceyPPSchatten(_StaceySchatten):
+class StaceyPPSchatten(StaceyPPHyper, _StaceySchatten):
     """Stacey(p,p) in Schatten-p geometry: Algorithm 2 with the mirror step of psi(Z) = (1/p)||Z||_{S_p}^p.
 
     As :class:`StaceyP2Schatten` except line 6::
@@ -450,10 +434,6 @@ class StaceyPPSchatten(_StaceySchatten):
     """
 
     name: ClassVar[str] = "stacey-pp-schatten"
-    limits: ClassVar[dict] = {
-        **_StaceySchatten.limits,
-        "p": dict(exponent=True, lo=2.0, lo_open=False, allow_inf=False),
-    }
 
     @staticmethod
     def rule(xp, h, theta, grad, b, out):
@@ -473,8 +453,9 @@ class StaceyPPSchatten(_StaceySchatten):
         _axpy(xp, out["theta"], h["tau"], out["z"])  # line 7 (dual part)
 
 
+# the matrix optimizers registered in lptheory.optimizers.OPTIMIZERS by their definitions above
 MATRIX_OPTIMIZERS: dict[str, type[MatrixOptimizer]] = {
-    cls.name: cls for cls in (Muon, Scion, SchattenDescent, StaceyP2Schatten, StaceyPPSchatten)
+    n: c for n, c in OPTIMIZERS.items() if isinstance(c, type) and issubclass(c, MatrixOptimizer)
 }
 
 

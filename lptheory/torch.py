@@ -19,7 +19,7 @@ update is computed in float32 (state kept in float32) and rounded back to the pa
 Four execution paths, one rule (same results; the compiled ones up to floating-point reassociation):
 
 * single-tensor (``foreach=False``; the default on CPU): the rule per parameter. On CPU, for float32 and
-  float64 contiguous tensors with numba installed, that is the numba kernel of :mod:`lptheory._fused` on
+  float64 contiguous tensors with numba installed, that is the numba kernel of :mod:`lptheory.fast.fused` on
   the tensors' memory (numpy views, no copy, no ATen call; the numpy engine's and the fused path's bits;
   a large tensor's ranges on torch's OpenMP team, as below);
   otherwise (other devices, other dtypes, non-contiguous tensors, ``LPTHEORY_ENGINE=numpy``) the rule's
@@ -27,7 +27,7 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   parameter: nothing is allocated per step);
 * multi-tensor (``foreach=True``; the default when all of a group's parameters are on CUDA, as in
   ``torch.optim``): the rule runs once per (device, dtype) bucket through ``torch._foreach_*`` calls
-  (:mod:`lptheory._foreach`), a few multi-tensor kernel launches per primitive instead of one per
+  (:mod:`lptheory.fast.foreach`), a few multi-tensor kernel launches per primitive instead of one per
   parameter. On CPU, where torch's ``_foreach_*`` ops are loops over the tensors, ``foreach=True``
   runs the per-tensor primitives of the single-tensor path (the same bits, without the extra passes);
 * fused (``fused=True``, as torch names it): the parameters of each (param group, device, dtype) bucket
@@ -35,10 +35,10 @@ Four execution paths, one rule (same results; the compiled ones up to floating-p
   gradients are gathered into a flat gradient (``p.grad`` is left a view of it, so a backward that
   accumulates writes there directly; on CPU, new gradient tensors of later steps are read where they are,
   those under 16384 elements copied in), and one fused call per step updates the whole bucket: on CPU the
-  numba kernel of :mod:`lptheory._fused` on the buffers' memory (compiled in about a second, cached on
+  numba kernel of :mod:`lptheory.fast.fused` on the buffers' memory (compiled in about a second, cached on
   disk; the numpy engine's bits; split over ``min(torch.get_num_threads(), LPTHEORY_THREADS or the
   cores)`` ranges run by torch's own OpenMP team, the calling thread among them, whose threads are still
-  awake from the backward pass (:mod:`lptheory._omp`; ``LPTHEORY_OMP=0``, off Linux, or when ATen's
+  awake from the backward pass (:mod:`lptheory.fast.omp`; ``LPTHEORY_OMP=0``, off Linux, or when ATen's
   backend is not OpenMP: lptheory's thread pool, the first range on the calling thread; the same bits
   either way), elsewhere (or without numba) one ``torch.compile``
   call. On CPU a param group in one bucket then steps through a cached plan: identity and address checks
@@ -69,16 +69,20 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 
 import torch
 
-from . import _engine, _omp, _pool  # _omp now: its fork hook must be in place before any fork
 from . import optimizers as _core
-from ._foreach import apply_foreach
-from ._state import Buffers
+from ._state import Buffers, Hyper
+from .fast import engine as _engine  # noqa: I001
+from .fast import omp as _omp  # _omp now: its fork hook must be in place before any fork
+from .fast import pool as _pool
+from .fast.foreach import apply_foreach
 
-__all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion"]
+__all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion", "torch_optimizer"]
 
 _LOW = (torch.float16, torch.bfloat16)
 
@@ -131,9 +135,18 @@ def _compiled_rule(core: _core.Optimizer):
     fn = _COMPILED.get(static)
     if fn is None:
         rule, n_scratch = type(static).rule, static.n_scratch
+        # the step's scalars as static.scalars(t, lr=lr) builds them, from values read here, before tracing:
+        # the traced function reads no per-object cache (lptheory.fast keeps those), only these constants
+        fixed = dict(static.hyper_at(0)) if type(static).plain_scalars else None
 
         def fused(lr, t, th, g, *state):
-            h = static.scalars(t, lr=lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
+            if fixed is None:
+                h = static.scalars(t, lr=lr)  # lr: a 0-d tensor, so a new lr value is not a new graph
+            else:
+                h = Hyper(fixed)
+                h["lr"] = lr
+                h["t"] = t
+                h.update(static.derived(h, t))
             scratch = {f"s{i + 1}": torch.empty_like(th) for i in range(n_scratch)}
             rule(torch, h, Buffers(**static.named(th, g, state, [th, *state]), **scratch))
 
@@ -155,7 +168,7 @@ def _compiled_rule(core: _core.Optimizer):
 
 
 def _numba_engine() -> bool:
-    from . import _fused
+    from .fast import fused as _fused
 
     return _fused.available()
 
@@ -236,7 +249,7 @@ class _Flat:
                     p.grad = v
 
 
-_SPLIT_MIN = 1 << 17  # buckets of at least this many elements are split over threads (as lptheory._fused does)
+_SPLIT_MIN = 1 << 17  # buckets of at least this many elements are split over threads (as lptheory.fast.fused does)
 
 
 class _Plan:
@@ -333,8 +346,8 @@ class _Plan:
         (every element is computed the same way whatever the split or the calls: the same bits)."""
         from operator import is_
 
-        from . import _fused
-        from ._pool import get_pool, threads
+        from .fast import fused as _fused
+        from .fast.pool import get_pool, threads
 
         named = self.named
         if named[0] is not core:  # the arrays by the rule's names, per core optimizer (a new one per lr value)
@@ -391,7 +404,7 @@ class _Plan:
         if len(works) == 1:
             return _run_work(k, works[0], h)
         team = _omp_team()
-        if team is not None:  # the ranges on torch's own OpenMP team (lptheory._omp: its threads are awake)
+        if team is not None:  # the ranges on torch's own OpenMP team (lptheory.fast.omp: its threads are awake)
             return sum(team.run(lambda i: _run_work(k, works[i], h), len(works), nt))
         pool = get_pool(nt)
         futures = [pool.submit(_run_work, k, w, h) for w in works[1:]]
@@ -404,7 +417,7 @@ _TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib")  # where torch
 
 
 def _omp_team():
-    """The OpenMP team torch's CPU operations run on (:func:`lptheory._omp.team`), or None: ATen's parallel
+    """The OpenMP team torch's CPU operations run on (:func:`lptheory.fast.omp.team`), or None: ATen's parallel
     backend is not OpenMP, the runtime cannot be identified, ``LPTHEORY_OMP=0``, or a forked child."""
     if not _ATEN_OPENMP:
         _ATEN_OPENMP.append("parallel backend: OpenMP" in torch.__config__.parallel_info())
@@ -414,7 +427,7 @@ def _omp_team():
 
 
 class _TorchTeam:
-    """torch's OpenMP team for :func:`lptheory._pool.on_team`, never asked for more threads than torch uses
+    """torch's OpenMP team for :func:`lptheory.fast.pool.on_team`, never asked for more threads than torch uses
     (``torch.get_num_threads()``: no OpenMP thread that torch does not have; one thread runs inline)."""
 
     def __init__(self, team):
@@ -425,9 +438,9 @@ class _TorchTeam:
 
 
 def _run_work(k, work, h) -> int:
-    """The kernel ``k`` of :mod:`lptheory._fused` on each ``(arrays, lo, hi)`` of ``work`` with the step's
+    """The kernel ``k`` of :mod:`lptheory.fast.fused` on each ``(arrays, lo, hi)`` of ``work`` with the step's
     scalars ``h``: the number of non-finite gradient entries counted."""
-    from . import _fused
+    from .fast import fused as _fused
 
     nf = 0
     for arrays, lo, hi in work:
@@ -600,7 +613,7 @@ class _Base(torch.optim.Optimizer):
                 if flat is not None:  # the whole bucket in one fused call
                     flat.load_grads(grads, set_grads=not maximize)
                     if device.type == "cpu" and _numba_engine():
-                        # CPU: the numba engine of lptheory._fused on the flat buffers' memory (numpy views,
+                        # CPU: the numba engine of lptheory.fast.fused on the flat buffers' memory (numpy views,
                         # no copy): compiled in about a second, cached on disk, numpy's reference bits
                         plan = _Plan(group, self.state, flat, [self.state[p] for p in params], t + 1)
                         bad += plan.run(core, h)
@@ -648,10 +661,10 @@ class _Base(torch.optim.Optimizer):
             else:
                 rule, n_scratch = type(core).rule, core.n_scratch
                 # CPU, float32/float64, numba installed: each parameter's update is the numba kernel of
-                # lptheory._fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
+                # lptheory.fast.fused on the tensors' memory (one pass, no ATen call, numpy's reference bits);
                 # otherwise (other devices or dtypes, non-contiguous tensors, LPTHEORY_ENGINE=numpy) the
                 # rule's torch operations with reusable scratch tensors
-                # large tensors' kernels split over torch's own OpenMP team (lptheory._omp), else lptheory's pool
+                # large tensors' kernels split over torch's own OpenMP team (lptheory.fast.omp), else lptheory's pool
                 team = _omp_team() if numba_eager else None
                 with _pool.on_team(_TorchTeam(team) if team is not None else None):
                     for th, g, st, f in zip(thetas, grads, states, fused_p):
@@ -776,96 +789,89 @@ class _Base(torch.optim.Optimizer):
         return flat
 
 
-class _StaceyTorch(_Base):
-    _core_fields = ("lr", "p", "alpha", "tau", "eps", "weight_decay", "eps_mode", "z_init")
-
-    def __init__(
-        self,
-        params,
-        lr=1e-3,
-        *,
-        p=3.0,
-        alpha=1e-3,
-        tau=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0.0,
-        eps_mode="paper",
-        z_init="params",
-        maximize=False,
-        foreach=None,
-        compiled=False,
-        fused=False,
-    ):
-        defaults = dict(
-            lr=lr,
-            p=p,
-            alpha=alpha,
-            tau=tau,
-            betas=_check_betas(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            eps_mode=eps_mode,
-            z_init=z_init,
-            maximize=maximize,
-            foreach=foreach,
-            compiled=compiled,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+_OPTIONS = (("maximize", False), ("foreach", None), ("compiled", False), ("fused", False))
 
 
-class StaceyP2(_StaceyTorch):
-    """Stacey(p,2), Algorithm 1, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyP2`)."""
+def torch_optimizer(core_cls: type, *, name: str | None = None, doc: str | None = None) -> type:
+    """The ``torch.optim.Optimizer`` class of the element-wise optimizer class ``core_cls``, derived from its
+    definition: ``(params, lr=<its default>, *, <its other hyper-parameters>, maximize=False, foreach=None,
+    compiled=False, fused=False)``, in field order, with ``beta1`` and ``beta2`` taken as torch's
+    ``betas=(beta1, beta2)``; every step runs ``core_cls``'s rule (the four execution paths of this module).
+    :class:`LpDescent`, :class:`StaceyP2`, :class:`StaceyPP` and :class:`Lion` are made by it; the classes of
+    other registered optimizers (yours included) are made on first access, ``lptheory.torch.<ClassName>``."""
+    if not (isinstance(core_cls, type) and issubclass(core_cls, _core.ElementwiseOptimizer)):
+        raise TypeError(f"core_cls must be an ElementwiseOptimizer subclass, got {core_cls!r}")
+    fields = {f.name: f for f in dataclasses.fields(core_cls)}
+    if "lr" not in fields:
+        raise ValueError(f"core_cls must have an lr field (torch.optim's lr), {core_cls.__name__} has {sorted(fields)}")
+    betas = "beta1" in fields and "beta2" in fields
+    P = inspect.Parameter
+    sig = [P("self", P.POSITIONAL_OR_KEYWORD), P("params", P.POSITIONAL_OR_KEYWORD)]
+    sig.append(P("lr", P.POSITIONAL_OR_KEYWORD, default=fields["lr"].default))
+    core_fields = ["lr"]
+    for n, f in fields.items():
+        if n == "lr" or (betas and n == "beta2"):
+            continue
+        if betas and n == "beta1":
+            sig.append(P("betas", P.KEYWORD_ONLY, default=(f.default, fields["beta2"].default)))
+            continue
+        sig.append(P(n, P.KEYWORD_ONLY, default=f.default))
+        core_fields.append(n)
+    sig += [P(k, P.KEYWORD_ONLY, default=v) for k, v in _OPTIONS]
+    signature = inspect.Signature(sig)
 
-    _core_cls = _core.StaceyP2
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        defaults = {k: v for k, v in bound.arguments.items() if k not in ("self", "params")}
+        if "betas" in defaults:
+            defaults["betas"] = _check_betas(defaults["betas"])
+        _Base.__init__(self, bound.arguments["params"], defaults)
+
+    __init__.__signature__ = signature
+    name = name or core_cls.__name__
+    __init__.__qualname__ = f"{name}.__init__"
+    rule = f"{core_cls.__module__}.{core_cls.__qualname__}"
+    doc = doc or f"{core_cls.__name__} as a ``torch.optim.Optimizer`` (rule: :class:`{rule}`)."
+    attrs = {
+        "__init__": __init__,
+        "__doc__": doc,
+        "__module__": __name__,
+        "__qualname__": name,
+        "_core_cls": core_cls,
+        "_core_fields": tuple(core_fields),
+    }
+    return type(name, (_Base,), attrs)
 
 
-class StaceyPP(_StaceyTorch):
-    """Stacey(p,p), Algorithm 2, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyPP`)."""
+StaceyP2 = torch_optimizer(
+    _core.StaceyP2,
+    doc="Stacey(p,2), Algorithm 1, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyP2`).",
+)
+StaceyPP = torch_optimizer(
+    _core.StaceyPP,
+    doc="Stacey(p,p), Algorithm 2, as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.optimizers.StaceyPP`).",
+)
+LpDescent = torch_optimizer(
+    _core.LpDescent,
+    doc="Stochastic l_p descent, Algorithm 3: theta <- theta - lr s(g) (rule: :class:`lptheory.optimizers.LpDescent`).",
+)
+Lion = torch_optimizer(
+    _core.Lion,
+    doc="Lion (Chen et al. 2023, the paper's baseline) as a ``torch.optim.Optimizer``\n    "
+    "(rule: :class:`lptheory.optimizers.Lion`).",
+)
 
-    _core_cls = _core.StaceyPP
 
+def __getattr__(name: str):
+    """``lptheory.torch.<ClassName>`` for a registered element-wise optimizer class without a class here (a
+    user's, defined in an imported module; ``SGD``, ``Adam``, ...): made by :func:`torch_optimizer` once."""
+    for cls in list(_core.OPTIMIZERS.values()):
+        if cls.__name__ == name and issubclass(cls, _core.ElementwiseOptimizer):
+            made = globals()[name] = torch_optimizer(cls)
+            return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-class LpDescent(_Base):
-    """Stochastic l_p descent, Algorithm 3: theta <- theta - lr s(g) (rule: :class:`lptheory.optimizers.LpDescent`)."""
-
-    _core_cls = _core.LpDescent
-    _core_fields = ("lr", "p")
-
-    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False, foreach=None, compiled=False, fused=False):
-        super().__init__(params, dict(lr=lr, p=p, maximize=maximize, foreach=foreach, compiled=compiled, fused=fused))
-
-
-class Lion(_Base):
-    """Lion (Chen et al. 2023, the paper's baseline) as a ``torch.optim.Optimizer``
-    (rule: :class:`lptheory.optimizers.Lion`)."""
-
-    _core_cls = _core.Lion
-    _core_fields = ("lr", "weight_decay")
-
-    def __init__(
-        self,
-        params,
-        lr=1e-4,
-        *,
-        betas=(0.9, 0.99),
-        weight_decay=0.0,
-        maximize=False,
-        foreach=None,
-        compiled=False,
-        fused=False,
-    ):
-        defaults = dict(
-            lr=lr,
-            betas=_check_betas(betas),
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-            compiled=compiled,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
 
 # the matrix optimizers (issue 26: Muon, Scion, Schatten-p descent, Stacey in Schatten-p), re-exported
 from .torch_spectral import Muon, SchattenDescent, Scion, StaceyP2Schatten, StaceyPPSchatten  # noqa: E402

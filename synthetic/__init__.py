@@ -2,4 +2,6 @@
 
 Filled by the synthetic-problems issue; may import :mod:`lptheory`, never a higher layer.
 """
+
+from . import _fused_oracle as _fused_oracle  # noqa: E402,F401  (registers the simulator's multi-step kernel)
 from . import matrix as _matrix  # noqa: E402,F401  (registers the matrix problems in synthetic.problems.PROBLEMS)

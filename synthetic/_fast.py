@@ -323,7 +323,7 @@ _STEPS: dict = {}  # (step kernel, its argument names, number of scalars) -> com
 
 def _steps_kernel(seg, names: tuple, nscalars: int):
     """A kernel running, row by row, several simulator steps of the separable gradient with Rademacher noise
-    (n = 1) followed by an optimizer's fused update ``seg`` (:mod:`lptheory._fused`'s one-loop kernel,
+    (n = 1) followed by an optimizer's fused update ``seg`` (:mod:`lptheory.fast.fused`'s one-loop kernel,
     called with ``names``: "grad", "theta" and the state buffers, then ``nscalars`` step scalars; it returns
     its count of non-finite gradient entries). Per
     row and step: the row's next words from its stream, the gradient plus noise into a row buffer (the

@@ -13,13 +13,12 @@ from lptheory.simulate import register_oracle_steps
 
 from . import _fast
 from .oracle import GradientOracle
+from .problems import SeparableNonconvex
 
 __all__: list = []
 
 
 def _gradient_oracle_steps(oracle, theta, rngs, t0, state, seg, names, scalars):
-    from .problems import SeparableNonconvex
-
     problem, noise = oracle.problem, oracle.noise
     if not isinstance(problem, SeparableNonconvex) or noise is None or not isinstance(rngs, list):
         return None

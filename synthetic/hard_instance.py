@@ -21,11 +21,10 @@ f(x_N) - min_{||x||_p <= R} f >= R N^{-1/p} - N delta >= L R^2 / (32 (p-1) (T+1)
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
-from lptheory import validate
+from lptheory import config, validate
 from lptheory.problem import Certificate, Problem
 
 __all__ = ["GuzmanNemirovski", "SpectralDiagonal"]
@@ -208,7 +207,7 @@ class GuzmanNemirovski(Problem):
         return xb
 
 
-_KERNEL_OFF = os.environ.get("LPTHEORY_GN_KERNEL", "") == "0"
+_KERNEL_OFF = config.kernel_off("LPTHEORY_GN_KERNEL")
 
 
 def _pow_route(y: float):

@@ -522,6 +522,3 @@ def make_problem(name: str, **kw) -> Problem:
     if name not in PROBLEMS:
         raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}")
     return PROBLEMS[name](**kw)
-
-
-from . import _fused_oracle as _fused_oracle  # noqa: E402,F401  (registers the simulator's multi-step kernel)

@@ -15,12 +15,11 @@ the search only decides which pairs to evaluate:
 from __future__ import annotations
 
 import math
-import os
 import threading
 
 import numpy as np
 
-from lptheory import validate
+from lptheory import config, validate
 from lptheory.geometry import dual_exponent, lp_norm
 
 __all__ = [
@@ -54,7 +53,7 @@ def _route(y: float, norm: bool = False):
 
 
 _ROUTES: dict = {}
-_KERNEL_OFF = os.environ.get("LPTHEORY_SMOOTH_KERNEL", "") == "0"
+_KERNEL_OFF = config.kernel_off("LPTHEORY_SMOOTH_KERNEL")
 
 
 def _duality_kernel(p: float):

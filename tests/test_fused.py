@@ -1,4 +1,4 @@
-"""The fused CPU engine (lptheory._fused) against the reference numpy engine (lptheory._engine.apply).
+"""The fused CPU engine (lptheory.fast.fused) against the reference numpy engine (lptheory.fast.engine.apply).
 
 The contract is bit equality: the same operations in the same order on the same values, with numpy
 itself computing powers, exp and log. Every optimizer, both eps modes, p in {2, 2.5, 2.7, 3, 4, inf},
@@ -12,9 +12,12 @@ import sys
 import numpy as np
 import pytest
 
-from lptheory import _engine, _fused
 from lptheory import optimizers as O
 from lptheory import schedules as S
+from lptheory.fast import engine as _engine
+from lptheory.fast import fused as _fused
+from lptheory.fast.cache import slot as fast_slot
+from lptheory.fast.step import BIND_LIMIT
 
 pytestmark = pytest.mark.skipif(not _fused.available(), reason="numba not installed (fused engine off)")
 
@@ -288,12 +291,12 @@ def test_engine_info_reports_the_engine_in_use(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------------
-# powers through numpy's SVML routine (lptheory._svml): numpy.power's bits, within 1 ulp of the exact power
+# powers through numpy's SVML routine (lptheory.fast.svml): numpy.power's bits, within 1 ulp of the exact power
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from lptheory import _svml  # noqa: E402
+from lptheory.fast import svml as _svml  # noqa: E402
 
 needs_svml = pytest.mark.skipif(not _svml.available(), reason="numpy does not run SVML's pow8_ha on this machine")
 
@@ -418,13 +421,13 @@ def test_small_array_short_path_same_bits(opt, rng):
         for donate in (True, False):
             o = dataclasses_replace(opt)
             if not short:  # every step through the checks
-                object.__setattr__(o, "_step_numpy_fast", lambda *a: None)
+                fast_slot(o).checked_only = True
             th, st = theta0.copy(), o.init(theta0)
             for g in grads:
                 th, st = o.step(th, g, st, donate=donate)
-            assert ("_direct" in o.__dict__) == short
+            assert (fast_slot(o).direct is not None) == short
             if short and isinstance(o, (O.StaceyP2, O.StaceyPP)) and o.p == 4.0:
-                assert o.__dict__["_direct"][2] is not None and o.__dict__["_direct"][2][0] is None  # a plan
+                assert fast_slot(o).direct[2] is not None and fast_slot(o).direct[2][0] is None  # a plan
             runs.append((th, st))
     for th, st in runs[1:]:
         _assert_same(th, runs[0][0], "theta")
@@ -439,7 +442,7 @@ def test_small_array_short_path_same_bits(opt, rng):
         o.step(th, grads[2].astype(np.float32), st)
     th3 = np.ones((3, 4))
     th3, st3 = o.step(th3, th3, o.init(th3))  # a new shape: checked, then the short path for it
-    assert th3.shape == (3, 4) and o.__dict__["_fast_sig"][0] == (3, 4)
+    assert th3.shape == (3, 4) and fast_slot(o).sig[0] == (3, 4)
 
 
 def dataclasses_replace(opt):
@@ -599,7 +602,7 @@ def _bits(a):
 @pytest.mark.parametrize("opt", _BOUND, ids=_ids)
 def test_bound_kernel_same_bits(opt, rng, monkeypatch):
     """A simulator's loop (the same theta, gradient and state arrays at every step, donated): from the
-    third step the kernel is bound to those arrays (ElementwiseOptimizer._bind, _fused.run_bound),
+    third step the kernel is bound to those arrays (lptheory.fast.step.bind, _fused.run_bound),
     with the bits of the checked path at every step (int views compared), the non-finite gradient counted
     once; a state buffer replaced, a read-only theta or the reference engine switched on mid-run take the
     unbound paths with the same bits."""
@@ -611,7 +614,7 @@ def test_bound_kernel_same_bits(opt, rng, monkeypatch):
     monkeypatch.setattr(_fused, "run_bound", lambda *a: calls.append(1) or real(*a))
 
     ref = dataclasses_replace(opt)
-    object.__setattr__(ref, "_step_numpy_fast", lambda *a: None)  # every step through the checks
+    fast_slot(ref).checked_only = True  # every step through the checks
     th_r, st_r = theta0.copy(), ref.init(theta0)
     o = dataclasses_replace(opt)
     th, gbuf = theta0.copy(), np.empty_like(theta0)
@@ -627,7 +630,7 @@ def test_bound_kernel_same_bits(opt, rng, monkeypatch):
             for k in opt.buffers:
                 assert np.array_equal(_bits(st[k]), _bits(st_r[k])), (i, k)
     # step 0 checked, step 1 short (arrays seen), step 2 short and bound, then bound
-    assert o.__dict__["_bound"] is not None and len(calls) == len(grads) - 3
+    assert fast_slot(o).bound is not None and len(calls) == len(grads) - 3
     assert O.nonfinite_steps(o) == O.nonfinite_steps(ref) == 1
 
     def more():
@@ -667,14 +670,14 @@ def test_bound_kernel_rebinds_at_most(rng):
     for _ in range(2):
         th = rng.standard_normal((1, 33))
         sets.append([th, np.empty_like(th), o.init(th), th.copy(), ref.init(th)])
-    for i in range(4 * O.BIND_LIMIT):
+    for i in range(4 * BIND_LIMIT):
         s = sets[(i // 2) % 2]  # two steps on each set in turn: every switch binds again
         g = rng.standard_normal(s[0].shape)
         np.copyto(s[1], g)
         s[0], s[2] = o.step(s[0], s[1], s[2], donate=True)
         s[3], s[4] = ref.step(s[3], g, s[4])
         assert np.array_equal(_bits(s[0]), _bits(s[3]))
-    assert o.__dict__["_binds"] > O.BIND_LIMIT and o.__dict__["_bound"] is None
+    assert fast_slot(o).binds > BIND_LIMIT and fast_slot(o).bound is None
 
 
 def test_svml_probe_values_with_denormals_flushed():
@@ -682,7 +685,7 @@ def test_svml_probe_values_with_denormals_flushed():
     type's integers: with flush-to-zero on (``torch.set_flush_denormal(True)``, which makes log2 of a
     subnormal -inf) they are built all the same, as many and of the same binades (their subnormals flushed)."""
     torch = pytest.importorskip("torch")
-    from lptheory import _svml
+    from lptheory.fast import svml as _svml
 
     ref = {dt: _svml._values(dt) for dt in ("float64", "float32")}
     if not torch.set_flush_denormal(True):
@@ -706,7 +709,7 @@ def test_the_kernel_cache_keeps_the_most_recently_used_modules(tmp_path, monkeyp
     import os
     import time
 
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     if not _fused.available():
         pytest.skip("numba not installed")

@@ -1,4 +1,4 @@
-"""lptheory._omp: work on the OpenMP team of torch's operations (issue 25, item 3: the torch fused step's
+"""lptheory.fast.omp: work on the OpenMP team of torch's operations (issue 25, item 3: the torch fused step's
 second thread shared a core with torch's spinning OpenMP threads).
 
 What must hold: every item runs exactly once whatever the team size; items run on distinct threads at
@@ -17,7 +17,8 @@ import types
 
 import pytest
 
-from lptheory import _omp, _pool
+from lptheory.fast import omp as _omp
+from lptheory.fast import pool as _pool
 
 torch = pytest.importorskip("torch")
 
@@ -200,7 +201,7 @@ def test_torch_optimizers_give_the_same_bits_on_the_team_the_pool_and_unsplit(mo
     """StaceyPP at p = 2.7 on parameters large enough to be split (a 400x400 matrix, a 140001 vector),
     fused and default paths, new gradients every step: the iterates and states on each route equal those
     of one thread (LPTHEORY_THREADS=1) bit for bit, and the route taken is the one asked for."""
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     if not _fused.available():
         pytest.skip("numba not installed")
@@ -326,7 +327,7 @@ def test_a_team_smaller_than_asked_still_runs_every_item_once():
 def test_the_default_path_never_asks_for_more_threads_than_torch(monkeypatch):
     """One torch thread: the default path's large tensors do not enter an OpenMP region (no thread torch
     does not have); two: they do."""
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     if not _fused.available():
         pytest.skip("numba not installed")

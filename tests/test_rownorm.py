@@ -1,4 +1,4 @@
-"""The one-pass row norms (lptheory._rownorm, numba) give the bits of lp_norm's numpy path, whatever the row
+"""The one-pass row norms (lptheory.fast.rownorm, numba) give the bits of lp_norm's numpy path, whatever the row
 length (numpy's pairwise summation: blocks of 128, splits above; the kernels' explicit stack)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lptheory import _rownorm
+from lptheory.fast import rownorm as _rownorm
 from lptheory.geometry import lp_norm
 
 

@@ -1,4 +1,4 @@
-"""The simulator's multi-step path (``lptheory._simfused`` with ``synthetic._fused_oracle``: each thread runs
+"""The simulator's multi-step path (``lptheory.fast.simfused`` with ``synthetic._fused_oracle``: each thread runs
 its rows through every step of a record interval in one kernel call, the separable gradient, the
 Rademacher noise and the optimizer's own fused loop row by row) and the record-interval tasks of the split
 step, against the step-by-step paths of the same tree: the same bits, divergence records, counts of
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lptheory.simulate as S
-from lptheory import _simfused
+from lptheory.fast import simfused as _simfused
 from lptheory.optimizers import SGD, AdamW, NonFiniteGradientWarning, StaceyPP, nonfinite_steps
 from lptheory.simulate import replicate_generators, simulate
 from synthetic.noise import Rademacher
@@ -219,7 +219,7 @@ def test_the_step_kernel_changes_branch_inside_an_interval(monkeypatch):
     that step and the step-by-step path takes over; a kernel traced without guards is looked up once."""
     import dataclasses
 
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     opt = StaceyPP(p=3.0, lr=1e-2)
     theta = np.ones((4, 64))

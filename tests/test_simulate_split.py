@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lptheory.simulate as S
-from lptheory import _pool
+from lptheory.fast import pool as _pool
 from lptheory.optimizers import SGD, AdamW, NonFiniteGradientWarning, StaceyPP, nonfinite_steps
 from lptheory.simulate import Series, StateNorm, replicate_generators, simulate
 from synthetic.noise import Gaussian, Rademacher
@@ -228,7 +228,7 @@ def test_dual_and_l2_has_lp_norms_bits():
     numpy path below 2^15 entries, its row kernel above): every row length up to 139 and large ones,
     zero rows, NaN, +-inf, subnormals, scales from 1e-300 to 1e300."""
     pytest.importorskip("numba")
-    from lptheory._simkernels import dual_and_l2
+    from lptheory.fast.simkernels import dual_and_l2
     from lptheory.geometry import lp_norm
 
     rng = np.random.default_rng(0)

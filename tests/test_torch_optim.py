@@ -273,7 +273,7 @@ def test_foreach_path_lion_and_low_precision():
 def test_planted_foreach_bug_is_caught(monkeypatch):
     """A foreach namespace whose divide swaps its operands, or whose combine ignores ``sub``, must break
     the agreement."""
-    from lptheory import _foreach
+    from lptheory.fast import foreach as _foreach
 
     def wrong_divide(self, a, b, out):
         if isinstance(b, _foreach.TensorList):
@@ -595,10 +595,10 @@ def test_fused_state_dict_resume_deepcopy_and_add_param_group():
 @pytest.mark.parametrize("engine", ["numba", "inductor"])
 def test_fused_lr_changes_and_new_shapes_do_not_recompile(engine, monkeypatch):
     """The fused call takes flat buffers of any size and lr as an argument: an LR schedule and a second
-    model with other shapes reuse what the first step compiled: the numba kernel on CPU (lptheory._fused),
+    model with other shapes reuse what the first step compiled: the numba kernel on CPU (lptheory.fast.fused),
     or the inductor graph (the path of other devices, forced here on CPU)."""
     import lptheory.torch as lt
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     if engine == "numba":
         if not _fused.available():
@@ -695,7 +695,7 @@ def test_fused_cached_plan_gives_the_full_paths_bits_and_is_invalidated(monkeypa
     kernel call, identity checks). Each event that moves memory or changes what the group holds (a missing
     gradient, a moved parameter, a replaced state tensor, maximize, load_state_dict) takes the full path,
     which rebuilds the plan; iterates, states and step counts are bit for bit those of a run without plans."""
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     if not _fused.available():
         pytest.skip("numba not installed")
@@ -715,7 +715,7 @@ def test_fused_buckets_that_cannot_be_flat_take_the_numba_kernels_on_cpu(dtype, 
     """On CPU with numba, a fused bucket that cannot be flat (a parameter without gradient at one step: its
     step count lags from then on, so the group splits into two buckets) runs the per-parameter numba
     kernels of the default path, never torch.compile: the default path's bits."""
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
 
     if not _fused.available():
         pytest.skip("numba not installed")
@@ -885,7 +885,7 @@ def test_fused_plan_split_over_threads_gives_the_default_paths_bits(monkeypatch)
     unsplit) bit for bit, and a NaN in the last range's part of the gradient is counted (once per step)."""
     import warnings
 
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
     from lptheory.optimizers import NonFiniteGradientWarning, nonfinite_steps
 
     if not _fused.available():

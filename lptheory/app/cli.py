@@ -286,7 +286,42 @@ def _cmd_demo(args) -> int:
 # ---------------------------------------------------------------------------------------------------
 # run
 
-_HYPER_FLAGS = ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum", "eps_mode")
+_OWN_FLAGS = ("p", "lr")  # hyper-parameters with flags of their own (their help and defaults differ)
+
+
+def _hyper_flags() -> tuple[str, ...]:
+    """The optimizers' hyper-parameters that are ``lptheory run`` flags besides --p and --lr: derived from
+    the registered definitions (lptheory.optimizers.flag_fields), numbers first, then those with choices."""
+    from lptheory.optimizers import flag_fields
+    from lptheory.rules import field_info
+
+    named = [(n, field_info(f)["choices"] is not None) for n, f in flag_fields().items() if n not in _OWN_FLAGS]
+    return tuple(n for n, c in named if not c) + tuple(n for n, c in named if c)
+
+
+def _add_hyper_flags(p_run) -> None:
+    """One flag per hyper-parameter of :func:`_hyper_flags`."""
+    from lptheory.optimizers import flag_fields
+    from lptheory.rules import field_info
+
+    fields = flag_fields()
+    named = [(n, field_info(fields[n])) for n in _hyper_flags()]
+    for name, _ in [x for x in named if x[1]["choices"] is None]:
+        p_run.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            type=float,
+            default=None,
+            help=f"{name} (optimizers that have it; their default when omitted)",
+        )
+    for name, info in [x for x in named if x[1]["choices"] is not None]:
+        p_run.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            default=None,
+            choices=list(info["choices"]),
+            help=f"{info['help']} (its default: {fields[name].default})",
+        )
 
 
 def _run_plan(args):
@@ -298,7 +333,7 @@ def _run_plan(args):
         raise UsageError(f"--batch {args.batch}: not used with --batch-schedule T (n_t = T = --steps)")
     if args.batch is None:
         args.batch = 1
-    for flag in _HYPER_FLAGS + ("p",):
+    for flag in _hyper_flags() + ("p",):
         val = getattr(args, flag)
         if val is None:
             continue
@@ -336,7 +371,7 @@ def _run_plan(args):
         cls = OPTIMIZERS[name]
         fields = set(hyper_names(cls))
         hyper = {
-            k: getattr(args, k) for k in (*_HYPER_FLAGS, "p", "lr") if k in fields and getattr(args, k) is not None
+            k: getattr(args, k) for k in (*_hyper_flags(), *_OWN_FLAGS) if k in fields and getattr(args, k) is not None
         }
         try:
             opts[name] = cls(**hyper)
@@ -1166,25 +1201,6 @@ def _demo_options() -> list:
     ]
 
 
-def _add_hyper_flags(p_run) -> None:
-    """The optimizers' hyper-parameter flags of ``lptheory run`` (``--alpha``, ``--tau``, ..., ``--eps-mode``)."""
-    for name in ("alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "momentum"):
-        p_run.add_argument(
-            "--" + name.replace("_", "-"),
-            dest=name,
-            type=float,
-            default=None,
-            help=f"{name} (optimizers that have it; their default when omitted)",
-        )
-    p_run.add_argument(
-        "--eps-mode",
-        dest="eps_mode",
-        default=None,
-        choices=["paper", "official"],
-        help="Stacey's eps form (its default: paper)",
-    )
-
-
 def _run_options() -> list:
     """The options of ``lptheory run``."""
     from lptheory.optimizers import OPTIMIZERS
@@ -1249,6 +1265,15 @@ def _run_options() -> list:
         ),
         ("--lr", {"type": float, "default": None, "help": "step size (the optimizer's default when omitted)"}),
         _add_hyper_flags,
+        (
+            "--optimizer-module",
+            {"action": "append", "default": argparse.SUPPRESS, "metavar": "FILE_OR_MODULE"}
+            # absent unless given: run.json's argv and config hash stay as they were
+            | {
+                "help": "import this .py file or module first: the optimizer classes it defines join --optimizer "
+                "(repeatable; default: none)"
+            },
+        ),
         ("--backend", {"default": "numpy", "choices": ["numpy", "torch"], "help": "array backend"}),
         ("--device", {"default": None, "help": "torch device, e.g. cpu or cuda (--backend torch only)"}),
         (
@@ -1607,7 +1632,38 @@ def _quiet_colorama_reset() -> None:
         atexit.unregister(reset)
 
 
+def _import_optimizer_modules(argv) -> None:
+    """Import the modules named by ``--optimizer-module`` (a .py file or a module name) before the parser is
+    built: the optimizer classes they define register themselves, so ``--optimizer`` and the hyper-parameter
+    flags of ``lptheory run`` include them. UsageError naming the flag when one does not import."""
+    import importlib
+    import importlib.util
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--optimizer-module"]
+    named += [a.split("=", 1)[1] for a in argv if a.startswith("--optimizer-module=")]
+    for target in named:
+        try:
+            if target.endswith(".py"):
+                mod_name = "lptheory_user_optimizers_" + os.path.splitext(os.path.basename(target))[0]
+                spec = importlib.util.spec_from_file_location(mod_name, target)
+                if spec is None or not os.path.isfile(target):
+                    raise FileNotFoundError(target)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[mod_name] = module
+                spec.loader.exec_module(module)
+            else:
+                importlib.import_module(target)
+        except Exception as exc:  # any failure of the user's module: exit 2 naming the flag
+            raise UsageError(f"--optimizer-module {target}: does not import ({type(exc).__name__}: {exc})") from exc
+
+
 def main(argv=None) -> int:
+    try:
+        _import_optimizer_modules(argv)
+    except UsageError as exc:
+        print(f"lptheory: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

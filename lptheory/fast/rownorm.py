@@ -23,7 +23,7 @@ MIN_SIZE = 1 << 15  # below this the numpy path is as fast
 
 @functools.lru_cache(maxsize=1)
 def _kernels():
-    from ._rownorm_kernels import rows
+    from .rownorm_kernels import rows
 
     return rows
 
@@ -35,7 +35,7 @@ def available(x, p: float) -> bool:
         return False
     if x.size < MIN_SIZE or x.shape[1] == 0 or not x.flags.c_contiguous:
         return False
-    from . import _fused
+    from . import fused as _fused
 
     return _fused.available()
 
@@ -51,7 +51,7 @@ def row_sums(x: np.ndarray, p: float, threads: int = 1):
     if threads <= 1 or R < 2:
         rows(x, code, 0, R, s, m)
         return s, m
-    from ._pool import get_pool
+    from .pool import get_pool
 
     per = -(-R // threads)
     futs = [get_pool(threads).submit(rows, x, code, lo, min(R, lo + per), s, m) for lo in range(0, R, per)]

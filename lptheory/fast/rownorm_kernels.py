@@ -1,4 +1,4 @@
-"""numba kernels of :mod:`lptheory._rownorm` (module level, so that numba's on-disk cache keeps them: kernels
+"""numba kernels of :mod:`lptheory.fast.rownorm` (module level, so that numba's on-disk cache keeps them: kernels
 defined inside a function and calling each other were compiled again in every process)."""
 
 import numba
@@ -118,7 +118,7 @@ def rows(x, code, r0, r1, s_out, m_out):
 @numba.njit(nogil=True, cache=True)
 def dual_l2_rows(x, code, s_q, s_2, m_out):
     """Per row of ``x``: ``m_out`` the max |x_i|, ``s_q`` and ``s_2`` the pairwise sums of ``(|x_i|/m)^q`` (code 0:
-    q = 2, 1: 1.5, 2: 3) and ``(|x_i|/m)^2``: the terms and sums of ``lp_norm`` (:mod:`lptheory._simkernels`)."""
+    q = 2, 1: 1.5, 2: 3) and ``(|x_i|/m)^2``: the terms and sums of ``lp_norm`` (:mod:`lptheory.fast.simkernels`)."""
     d = x.shape[1]
     bits = x.view(np.uint64)
     tq = np.empty(d)

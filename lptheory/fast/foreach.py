@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from ._state import Buffers
+from .._state import Buffers
 
 __all__ = ["TensorList", "ForeachNamespace", "apply_foreach"]
 
@@ -59,7 +59,7 @@ def _val(b):
 class ForeachNamespace:
     """The subset of the numpy/torch ``out=`` API used by the rules, over :class:`TensorList` values."""
 
-    __name__ = "lptheory._foreach"
+    __name__ = "lptheory.fast.foreach"
 
     @staticmethod
     def _binary(name, a, b, out, commutative):

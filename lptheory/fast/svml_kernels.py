@@ -1,4 +1,4 @@
-"""numba side of :mod:`lptheory._svml` (imported only where numba is installed and numpy exports the
+"""numba side of :mod:`lptheory.fast.svml` (imported only where numba is installed and numpy exports the
 SVML powers): intrinsics calling them on one vector of lanes, and the block powers built on them.
 Importing this module registers the symbols with LLVM's JIT, so numba's on-disk cache of the
 generated kernels that call them resolves them in a new process."""
@@ -10,7 +10,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._svml import LANES, SYMBOLS, addresses
+from .svml_symbols import LANES, SYMBOLS, addresses
 
 _ADDR = addresses()
 if not _ADDR:

@@ -1,5 +1,5 @@
 """Work split over the OpenMP team of the process's OpenMP runtime (torch's), instead of lptheory's own
-thread pool (:mod:`lptheory._pool`).
+thread pool (:mod:`lptheory.fast.pool`).
 
 Why: torch's CPU operations run on an OpenMP team (ATen's parallel backend on the PyPI wheels: the GNU
 libgomp in ``torch/lib``). After each parallel region the team's threads busy-wait for more work for a
@@ -26,8 +26,8 @@ Known limit: the floating-point mode is per thread. After ``torch.set_flush_deno
 subnormals to zero on the calling thread only) a range computed by another member (as by a worker of
 lptheory's pool) keeps subnormals; the bits then depend on which thread ran the range, with either route.
 
-Imports nothing from lptheory and does not import torch: the caller names the directory of the runtime
-it uses (torch's library directory)."""
+Imports nothing from lptheory but :mod:`lptheory.config` and does not import torch: the caller names
+the directory of the runtime it uses (torch's library directory)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ import re
 import sys
 import threading
 
+from .. import config
+
 __all__ = ["Team", "team", "enabled", "keep_interrupt"]
 
 # GNU, LLVM and Intel runtimes (all three export GOMP_parallel), as shipped or renamed by wheels
@@ -47,7 +49,7 @@ _NAME = re.compile(r"^lib(gomp|omp|iomp5)([-.]|$)")
 
 def enabled() -> bool:
     """False when ``LPTHEORY_OMP`` is ``0`` (use lptheory's own pool), else True; other values are an error."""
-    env = os.environ.get("LPTHEORY_OMP", "").strip()
+    env = config.omp()
     if env in ("", "1"):
         return True
     if env == "0":

@@ -1,0 +1,179 @@
+"""The routes of one element-wise optimizer step, chosen here so that the rules need not know them.
+
+:meth:`lptheory.optimizers.ElementwiseOptimizer.step` validates its inputs and calls :func:`apply` (numpy or
+torch, the checked route); before the checks it offers numpy inputs to :func:`short_step`, which takes them
+when they are the shape and dtype of the last checked step (the usual loop) and runs, in this order of
+preference:
+
+1. the kernel bound to the very arrays of the previous donated steps (a simulator's loop: :func:`bind`);
+2. the fused kernel called directly (:func:`lptheory.fast.fused.run_direct`: one thread, no guards);
+3. the engine (:func:`lptheory.fast.engine.run`: fused kernels on ranges and threads, or the reference).
+
+Every route gives the bits of the reference numpy engine. What a route remembers about an optimizer object
+lives in its :class:`lptheory.fast.cache.Slot`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine as _engine
+from . import fused as _fused
+from .cache import SLOTS, slot
+from .nonfinite import count_nonfinite, note_nonfinite
+
+__all__ = ["BIND_LIMIT", "apply", "short_step", "new_names"]
+
+BIND_LIMIT = 32
+"""Kernels bound to arrays (:func:`bind`) per optimizer: past it (steps alternating between array sets,
+e.g. threads sharing one optimizer) the unbound short path runs."""
+
+
+def new_names(opt) -> tuple[str, ...]:
+    """``("new_<buffer>", ...)`` of ``opt`` (cached per object)."""
+    s = slot(opt)
+    got = s.new
+    if got is None:
+        got = s.new = tuple("new_" + k for k in opt.buffers)
+    return got
+
+
+def apply(opt, xp, h, theta, grad, old: list, donate: bool) -> list:
+    """The checked route: ``opt``'s rule on validated inputs (numpy or torch), the non-finite gradient
+    counted on ``opt``; returns the outputs ``[new_theta, *new_buffers]``."""
+    if xp is np:
+        theta_in = np.ascontiguousarray(theta)
+        grad = np.ascontiguousarray(grad)
+        old = [np.ascontiguousarray(a) for a in old]
+        outs = [
+            a if donate and a.flags.c_contiguous and a.flags.writeable else np.empty(a.shape, a.dtype)
+            for a in [theta, *old]
+        ]
+        if _engine.run(opt, h, opt.named(theta_in, grad, old, outs), count_nonfinite=True):
+            count_nonfinite(opt, 1)
+        slot(opt).sig = (theta.shape, theta.dtype)
+        return outs
+    note_nonfinite(opt, xp, grad)
+    with xp.no_grad():
+        outs = [a if donate else xp.empty_like(a) for a in [theta, *old]]
+        _engine.run(opt, h, opt.named(theta, grad, old, outs))
+    return outs
+
+
+def short_step(opt, theta, grad, state, donate):
+    """:meth:`~lptheory.optimizers.ElementwiseOptimizer.step` for numpy arrays of the last validated shape
+    and dtype, C-contiguous (None: take the checked path). Same results, same bits."""
+    s = SLOTS.get(id(opt)) or slot(opt)  # (slot() inlined: this runs at every step)
+    if s.checked_only:
+        return None
+    bound = s.bound
+    if bound is not None and donate and theta is bound[0] and grad is bound[1]:
+        got = _step_bound(opt, bound, theta, state)
+        if got is not None:
+            return got
+    sig = s.sig
+    if sig is None:
+        return None
+    shape, dtype = sig
+    if theta.shape != shape or theta.dtype is not dtype or grad.shape != shape or grad.dtype is not dtype:
+        return None
+    t = state.get("step")
+    if type(t) is not int or t < 0:
+        return None
+    buffers = opt.buffers
+    old = []
+    for k in buffers:
+        a = state.get(k)
+        if type(a) is not np.ndarray or a.shape != shape or a.dtype is not dtype:
+            return None
+        old.append(a)
+    fl = theta.flags
+    if not (fl.c_contiguous and grad.flags.c_contiguous and all(a.flags.c_contiguous for a in old)):
+        return None
+    if donate:
+        if not (fl.writeable and all(a.flags.writeable for a in old)):
+            return None
+        outs = [theta, *old]
+        alias = s.alias
+        if alias is None:
+            alias = s.alias = (("new_theta", "theta"), *(("new_" + k, k) for k in buffers))
+        # an output that is also the gradient or another buffer (the same array passed twice): the
+        # general in-place analysis
+        if grad is theta or any(a is grad or a is theta for a in old) or len({id(a) for a in old}) < len(old):
+            alias = None
+    else:
+        outs = [np.empty(shape, dtype) for _ in range(1 + len(buffers))]
+        alias = ()
+    h = opt.scalars(t)
+    arrays = {"theta": theta, "grad": grad}
+    arrays.update(zip(buffers, old))
+    arrays["new_theta"] = outs[0]
+    arrays.update(zip(s.new or new_names(opt), outs[1:]))
+    nf = _fused.run_direct(opt, h, arrays, alias) if alias is not None else None
+    if nf is None:
+        nf = _engine.run(opt, h, arrays, count_nonfinite=True, alias=alias)
+    elif donate:  # the same array objects as the previous step (a simulator's loop): bind the kernel to them
+        key = (id(theta), id(grad))
+        if s.bind_try == key:
+            bind(opt, theta, grad, old, h, arrays, alias)
+        else:
+            s.bind_try = key
+    if nf:
+        count_nonfinite(opt, 1)
+    new_state = {"step": t + 1}
+    new_state.update(zip(buffers, outs[1:]))
+    return outs[0], new_state
+
+
+def bind(opt, theta, grad, old, h, arrays, alias) -> None:
+    """After a donated step on the short path of :func:`lptheory.fast.fused.run_direct`: the kernel bound to
+    these arrays (:func:`lptheory.fast.fused.bind_direct`) for the next steps on the same array objects
+    (a simulator's loop), with the per-step scalars resolved once where only ``t`` changes between
+    steps (no schedule, no ``derived``)."""
+    s = slot(opt)
+    binds = s.binds
+    s.binds = binds + 1
+    got = _fused.bind_direct(opt, h, arrays, alias) if binds < BIND_LIMIT else None
+    if got is None:
+        s.bound = None
+        return
+    bound, dyn = got
+    template = None
+    split = s.split  # (fixed values, scheduled names), set by hyper_at
+    if getattr(type(opt), "plain_scalars", False) and split is not None and not split[1]:
+        if all(x == "t" or x in split[0] for x in dyn):
+            template = tuple(None if x == "t" else float(split[0][x]) for x in dyn)
+    outs = (theta, *old)
+    sig = (theta.shape, theta.dtype)
+    s.bound = (theta, grad, tuple(old), outs, bound, dyn, template, sig)
+
+
+def _step_bound(opt, bound, theta, state):
+    """A donated step through the kernel bound by :func:`bind`: the same arrays, the same kernel and scalars,
+    the same bits; None where the general short path must run (a buffer that is not the bound one, a
+    changed shape or flag, the fused engine switched off)."""
+    t = state.get("step")
+    if type(t) is not int or t < 0:
+        return None
+    _, grad, old, outs, kernel, dyn, template, (shape, dtype) = bound
+    for k, a in zip(opt.buffers, old):
+        if state.get(k) is not a:
+            return None
+    for a in outs:
+        if a.shape != shape or a.dtype is not dtype or not a.flags.writeable:
+            return None
+    if grad.shape != shape or grad.dtype is not dtype:
+        return None
+    if template is not None:
+        scalars = [float(t) if v is None else v for v in template]
+    else:
+        h = opt.scalars(t)
+        scalars = [float(h[x]) for x in dyn]
+    nf = _fused.run_bound(kernel, scalars)
+    if nf is None:
+        return None
+    if nf:
+        count_nonfinite(opt, 1)
+    new_state = {"step": t + 1}
+    new_state.update(zip(opt.buffers, old))
+    return theta, new_state
