@@ -29,7 +29,8 @@ setting it was checked in, and the verdict:
                ``searched`` (no counterexample found by a search of stated budget), ``fit`` (a rate fit),
                ``instance`` (a claim over a class -- a worst-case rate, "for every f" -- looked at on chosen
                instances only: it can refute the claim there, never establish it, so such a record is never
-               ``holds``; :func:`proofs_checks.verdict.scope_to_instances`); set by the verdict rules, else derived from ``method`` (:func:`proofs_checks.verdict.evidence_for`)
+               ``holds``; :func:`proofs_checks.verdict.scope_to_instances`); set by the verdict rules,
+               else derived from ``method`` (:func:`proofs_checks.verdict.evidence_for`)
 
 Statuses follow the design notes: ``holds`` when exact, or when the upper confidence limit is below
 the bound, or when a search found no violation within its stated budget; ``violated`` only with a

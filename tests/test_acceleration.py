@@ -10,9 +10,9 @@ from scipy.optimize import minimize
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
 from lptheory.geometry import lp_norm, steepest_map
 from proofs_checks.api import Context, fit_exponent, recheck
-from proofs_checks.verdict import INSTANCE_ONLY
 from proofs_checks.records import validate_record
 from proofs_checks.stacey import acceleration as ACC
+from proofs_checks.verdict import INSTANCE_ONLY
 from synthetic.hard_instance import GuzmanNemirovski
 from synthetic.problems import QuadraticDiagonal
 
@@ -123,7 +123,8 @@ def test_acceleration_check_records_and_planted_mislabel():
     assert acc.reason.startswith(INSTANCE_ONLY) and "every negative control fails" in acc.reason
     assert all(r.status == "holds" for r in recs if r.id in ("acc.upper", "acc.lower"))
     assert not any(r.status == "holds" for r in recs if r.id == "acc.exponent")
-    assert all(r.evidence == "instance" and r.scope.startswith("instance spectral-") for r in recs if r.id == "acc.exponent")
+    exps = [r for r in recs if r.id == "acc.exponent"]
+    assert all(r.evidence == "instance" and r.scope.startswith("instance spectral-") for r in exps)
     assert not any(r.params.get("instance") == "guzman-nemirovski" for r in recs if r.id == "acc.exponent")
     controls = [r for r in recs if r.params.get("control")]
     assert {r.params["control"] for r in controls} == {"static", "steepest-lp", "gd-euclidean", "heavy-ball"}
