@@ -46,6 +46,7 @@ from ..api import (
     recheck,
     value_claim,
 )
+from ..planted import planted_scale_control
 from . import formulas as F
 from .lemmas import NONDEGENERATE, SEARCH_BUDGET, SEARCH_CONFIGS
 
@@ -199,7 +200,9 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
         rec.statement = general  # the same claim at every p (the table groups by it); kappa(p) is a parameter
         rec.show = [*(rec.show or []), "kappa"]
         rec.data["correction"]["family_curve"] = _curve(p)
-        out.append(rec)
+        # power: a planted 25% violation (kappa / 1.25) through the same search; kappa is attained along the
+        # two-point family (tight-by-witness above)
+        out += planted_scale_control(rec, attained="kappa is attained along the two-point family (tight by witness)")
         consequences.append((p, kappa, rec_b))
         if progress:
             progress(f"corrections B2 p={p:g}: kappa {kappa:.4g}, re-check {rec.status}")
