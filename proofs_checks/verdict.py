@@ -64,8 +64,8 @@ EVIDENCE_TEXT = {
     "measured": "a statistical confidence interval (Monte Carlo or simulation replicates)",
     "searched": "no counterexample found by a search of the stated budget (the search may miss one)",
     "fit": "a decay exponent fitted on log-log axes, with a jackknife interval",
-    "instance": "a claim over a class (a worst-case rate, 'for every f') looked at on the chosen instances and grid "
-    "named in the record's scope only: it can refute the claim there, never establish it (never holds)",
+    "instance": "a claim over a class (a worst-case rate, a bound for every f) looked at on the chosen instances and "
+    "grid named in the scope of the record only: it can refute the claim there, never establish it (never holds)",
 }
 
 
