@@ -366,9 +366,14 @@ def test_report_groups_controls_apart_marks_them_in_tables_and_filters_them(tmp_
     }
     for name, v in made.items():
         recs["theorem1"].append(
-            {**copy.deepcopy(main), "status": v.status, "reason": v.reason, "witness": None,
-             "params": {**main["params"], "control": name, "control_for": "Alg. 3"},
-             "show": [*main["show"], "control", "control_for"]}  # fmt: skip
+            {
+                **copy.deepcopy(main),
+                "status": v.status,
+                "reason": v.reason,
+                "witness": None,
+                "params": {**main["params"], "control": name, "control_for": "Alg. 3"},
+                "show": [*main["show"], "control", "control_for"],
+            }  # fmt: skip
         )
     monkeypatch.setattr(report, "figures_for", lambda *a, **k: [])
     res = report.write_report(str(tmp_path), pack=load_pack("stacey"), records=recs, meta=doc["meta"])
