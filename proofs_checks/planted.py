@@ -22,7 +22,7 @@ import dataclasses
 from .records import Claim
 from .verdict import Verdict, control_verdict
 
-__all__ = ["PLANTED_SIZE", "PLANTED", "planted_scale_control"]
+__all__ = ["PLANTED_SIZE", "PLANTED", "planted_scale_control", "planted_record_control"]
 
 PLANTED_SIZE = 0.25
 """The planted violation's size: the claimed constant divided by 1.25 (the ratio at the attaining point 1.25)."""
@@ -82,16 +82,42 @@ def planted_scale_control(rec: Claim, *, attained: str, size: float = PLANTED_SI
         show=[*(rec.show or []), "control"],
         scope=f"{rec.scope}; planted violation of {size:.0%}",
     )
+    return _gate(rec, found, f"a planted violation of {size:.0%} (constant / {1 + size:g})", f"ratio {r:.4g}"), ctrl
+
+
+def _gate(rec: Claim, found: bool, planted: str, numbers: str) -> Claim:
+    """``rec`` with the power its planted violation showed (found) or its holds withdrawn (not found)."""
     if rec.status != "holds":
-        return rec, ctrl
+        return rec
     if found:
-        txt = (
-            f"; power shown: a planted violation of {size:.0%} (constant / {1 + size:g}) run through the same search "
-            f"is found (ratio {r:.4g})"
+        return dataclasses.replace(
+            rec, reason=f"{rec.reason}; power shown: {planted} run through the same search is found ({numbers})"
         )
-        return dataclasses.replace(rec, reason=f"{rec.reason}{txt}"), ctrl
     txt = (
-        f"; but a planted violation of {size:.0%} (constant / {1 + size:g}) run through the same search is NOT found "
-        f"(ratio {r:.4g} <= 1): the search's power is not shown, so this holds is withdrawn"
+        f"; but {planted} run through the same search is NOT found ({numbers}): the search's power is not shown, "
+        "so this holds is withdrawn"
     )
-    return dataclasses.replace(rec, status="inconclusive", reason=f"{rec.reason}{txt}"), ctrl
+    return dataclasses.replace(rec, status="inconclusive", reason=f"{rec.reason}{txt}")
+
+
+def planted_record_control(rec: Claim, planted: Claim, *, size: float, what: str) -> tuple[Claim, Claim]:
+    """(``rec`` with its power stated, the control record) where the planted violation was run through the same
+    check as its own record ``planted`` (e.g. a proof step whose right side is moved by ``size`` and
+    spot-checked on the same random cases): found when the check finds ``planted`` violated (its witness
+    re-checked). ``what``: the planted violation in words."""
+    found = planted.status == "violated"
+    raw = Verdict(planted.status, planted.reason or planted.status, planted.witness, None, planted.evidence)
+    cv = control_verdict(PLANTED, raw, what, failed=found)
+    ctrl = dataclasses.replace(
+        planted,
+        id=rec.id,
+        statement=rec.statement,
+        source=rec.source,
+        params={**rec.params, "control": PLANTED, "control_for": rec.id, "planted_size": size},
+        status=cv.status,
+        reason=cv.reason,
+        data={k: v for k, v in (planted.data or {}).items() if k != "correction"} or None,
+        show=[*(rec.show or []), "control"],
+        scope=f"{rec.scope}; planted violation of {size:.0%}",
+    )
+    return _gate(rec, found, f"a planted violation of {size:.0%} ({what})", f"planted record {planted.status}"), ctrl

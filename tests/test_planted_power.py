@@ -82,3 +82,17 @@ def test_thm1_C_records_say_which_form_they_check():
     assert "||g~_t||_{p*}^{2/(p-1)}" in LEM.C_CHECKED_FORM and "typo" in LEM.C_CHECKED_FORM
     again = LEM.checked_form(recs[0])
     assert again.statement.count("[checked form") == 1
+
+
+def test_corrected_proof_steps_find_their_planted_violation():
+    from proofs_checks.stacey import corrections as COR
+
+    recs = COR.sym_records(seed=0, quick=True)
+    mains = [r for r in recs if not r.params.get("control")]
+    ctrls = [r for r in recs if r.params.get("control") == PLANTED]
+    assert len(mains) == len(ctrls) == 4
+    for m, c in zip(mains, ctrls):
+        assert c.id == m.id and c.params["control_for"] == m.id
+        assert m.status == "holds" and "power shown" in m.reason
+        assert c.status == "inconclusive" and "fails as it must" in c.reason
+        assert c.witness and c.witness.get("recheck", {}).get("violated")  # the planted violation re-checks

@@ -648,8 +648,28 @@ def sym_records(*, seed: int, quick: bool) -> list[Claim]:
                 "consequence": change,
             },
         }
-        out.append(rec)
+        out += _with_planted_step(rec, step, samples=samples, seed=seed)
     return out
+
+
+def _with_planted_step(rec, step, *, samples: int, seed: int) -> list[Claim]:
+    """[rec, its power control]: the corrected step with its right side moved by 25% (divided by 1.25 for
+    '<=', where equality is reached on the checked cases; times 1.25 for '='), spot-checked by the same check
+    on the same random cases (same seed), must be found violated (:func:`proofs_checks.planted.
+    planted_record_control`); [rec] for a step without explicit sides."""
+    import dataclasses
+
+    from ..planted import PLANTED_SIZE, planted_record_control
+    from .symbolic import check_step
+
+    if not isinstance(step.sides, tuple) or step.relation not in ("<=", "="):
+        return [rec]
+    lhs, rhs = step.sides
+    f = 1.0 + PLANTED_SIZE
+    planted = dataclasses.replace(step, sides=(lhs, rhs / f if step.relation == "<=" else rhs * f), pre=None)
+    what = f"the right side {'divided' if step.relation == '<=' else 'multiplied'} by {f:g}, the same spot checks"
+    prec = check_step(planted, samples=samples, seed=seed)
+    return list(planted_record_control(rec, prec, size=PLANTED_SIZE, what=what))
 
 
 def run_corrections(ctx):
