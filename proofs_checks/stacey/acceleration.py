@@ -76,9 +76,9 @@ from ..api import (
     decide_rate,
     fit_exponent,
     gate_on_controls,
+    scope_to_instances,
     value_claim,
 )
-from ..verdict import scope_to_instances
 
 METHODS = ("accelerated-lp", "steepest-lp", "agd-euclidean", "stacey-p2", "stacey-pp")
 SOURCE = (

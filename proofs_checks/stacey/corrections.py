@@ -43,10 +43,10 @@ from ..api import (
     cached_limit,
     expression_witness,
     family_supremum,
+    planted_scale_control,
     recheck,
     value_claim,
 )
-from ..planted import planted_scale_control
 from . import formulas as F
 from .lemmas import NONDEGENERATE, SEARCH_BUDGET, SEARCH_CONFIGS
 
@@ -659,7 +659,7 @@ def _with_planted_step(rec, step, *, samples: int, seed: int) -> list[Claim]:
     planted_record_control`); [rec] for a step without explicit sides."""
     import dataclasses
 
-    from ..planted import PLANTED_SIZE, planted_record_control
+    from ..api import PLANTED_SIZE, planted_record_control
     from .symbolic import check_step
 
     if not isinstance(step.sides, tuple) or step.relation not in ("<=", "="):

@@ -26,8 +26,7 @@ import sympy as sp
 
 from lptheory.geometry import dual_exponent, lp_norm
 
-from ..api import ClaimSpec, Env, Point, evaluate, value_claim
-from ..planted import planted_scale_control
+from ..api import ClaimSpec, Env, Point, evaluate, planted_scale_control, value_claim
 from .symbolic import MAJ_SIDES, maj_symbols
 
 STATEMENT = (
