@@ -58,6 +58,10 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
   it: the reader of every expression a data file carries), :class:`RefusedExpression` (its error: a text
   outside the grammar), :func:`cached_limit` (``sympy.limit`` kept on disk, signed entries);
 * verdict constants: ``RATE_MARGIN`` (the margin a fitted exponent must clear, 0.05);
+* scope and power (issue 35): :func:`scope_to_instances` (a verdict on chosen instances of a claim over a class:
+  evidence ``instance``, never holds), :func:`planted_scale_control` and :func:`planted_record_control` (a
+  planted violation of known size through the same search, its control record named ``PLANTED``;
+  ``PLANTED_SIZE``, 25%, the default size);
 * report sections: :func:`format_table` (records as a readable table), :func:`correction_rows`,
   ``CORRECTION_COLUMNS`` (the corrections table's (key, heading) columns), ``EVIDENCE_KINDS`` (the legend of
   the evidence kinds), :func:`annotate_supported` (marks records whose method holds with room).
@@ -116,6 +120,7 @@ from .expressions import (
 )
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
+from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
 from .recheck import DPS, Undecided, prove_expression, recheck
 from .recheck import register as register_recheck
 from .records import Claim, format_table
@@ -131,6 +136,7 @@ from .verdict import (
     decide_rate,
     decide_step,
     gate_on_controls,
+    scope_to_instances,
 )
 
 __all__ = [
@@ -213,4 +219,9 @@ __all__ = [
     "cached_limit",
     "parse_expression",
     "RefusedExpression",
+    "scope_to_instances",
+    "PLANTED",
+    "PLANTED_SIZE",
+    "planted_scale_control",
+    "planted_record_control",
 ]

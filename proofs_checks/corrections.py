@@ -53,14 +53,14 @@ EVIDENCE_KINDS = (
 
 def correction_rows(claims) -> list[dict]:
     """The rows of a corrections report section: one per record carrying ``data["correction"]``
-    (:func:`correction_record`, :func:`as_correction`), records as dicts."""
-    from .records import setting_text
+    (:func:`correction_record`, :func:`as_correction`), records as dicts; negative controls are left out."""
+    from .records import is_control, setting_text
 
     out = []
     for c in claims:
         c = c.to_dict() if hasattr(c, "to_dict") else c
         cor = (c.get("data") or {}).get("correction")
-        if not cor:
+        if not cor or is_control(c):  # a control (e.g. a planted violation) is no correction
             continue
         out.append(
             {

@@ -8,6 +8,9 @@ setting it was checked in, and the verdict:
 ``source``     where in the paper
 ``assumptions`` the assumptions the claim needs (as the paper names them)
 ``params``     the setting (p, d, n, noise, problem, method parameters, ...)
+``scope``      what was tested, in words: the instance, grid, family, box or search space the verdict covers
+               (set by the check where it knows better, else derived from the evidence level and the setting:
+               :func:`default_scope`); a reader of files written before the field derives it the same way
 ``status``     ``holds`` | ``violated`` | ``inconclusive`` | ``not-applicable``
 ``empirical``  the measured value (an expectation, a worst ratio's numerator, ...)
 ``bound``      the paper's bound in this setting
@@ -23,8 +26,11 @@ setting it was checked in, and the verdict:
 ``evidence``   how strong the verdict's evidence is (:data:`EVIDENCE`, strongest first): ``proved``
                (rigorous enclosures that separate, or an exact symbolic identity/counterexample), ``exact``
                (an exact finite computation in floating point), ``measured`` (a statistical interval),
-               ``searched`` (no counterexample found by a search of stated budget), ``fit`` (a rate fit);
-               set by the verdict rules, else derived from ``method`` (:func:`proofs_checks.verdict.evidence_for`)
+               ``searched`` (no counterexample found by a search of stated budget), ``fit`` (a rate fit),
+               ``instance`` (a claim over a class -- a worst-case rate, "for every f" -- looked at on chosen
+               instances only: it can refute the claim there, never establish it, so such a record is never
+               ``holds``; :func:`proofs_checks.verdict.scope_to_instances`); set by the verdict rules,
+               else derived from ``method`` (:func:`proofs_checks.verdict.evidence_for`)
 
 Statuses follow the design notes: ``holds`` when exact, or when the upper confidence limit is below
 the bound, or when a search found no violation within its stated budget; ``violated`` only with a
@@ -49,6 +55,8 @@ __all__ = [
     "EVIDENCE",
     "ratio",
     "validate_record",
+    "default_scope",
+    "SCOPE_WORDS",
     "meta",
     "format_table",
     "is_control",
@@ -68,7 +76,7 @@ __all__ = [
 STATUSES = ("holds", "violated", "inconclusive", "not-applicable")
 METHODS = ("exact", "monte-carlo", "adversarial-search", "symbolic", "simulation")
 RELATIONS = ("<=", ">=", "==", "rate")
-EVIDENCE = ("proved", "exact", "measured", "searched", "fit")
+EVIDENCE = ("proved", "exact", "measured", "searched", "fit", "instance")
 _REQUIRED = (
     "id",
     "statement",
@@ -127,6 +135,7 @@ class Claim:
     show: list | None = None  # the parameters to display (the claim spec's choice)
     check: str | None = None  # the check that produced the record (set by the runner)
     evidence: str | None = None  # EVIDENCE level; None: derived from method/status/witness (verdict.evidence_for)
+    scope: str | None = None  # what was tested (instance, grid, family, box); None: derived (default_scope)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -151,6 +160,10 @@ class Claim:
             self.evidence = evidence_for(self.method, self.status, self.relation, self.witness, self.reason)
         if self.evidence not in EVIDENCE:
             raise ValueError(f"claim {self.id}: evidence must be one of {EVIDENCE}, got {self.evidence!r}")
+        if self.scope is None:
+            self.scope = default_scope(self.evidence, self.params, self.show)
+        if not isinstance(self.scope, str) or not self.scope.strip():
+            raise ValueError(f"claim {self.id}: scope must be a non-empty string, got {self.scope!r}")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -197,6 +210,31 @@ def validate_record(rec: dict) -> None:
         raise ValueError(f"record {rec['id']!r}: params must be an object")
     if "evidence" in rec and rec["evidence"] not in EVIDENCE:  # absent only in files written before the field
         raise ValueError(f"record {rec['id']!r}: bad evidence {rec['evidence']!r} (one of {EVIDENCE})")
+    if "scope" in rec and not (isinstance(rec["scope"], str) and rec["scope"].strip()):  # absent in older files
+        raise ValueError(f"record {rec['id']!r}: scope must be a non-empty string, got {rec['scope']!r}")
+
+
+SCOPE_WORDS = {
+    "proved": "proved for the setting",
+    "exact": "computed exactly at the setting",
+    "measured": "measured at the setting",
+    "searched": "searched (the stated budget) at the setting",
+    "fit": "a rate fitted on the grid of the setting",
+    "instance": "on the chosen instances and grid of the setting only (a class-wide claim is not established)",
+}
+"""How :func:`default_scope` words what a record of each evidence level tested."""
+
+
+def default_scope(evidence: str | None, params: dict, show=None) -> str:
+    """What a record tested, in words, when its check does not say: the evidence level's phrase
+    (:data:`SCOPE_WORDS`) and the setting (the parameters shown, else every scalar parameter), e.g.
+    ``"measured at the setting p=3 problem=quadratic-diagonal"``. The records reader derives it the same way
+    for files written before the ``scope`` field."""
+    words = SCOPE_WORDS.get(evidence or "exact", SCOPE_WORDS["exact"])
+    setting = setting_text(params or {}, show, sep=" ") if params else ""
+    if not setting and params:
+        setting = "(" + ", ".join(sorted(str(k) for k in params)) + ")"
+    return f"{words} {setting}" if setting else f"{words} (no parameters)"
 
 
 _VERSIONED = ("lptheory", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "torch", "numba", "dask", "pyarrow")

@@ -19,7 +19,8 @@ Statuses (records' ``status``):
 Evidence (records' ``evidence``, :data:`EVIDENCE_TEXT`, strongest first): ``proved`` (rigorous
 enclosures that separate, or an exact symbolic identity or counterexample), ``exact`` (an exact finite
 computation in floating point), ``measured`` (a statistical interval), ``searched`` (no counterexample
-found by a search of stated budget), ``fit`` (a rate fit). A ``violated`` verdict is ``proved`` when the
+found by a search of stated budget), ``fit`` (a rate fit), ``instance`` (a claim over a class looked at on
+chosen instances: :func:`scope_to_instances`). A ``violated`` verdict is ``proved`` when the
 standalone re-check's ball-arithmetic enclosures of the two sides separate (:func:`_confirm`).
 
 Negative controls (:func:`gate_on_controls`): a ``holds`` of a check that also runs controls (a method
@@ -38,6 +39,8 @@ __all__ = [
     "EVIDENCE_TEXT",
     "evidence_for",
     "gate_on_controls",
+    "scope_to_instances",
+    "INSTANCE_ONLY",
     "control_verdict",
     "decide",
     "decide_rate",
@@ -61,6 +64,8 @@ EVIDENCE_TEXT = {
     "measured": "a statistical confidence interval (Monte Carlo or simulation replicates)",
     "searched": "no counterexample found by a search of the stated budget (the search may miss one)",
     "fit": "a decay exponent fitted on log-log axes, with a jackknife interval",
+    "instance": "a claim over a class (a worst-case rate, a bound for every f) looked at on the chosen instances and "
+    "grid named in the scope of the record only: it can refute the claim there, never establish it (never holds)",
 }
 
 
@@ -421,6 +426,35 @@ def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
         v.recheck,
         v.evidence,
     )
+
+
+INSTANCE_ONLY = "consistent with the claim on these instances only"
+"""The words that open the reason of an instance-scoped record whose instances did not refute the claim."""
+
+
+def scope_to_instances(v: Verdict, scope: str, class_wide: str) -> Verdict:
+    """A verdict reached on chosen instances for a claim over a class (a worst-case rate, "for every f"),
+    said as such (evidence ``instance``): an instance can refute such a claim, never establish it, so a
+    ``holds`` becomes ``inconclusive`` whose reason opens with :data:`INSTANCE_ONLY` and names ``scope``
+    (what was tested) and ``class_wide`` (where the class-wide evidence is, or that there is none); every
+    other status is kept (a ``violated`` is a refutation on the instance, its witness re-checked as
+    before), its reason naming the scope.
+
+    Examples
+    --------
+    >>> v = scope_to_instances(Verdict("holds", "fit 1.8 >= 1.667"), "instance A, T = 8..128", "see acc.upper")
+    >>> v.status, v.evidence, v.reason.startswith(INSTANCE_ONLY)
+    ('inconclusive', 'instance', True)
+    """
+    if not scope or not class_wide:
+        raise ValueError("scope_to_instances: scope and class_wide must name what was tested and where the class is")
+    if v.status == "holds":
+        reason = (
+            f"{INSTANCE_ONLY} ({scope}): {v.reason}. Instance evidence: a claim over a class is refuted by an "
+            f"instance, never established by one; {class_wide}"
+        )
+        return Verdict("inconclusive", reason, v.witness, v.recheck, "instance")
+    return Verdict(v.status, f"{v.reason} [instance evidence: {scope}]", v.witness, v.recheck, "instance")
 
 
 _ORDER = {"holds": 0, "not-applicable": 1, "inconclusive": 2, "violated": 3}

@@ -12,6 +12,7 @@ from lptheory.geometry import lp_norm, steepest_map
 from proofs_checks.api import Context, fit_exponent, recheck
 from proofs_checks.records import validate_record
 from proofs_checks.stacey import acceleration as ACC
+from proofs_checks.verdict import INSTANCE_ONLY
 from synthetic.hard_instance import GuzmanNemirovski
 from synthetic.problems import QuadraticDiagonal
 
@@ -117,11 +118,16 @@ def test_acceleration_check_records_and_planted_mislabel():
         validate_record(r.to_dict())
     by = {(r.id, r.params.get("method"), r.params.get("instance"), r.params.get("control")): r for r in recs}
     acc = by[("acc.exponent", "accelerated-lp", "spectral-quarter", None)]
-    assert acc.status == "holds" and "every negative control fails" in acc.reason and acc.evidence == "fit"
+    # issue 35: instance evidence, never holds; at p = 3 every non-accelerated control fails on the quarter instance
+    assert acc.status == "inconclusive" and acc.evidence == "instance"
+    assert acc.reason.startswith(INSTANCE_ONLY) and "every negative control fails" in acc.reason
     assert all(r.status == "holds" for r in recs if r.id in ("acc.upper", "acc.lower"))
+    assert not any(r.status == "holds" for r in recs if r.id == "acc.exponent")
+    exps = [r for r in recs if r.id == "acc.exponent"]
+    assert all(r.evidence == "instance" and r.scope.startswith("instance spectral-") for r in exps)
     assert not any(r.params.get("instance") == "guzman-nemirovski" for r in recs if r.id == "acc.exponent")
     controls = [r for r in recs if r.params.get("control")]
-    assert {r.params["control"] for r in controls} == {"static", "steepest-lp"}
+    assert {r.params["control"] for r in controls} == {"static", "steepest-lp", "gd-euclidean", "heavy-ball"}
     assert all(r.status != "holds" and "fails as it must" in r.reason for r in controls)
     planted = ACC.run_acceleration(Context(quick=True, options={"p": [3.0]}), relabel={"steepest-lp": "accelerated-lp"})
     caught = [
@@ -198,7 +204,7 @@ def test_exponent_verdicts_are_seed_stable_quick():
                 ]
                 assert seen is None or st == seen, (p, inst, seed)
                 seen = st
-            assert any(s == "holds" for _, c, s in seen if c is None) or p != 2.0
+            assert not any(s == "holds" for _, c, s in seen)  # instance evidence never holds (issue 35)
 
 
 # the methods whose gaps the rule is swept over (Stacey's tuning is not needed to test the rule)
@@ -303,9 +309,16 @@ def test_fixed_gaps_equal_separate_runs_and_tuning():
     grid = [8, 16]
     names = list(ACC.FIXED)
     got = ACC._fixed_gaps(3.0, names, grid, 0)
+    # tuned at a T inside a longer grid (the spread grids run to a larger T): the same choice and bits
+    longer = ACC._fixed_gaps(3.0, names, [8, 16, 32], 0, tune_at=16)
     for n in names:
-        gaps, tuned = got[n]
-        assert list(gaps) == list(ACC.METHODS)
+        assert longer[n][1] == got[n][1]
+        assert {m: g[:2] for m, g in longer[n][0].items()} == got[n][0]
+    for n in names:
+        gaps, tuned, ctrl = got[n]
+        assert list(gaps) == list(ACC.METHODS) and list(ctrl) == ["gd-euclidean", "heavy-ball"]
+        for c in ctrl:  # the horizon-free controls (issue 35): the bits of their own runs
+            assert ctrl[c] == [ACC.run_method(c, 3.0, n, T, 0) for T in grid]
         for m in ("stacey-p2", "stacey-pp"):
             h, k = ACC._tune(m, 3.0, n, grid[-1], 0)
             assert tuned[m] == (h, k)

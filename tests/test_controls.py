@@ -148,7 +148,8 @@ def test_report_counts_controls_apart_and_labels_evidence_links_distinctly(stace
     notes = [ln for ln in md.splitlines() if re.match(r"- \*\*(inconclusive|not-applicable)\*\* \(", ln)]
     assert notes and not any("negative control" in ln for ln in notes)  # controls are not open questions
     groups = [ln for ln in md.splitlines() if ln.startswith("- **negative controls** (")]
-    assert len(groups) == 2 and all("fail as they must" in ln for ln in groups)  # theorem1, acceleration
+    # theorem1, majorization, corrections, acceleration, coverage (issue 35: the planted violations of the searches)
+    assert len(groups) == 5 and all(re.search(r"\d+ fails? as (it|they) must", ln) for ln in groups)
     evidence = [ln for ln in md.splitlines() if ln.startswith("Evidence: [") or "Evidence: [" in ln]
     assert evidence
     for ln in evidence:
@@ -367,9 +368,14 @@ def test_report_groups_controls_apart_marks_them_in_tables_and_filters_them(tmp_
     }
     for name, v in made.items():
         recs["theorem1"].append(
-            {**copy.deepcopy(main), "status": v.status, "reason": v.reason, "witness": None,
-             "params": {**main["params"], "control": name, "control_for": "Alg. 3"},
-             "show": [*main["show"], "control", "control_for"]}  # fmt: skip
+            {
+                **copy.deepcopy(main),
+                "status": v.status,
+                "reason": v.reason,
+                "witness": None,
+                "params": {**main["params"], "control": name, "control_for": "Alg. 3"},
+                "show": [*main["show"], "control", "control_for"],
+            }  # fmt: skip
         )
     monkeypatch.setattr(report, "figures_for", lambda *a, **k: [])
     res = report.write_report(str(tmp_path), pack=load_pack("stacey"), records=recs, meta=doc["meta"])

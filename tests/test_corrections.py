@@ -192,7 +192,7 @@ def test_repaired_proof_steps_hold_and_a_wrong_repair_is_caught():
     from proofs_checks.stacey.corrections import sym_records
     from proofs_checks.stacey.symbolic import check_step, corrected_steps
 
-    recs = sym_records(seed=0, quick=True)
+    recs = [r for r in sym_records(seed=0, quick=True) if not r.params.get("control")]  # issue 35: planted controls
     assert {r.id for r in recs} == {
         "sym.lemma-B2.case1.step5.corrected",
         "sym.thm1.step2.corrected",

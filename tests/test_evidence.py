@@ -42,7 +42,7 @@ def test_every_record_carries_an_evidence_level_derived_from_its_method():
     validate_record(rec)
     with pytest.raises(ValueError, match="evidence"):
         validate_record({**rec, "evidence": "vibes"})
-    assert set(EVIDENCE) == {"proved", "exact", "measured", "searched", "fit"}
+    assert set(EVIDENCE) == {"proved", "exact", "measured", "searched", "fit", "instance"}
 
 
 def test_a_violation_is_proved_only_when_the_enclosures_separate():

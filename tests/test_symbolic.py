@@ -102,11 +102,17 @@ def test_majorization_records():
     recs = run_majorization(Context(quick=True, options={"p": [3.0, 6.0]}))
     for r in recs:
         validate_record(r.to_dict())
-        assert r.status == "holds", (r.id, r.reason)
+        if r.params.get("control"):  # issue 35: the planted-violation controls are never holds
+            assert r.status == "inconclusive", (r.id, r.reason)
+        elif r.params.get("problem", "").startswith("separable") and r.params["p"] == 6.0:
+            # the finite-difference search misses the planted 25% at p = 6: its holds is withdrawn
+            assert r.status == "inconclusive" and "NOT found" in r.reason, (r.id, r.reason)
+        else:
+            assert r.status == "holds", (r.id, r.reason)
     ids = {r.id for r in recs}
     assert ids == {"maj.lp-smoothness", "maj.tight", "maj.chain"}
     for r in recs:
-        if r.id == "maj.lp-smoothness":
+        if r.id == "maj.lp-smoothness" and not r.params.get("control"):
             assert r.ratio <= 1 + 1e-9
         if r.id == "maj.tight":
             assert abs(r.empirical / r.bound - 1) < 1e-12

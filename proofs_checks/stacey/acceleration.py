@@ -4,6 +4,27 @@ Claim (Section 1, eq. (1)): for convex f, L-smooth w.r.t. ||.||_p (p >= 2), acce
 f(x_T) - f* = O(L ||x_0 - x*||_p^2 / T^{(p+2)/p}) (Nemirovskii & Nesterov 1985; Diakonikolas & Guzman
 2024, Thm. 2), tight when T <= d (Guzman & Nemirovski 2015).
 
+What the three records show (the claim is a worst-case rate over a function class, so no chosen instance
+can establish it):
+
+* the explicit bound at every T (``acc.upper``) on every instance run: the class-wide guarantee is the
+  theorem behind the bound; the records check that the runs obey it (an instance can refute it);
+* tightness on the resisting oracle (``acc.lower``, d = T + 1, so T <= d): every method's certified gap
+  stays above the lower bound; this is where "tight when T <= d" is tested (the exponent records do not
+  test it, and their statement does not carry it);
+* ``acc.exponent``: refutation power on chosen instances, never a class-wide verdict (evidence
+  ``instance``, :func:`proofs_checks.verdict.scope_to_instances`): a fit that reaches the claim is
+  "consistent with the claim on these instances only" (``inconclusive``), and methods without an
+  accelerated rate (plain Euclidean gradient descent, heavy-ball momentum, l_p steepest descent) are run
+  through the same rule as controls: on ``spectral-quarter`` plain gradient descent decays like T^-1.27,
+  faster than (p+2)/p for p >= 8, which is why a fit on instances cannot give the accelerated word.
+
+The rule, fixed before measuring: the instances are :data:`FIXED` (d = 4096, built once whatever the
+horizon); the verdict is decided on the primary grid (:func:`exponent_grid`: T = 8, 16, ..., doubling, 5
+points quick, 7 full); the spread over five grids (:func:`spread_grids`: the same number of doubling points
+from T0 = round(8 * 2^(k/4)), k = 0..4, i.e. T0 = 8, 10, 11, 13, 16; the first is the primary grid) is
+reported in every exponent record's ``data["spread"]`` (exponent and verdict on each grid, min and max).
+
 Records:
 
 * ``acc.upper``: the accelerated method's gap <= 2^{(3p-4)/p} L R^2 T^{(p-2)/p} / (T (T+1)) at every T
@@ -11,7 +32,7 @@ Records:
   :func:`lptheory.accelerated.accelerated_bound`);
 * ``acc.lower``: on the Guzman-Nemirovski resisting oracle every method's gap (certified from below
   through an explicit point of the ball) stays above R N^{-1/p} - N delta >= L R^2 / (32 (p-1) (T+1)^{(p+2)/p});
-* ``acc.exponent``: decay exponents measured on *fixed-L* instances (:data:`FIXED`,
+* ``acc.exponent`` (instance evidence): decay exponents measured on *fixed-L* instances (:data:`FIXED`,
   :class:`synthetic.hard_instance.SpectralDiagonal`: L, R and f* do not depend on the horizon), one record
   per (method, instance): (p+2)/p for ``accelerated-lp``, 1 for ``steepest-lp`` (Kelner et al. 2014),
   2 for ``agd-euclidean`` at p = 2; Stacey (no rate proved in the paper) and Euclidean AGD at p > 2 are
@@ -26,7 +47,10 @@ p = 2, 3, 4, 6). It certifies the lower bound at each T (``acc.lower``), not a m
 
 Negative controls (:func:`proofs_checks.verdict.gate_on_controls`): next to every exponent claim the same
 rule is applied to controls that must fail it: ``static`` (a method that does not move: exponent 0) and,
-for a claim faster than 1, ``steepest-lp`` (plain l_p steepest descent, known exponent 1 < (p+2)/p). A
+for a claim faster than 1, the non-accelerated methods ``steepest-lp`` (plain l_p steepest descent),
+``gd-euclidean`` (plain gradient descent, step 1/L_2) and ``heavy-ball`` (Polyak momentum, beta = 1/2,
+step (1 - beta)/L_2: Ghadimi, Feyzmahdavian & Johansson 2015, O(1/T) on convex L-smooth f), whose
+worst-case exponent is 1 < (p+2)/p. A
 ``holds`` stands only when every control fails; otherwise the record is ``inconclusive``, "the check
 cannot tell <method> from <control>". Control records carry ``params.control`` and are never ``holds``.
 """
@@ -41,7 +65,7 @@ import sympy as sp
 
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
 from lptheory.geometry import lp_norm
-from lptheory.optimizers import Optimizer, StaceyP2, StaceyPP
+from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP
 from lptheory.simulate import Observer, exact_oracle, simulate
 
 from ..api import (
@@ -52,6 +76,7 @@ from ..api import (
     decide_rate,
     fit_exponent,
     gate_on_controls,
+    scope_to_instances,
     value_claim,
 )
 
@@ -64,8 +89,8 @@ EXPONENT = ClaimSpec(
     id="acc.exponent",
     source=SOURCE,
     relation="rate",
-    statement="f(x_T) - f* = O(L ||x_0 - x*||_p^2 / T^{(p+2)/p}) for accelerated l_p methods (convex, L-smooth in ||.||_p), "
-    "tight when T <= d",
+    statement="f(x_T) - f* = O(L ||x_0 - x*||_p^2 / T^{(p+2)/p}) for accelerated l_p methods (convex, L-smooth in ||.||_p); "
+    "looked at on chosen instances (tightness when T <= d: acc.lower)",
     assumptions=("convex", "L-smooth w.r.t. ||.||_p"),
     show=("p", "method", "instance"),
 )
@@ -192,7 +217,7 @@ def _spectral(alpha, beta):
     return build
 
 
-_FIXED_D = 4096  # >= 8 T_max: the spectrum near 0 is resolved over the whole grid
+_FIXED_D = 4096  # >= 8 T_max of the primary grids (4 T_max of the spread grids of the full run)
 FIXED = {  # fixed-L instances for the exponent (built once, whatever the horizon)
     "spectral-flat": _spectral(2.0, 0.5),  # flat spectral measure near 0 (GD ~ T^-1, AGD ~ T^-2 at p = 2)
     "spectral-quarter": _spectral(2.0, 0.25),
@@ -205,11 +230,23 @@ INSTANCES = {
     **FIXED,
 }
 PINNED = {"guzman-nemirovski"}  # the lower-bound instance pins the exponent (never used for acc.exponent)
-CONTROLS = ("static", "steepest-lp")
+CONTROLS = ("static", "steepest-lp", "gd-euclidean", "heavy-ball")
 CONTROL_WHAT = {
     "static": "a method that does not move (its gap stays f(x_0) - f*: decay exponent 0)",
     "steepest-lp": "plain l_p steepest descent on the same instance (known decay exponent 1, slower than the claim)",
+    "gd-euclidean": "plain Euclidean gradient descent, step 1/L_2, on the same instance (not accelerated: worst-case "
+    "exponent 1, slower than the claim)",
+    "heavy-ball": "heavy-ball momentum (beta = 1/2, step (1 - beta)/L_2; Ghadimi et al. 2015) on the same instance "
+    "(not accelerated: worst-case exponent 1, slower than the claim)",
 }
+HEAVY_BALL_BETA = 0.5
+"""Heavy-ball control's momentum; its step is (1 - beta)/L_2, the range of Ghadimi, Feyzmahdavian & Johansson
+(2015) for O(1/T) on convex L-smooth functions."""
+CLASS_WIDE = (
+    "the class-wide evidence is acc.upper (the explicit bound at every T) and acc.lower (the resisting oracle, "
+    "tightness when T <= d)"
+)
+"""Where an ``acc.exponent`` record points for the worst case (its own evidence is ``instance``)."""
 """What each negative control of ``acc.exponent`` is, in the words its record gives."""
 
 
@@ -225,6 +262,10 @@ def _make(method, p, inst, T, hyper=None):
         return AcceleratedLp(p=2.0, L=inst["L2"], T=T, R_hat=R2)
     if method == "steepest-lp":
         return SteepestLp(p=p, L=inst["L"])
+    if method == "gd-euclidean":
+        return SGD(lr=1.0 / inst["L2"], momentum=0.0)
+    if method == "heavy-ball":
+        return SGD(lr=(1.0 - HEAVY_BALL_BETA) / inst["L2"], momentum=HEAVY_BALL_BETA)
     cls = StaceyP2 if method == "stacey-p2" else StaceyPP
     return cls(p=p, eps=0.0, weight_decay=0.0, **dict(hyper or {}))
 
@@ -292,7 +333,7 @@ def _memo_run(runs, method, p, instance, T, seed, hyper=None) -> float:
     return runs[key]
 
 
-HORIZON_FREE = ("stacey-p2", "stacey-pp", "steepest-lp")
+HORIZON_FREE = ("stacey-p2", "stacey-pp", "steepest-lp", "gd-euclidean", "heavy-ball")
 """Methods whose iterates do not depend on the horizon T (no T in their hyper-parameters): one run to the
 largest T gives the gap at every T of a grid, bit for bit the gaps of separate runs."""
 
@@ -483,12 +524,14 @@ arrays near the L2 cache; all 16 in one run (32 rows) measured slower on a loade
 part, load 5.5-5.8: one per run 7.5-7.8 s, 16 per run 7.5-8.3 s, 4 per run 6.7-6.8 s, 2 per run 6.7-7.0 s)."""
 
 
-def _fixed_gaps(p, names, grid, seed):
-    """For the fixed instances ``names``: {instance: (gaps by method, tuned Stacey configurations)}, as
-    ``run_method`` at every T and ``_tune`` at the largest T give them. Instances that share an optimizer
+def _fixed_gaps(p, names, grid, seed, tune_at=None):
+    """For the fixed instances ``names``: {instance: (gaps by method, tuned Stacey configurations, gaps of the
+    horizon-free controls)}, as ``run_method`` at every T and ``_tune`` at ``tune_at`` (default: the largest
+    T) give them. Instances that share an optimizer
     (same dimension and L: the same tuning grid) run as rows of one run; the horizon-free methods run once
     to the largest T; the tuned configuration's series is the tuning run's own."""
     insts = {n: INSTANCES[n](p, grid[-1], seed) for n in names}
+    at = grid.index(tune_at) if tune_at is not None else len(grid) - 1
     groups: dict = {}
     for n in names:
         groups.setdefault((insts[n]["problem"].d, insts[n]["L"]), []).append(n)
@@ -504,22 +547,24 @@ def _fixed_gaps(p, names, grid, seed):
                 runs += run_configs(m, p, batch, grid, seed, configs[i : i + CONFIG_BLOCK])
             for h, rows in zip(configs, runs):
                 for n, gs in zip(grp, rows):
-                    if gs[-1] < best[n][0]:
-                        best[n] = (gs[-1], h, gs)
+                    if gs[at] < best[n][0]:
+                        best[n] = (gs[at], h, gs)
             for n in grp:
                 _, h, gs = best[n]
                 if gs is None:  # no configuration beat inf: the first one, as _tune picks it
                     gs = run_rows(m, p, [insts[n]], grid, seed, h)[0]
                 tuned[n][m] = (h, len(configs))
                 series[n][m] = gs
-        for n, gs in zip(grp, run_rows("steepest-lp", p, batch, grid, seed)):
-            series[n]["steepest-lp"] = gs
+        for m in ("steepest-lp", "gd-euclidean", "heavy-ball"):
+            for n, gs in zip(grp, run_rows(m, p, batch, grid, seed)):
+                series[n][m] = gs
     out = {}
     for n in names:
         gaps = {}
         for m in METHODS:
             gaps[m] = series[n][m] if m in series[n] else [run_method(m, p, n, T, seed) for T in grid]
-        out[n] = (gaps, tuned[n])
+        ctrl = {m: series[n][m] for m in ("gd-euclidean", "heavy-ball")}
+        out[n] = (gaps, tuned[n], ctrl)
     return out
 
 
@@ -539,12 +584,13 @@ def _claimed(label: str, p: float):
 
 
 def _controls_for(theory: float) -> tuple:
-    """The controls that must fail a claimed exponent: the static method always; plain steepest descent
-    (known exponent 1) for a claim faster than 1 by more than the margin."""
-    return ("static", "steepest-lp") if theory > 1.0 + RATE_MARGIN else ("static",)
+    """The controls that must fail a claimed exponent: the static method always; the non-accelerated methods
+    (plain l_p steepest descent, plain Euclidean gradient descent, heavy-ball momentum: worst-case exponent 1)
+    for a claim faster than 1 by more than the margin."""
+    return CONTROLS if theory > 1.0 + RATE_MARGIN else ("static",)
 
 
-def _rate_record(params, exponent, ci, theory, verdict, data, show):
+def _rate_record(params, exponent, ci, theory, verdict, data, show, scope=None):
     return Claim(
         id=EXPONENT.id,
         statement=EXPONENT.statement,
@@ -561,16 +607,60 @@ def _rate_record(params, exponent, ci, theory, verdict, data, show):
         data=data,
         relation="rate",
         show=list(show),
-        evidence="fit",
+        evidence=verdict.evidence or "instance",
+        scope=scope,
     )
 
 
-def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None) -> list:
+def spread_grids(quick: bool) -> list:
+    """The five grids of the spread (fixed before measuring): as many doubling horizons as
+    :func:`exponent_grid`, from T0 = round(8 * 2^(k/4)), k = 0..4 (T0 = 8, 10, 11, 13, 16); the first is the
+    primary grid the verdict is decided on."""
+    n = len(exponent_grid(quick))
+    return [[round(8 * 2 ** (k / 4)) * 2**j for j in range(n)] for k in range(5)]
+
+
+def _instance_scope(instance, grid) -> str:
+    what = f"instance {instance}" + (f" (d = {_FIXED_D})" if instance in FIXED else "")
+    return f"{what}, T = {', '.join(str(t) for t in grid)}"
+
+
+def _spread(series, grids, theory, applicable) -> dict | None:
+    """The exponent and the rule's verdict on each grid of ``grids`` (``series``: {T: gap}), with min and max."""
+    if series is None or not grids:
+        return None
+    exps, verdicts = [], []
+    for g in grids:
+        e, lo, hi = fit_exponent([T + 1 for T in g], [series[T] for T in g])
+        exps.append(float(e))
+        verdicts.append(decide_rate(e, (lo, hi), theory, applicable=applicable, why="-").status)
+    return {"T0": [g[0] for g in grids], "exponent": exps, "min": min(exps), "max": max(exps), "verdict": verdicts}
+
+
+def _spread_text(sp_) -> str:
+    if not sp_:
+        return ""
+    same = len(set(sp_["verdict"])) == 1
+    return (
+        f"; over the {len(sp_['T0'])} grids T0 = {', '.join(map(str, sp_['T0']))} the exponent spans "
+        f"[{sp_['min']:.3f}, {sp_['max']:.3f}] and the rule says "
+        + (f"{sp_['verdict'][0]} on every grid" if same else ", ".join(sp_["verdict"]))
+    )
+
+
+def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None, spread=None) -> list:
     """acc.exponent for every method on one fixed-L instance: one rule (decide_rate, an upper-bound rate
     decided by precision) whatever the method is called; the reference of a method is the fastest other
     method claiming the same exponent; every claim is gated on its negative controls (``controls``:
-    name -> gaps; ``static`` and ``steepest-lp`` by default, taken from ``gaps`` when present), and one
-    record per (claimed exponent, control) says that the control fails as it must."""
+    name -> gaps; ``static``, ``steepest-lp``, ``gd-euclidean`` and ``heavy-ball`` by default, taken from
+    ``gaps`` when present, else run on the instance when it is one of :data:`FIXED`), and one record per (claimed exponent, control) says whether the control fails as
+    it must. A control is run even when it is the method itself under another name (plain gradient descent
+    fed in as the accelerated method gets the same verdict as its control, so it cannot get the word).
+
+    Every record is instance evidence (:func:`proofs_checks.verdict.scope_to_instances`): a fit that reaches
+    the claim says "consistent with the claim on these instances only" (``inconclusive``), never ``holds``.
+    ``spread`` (optional): ``{"grids": [...], "series": {name: {T: gap}}}``; each record's ``data["spread"]``
+    then holds the exponent and the verdict on every grid (:func:`_spread`)."""
     if instance in PINNED:
         raise ValueError(f"{instance!r} pins every method's exponent by construction: measure exponents on FIXED")
     out = []
@@ -578,10 +668,16 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None)
     ctrl_gaps = dict(controls or {})
     if "static" not in ctrl_gaps:
         ctrl_gaps["static"] = [run_method("static", p, instance, T) for T in grid]
-    if "steepest-lp" not in ctrl_gaps and "steepest-lp" in gaps:
-        ctrl_gaps["steepest-lp"] = gaps["steepest-lp"]
+    for c in CONTROLS:
+        if c not in ctrl_gaps and c in gaps:
+            ctrl_gaps[c] = gaps[c]
+        elif c not in ctrl_gaps and instance in FIXED:  # the control run on the same instance and grid
+            ctrl_gaps[c] = [run_method(c, p, instance, T) for T in grid]
     fits = {m: fit_exponent(N, gaps[m]) for m in gaps}
     cfits = {c: fit_exponent(N, g) for c, g in ctrl_gaps.items()}
+    grids = (spread or {}).get("grids")
+    series = (spread or {}).get("series") or {}
+    scope = _instance_scope(instance, grid)
     show = ("p", "method", "instance", "control")
     cshow = (*show, "control_for")  # a control shows which claim it controls
     claimed_seen = {}
@@ -616,18 +712,28 @@ def exponent_records(p, instance, grid, gaps, labels, tuned=None, controls=None)
             why=None if th is not None else f"{why}; (p+2)/p = {(p + 2) / p:.3f}, steepest descent's 1",
         )
         if th is not None:
-            names = [c for c in _controls_for(th) if c in ctrl_gaps and c != m]
+            names = [c for c in _controls_for(th) if c in ctrl_gaps]
             raw = {c: decide_rate(cfits[c][0], cfits[c][1:], th) for c in names}
             v = gate_on_controls(label, v, raw)
             params["controls"] = names
             claimed_seen.setdefault(th, (label, raw))
-        out.append(_rate_record(params, e, (lo, hi), theory, v, {"T": grid, "gap": gaps[m]}, show))
+        sp_ = _spread(series.get(m), grids, theory, th is not None)
+        v = scope_to_instances(v, scope + _spread_text(sp_), CLASS_WIDE)
+        data = {"T": grid, "gap": gaps[m]}
+        if sp_:
+            data["spread"] = sp_
+        out.append(_rate_record(params, e, (lo, hi), theory, v, data, show, scope))
     for th, (label, raw) in claimed_seen.items():
         for c, cv in raw.items():
             e, lo, hi = cfits[c]
             params = {"p": p, "method": c, "control": c, "control_for": label, "instance": instance, "T": grid}
-            data = {"T": grid, "gap": ctrl_gaps[c]} if c not in gaps else None
-            out.append(_rate_record(params, e, (lo, hi), th, control_verdict(c, cv, CONTROL_WHAT[c]), data, cshow))
+            data = {"T": grid, "gap": ctrl_gaps[c]} if c not in gaps else {}
+            sp_ = _spread(series.get(c), grids, th, True)
+            if sp_:
+                data["spread"] = sp_
+            cv2 = control_verdict(c, cv, CONTROL_WHAT[c])
+            cv2 = scope_to_instances(cv2, scope + _spread_text(sp_), CLASS_WIDE)
+            out.append(_rate_record(params, e, (lo, hi), th, cv2, data or None, cshow, scope))
     return out
 
 
@@ -706,6 +812,8 @@ def run_acceleration(ctx, *, relabel=None):
             raise ValueError(f"--p must be in [2, inf) for the acceleration checks, got {p:g}")
     grid = [8, 16, 32, 64] if ctx.quick else [8, 16, 32, 64, 128]
     egrid = exponent_grid(ctx.quick)
+    grids = spread_grids(ctx.quick)
+    union = sorted({T for g in grids for T in g})
     labels = dict(relabel or {})
     out = []
     t0 = time.perf_counter()
@@ -715,10 +823,17 @@ def run_acceleration(ctx, *, relabel=None):
         for instance in INSTANCES:
             if instance in FIXED:
                 if fixed is None:
-                    fixed = _fixed_gaps(p, [n for n in INSTANCES if n in FIXED], egrid, ctx.seed)
-                gaps, tuned = fixed[instance]
+                    fixed = _fixed_gaps(p, [n for n in INSTANCES if n in FIXED], union, ctx.seed, tune_at=egrid[-1])
+                gaps_u, tuned, ctrl_u = fixed[instance]
+                at = [union.index(T) for T in egrid]
+                gaps = {m: [g[i] for i in at] for m, g in gaps_u.items()}
+                ctrl = {c: [g[i] for i in at] for c, g in ctrl_u.items()}
+                static_u = [run_method("static", p, instance, T, ctx.seed) for T in union]
+                series = {m: dict(zip(union, g)) for m, g in {**gaps_u, **ctrl_u, "static": static_u}.items()}
                 out.append(_upper_record(p, instance, egrid, gaps["accelerated-lp"]))
-                out += exponent_records(p, instance, egrid, gaps, labels, tuned)
+                out += exponent_records(
+                    p, instance, egrid, gaps, labels, tuned, ctrl, spread={"grids": grids, "series": series}
+                )
             elif instance in PINNED:
                 tuned = {m: _tune(m, p, instance, grid[-1], ctx.seed, runs) for m in ("stacey-p2", "stacey-pp")}
                 gaps = {

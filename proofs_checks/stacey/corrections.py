@@ -43,6 +43,7 @@ from ..api import (
     cached_limit,
     expression_witness,
     family_supremum,
+    planted_scale_control,
     recheck,
     value_claim,
 )
@@ -199,7 +200,9 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
         rec.statement = general  # the same claim at every p (the table groups by it); kappa(p) is a parameter
         rec.show = [*(rec.show or []), "kappa"]
         rec.data["correction"]["family_curve"] = _curve(p)
-        out.append(rec)
+        # power: a planted 25% violation (kappa / 1.25) through the same search; kappa is attained along the
+        # two-point family (tight-by-witness above)
+        out += planted_scale_control(rec, attained="kappa is attained along the two-point family (tight by witness)")
         consequences.append((p, kappa, rec_b))
         if progress:
             progress(f"corrections B2 p={p:g}: kappa {kappa:.4g}, re-check {rec.status}")
@@ -645,8 +648,28 @@ def sym_records(*, seed: int, quick: bool) -> list[Claim]:
                 "consequence": change,
             },
         }
-        out.append(rec)
+        out += _with_planted_step(rec, step, samples=samples, seed=seed)
     return out
+
+
+def _with_planted_step(rec, step, *, samples: int, seed: int) -> list[Claim]:
+    """[rec, its power control]: the corrected step with its right side moved by 25% (divided by 1.25 for
+    '<=', where equality is reached on the checked cases; times 1.25 for '='), spot-checked by the same check
+    on the same random cases (same seed), must be found violated (:func:`proofs_checks.planted.
+    planted_record_control`); [rec] for a step without explicit sides."""
+    import dataclasses
+
+    from ..api import PLANTED_SIZE, planted_record_control
+    from .symbolic import check_step
+
+    if not isinstance(step.sides, tuple) or step.relation not in ("<=", "="):
+        return [rec]
+    lhs, rhs = step.sides
+    f = 1.0 + PLANTED_SIZE
+    planted = dataclasses.replace(step, sides=(lhs, rhs / f if step.relation == "<=" else rhs * f), pre=None)
+    what = f"the right side {'divided' if step.relation == '<=' else 'multiplied'} by {f:g}, the same spot checks"
+    prec = check_step(planted, samples=samples, seed=seed)
+    return list(planted_record_control(rec, prec, size=PLANTED_SIZE, what=what))
 
 
 def run_corrections(ctx):

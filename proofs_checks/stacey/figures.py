@@ -235,7 +235,8 @@ def plot_bound_terms(records, stem) -> list[str]:
 def plot_acceleration(records, stem) -> list[str]:
     """Normalized gap against N = T + 1 for every method on each instance (one row per p, one column
     per instance) with the slope -(p+2)/p drawn; and the fitted exponents against p with (p+2)/p."""
-    recs = [r for r in map(d, records) if r["id"] == "acc.exponent" and r.get("data")]
+    # records with a series (a control measured as a method of the run carries only its spread over grids)
+    recs = [r for r in map(d, records) if r["id"] == "acc.exponent" and "T" in (r.get("data") or {})]
     if not recs:
         return []
     ps = sorted({r["params"]["p"] for r in recs})
