@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 
-def _r(p: float) -> float:
-    """r = p/(p-2), the Hoelder exponent of the diagonal bound (inf at p = 2, 1 at p = inf)."""
+def hoelder_r(p: float) -> float:
+    """r = p/(p-2), i.e. 1/r = 1 - 2/p (= 1/p* - 1/p): the Hoelder exponent of the diagonal bound and of the
+    matrix problems' Kronecker bound (inf at p = 2, 1 at p = inf)."""
     if p == 2.0:
         return math.inf
     if math.isinf(p):
@@ -53,7 +54,8 @@ def _r(p: float) -> float:
     return p / (p - 2.0)
 
 
-def _check_p(p) -> float:
+def check_p(p) -> float:
+    """p of a certificate: a real in [2, inf] (ValueError naming ``p`` otherwise)."""
     return validate.exponent("p", p, lo=2.0, lo_open=False)
 
 
@@ -106,7 +108,7 @@ class Problem(_Problem):
         """A lower estimate of the l_p smoothness constant (ratios evaluated at explicit pairs)."""
         from .smoothness import estimate_smoothness
 
-        return estimate_smoothness(self, _check_p(p), seed=seed)
+        return estimate_smoothness(self, check_p(p), seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -253,11 +255,11 @@ class SeparableNonconvex(Problem):
         return _fast.enabled()
 
     def smoothness(self, p):
-        p = _check_p(p)
-        return float(lp_norm(self.ell, _r(p)))
+        p = check_p(p)
+        return float(lp_norm(self.ell, hoelder_r(p)))
 
     def grad_sup(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(lp_norm(self.a, dual_exponent(p)))
 
     def start(self):
@@ -330,12 +332,12 @@ class RidgeSum(Problem):
         return (self._dphi(namespace(x), x @ A.T - b) * w) @ A
 
     def smoothness(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         q = dual_exponent(p)
         return float(self._c2 * np.sum(self.w * lp_norm(self.A, q) ** 2))
 
     def grad_sup(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(self._c1 * np.sum(self.w * lp_norm(self.A, dual_exponent(p))))
 
     def start(self):
@@ -387,7 +389,7 @@ class QuadraticDiagonal(Problem):
         return self._k(x, "h") * (x - self._k(x, "c"))
 
     def smoothness(self, p):
-        return float(lp_norm(self.h, _r(_check_p(p))))
+        return float(lp_norm(self.h, hoelder_r(check_p(p))))
 
     def start(self):
         return self.c + 2.0
@@ -433,7 +435,7 @@ class QuadraticDense(Problem):
         return (x - self._k(x, "c")) @ self._k(x, "H")
 
     def smoothness(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         b1 = self.lam_max * self.d ** (1.0 - 2.0 / p if not math.isinf(p) else 1.0)
         q = dual_exponent(p)
         b2 = float(lp_norm(lp_norm(self.H, q), q))
@@ -495,11 +497,11 @@ class LogSumExp(Problem):
         return pi @ A
 
     def smoothness(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(np.max(lp_norm(self.A, dual_exponent(p))) ** 2 / self.mu)
 
     def grad_sup(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(np.max(lp_norm(self.A, dual_exponent(p))))
 
     def start(self):
