@@ -56,6 +56,17 @@ def _val(b):
     return b.t if isinstance(b, TensorList) else b
 
 
+def _unary_method(name: str):
+    """The namespace's element-wise ``name`` (``abs``, ``sqrt``, ...): ``torch._foreach_<name>`` through
+    :meth:`ForeachNamespace._unary`."""
+
+    def method(self, a, out):
+        return self._unary(name, a, out)
+
+    method.__name__ = name
+    return method
+
+
 class ForeachNamespace:
     """The subset of the numpy/torch ``out=`` API used by the rules, over :class:`TensorList` values."""
 
@@ -104,23 +115,12 @@ class ForeachNamespace:
     def pow(self, a, e, out):
         return self._binary("pow", a, e, out, False)
 
-    def abs(self, a, out):
-        return self._unary("abs", a, out)
-
-    def sqrt(self, a, out):
-        return self._unary("sqrt", a, out)
-
-    def exp(self, a, out):
-        return self._unary("exp", a, out)
-
-    def log(self, a, out):
-        return self._unary("log", a, out)
-
-    def sign(self, a, out):
-        return self._unary("sign", a, out)
-
-    def reciprocal(self, a, out):
-        return self._unary("reciprocal", a, out)
+    abs = _unary_method("abs")
+    sqrt = _unary_method("sqrt")
+    exp = _unary_method("exp")
+    log = _unary_method("log")
+    sign = _unary_method("sign")
+    reciprocal = _unary_method("reciprocal")
 
     def select_gt(self, y, thr, a, b, out):
         """out = a where y > thr, else b (lptheory._xp.select_gt): torch.where per tensor (no multi-tensor

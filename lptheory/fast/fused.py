@@ -85,6 +85,27 @@ def _numba_installed() -> bool:
 # tracing
 
 
+def _binary_pair(op: str):
+    """``Sym``'s operator ``op`` and its reflected form (``__add__``, ``__radd__``): :meth:`Sym._bin`."""
+
+    def forward(self, o):
+        return self._bin(o, op)
+
+    def reflected(self, o):
+        return self._bin(o, op, True)
+
+    return forward, reflected
+
+
+def _comparison(op: str):
+    """``Sym``'s comparison ``op`` (``__eq__``, ...): :meth:`Sym._cmp`, which records the guard."""
+
+    def compare(self, o):
+        return self._cmp(o, op)
+
+    return compare
+
+
 class Sym(float):
     """A scalar argument of the kernel (or an expression of them): a float with its concrete value,
     the Python source that computes it from the kernel's scalar arguments, and the tracer's guards."""
@@ -105,35 +126,11 @@ class Sym(float):
         val = {"+": x + y, "-": x - y, "*": x * y, "/": x / y if y != 0 else math.copysign(math.inf, x), "**": x**y}[op]
         return Sym(val, f"({a} {op} {b})", self.tracer)
 
-    def __add__(self, o):
-        return self._bin(o, "+")
-
-    def __radd__(self, o):
-        return self._bin(o, "+", True)
-
-    def __sub__(self, o):
-        return self._bin(o, "-")
-
-    def __rsub__(self, o):
-        return self._bin(o, "-", True)
-
-    def __mul__(self, o):
-        return self._bin(o, "*")
-
-    def __rmul__(self, o):
-        return self._bin(o, "*", True)
-
-    def __truediv__(self, o):
-        return self._bin(o, "/")
-
-    def __rtruediv__(self, o):
-        return self._bin(o, "/", True)
-
-    def __pow__(self, o):
-        return self._bin(o, "**")
-
-    def __rpow__(self, o):
-        return self._bin(o, "**", True)
+    __add__, __radd__ = _binary_pair("+")
+    __sub__, __rsub__ = _binary_pair("-")
+    __mul__, __rmul__ = _binary_pair("*")
+    __truediv__, __rtruediv__ = _binary_pair("/")
+    __pow__, __rpow__ = _binary_pair("**")
 
     def __neg__(self):
         return Sym(-float(self), f"(-{self.src})", self.tracer)
@@ -150,23 +147,12 @@ class Sym(float):
         self.tracer.guards.append((self.src, op, float(other), bool(res)))
         return res
 
-    def __eq__(self, o):
-        return self._cmp(o, "==")
-
-    def __ne__(self, o):
-        return self._cmp(o, "!=")
-
-    def __lt__(self, o):
-        return self._cmp(o, "<")
-
-    def __le__(self, o):
-        return self._cmp(o, "<=")
-
-    def __gt__(self, o):
-        return self._cmp(o, ">")
-
-    def __ge__(self, o):
-        return self._cmp(o, ">=")
+    __eq__ = _comparison("==")
+    __ne__ = _comparison("!=")
+    __lt__ = _comparison("<")
+    __le__ = _comparison("<=")
+    __gt__ = _comparison(">")
+    __ge__ = _comparison(">=")
 
     def __bool__(self):
         return self._cmp(0.0, "!=")
