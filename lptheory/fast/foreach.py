@@ -17,6 +17,8 @@ engine.
 
 from __future__ import annotations
 
+from functools import partialmethod
+
 import torch
 
 from .._state import Buffers
@@ -56,17 +58,6 @@ def _val(b):
     return b.t if isinstance(b, TensorList) else b
 
 
-def _unary_method(name: str):
-    """The namespace's element-wise ``name`` (``abs``, ``sqrt``, ...): ``torch._foreach_<name>`` through
-    :meth:`ForeachNamespace._unary`."""
-
-    def method(self, a, out):
-        return self._unary(name, a, out)
-
-    method.__name__ = name
-    return method
-
-
 class ForeachNamespace:
     """The subset of the numpy/torch ``out=`` API used by the rules, over :class:`TensorList` values."""
 
@@ -100,27 +91,17 @@ class ForeachNamespace:
             out.t = getattr(torch, f"_foreach_{name}")(a.t)
         return out
 
-    def multiply(self, a, b, out):
-        return self._binary("mul", a, b, out, True)
-
-    def add(self, a, b, out):
-        return self._binary("add", a, b, out, True)
-
-    def subtract(self, a, b, out):
-        return self._binary("sub", a, b, out, False)
-
-    def divide(self, a, b, out):
-        return self._binary("div", a, b, out, False)
-
-    def pow(self, a, e, out):
-        return self._binary("pow", a, e, out, False)
-
-    abs = _unary_method("abs")
-    sqrt = _unary_method("sqrt")
-    exp = _unary_method("exp")
-    log = _unary_method("log")
-    sign = _unary_method("sign")
-    reciprocal = _unary_method("reciprocal")
+    multiply = partialmethod(_binary, "mul", commutative=True)
+    add = partialmethod(_binary, "add", commutative=True)
+    subtract = partialmethod(_binary, "sub", commutative=False)
+    divide = partialmethod(_binary, "div", commutative=False)
+    pow = partialmethod(_binary, "pow", commutative=False)
+    abs = partialmethod(_unary, "abs")
+    sqrt = partialmethod(_unary, "sqrt")
+    exp = partialmethod(_unary, "exp")
+    log = partialmethod(_unary, "log")
+    sign = partialmethod(_unary, "sign")
+    reciprocal = partialmethod(_unary, "reciprocal")
 
     def select_gt(self, y, thr, a, b, out):
         """out = a where y > thr, else b (lptheory._xp.select_gt): torch.where per tensor (no multi-tensor

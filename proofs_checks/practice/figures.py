@@ -25,6 +25,21 @@ def _num(v):
         return float("nan")
 
 
+def _per_task(kind: str, draw, **docs) -> tuple:
+    """The figure functions ``plot_<kind>_<task>(records, stem)`` drawing with ``draw``, one per task of ``docs``
+    (task -> docstring, in order), each registered as the figure ``practice_<task>_<kind>`` of that task."""
+    made = []
+    for task, doc in docs.items():
+
+        def plot(records, stem):
+            return draw(records, stem)
+
+        plot.__name__ = plot.__qualname__ = f"plot_{kind}_{task}"
+        plot.__doc__ = doc
+        made.append(PACK.figure(task, f"practice_{task}_{kind}")(plot))
+    return tuple(made)
+
+
 def _curves(records):
     rs = [d(r) for r in records if d(r)["id"] == "practice.outperforms" and (d(r).get("data") or {}).get("curves")]
     return rs[0] if rs else None
@@ -52,18 +67,12 @@ def _draw_curves(records, stem):
     return save(fig, stem)
 
 
-@PACK.figure("digits", "practice_digits_curves")
-def plot_curves_digits(records, stem):
-    """Learning curves per optimizer on digits (training NLL and test accuracy), mean and 95% band."""
-    return _draw_curves(records, stem)
-
-
-@PACK.figure("charlm", "practice_charlm_curves")
-def plot_curves_charlm(records, stem):
-    """Learning curves per optimizer on charlm (training and test loss), mean and 95% band."""
-    return _draw_curves(records, stem)
-
-
+plot_curves_digits, plot_curves_charlm = _per_task(
+    "curves",
+    _draw_curves,
+    digits="Learning curves per optimizer on digits (training NLL and test accuracy), mean and 95% band.",
+    charlm="Learning curves per optimizer on charlm (training and test loss), mean and 95% band.",
+)
 plot_curves = plot_curves_digits
 
 
@@ -108,18 +117,12 @@ def _draw_p(records, stem):
     return save(fig, stem)
 
 
-@PACK.figure("digits", "practice_digits_p")
-def plot_p_digits(records, stem):
-    """Final test accuracy against p per Stacey variant, with the bootstrap probability of the best p."""
-    return _draw_p(records, stem)
-
-
-@PACK.figure("charlm", "practice_charlm_p")
-def plot_p_charlm(records, stem):
-    """Final test loss against p per Stacey variant, with the bootstrap probability of the best p."""
-    return _draw_p(records, stem)
-
-
+plot_p_digits, plot_p_charlm = _per_task(
+    "p",
+    _draw_p,
+    digits="Final test accuracy against p per Stacey variant, with the bootstrap probability of the best p.",
+    charlm="Final test loss against p per Stacey variant, with the bootstrap probability of the best p.",
+)
 plot_p = plot_p_digits
 
 
@@ -165,18 +168,12 @@ def _draw_probe(records, stem):
     return save(fig, stem)
 
 
-@PACK.figure("digits", "practice_digits_probe")
-def plot_probe_digits(records, stem):
-    """The probe on digits: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}."""
-    return _draw_probe(records, stem)
-
-
-@PACK.figure("charlm", "practice_charlm_probe")
-def plot_probe_charlm(records, stem):
-    """The probe on charlm: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}."""
-    return _draw_probe(records, stem)
-
-
+plot_probe_digits, plot_probe_charlm = _per_task(
+    "probe",
+    _draw_probe,
+    digits="The probe on digits: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}.",
+    charlm="The probe on charlm: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}.",
+)
 plot_probe = plot_probe_digits
 
 
