@@ -5,6 +5,7 @@ histogram and ratios on the synthetic controls. Imported only when the report dr
 
 from __future__ import annotations
 
+import functools
 import math
 
 from figures.style import d, plt, save
@@ -40,6 +41,26 @@ def _per_task(kind: str, draw, **docs) -> tuple:
     return tuple(made)
 
 
+def _with_data(records, *ids) -> list:
+    """The records (as dicts) whose id is one of ``ids`` and that carry data, in their order."""
+    return [r for r in map(d, records) if r["id"] in ids and r.get("data")]
+
+
+def _drawn_from(*ids):
+    """Decorator: ``draw(rs, stem)`` as a figure function ``(records, stem)`` drawing from the records of ``ids``
+    that carry data (:func:`_with_data`), and drawing nothing (``[]``) when there are none."""
+
+    def deco(draw):
+        @functools.wraps(draw)
+        def plot(records, stem):
+            rs = _with_data(records, *ids)
+            return draw(rs, stem) if rs else []
+
+        return plot
+
+    return deco
+
+
 def _curves(records):
     rs = [d(r) for r in records if d(r)["id"] == "practice.outperforms" and (d(r).get("data") or {}).get("curves")]
     return rs[0] if rs else None
@@ -67,19 +88,8 @@ def _draw_curves(records, stem):
     return save(fig, stem)
 
 
-plot_curves_digits, plot_curves_charlm = _per_task(
-    "curves",
-    _draw_curves,
-    digits="Learning curves per optimizer on digits (training NLL and test accuracy), mean and 95% band.",
-    charlm="Learning curves per optimizer on charlm (training and test loss), mean and 95% band.",
-)
-plot_curves = plot_curves_digits
-
-
-def _draw_p(records, stem):
-    rs = [d(r) for r in records if d(r)["id"] in ("practice.best-p", "practice.probe.best-p") and d(r).get("data")]
-    if not rs:
-        return []
+@_drawn_from("practice.best-p", "practice.probe.best-p")
+def _draw_p(rs, stem):
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.8))
     for i, r in enumerate(x for x in rs if x["id"] == "practice.best-p"):
         dd = r["data"]
@@ -117,19 +127,8 @@ def _draw_p(records, stem):
     return save(fig, stem)
 
 
-plot_p_digits, plot_p_charlm = _per_task(
-    "p",
-    _draw_p,
-    digits="Final test accuracy against p per Stacey variant, with the bootstrap probability of the best p.",
-    charlm="Final test loss against p per Stacey variant, with the bootstrap probability of the best p.",
-)
-plot_p = plot_p_digits
-
-
-def _draw_probe(records, stem):
-    rs = [d(r) for r in records if d(r)["id"] == "practice.probe.best-p" and d(r).get("data")]
-    if not rs:
-        return []
+@_drawn_from("practice.probe.best-p")
+def _draw_probe(rs, stem):
     dd = rs[0]["data"]
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     ps = sorted(float(p) for p in dd["rhs"])
@@ -168,21 +167,42 @@ def _draw_probe(records, stem):
     return save(fig, stem)
 
 
-plot_probe_digits, plot_probe_charlm = _per_task(
-    "probe",
-    _draw_probe,
-    digits="The probe on digits: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}.",
-    charlm="The probe on charlm: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}.",
-)
-plot_probe = plot_probe_digits
+# the figures drawn per task: kind -> (drawing function, {task: docstring}); registered in this order, each as
+# plot_<kind>_<task> (figure practice_<task>_<kind>); plot_<kind> is the digits one
+_PER_TASK = {
+    "curves": (
+        _draw_curves,
+        {
+            "digits": "Learning curves per optimizer on digits (training NLL and test accuracy), mean and 95% band.",
+            "charlm": "Learning curves per optimizer on charlm (training and test loss), mean and 95% band.",
+        },
+    ),
+    "p": (
+        _draw_p,
+        {
+            "digits": "Final test accuracy against p per Stacey variant, with the bootstrap probability of the best p.",
+            "charlm": "Final test loss against p per Stacey variant, with the bootstrap probability of the best p.",
+        },
+    ),
+    "probe": (
+        _draw_probe,
+        {
+            "digits": "The probe on digits: Theorem 1's terms against p, the sigma_i histogram, "
+            "G_p over ||grad f||_{p*}.",
+            "charlm": "The probe on charlm: Theorem 1's terms against p, the sigma_i histogram, "
+            "G_p over ||grad f||_{p*}.",
+        },
+    ),
+}
+_MADE = {kind: _per_task(kind, draw, **task_docs) for kind, (draw, task_docs) in _PER_TASK.items()}
+globals().update({f.__name__: f for made in _MADE.values() for f in made})
+plot_curves, plot_p, plot_probe = (_MADE[kind][0] for kind in ("curves", "p", "probe"))
 
 
 @PACK.figure("probe-controls", "practice_probe_controls")
-def plot_controls(records, stem):
+@_drawn_from("practice.probe.sigma")
+def plot_controls(rs, stem):
     """The probe on the synthetic control: sigma_i measured against planted, and G, L against their certificates."""
-    rs = [d(r) for r in records if d(r)["id"] == "practice.probe.sigma" and d(r).get("data")]
-    if not rs:
-        return []
     dd = rs[0]["data"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     axes[0].plot(dd["sigma"], "k_", ms=8, label="planted sigma_i")
