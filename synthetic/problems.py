@@ -166,6 +166,8 @@ class SeparableNonconvex(Problem):
     """
 
     name = "separable"
+    minimizer_attr = "b"
+    described = ("profile", "seed")
     # row r of grad(x) (and of f(x)) depends only on row r of x, with the same bits whatever the rows
     # around it: the simulator may split a step by rows (lptheory.simulate)
     rows_independent = True
@@ -261,15 +263,6 @@ class SeparableNonconvex(Problem):
     def grad_sup(self, p):
         p = check_p(p)
         return float(lp_norm(self.a, dual_exponent(p)))
-
-    def start(self):
-        return self.b + 2.0
-
-    def argmin(self):
-        return self.b
-
-    def describe(self):
-        return {**super().describe(), "profile": self.profile, "seed": self.seed}
 
 
 class FlatValley(SeparableNonconvex):
@@ -370,6 +363,8 @@ class QuadraticDiagonal(Problem):
     """
 
     name = "quadratic-diagonal"
+    minimizer_attr = "c"
+    described = ("profile", "seed")
     rows_independent = True  # element-wise gradient (see SeparableNonconvex)
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, **profile_kw):
@@ -391,15 +386,6 @@ class QuadraticDiagonal(Problem):
     def smoothness(self, p):
         return float(lp_norm(self.h, hoelder_r(check_p(p))))
 
-    def start(self):
-        return self.c + 2.0
-
-    def argmin(self):
-        return self.c
-
-    def describe(self):
-        return {**super().describe(), "profile": self.profile, "seed": self.seed}
-
 
 class QuadraticDense(Problem):
     """f(x) = (1/2)(x - c)^T H (x - c) with H = Q diag(lam) Q^T PSD, Q a random rotation (convex).
@@ -410,6 +396,8 @@ class QuadraticDense(Problem):
     """
 
     name = "quadratic-dense"
+    minimizer_attr = "c"
+    described = ("cond", "seed")
 
     def __init__(self, d: int = 50, cond: float = 100.0, seed: int = 0):
         self.d = validate.integer("d", d, lo=1)
@@ -440,15 +428,6 @@ class QuadraticDense(Problem):
         q = dual_exponent(p)
         b2 = float(lp_norm(lp_norm(self.H, q), q))
         return min(b1, b2)
-
-    def start(self):
-        return self.c + 2.0
-
-    def argmin(self):
-        return self.c
-
-    def describe(self):
-        return {**super().describe(), "cond": self.cond, "seed": self.seed}
 
 
 class LogSumExp(Problem):
