@@ -95,6 +95,20 @@ class Problem(_Problem):
     The derivations are in each class's docstring."""
 
     f_star: float
+    minimizer_attr: str | None = None  # the attribute holding a closed-form minimizer (argmin; start 2 above it)
+    described: tuple[str, ...] = ()  # the attributes describe() adds to the protocol's description
+
+    def start(self):
+        """2 above the closed-form minimizer (``minimizer_attr``) in every coordinate, else the protocol's start."""
+        return super().start() if self.minimizer_attr is None else getattr(self, self.minimizer_attr) + 2.0
+
+    def argmin(self):
+        """The closed-form minimizer (the attribute ``minimizer_attr``), else the protocol's (None)."""
+        return super().argmin() if self.minimizer_attr is None else getattr(self, self.minimizer_attr)
+
+    def describe(self):
+        """The protocol's description with the attributes named in ``described``."""
+        return {**super().describe(), **{k: getattr(self, k) for k in self.described}}
 
     @abstractmethod
     def smoothness(self, p: float) -> float:
