@@ -14,10 +14,10 @@ Target (issue 26): lptheory Muon (same Newton-Schulz steps and dtype) <= 1.2x to
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import torch
+import torch_bench
 
 
 def params(scale=1):
@@ -32,13 +32,8 @@ def params(scale=1):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=9)
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     ap.add_argument("--scale", type=int, default=1)
-    args = ap.parse_args(argv)
-    if args.repeats < 9:
-        raise SystemExit("--repeats must be >= 9")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    args = torch_bench.parse(ap, argv, "repeats", 9)
     from lptheory.torch import Muon
 
     kw = dict(lr=0.02, weight_decay=0.1, momentum=0.95, nesterov=True, ns_steps=5)
@@ -66,13 +61,14 @@ def main(argv=None):
     # (a shared machine) cancels in the ratio of the same repeat; the median of those is reported too
     paired = {k: sorted(a / b for a, b in zip(v, times["torch.optim.Muon"])) for k, v in times.items()}
     med = {k: v[len(v) // 2] for k, v in paired.items()}
-    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
-    print(
+    torch_bench.print_best(
         f"{n / 1e6:.1f}M float32 values in {len(params(args.scale))} matrices, torch {torch.__version__}, cpu, "
-        f"{torch.get_num_threads()} torch threads, min of {args.repeats} interleaved repeats, load average {load}"
+        f"{torch.get_num_threads()} torch threads, min of {args.repeats} interleaved repeats",
+        best,
+        warm,
+        26,
+        1,
     )
-    for k, v in best.items():
-        print(f"  {k:<26} {v:9.1f} ms   (first step {warm[k]:6.2f} s)")
     ref = best["torch.optim.Muon"]
     r_bf = best["lptheory Muon (ns bf16)"] / ref
     r_fp = best["lptheory Muon (ns fp32)"] / ref

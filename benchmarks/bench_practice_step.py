@@ -21,7 +21,6 @@ import statistics
 import time
 
 import torch
-from torch.nn import functional as F
 
 
 def _contenders(model):
@@ -36,26 +35,14 @@ def _contenders(model):
 
 
 def bench(name, model, batches, blocks, steps):
+    from proofs_checks.practice.efficiency import timed_blocks
+
     makers = _contenders(model)
     models = {k: copy.deepcopy(model) for k in makers}
     opts = {k: makers[k](models[k]) for k in makers}
-    times = {k: {"step": [], "opt": []} for k in makers}
-    for b in range(blocks + 1):
-        order = list(makers) if b % 2 else list(reversed(makers))
-        for k in order:
-            m, o = models[k], opts[k]
-            t_opt, t0 = 0.0, time.perf_counter()
-            for s in range(steps):
-                x, y = batches[s]
-                o.zero_grad(set_to_none=True)
-                out = m(x)
-                F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1)).backward()
-                t1 = time.perf_counter()
-                o.step()
-                t_opt += time.perf_counter() - t1
-            if b:  # block 0: warm-up (numba compilation, allocations)
-                times[k]["step"].append((time.perf_counter() - t0) / steps)
-                times[k]["opt"].append(t_opt / steps)
+    # per block, the seconds of the block's steps (proofs_checks.practice.efficiency.timed_blocks), per step
+    blocked = timed_blocks(models, opts, [batches[s] for s in range(steps)], blocks)
+    times = {k: {part: [v / steps for v in t[part]] for part in ("step", "opt")} for k, t in blocked.items()}
     ref = times["AdamW"]
     print(f"\n{name}: median over {blocks} interleaved blocks of {steps} steps")
     print(f"  {'contender':22s} {'step ms':>9s} {'ratio':>7s} {'opt ms':>9s} {'ratio':>7s}")
@@ -68,7 +55,7 @@ def bench(name, model, batches, blocks, steps):
 
 
 def probe_cost(blocks):
-    from proofs_checks.practice.probe import loss_of, batch_grad_bound, dual, lp_norm, noise_profile, per_sample_grads
+    from proofs_checks.practice.probe import batch_grad_bound, dual, loss_of, lp_norm, noise_profile, per_sample_grads
     from proofs_checks.practice.tasks import make_task
 
     task = make_task("charlm", "quick", 0)

@@ -22,6 +22,7 @@ import statistics
 import time
 
 import torch
+import torch_bench
 
 
 def model():
@@ -38,14 +39,9 @@ def model():
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=40)
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     ap.add_argument("--p", type=float, default=3.0)
     ap.add_argument("--keep-grads", action="store_true", help="zero_grad(set_to_none=False): the same grad tensors")
-    args = ap.parse_args(argv)
-    if args.rounds < 5:
-        raise SystemExit("--rounds must be >= 5")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    args = torch_bench.parse(ap, argv, "rounds", 5)
     from lptheory.torch import StaceyPP
 
     kw = dict(lr=1e-3, p=args.p, fused=True)
@@ -80,11 +76,10 @@ def main(argv=None):
         else:
             os.environ["LPTHEORY_OMP"] = before
     n = sum(p.numel() for p in models["StaceyPP fused"].parameters())
-    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     print(
         f"{n / 1e6:.1f}M float32 parameters, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
         f"p = {args.p}, {'same' if args.keep_grads else 'new'} gradient tensors, median of {args.rounds - 1} "
-        f"interleaved rounds, load average {load}"
+        f"interleaved rounds, load average {torch_bench.load_average()}"
     )
     med = {k: statistics.median(v) for k, v in step.items()}
     for k in models:

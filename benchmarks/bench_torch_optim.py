@@ -142,14 +142,11 @@ def main(argv=None):
     ap.add_argument("--p", type=float, default=3.0)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--scale", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     ap.add_argument("--no-compile", action="store_true", help="skip the compiled and fused paths")
     ap.add_argument("--fused-only", action="store_true", help="only StaceyPP fused and AdamW(fused)")
-    args = ap.parse_args(argv)
-    if args.repeats < 9:
-        raise SystemExit("--repeats must be >= 9")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    import torch_bench  # a sibling module (not at the top: the timed subprocess imports this module by its path)
+
+    args = torch_bench.parse(ap, argv, "repeats", 9)
     from lptheory.torch import StaceyPP
 
     dev = torch.device(args.device)
@@ -213,13 +210,14 @@ def main(argv=None):
             cpu[k].append(time.process_time() - c0)
     best = {k: min(v) * 1e3 for k, v in times.items()}
     where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"cpu, {torch.get_num_threads()} torch threads"
-    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
-    print(
+    torch_bench.print_best(
         f"{n / 1e6:.1f}M float32 values, torch {torch.__version__}, {where}, p = {args.p}, "
-        f"min of {args.repeats} interleaved repeats, load average {load}"
+        f"min of {args.repeats} interleaved repeats",
+        best,
+        warm,
+        22,
+        2,
     )
-    for k, v in best.items():
-        print(f"  {k:<22} {v:9.2f} ms   (first step {warm[k]:6.2f} s)")
     if cold is not None:
         (w0, c0), (w1, c1) = cold
         print(

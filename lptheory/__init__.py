@@ -6,16 +6,7 @@ Core layer: l_p geometry (:mod:`lptheory.geometry`), the paper's optimizers and 
 
 from . import geometry, optimizers, schedules
 from .fast.info import engine_info
-from .geometry import (
-    dual_exponent,
-    inverse_mirror_map,
-    lp_norm,
-    mirror_map,
-    psi,
-    regularized_steepest_map,
-    steepest_map,
-    steepest_step,
-)
+from .geometry import *  # noqa: F403  (its __all__: dual_exponent, lp_norm, steepest_map, ...)
 from .optimizers import SGD, Adam, AdamW, Lion, LpDescent, SignSGD, StaceyP2, StaceyPP
 
 __version__ = "0.1.0"
@@ -27,14 +18,7 @@ __all__ = [
     "schedules",
     "norms",
     "spectral",
-    "dual_exponent",
-    "lp_norm",
-    "steepest_map",
-    "regularized_steepest_map",
-    "steepest_step",
-    "mirror_map",
-    "inverse_mirror_map",
-    "psi",
+    *geometry.__all__,
     "LpDescent",
     "StaceyP2",
     "StaceyPP",

@@ -29,6 +29,7 @@ __all__ = [
     "reciprocal",
     "eps_vanishes",
     "is_floating",
+    "as_float_array",
     "dtype_name",
 ]
 
@@ -85,6 +86,20 @@ def is_floating(xp, x) -> bool:
     if xp is np:
         return np.issubdtype(x.dtype, np.floating)
     return bool(x.dtype.is_floating_point)
+
+
+def as_float_array(x, name: str = "x"):
+    """``(xp, x)``: the array namespace of ``x`` and ``x`` as a floating array (a Python number or sequence as
+    float64 numpy, a numpy integer array converted to float64); TypeError naming ``name`` for another dtype."""
+    if isinstance(x, (list, tuple, float, int)) and not isinstance(x, bool):
+        x = np.asarray(x, dtype=np.float64)
+    xp = namespace(x)
+    if not is_floating(xp, x):
+        if xp is np and np.issubdtype(x.dtype, np.integer):
+            x = x.astype(np.float64)
+        else:
+            raise TypeError(f"{name} must have a floating dtype, got {x.dtype}")
+    return xp, x
 
 
 def fill(xp, out, value: float):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import _kernels, _validate
-from ._xp import is_floating, namespace
+from ._xp import as_float_array
 from .fast import rownorm as _rownorm
 
 __all__ = [
@@ -38,18 +38,6 @@ def dual_exponent(p: float) -> float:
     return p / (p - 1.0)
 
 
-def _as_float_array(x, name="x"):
-    if isinstance(x, (list, tuple, float, int)) and not isinstance(x, bool):
-        x = np.asarray(x, dtype=np.float64)
-    xp = namespace(x)
-    if not is_floating(xp, x):
-        if xp is np and np.issubdtype(x.dtype, np.integer):
-            x = x.astype(np.float64)
-        else:
-            raise TypeError(f"{name} must have a floating dtype, got {x.dtype}")
-    return xp, x
-
-
 def lp_norm(x, p: float, axis: int = -1):
     """||x||_p along ``axis`` for p in [1, inf], computed without overflow or underflow.
 
@@ -58,7 +46,7 @@ def lp_norm(x, p: float, axis: int = -1):
     p = 3), 3 and inf (products and square roots instead of powers).
     """
     p = _validate.exponent("p", p, lo=1.0, lo_open=False)
-    xp, x = _as_float_array(x)
+    xp, x = as_float_array(x)
     return _lp_norm(xp, x, p, axis)
 
 
@@ -113,7 +101,7 @@ def steepest_map(x, p: float):
     sketch of Section 4.1. s_2 is the identity, s_inf is sign, and s_p(0) = 0 for every p.
     """
     p = _validate.exponent("p", p)
-    xp, x = _as_float_array(x)
+    xp, x = as_float_array(x)
     out = xp.empty_like(x)
     tmp = xp.empty_like(x)
     with np.errstate(divide="ignore"):
@@ -131,7 +119,7 @@ def regularized_steepest_map(x, p: float, eps: float, mode: str = "paper"):
     p = _validate.exponent("p", p, lo=2.0, lo_open=False)
     eps = _validate.real("eps", eps, lo=0.0)
     _validate.choice("mode", mode, {"paper", "official"})
-    xp, x = _as_float_array(x)
+    xp, x = as_float_array(x)
     out = xp.empty_like(x)
     tmp = xp.empty_like(x)
     with np.errstate(divide="ignore"):
@@ -147,7 +135,7 @@ def steepest_step(g, p: float, lr: float = 1.0):
     """
     p = _validate.exponent("p", p)
     lr = _validate.real("lr", lr, lo=0.0)
-    xp, g = _as_float_array(g, "g")
+    xp, g = as_float_array(g, "g")
     if p == 2.0:
         return -lr * g
     # ||g||_q^{(p-2)/(p-1)} s_p(g) = n s_p(g / n) with n = ||g||_q, since (p-2)/(p-1) + 1/(p-1) = 1:
@@ -168,7 +156,7 @@ def mirror_map(x, p: float):
     Paper: Algorithm 2, line 6 (the numerator ``|z_t|^{p-2} z_t``).
     """
     p = _validate.exponent("p", p, allow_inf=False)
-    xp, x = _as_float_array(x)
+    xp, x = as_float_array(x)
     if p - 2.0 < 0:
         # |x|^{p-2} is infinite at 0 for p < 2: use sgn(x)|x|^{p-1} instead (0 at 0)
         ax = xp.abs(x)

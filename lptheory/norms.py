@@ -37,7 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import _kernels, _validate
-from ._xp import is_floating, namespace
+from ._xp import as_float_array, namespace
 from .geometry import dual_exponent, lp_norm, steepest_map
 
 __all__ = [
@@ -64,20 +64,8 @@ __all__ = [
 MUON_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 
-def _as_float(x, name="x"):
-    if isinstance(x, (list, tuple, float, int)) and not isinstance(x, bool):
-        x = np.asarray(x, dtype=np.float64)
-    xp = namespace(x)
-    if not is_floating(xp, x):
-        if xp is np and np.issubdtype(x.dtype, np.integer):
-            x = x.astype(np.float64)
-        else:
-            raise TypeError(f"{name} must have a floating dtype, got {x.dtype}")
-    return xp, x
-
-
 def _matrix(x, name="x"):
-    xp, x = _as_float(x, name)
+    xp, x = as_float_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name} must be a matrix or a batch of matrices (..., m, n), got shape {tuple(x.shape)}")
     return xp, x
@@ -332,7 +320,7 @@ class Lp(Norm):
         return lp_norm(g, self.q)
 
     def direction(self, g):
-        xp, g = _as_float(g, "g")
+        xp, g = as_float_array(g, "g")
         if self.p == 1.0:
             a = xp.abs(g)
             idx = xp.argmax(a, axis=-1) if xp is np else xp.argmax(a, dim=-1)
@@ -409,7 +397,7 @@ class Schatten(Norm):
         """grad (1/p)||Z||_{S_p}^p = U diag(s^{p-1}) V^T (p in (1, inf))."""
         if self.p == 1.0 or math.isinf(self.p):
             raise ValueError(f"mirror_map needs p in (1, inf), got p = {self.p:g}")
-        xp, _ = _as_float(z, "z")
+        xp, _ = as_float_array(z, "z")
         return spectral_apply(z, lambda s: _kernels.mirror(xp, s, self.p, xp.empty_like(s), xp.empty_like(s)))
 
     def dual(self):

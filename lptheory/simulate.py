@@ -25,6 +25,7 @@ at the next recorded step). The update rules are the same code on both backends.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from dataclasses import dataclass, field
@@ -355,61 +356,43 @@ def simulate(
     _check_layout(optimizer, problem, replicates)
     theta = _start_point(problem, replicates, theta0)
     theta, rngs, seed = _on_backend(theta, backend, device, dtype, seed, replicates, replicate_offset)
-    if progress and not callable(progress):  # arguments checked above: bad input draws nothing.
-        # The same run, drawing its progress; the line closed however it ends
-        with StepProgress(str(getattr(optimizer, "name", type(optimizer).__name__)), steps) as bar:
-            return simulate(
-                optimizer,
-                problem,
-                oracle,
-                steps,
-                replicates,
-                seed,
-                record_every=record_every,
-                p_measure=p_measure,
-                snapshots=snapshots,
-                on_nonfinite=on_nonfinite,
-                replicate_offset=replicate_offset,
-                theta0=theta0,
-                progress=bar,
-                backend=backend,
-                device=device,
-                dtype=dtype,
-                observers=observers,
-                default_metrics=default_metrics,
-            )
-    run = _Run(
-        optimizer,
-        problem,
-        oracle,
-        theta,
-        rngs,
-        steps=steps,
-        record_every=record_every,
-        p_measure=p_measure,
-        snapshots=snapshots,
-        on_nonfinite=on_nonfinite,
-        replicate_offset=replicate_offset,
-        tick=progress if callable(progress) else None,
-        observers=observers,
-        default_metrics=default_metrics,
-    )
-    run.loop()
-    config = {
-        "optimizer": repr(optimizer),
-        "problem": getattr(problem, "describe", lambda: {})(),
-        "oracle": getattr(oracle, "describe", lambda: {})(),
-        "steps": steps,
-        "replicates": replicates,
-        "seed": seed,
-        "replicate_offset": replicate_offset,
-        "p_measure": p_measure,
-        "record_every": record_every,
-        "backend": backend,
-    }
-    if backend == "torch":
-        config.update(device=str(run.theta.device), dtype=str(run.theta.dtype).replace("torch.", ""))
-    return run.trace(config)
+    # a progress=True run draws its progress (arguments checked above: bad input draws nothing); the line is
+    # closed however the run ends
+    drawn = progress and not callable(progress)
+    name = str(getattr(optimizer, "name", type(optimizer).__name__))
+    with StepProgress(name, steps) if drawn else contextlib.nullcontext(progress) as tick:
+        run = _Run(
+            optimizer,
+            problem,
+            oracle,
+            theta,
+            rngs,
+            steps=steps,
+            record_every=record_every,
+            p_measure=p_measure,
+            snapshots=snapshots,
+            on_nonfinite=on_nonfinite,
+            replicate_offset=replicate_offset,
+            tick=tick if callable(tick) else None,
+            observers=observers,
+            default_metrics=default_metrics,
+        )
+        run.loop()
+        config = {
+            "optimizer": repr(optimizer),
+            "problem": getattr(problem, "describe", lambda: {})(),
+            "oracle": getattr(oracle, "describe", lambda: {})(),
+            "steps": steps,
+            "replicates": replicates,
+            "seed": seed,
+            "replicate_offset": replicate_offset,
+            "p_measure": p_measure,
+            "record_every": record_every,
+            "backend": backend,
+        }
+        if backend == "torch":
+            config.update(device=str(run.theta.device), dtype=str(run.theta.dtype).replace("torch.", ""))
+        return run.trace(config)
 
 
 def _p_measure(optimizer, p_measure) -> float:

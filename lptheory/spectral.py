@@ -45,6 +45,7 @@ from .optimizers import (
     is_schedule,
     note_nonfinite,
 )
+from .rules import EXPONENT, NONNEG, UNIT, hyper
 
 __all__ = [
     "MatrixOptimizer",
@@ -59,8 +60,6 @@ __all__ = [
 ]
 
 LR = float | Callable[[int], float]
-_UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
-_NONNEG = dict(lo=0.0)
 
 
 def _axpy(xp, y, a: float, x):
@@ -213,17 +212,20 @@ class Muon(MatrixOptimizer):
 
     name: ClassVar[str] = "muon"
     buffers: ClassVar[tuple[str, ...]] = ("buf",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "momentum": _UNIT, "weight_decay": _NONNEG, "eps": _NONNEG}
-    lr: LR = 0.02
-    momentum: float = 0.95
-    nesterov: bool = True
-    weight_decay: float = 0.0
-    ns_steps: int = 5
-    orthogonalize: str = "newton-schulz"
-    ns_coefficients: tuple = MUON_COEFFICIENTS
-    eps: float = 1e-7
-    adjust_lr: str | None = "original"
-    ns_dtype: str | None = None
+    lr: LR = hyper(0.02, NONNEG, help="step size lr (or a schedule t -> lr_t)")
+    momentum: float = hyper(0.95, UNIT, help="momentum mu of B_t = mu B_{t-1} + g_t")
+    nesterov: bool = hyper(True, help="B~_t = g_t + mu B_t (True) or B_t (False)")
+    weight_decay: float = hyper(0.0, NONNEG, help="decoupled weight decay lambda")
+    ns_steps: int = hyper(5, flag=False, help="Newton-Schulz iterations k (an integer >= 0)")
+    orthogonalize: str = hyper(
+        "newton-schulz", choices=("newton-schulz", "svd"), flag=False, help="NS_k, or the exact polar factor (svd)"
+    )
+    ns_coefficients: tuple = hyper(MUON_COEFFICIENTS, help="the quintic's coefficients (a, b, c)")
+    eps: float = hyper(1e-7, NONNEG, help="eps of Newton-Schulz's Frobenius pre-normalization")
+    adjust_lr: str | None = hyper(
+        "original", flag=False, help="lr factor: 'original' sqrt(max(1, m/n)), 'match_rms_adamw' or None"
+    )
+    ns_dtype: str | None = hyper(None, help="dtype Newton-Schulz runs in (torch only for bfloat16; None: theta's)")
     shape: tuple | None = None
 
     def __post_init__(self):
@@ -231,7 +233,6 @@ class Muon(MatrixOptimizer):
         if not isinstance(self.nesterov, bool):
             raise TypeError(f"nesterov must be a bool, got {type(self.nesterov).__name__}")
         _validate.integer("ns_steps", self.ns_steps, lo=0)
-        _validate.choice("orthogonalize", self.orthogonalize, {"newton-schulz", "svd"})
         if self.adjust_lr not in (None, "original", "match_rms_adamw"):
             raise ValueError(f"adjust_lr must be None, 'original' or 'match_rms_adamw', got {self.adjust_lr!r}")
         if self.ns_dtype not in (None, "float16", "bfloat16", "float32", "float64"):
@@ -290,12 +291,11 @@ class Scion(MatrixOptimizer):
 
     name: ClassVar[str] = "scion"
     buffers: ClassVar[tuple[str, ...]] = ("d",)
-    limits: ClassVar[dict] = {"lr": _NONNEG, "alpha": dict(lo=0.0, hi=1.0, lo_open=True), "radius": dict(lo=0.0)}
-    lr: LR = 0.1
-    alpha: float = 0.1
-    radius: float = 1.0
-    norm: Any = "rms->rms"
-    constrained: bool = False
+    lr: LR = hyper(0.1, NONNEG, help="step size gamma (or a schedule t -> gamma_t; in [0, 1] when constrained)")
+    alpha: float = hyper(0.1, {"lo": 0.0, "hi": 1.0, "lo_open": True}, help="momentum alpha in (0, 1] (1: none)")
+    radius: float = hyper(1.0, NONNEG, flag=False, help="radius rho of the norm ball")
+    norm: Any = hyper("rms->rms", help="the norm of the LMO (a lptheory.norms.Norm or its name)")
+    constrained: bool = hyper(False, help="SCG (True) or uSCG (False)")
     shape: tuple | None = None
 
     def __post_init__(self):
@@ -336,9 +336,8 @@ class SchattenDescent(MatrixOptimizer):
     """
 
     name: ClassVar[str] = "schatten-descent"
-    limits: ClassVar[dict] = {"p": dict(exponent=True), "lr": _NONNEG}
-    p: float = 3.0
-    lr: LR = 1e-3
+    p: float = hyper(3.0, EXPONENT, help="Schatten exponent p in (1, inf]")
+    lr: LR = hyper(1e-3, NONNEG, help="step size eta (or a schedule t -> eta_t)")
     shape: tuple | None = None
 
     @staticmethod

@@ -69,14 +69,13 @@ Example
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import os
 
 import torch
 
 from . import optimizers as _core
 from ._state import Buffers, Hyper
+from ._torch_optim import cached_core, check_betas, closure_loss, derive, init_state
 from .fast import engine as _engine  # noqa: I001
 from .fast import omp as _omp  # _omp now: its fork hook must be in place before any fork
 from .fast import pool as _pool
@@ -85,12 +84,6 @@ from .fast.foreach import apply_foreach
 __all__ = ["LpDescent", "StaceyP2", "StaceyPP", "Lion", "torch_optimizer"]
 
 _LOW = (torch.float16, torch.bfloat16)
-
-
-def _check_betas(betas):
-    if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
-        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
-    return tuple(float(b) for b in betas)
 
 
 def _check_flag(name, value, allow_none=False):
@@ -550,22 +543,12 @@ class _Base(torch.optim.Optimizer):
         if torch.is_tensor(kw.get("lr")):  # torch.optim accepts a tensor lr (a host read, once per step)
             kw["lr"] = float(kw["lr"].item())
         if "betas" in group:
-            kw["beta1"], kw["beta2"] = _check_betas(group["betas"])
-        key = tuple(sorted(kw.items()))
-        cache = self.__dict__.setdefault("_cores", {})  # torch.optim.Optimizer.__getstate__ leaves it out
-        core = cache.get(key)
-        if core is None:
-            if len(cache) > 64:  # an LR schedule makes a new key each step
-                cache.clear()
-            core = cache[key] = self._core_cls(**kw)
-        return core
+            kw["beta1"], kw["beta2"] = check_betas(group["betas"])
+        return cached_core(self, tuple(sorted(kw.items())), lambda: self._core_cls(**kw))
 
     @torch.no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         for group in self.param_groups:
             if not (group.get("fused") and self._step_planned(group)):
                 self._step_group(group)
@@ -685,13 +668,7 @@ class _Base(torch.optim.Optimizer):
                 self.state[p]["step"] = t + 1
         self._check_grads(unchecked, counted=bad > 0)
 
-    @staticmethod
-    def _init_state(core, state: dict, theta) -> None:
-        """The lazy initial state of a parameter (``core.init``: the rule's buffers, ``step = 0``)."""
-        init = core.init(theta)
-        state["step"] = 0
-        for k in core.buffers:
-            state[k] = init[k]
+    _init_state = staticmethod(init_state)
 
     def _step_planned(self, group) -> bool:
         """One ``fused=True`` step of ``group`` through its cached :class:`_Plan` (CPU, numba): False, without
@@ -801,47 +778,10 @@ def torch_optimizer(core_cls: type, *, name: str | None = None, doc: str | None 
     other registered optimizers (yours included) are made on first access, ``lptheory.torch.<ClassName>``."""
     if not (isinstance(core_cls, type) and issubclass(core_cls, _core.ElementwiseOptimizer)):
         raise TypeError(f"core_cls must be an ElementwiseOptimizer subclass, got {core_cls!r}")
-    fields = {f.name: f for f in dataclasses.fields(core_cls)}
-    if "lr" not in fields:
-        raise ValueError(f"core_cls must have an lr field (torch.optim's lr), {core_cls.__name__} has {sorted(fields)}")
-    betas = "beta1" in fields and "beta2" in fields
-    P = inspect.Parameter
-    sig = [P("self", P.POSITIONAL_OR_KEYWORD), P("params", P.POSITIONAL_OR_KEYWORD)]
-    sig.append(P("lr", P.POSITIONAL_OR_KEYWORD, default=fields["lr"].default))
-    core_fields = ["lr"]
-    for n, f in fields.items():
-        if n == "lr" or (betas and n == "beta2"):
-            continue
-        if betas and n == "beta1":
-            sig.append(P("betas", P.KEYWORD_ONLY, default=(f.default, fields["beta2"].default)))
-            continue
-        sig.append(P(n, P.KEYWORD_ONLY, default=f.default))
-        core_fields.append(n)
-    sig += [P(k, P.KEYWORD_ONLY, default=v) for k, v in _OPTIONS]
-    signature = inspect.Signature(sig)
-
-    def __init__(self, *args, **kwargs):
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        defaults = {k: v for k, v in bound.arguments.items() if k not in ("self", "params")}
-        if "betas" in defaults:
-            defaults["betas"] = _check_betas(defaults["betas"])
-        _Base.__init__(self, bound.arguments["params"], defaults)
-
-    __init__.__signature__ = signature
     name = name or core_cls.__name__
-    __init__.__qualname__ = f"{name}.__init__"
     rule = f"{core_cls.__module__}.{core_cls.__qualname__}"
     doc = doc or f"{core_cls.__name__} as a ``torch.optim.Optimizer`` (rule: :class:`{rule}`)."
-    attrs = {
-        "__init__": __init__,
-        "__doc__": doc,
-        "__module__": __name__,
-        "__qualname__": name,
-        "_core_cls": core_cls,
-        "_core_fields": tuple(core_fields),
-    }
-    return type(name, (_Base,), attrs)
+    return derive(_Base, core_cls, _OPTIONS, name=name, doc=doc, module=__name__)
 
 
 StaceyP2 = torch_optimizer(

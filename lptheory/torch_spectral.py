@@ -24,6 +24,7 @@ import torch
 
 from . import optimizers as _core
 from . import spectral as _sp
+from ._torch_optim import cached_core, closure_loss, derive, init_state
 
 __all__ = ["Muon", "Scion", "SchattenDescent", "StaceyP2Schatten", "StaceyPPSchatten"]
 
@@ -48,13 +49,7 @@ class _MatrixTorch(torch.optim.Optimizer):
         if torch.is_tensor(kw.get("lr")):
             kw["lr"] = float(kw["lr"].item())
         key = tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in kw.items()))
-        cache = self.__dict__.setdefault("_cores", {})
-        core = cache.get(key)
-        if core is None:
-            if len(cache) > 64:
-                cache.clear()
-            core = cache[key] = self._core_cls(**kw)
-        return core
+        return cached_core(self, key, lambda: self._core_cls(**kw))
 
     def _fallback_for(self, group):
         fb = group.get("fallback", "adamw")
@@ -79,10 +74,7 @@ class _MatrixTorch(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         for group in self.param_groups:
             core = self._core_for(group)
             rule = type(core).rule
@@ -114,10 +106,7 @@ class _MatrixTorch(torch.optim.Optimizer):
                     theta = theta.view(p.shape[0], -1)
                     g = g.reshape(theta.shape)
                 if len(state) == 0:
-                    init = core.init(theta)
-                    state["step"] = 0
-                    for k in core.buffers:
-                        state[k] = init[k]
+                    init_state(core, state, theta)
                 bufs = {
                     k: (state[k].view(theta.shape) if state[k].shape != theta.shape else state[k]) for k in core.buffers
                 }
@@ -128,146 +117,46 @@ class _MatrixTorch(torch.optim.Optimizer):
         return loss
 
 
-def _fb(fallback, fallback_lr, fallback_betas, fallback_eps, fallback_weight_decay):
-    return dict(
-        fallback=fallback,
-        fallback_lr=fallback_lr,
-        fallback_betas=tuple(fallback_betas),
-        fallback_eps=fallback_eps,
-        fallback_weight_decay=fallback_weight_decay,
-    )
+# the options after a matrix optimizer's hyper-parameters (module docstring)
+_OPTIONS = (
+    ("maximize", False),
+    ("fallback", "adamw"),
+    ("fallback_lr", None),
+    ("fallback_betas", (0.9, 0.999)),
+    ("fallback_eps", 1e-8),
+    ("fallback_weight_decay", 0.0),
+)
 
 
-class Muon(_MatrixTorch):
+def _derive(core_cls: type, doc: str) -> type:
+    """The ``torch.optim`` class of the matrix optimizer class ``core_cls``: ``(params, lr=<its default>, *,
+    <its other hyper-parameters but shape>, maximize=False, fallback="adamw", fallback_lr=None,
+    fallback_betas=(0.9, 0.999), fallback_eps=1e-8, fallback_weight_decay=0.0)`` (Stacey's ``beta1``, ``beta2``
+    as ``betas``, kept in the param groups as ``beta1`` and ``beta2``)."""
+    return derive(_MatrixTorch, core_cls, _OPTIONS, name=core_cls.__name__, doc=doc, module=__name__,
+                  leave_out=("shape",), split_betas=True)  # fmt: skip
+
+
+Muon = _derive(
+    _sp.Muon,
     """Muon as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.spectral.Muon`, the update of
     ``torch.optim.Muon``'s pseudo-code). ``orthogonalize="svd"`` takes the exact polar factor;
     ``ns_dtype="bfloat16"`` runs Newton-Schulz in bfloat16 as ``torch.optim.Muon`` does (default: the
-    parameter's dtype). Non-matrix parameters: ``fallback`` (module docstring)."""
-
-    _core_cls = _sp.Muon
-    _core_fields = (
-        "lr",
-        "momentum",
-        "nesterov",
-        "weight_decay",
-        "ns_steps",
-        "orthogonalize",
-        "ns_coefficients",
-        "eps",
-        "adjust_lr",
-        "ns_dtype",
-    )
-
-    def __init__(
-        self,
-        params,
-        lr=0.02,
-        *,
-        momentum=0.95,
-        nesterov=True,
-        weight_decay=0.0,
-        ns_steps=5,
-        orthogonalize="newton-schulz",
-        ns_coefficients=(3.4445, -4.7750, 2.0315),
-        eps=1e-7,
-        adjust_lr="original",
-        ns_dtype=None,
-        maximize=False,
-        fallback="adamw",
-        fallback_lr=None,
-        fallback_betas=(0.9, 0.999),
-        fallback_eps=1e-8,
-        fallback_weight_decay=0.0,
-    ):
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            nesterov=nesterov,
-            weight_decay=weight_decay,
-            ns_steps=ns_steps,
-            orthogonalize=orthogonalize,
-            ns_coefficients=tuple(ns_coefficients),
-            eps=eps,
-            adjust_lr=adjust_lr,
-            ns_dtype=ns_dtype,
-            maximize=maximize,
-            **_fb(fallback, fallback_lr, fallback_betas, fallback_eps, fallback_weight_decay),
-        )
-        super().__init__(params, defaults)
-
-
-class Scion(_MatrixTorch):
+    parameter's dtype). Non-matrix parameters: ``fallback`` (module docstring).""",
+)
+Scion = _derive(
+    _sp.Scion,
     """Scion (Pethick et al. 2025) as a ``torch.optim.Optimizer`` (rule: :class:`lptheory.spectral.Scion`).
     ``radius`` (rho), ``norm`` and ``constrained`` may differ per param group (e.g. ``norm="colnorm"`` for
     the input layer, ``"rms->rms"`` for hidden layers, ``"linf"`` (sign) for biases and the output layer,
-    as in their Table 2 and Section 5)."""
-
-    _core_cls = _sp.Scion
-    _core_fields = ("lr", "alpha", "radius", "norm", "constrained")
-
-    def __init__(
-        self,
-        params,
-        lr=0.1,
-        *,
-        alpha=0.1,
-        radius=1.0,
-        norm="rms->rms",
-        constrained=False,
-        maximize=False,
-        fallback="adamw",
-        fallback_lr=None,
-        fallback_betas=(0.9, 0.999),
-        fallback_eps=1e-8,
-        fallback_weight_decay=0.0,
-    ):
-        defaults = dict(
-            lr=lr,
-            alpha=alpha,
-            radius=radius,
-            norm=norm,
-            constrained=constrained,
-            maximize=maximize,
-            **_fb(fallback, fallback_lr, fallback_betas, fallback_eps, fallback_weight_decay),
-        )
-        super().__init__(params, defaults)
-
-
-class SchattenDescent(_MatrixTorch):
-    """Stochastic Schatten-p descent (rule: :class:`lptheory.spectral.SchattenDescent`)."""
-
-    _core_cls = _sp.SchattenDescent
-    _core_fields = ("lr", "p")
-
-    def __init__(self, params, lr=1e-3, *, p=3.0, maximize=False, fallback="adamw", fallback_lr=None,
-                 fallback_betas=(0.9, 0.999), fallback_eps=1e-8, fallback_weight_decay=0.0):  # fmt: skip
-        defaults = dict(lr=lr, p=p, maximize=maximize,
-                        **_fb(fallback, fallback_lr, fallback_betas, fallback_eps, fallback_weight_decay))  # fmt: skip
-        super().__init__(params, defaults)
-
-
-class _StaceyS(_MatrixTorch):
-    _core_fields = ("lr", "p", "alpha", "tau", "beta1", "beta2", "eps", "weight_decay", "eps_mode", "z_init")
-
-    def __init__(self, params, lr=1e-3, *, p=3.0, alpha=1e-3, tau=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                 weight_decay=0.0, eps_mode="paper", z_init="params", maximize=False, fallback="adamw",
-                 fallback_lr=None, fallback_betas=(0.9, 0.999), fallback_eps=1e-8,
-                 fallback_weight_decay=0.0):  # fmt: skip
-        if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
-            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
-        defaults = dict(lr=lr, p=p, alpha=alpha, tau=tau, beta1=float(betas[0]), beta2=float(betas[1]), eps=eps,
-                        weight_decay=weight_decay, eps_mode=eps_mode, z_init=z_init, maximize=maximize,
-                        **_fb(fallback, fallback_lr, fallback_betas, fallback_eps, fallback_weight_decay))  # fmt: skip
-        super().__init__(params, defaults)
-
-
-class StaceyP2Schatten(_StaceyS):
-    """Stacey(p,2) in Schatten-p geometry (rule: :class:`lptheory.spectral.StaceyP2Schatten`)."""
-
-    _core_cls = _sp.StaceyP2Schatten
-
-
-class StaceyPPSchatten(_StaceyS):
-    """Stacey(p,p) in Schatten-p geometry (rule: :class:`lptheory.spectral.StaceyPPSchatten`)."""
-
-    _core_cls = _sp.StaceyPPSchatten
+    as in their Table 2 and Section 5).""",
+)
+SchattenDescent = _derive(
+    _sp.SchattenDescent, "Stochastic Schatten-p descent (rule: :class:`lptheory.spectral.SchattenDescent`)."
+)
+StaceyP2Schatten = _derive(
+    _sp.StaceyP2Schatten, "Stacey(p,2) in Schatten-p geometry (rule: :class:`lptheory.spectral.StaceyP2Schatten`)."
+)
+StaceyPPSchatten = _derive(
+    _sp.StaceyPPSchatten, "Stacey(p,p) in Schatten-p geometry (rule: :class:`lptheory.spectral.StaceyPPSchatten`)."
+)

@@ -26,7 +26,7 @@ from lptheory.norms import Schatten
 from lptheory.problem import Certificate
 
 from .noise import Noise
-from .problems import Problem
+from .problems import Problem, check_p, hoelder_r
 
 __all__ = [
     "MatrixProblem",
@@ -45,19 +45,6 @@ def split_shape(d: int) -> tuple[int, int]:
     return m, d // m
 
 
-def _schatten_r(p: float) -> float:
-    """r with 1/r = 1 - 2/p (= 1/p* - 1/p): the Hoelder exponent of the Kronecker bound (inf at p = 2)."""
-    if p == 2.0:
-        return math.inf
-    if math.isinf(p):
-        return 1.0
-    return p / (p - 2.0)
-
-
-def _check_p(p) -> float:
-    return _validate.exponent("p", p, lo=2.0, lo_open=False)
-
-
 class MatrixProblem(Problem):
     """Base: ``shape`` (m, n), ``d = m n``; certificates in Schatten norms (``L``: Schatten-p smoothness,
     ``grad_sup``: sup ||grad f||_{S_p*}), audited by ratios actually evaluated on random pairs.
@@ -73,6 +60,14 @@ class MatrixProblem(Problem):
 
     def flat(self, x):
         return x.reshape(tuple(x.shape[:-2]) + (self.d,))
+
+    def flat_into(self, g, out=None):
+        """The gradient matrices ``g`` as flat vectors: written into ``out`` (returned) when given."""
+        g = self.flat(g)
+        if out is None:
+            return g
+        out[...] = g
+        return out
 
     def _shape_from(self, m, n, d):
         if d is not None and (m is not None or n is not None):
@@ -100,7 +95,7 @@ class MatrixProblem(Problem):
         return X, X + D
 
     def _audit_L(self, p, seed=0):
-        p = _check_p(p)
+        p = check_p(p)
         X, Y = self._pairs(seed)
         return float(np.max(self._ratio(X, Y, p)))
 
@@ -112,7 +107,7 @@ class MatrixProblem(Problem):
 
     def _audit_grad_sup(self, p, seed=0):
         X, _ = self._pairs(seed)
-        return float(np.max(Schatten(dual_exponent(_check_p(p))).norm(self.mat(self.grad(X)))))
+        return float(np.max(Schatten(dual_exponent(check_p(p))).norm(self.mat(self.grad(X)))))
 
     def describe(self):
         return {**super().describe(), "shape": list(self.shape), "geometry": self.geometry}
@@ -180,15 +175,11 @@ class KroneckerQuadratic(MatrixProblem):
 
     def grad(self, x, t=None, out=None):
         x = self._check(x)
-        g = self.flat(self._k(x, "A") @ self._diff(x) @ self._k(x, "B"))
-        if out is not None:
-            out[...] = g
-            return out
-        return g
+        return self.flat_into(self._k(x, "A") @ self._diff(x) @ self._k(x, "B"), out)
 
     def smoothness(self, p: float) -> float:
-        p = _check_p(p)
-        r = _schatten_r(p)
+        p = check_p(p)
+        r = hoelder_r(p)
         k = min(self.shape)
         a2, b2 = float(np.max(self.a)), float(np.max(self.b))
         ar = float(np.max(self.a)) if math.isinf(r) else float(np.sum(self.a**r) ** (1.0 / r))
@@ -205,7 +196,7 @@ class KroneckerQuadratic(MatrixProblem):
     def _audit_L(self, p, seed=0):
         est = super()._audit_L(p, seed)
         # structured directions: D = u v^T (top eigenvectors) and D = sum_i u_i v_i^T over k pairs
-        p = _check_p(p)
+        p = check_p(p)
         wa, Ua = np.linalg.eigh(self.A)
         wb, Ub = np.linalg.eigh(self.B)
         k = min(self.shape)
@@ -268,18 +259,14 @@ class SymmetricFactorization(MatrixProblem):
     def grad(self, x, t=None, out=None):
         x = self._check(x)
         X = self.mat(x)
-        g = self.flat((X @ X.mT - self._k(x, "M")) @ X)
-        if out is not None:
-            out[...] = g
-            return out
-        return g
+        return self.flat_into((X @ X.mT - self._k(x, "M")) @ X, out)
 
     def smoothness(self, p: float) -> float:
-        p = _check_p(p)
+        p = check_p(p)
         return (3.0 * self.R**2 + self.M_norm) * min(self.shape) ** (1.0 - 2.0 / p)
 
     def grad_sup(self, p: float) -> float:
-        q = dual_exponent(_check_p(p))
+        q = dual_exponent(check_p(p))
         return (self.R**2 + self.M_norm) * self.R * min(self.shape) ** (1.0 / q)
 
     def argmin(self):

@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 
-def _r(p: float) -> float:
-    """r = p/(p-2), the Hoelder exponent of the diagonal bound (inf at p = 2, 1 at p = inf)."""
+def hoelder_r(p: float) -> float:
+    """r = p/(p-2), i.e. 1/r = 1 - 2/p (= 1/p* - 1/p): the Hoelder exponent of the diagonal bound and of the
+    matrix problems' Kronecker bound (inf at p = 2, 1 at p = inf)."""
     if p == 2.0:
         return math.inf
     if math.isinf(p):
@@ -53,7 +54,8 @@ def _r(p: float) -> float:
     return p / (p - 2.0)
 
 
-def _check_p(p) -> float:
+def check_p(p) -> float:
+    """p of a certificate: a real in [2, inf] (ValueError naming ``p`` otherwise)."""
     return validate.exponent("p", p, lo=2.0, lo_open=False)
 
 
@@ -93,6 +95,20 @@ class Problem(_Problem):
     The derivations are in each class's docstring."""
 
     f_star: float
+    minimizer_attr: str | None = None  # the attribute holding a closed-form minimizer (argmin; start 2 above it)
+    described: tuple[str, ...] = ()  # the attributes describe() adds to the protocol's description
+
+    def start(self):
+        """2 above the closed-form minimizer (``minimizer_attr``) in every coordinate, else the protocol's start."""
+        return super().start() if self.minimizer_attr is None else getattr(self, self.minimizer_attr) + 2.0
+
+    def argmin(self):
+        """The closed-form minimizer (the attribute ``minimizer_attr``), else the protocol's (None)."""
+        return super().argmin() if self.minimizer_attr is None else getattr(self, self.minimizer_attr)
+
+    def describe(self):
+        """The protocol's description with the attributes named in ``described``."""
+        return {**super().describe(), **{k: getattr(self, k) for k in self.described}}
 
     @abstractmethod
     def smoothness(self, p: float) -> float:
@@ -106,7 +122,7 @@ class Problem(_Problem):
         """A lower estimate of the l_p smoothness constant (ratios evaluated at explicit pairs)."""
         from .smoothness import estimate_smoothness
 
-        return estimate_smoothness(self, _check_p(p), seed=seed)
+        return estimate_smoothness(self, check_p(p), seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -164,6 +180,8 @@ class SeparableNonconvex(Problem):
     """
 
     name = "separable"
+    minimizer_attr = "b"
+    described = ("profile", "seed")
     # row r of grad(x) (and of f(x)) depends only on row r of x, with the same bits whatever the rows
     # around it: the simulator may split a step by rows (lptheory.simulate)
     rows_independent = True
@@ -253,21 +271,12 @@ class SeparableNonconvex(Problem):
         return _fast.enabled()
 
     def smoothness(self, p):
-        p = _check_p(p)
-        return float(lp_norm(self.ell, _r(p)))
+        p = check_p(p)
+        return float(lp_norm(self.ell, hoelder_r(p)))
 
     def grad_sup(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(lp_norm(self.a, dual_exponent(p)))
-
-    def start(self):
-        return self.b + 2.0
-
-    def argmin(self):
-        return self.b
-
-    def describe(self):
-        return {**super().describe(), "profile": self.profile, "seed": self.seed}
 
 
 class FlatValley(SeparableNonconvex):
@@ -330,12 +339,12 @@ class RidgeSum(Problem):
         return (self._dphi(namespace(x), x @ A.T - b) * w) @ A
 
     def smoothness(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         q = dual_exponent(p)
         return float(self._c2 * np.sum(self.w * lp_norm(self.A, q) ** 2))
 
     def grad_sup(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(self._c1 * np.sum(self.w * lp_norm(self.A, dual_exponent(p))))
 
     def start(self):
@@ -368,6 +377,8 @@ class QuadraticDiagonal(Problem):
     """
 
     name = "quadratic-diagonal"
+    minimizer_attr = "c"
+    described = ("profile", "seed")
     rows_independent = True  # element-wise gradient (see SeparableNonconvex)
 
     def __init__(self, d: int = 100, profile: str = "power", seed: int = 0, **profile_kw):
@@ -387,16 +398,7 @@ class QuadraticDiagonal(Problem):
         return self._k(x, "h") * (x - self._k(x, "c"))
 
     def smoothness(self, p):
-        return float(lp_norm(self.h, _r(_check_p(p))))
-
-    def start(self):
-        return self.c + 2.0
-
-    def argmin(self):
-        return self.c
-
-    def describe(self):
-        return {**super().describe(), "profile": self.profile, "seed": self.seed}
+        return float(lp_norm(self.h, hoelder_r(check_p(p))))
 
 
 class QuadraticDense(Problem):
@@ -408,6 +410,8 @@ class QuadraticDense(Problem):
     """
 
     name = "quadratic-dense"
+    minimizer_attr = "c"
+    described = ("cond", "seed")
 
     def __init__(self, d: int = 50, cond: float = 100.0, seed: int = 0):
         self.d = validate.integer("d", d, lo=1)
@@ -433,20 +437,11 @@ class QuadraticDense(Problem):
         return (x - self._k(x, "c")) @ self._k(x, "H")
 
     def smoothness(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         b1 = self.lam_max * self.d ** (1.0 - 2.0 / p if not math.isinf(p) else 1.0)
         q = dual_exponent(p)
         b2 = float(lp_norm(lp_norm(self.H, q), q))
         return min(b1, b2)
-
-    def start(self):
-        return self.c + 2.0
-
-    def argmin(self):
-        return self.c
-
-    def describe(self):
-        return {**super().describe(), "cond": self.cond, "seed": self.seed}
 
 
 class LogSumExp(Problem):
@@ -495,11 +490,11 @@ class LogSumExp(Problem):
         return pi @ A
 
     def smoothness(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(np.max(lp_norm(self.A, dual_exponent(p))) ** 2 / self.mu)
 
     def grad_sup(self, p):
-        p = _check_p(p)
+        p = check_p(p)
         return float(np.max(lp_norm(self.A, dual_exponent(p))))
 
     def start(self):

@@ -17,6 +17,8 @@ engine.
 
 from __future__ import annotations
 
+from functools import partialmethod
+
 import torch
 
 from .._state import Buffers
@@ -89,38 +91,17 @@ class ForeachNamespace:
             out.t = getattr(torch, f"_foreach_{name}")(a.t)
         return out
 
-    def multiply(self, a, b, out):
-        return self._binary("mul", a, b, out, True)
-
-    def add(self, a, b, out):
-        return self._binary("add", a, b, out, True)
-
-    def subtract(self, a, b, out):
-        return self._binary("sub", a, b, out, False)
-
-    def divide(self, a, b, out):
-        return self._binary("div", a, b, out, False)
-
-    def pow(self, a, e, out):
-        return self._binary("pow", a, e, out, False)
-
-    def abs(self, a, out):
-        return self._unary("abs", a, out)
-
-    def sqrt(self, a, out):
-        return self._unary("sqrt", a, out)
-
-    def exp(self, a, out):
-        return self._unary("exp", a, out)
-
-    def log(self, a, out):
-        return self._unary("log", a, out)
-
-    def sign(self, a, out):
-        return self._unary("sign", a, out)
-
-    def reciprocal(self, a, out):
-        return self._unary("reciprocal", a, out)
+    multiply = partialmethod(_binary, "mul", commutative=True)
+    add = partialmethod(_binary, "add", commutative=True)
+    subtract = partialmethod(_binary, "sub", commutative=False)
+    divide = partialmethod(_binary, "div", commutative=False)
+    pow = partialmethod(_binary, "pow", commutative=False)
+    abs = partialmethod(_unary, "abs")
+    sqrt = partialmethod(_unary, "sqrt")
+    exp = partialmethod(_unary, "exp")
+    log = partialmethod(_unary, "log")
+    sign = partialmethod(_unary, "sign")
+    reciprocal = partialmethod(_unary, "reciprocal")
 
     def select_gt(self, y, thr, a, b, out):
         """out = a where y > thr, else b (lptheory._xp.select_gt): torch.where per tensor (no multi-tensor

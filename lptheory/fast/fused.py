@@ -42,6 +42,7 @@ import os
 import sys
 import threading
 import time
+from functools import partialmethod
 
 import numpy as np
 
@@ -105,35 +106,16 @@ class Sym(float):
         val = {"+": x + y, "-": x - y, "*": x * y, "/": x / y if y != 0 else math.copysign(math.inf, x), "**": x**y}[op]
         return Sym(val, f"({a} {op} {b})", self.tracer)
 
-    def __add__(self, o):
-        return self._bin(o, "+")
-
-    def __radd__(self, o):
-        return self._bin(o, "+", True)
-
-    def __sub__(self, o):
-        return self._bin(o, "-")
-
-    def __rsub__(self, o):
-        return self._bin(o, "-", True)
-
-    def __mul__(self, o):
-        return self._bin(o, "*")
-
-    def __rmul__(self, o):
-        return self._bin(o, "*", True)
-
-    def __truediv__(self, o):
-        return self._bin(o, "/")
-
-    def __rtruediv__(self, o):
-        return self._bin(o, "/", True)
-
-    def __pow__(self, o):
-        return self._bin(o, "**")
-
-    def __rpow__(self, o):
-        return self._bin(o, "**", True)
+    __add__ = partialmethod(_bin, op="+")
+    __radd__ = partialmethod(_bin, op="+", rev=True)
+    __sub__ = partialmethod(_bin, op="-")
+    __rsub__ = partialmethod(_bin, op="-", rev=True)
+    __mul__ = partialmethod(_bin, op="*")
+    __rmul__ = partialmethod(_bin, op="*", rev=True)
+    __truediv__ = partialmethod(_bin, op="/")
+    __rtruediv__ = partialmethod(_bin, op="/", rev=True)
+    __pow__ = partialmethod(_bin, op="**")
+    __rpow__ = partialmethod(_bin, op="**", rev=True)
 
     def __neg__(self):
         return Sym(-float(self), f"(-{self.src})", self.tracer)
@@ -150,23 +132,12 @@ class Sym(float):
         self.tracer.guards.append((self.src, op, float(other), bool(res)))
         return res
 
-    def __eq__(self, o):
-        return self._cmp(o, "==")
-
-    def __ne__(self, o):
-        return self._cmp(o, "!=")
-
-    def __lt__(self, o):
-        return self._cmp(o, "<")
-
-    def __le__(self, o):
-        return self._cmp(o, "<=")
-
-    def __gt__(self, o):
-        return self._cmp(o, ">")
-
-    def __ge__(self, o):
-        return self._cmp(o, ">=")
+    __eq__ = partialmethod(_cmp, op="==")
+    __ne__ = partialmethod(_cmp, op="!=")
+    __lt__ = partialmethod(_cmp, op="<")
+    __le__ = partialmethod(_cmp, op="<=")
+    __gt__ = partialmethod(_cmp, op=">")
+    __ge__ = partialmethod(_cmp, op=">=")
 
     def __bool__(self):
         return self._cmp(0.0, "!=")
@@ -189,6 +160,23 @@ class TArr:
         raise FusedUnsupported("a traced buffer used as a numpy array")
 
 
+_MISSING = object()
+
+
+def _operation(op: str, arity: int):
+    """The :class:`TraceNS` function ``f(*inputs, out)`` (numpy's order; ``out`` by position or keyword) that
+    records the operation ``op`` of ``arity`` inputs into the buffer ``out``."""
+
+    def record(self, *inputs, out=_MISSING):
+        if out is _MISSING and len(inputs) == arity + 1:
+            *inputs, out = inputs
+        if out is _MISSING or len(inputs) != arity:
+            raise TypeError(f"{op} takes {arity} input(s) and out")
+        return self._emit(op, out, list(inputs))
+
+    return record
+
+
 class TraceNS:
     """The numpy-like namespace that records a rule's operations (``numpy_semantics``: the helpers of
     :mod:`lptheory._xp` take numpy's branches, so the trace computes numpy's bits)."""
@@ -209,52 +197,26 @@ class TraceNS:
         self.ops.append((op, out.name, [a.name if isinstance(a, TArr) else a for a in args]))
         return out
 
-    def multiply(self, a, b, out):
-        return self._emit("mul", out, [a, b])
-
-    def add(self, a, b, out):
-        return self._emit("add", out, [a, b])
-
-    def subtract(self, a, b, out):
-        return self._emit("sub", out, [a, b])
-
-    def divide(self, a, b, out):
-        return self._emit("div", out, [a, b])
-
-    def abs(self, a, out):
-        return self._emit("abs", out, [a])
-
-    def sqrt(self, a, out):
-        return self._emit("sqrt", out, [a])
-
-    def sign(self, a, out):
-        return self._emit("sign", out, [a])
-
-    def copysign(self, a, b, out):
-        return self._emit("copysign", out, [a, b])
-
-    def power(self, a, e, out):
-        return self._emit("power", out, [a, e])
+    multiply = _operation("mul", 2)
+    add = _operation("add", 2)
+    subtract = _operation("sub", 2)
+    divide = _operation("div", 2)
+    abs = _operation("abs", 1)
+    sqrt = _operation("sqrt", 1)
+    sign = _operation("sign", 1)
+    copysign = _operation("copysign", 2)
+    power = _operation("power", 2)
 
     def power_where(self, a, e, y, thr, out):
         """``a ** e`` needed only where ``y > thr`` (:func:`lptheory._xp.pow_abs_where`): a power that the
         one-pass kernel skips on blocks where no ``y`` exceeds ``thr``."""
         return self._emit("power", out, [a, e, y, thr])
 
-    def select_gt(self, y, thr, a, b, out):
-        return self._emit("select_gt", out, [y, thr, a, b])
-
-    def reciprocal(self, a, out):
-        return self._emit("reciprocal", out, [a])
-
-    def cbrt(self, a, out):
-        return self._emit("cbrt", out, [a])
-
-    def exp(self, a, out):
-        return self._emit("exp", out, [a])
-
-    def log(self, a, out):
-        return self._emit("log", out, [a])
+    select_gt = _operation("select_gt", 4)
+    reciprocal = _operation("reciprocal", 1)
+    cbrt = _operation("cbrt", 1)
+    exp = _operation("exp", 1)
+    log = _operation("log", 1)
 
     def copyto(self, out, src):
         return self._emit("copy", out, [src])

@@ -19,7 +19,7 @@ import numpy as np
 
 from proofs_checks.api import ClaimSpec, control_record, interval_claim, value_claim
 
-__all__ = ["MEMORY", "COST", "state_buffers", "step_times", "run_efficiency"]
+__all__ = ["MEMORY", "COST", "state_buffers", "step_times", "timed_blocks", "run_efficiency"]
 
 _SRC = "Section 5.3 (Discussion), 'Algorithmic efficiency'"
 MEMORY = ClaimSpec(
@@ -91,7 +91,6 @@ def step_times(
     import copy
 
     import torch
-    from torch.nn import functional as F
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -102,27 +101,37 @@ def step_times(
         opts = {n: _build(n, models[n]) for n in names}
         g = torch.Generator().manual_seed(seed)
         data = torch.randint(0, 96, (steps, batch, ctx + 1), generator=g)
-        out = {n: {"step": [], "opt": []} for n in names}
-        for b in range(blocks + 1):  # block 0 warms up (numba compilation, allocations)
-            for n in names if b % 2 else tuple(reversed(names)):
-                m, o = models[n], opts[n]
-                t_opt = 0.0
-                t0 = time.perf_counter()
-                for s in range(steps):
-                    x, y = data[s, :, :-1], data[s, :, 1:]
-                    o.zero_grad(set_to_none=True)
-                    out_ = m(x)
-                    F.cross_entropy(out_.reshape(-1, out_.shape[-1]), y.reshape(-1)).backward()
-                    t1 = time.perf_counter()
-                    o.step()
-                    t_opt += time.perf_counter() - t1
-                total = time.perf_counter() - t0
-                if b:
-                    out[n]["step"].append(total)
-                    out[n]["opt"].append(t_opt)
-        return out
+        return timed_blocks(models, opts, [(data[s, :, :-1], data[s, :, 1:]) for s in range(steps)], blocks)
     finally:
         torch.set_num_threads(before)
+
+
+def timed_blocks(models: dict, opts: dict, batches: list, blocks: int) -> dict:
+    """``blocks`` blocks (after one block of warm-up: numba compilation, allocations) of one training step per
+    batch ``(x, y)`` of ``batches`` (forward, next-token cross-entropy, backward, ``step``) for each model
+    ``models[n]`` with its optimizer ``opts[n]``, the order reversed every other block. Returns ``{n: {"step":
+    [...], "opt": [...]}}``: per block, the seconds of the steps and of the optimizer steps alone."""
+    from torch.nn import functional as F
+
+    names = list(models)
+    out = {n: {"step": [], "opt": []} for n in names}
+    for b in range(blocks + 1):
+        for n in names if b % 2 else tuple(reversed(names)):
+            m, o = models[n], opts[n]
+            t_opt = 0.0
+            t0 = time.perf_counter()
+            for x, y in batches:
+                o.zero_grad(set_to_none=True)
+                out_ = m(x)
+                F.cross_entropy(out_.reshape(-1, out_.shape[-1]), y.reshape(-1)).backward()
+                t1 = time.perf_counter()
+                o.step()
+                t_opt += time.perf_counter() - t1
+            total = time.perf_counter() - t0
+            if b:
+                out[n]["step"].append(total)
+                out[n]["opt"].append(t_opt)
+    return out
 
 
 def run_efficiency(ctx) -> list:

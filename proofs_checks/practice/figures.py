@@ -5,6 +5,7 @@ histogram and ratios on the synthetic controls. Imported only when the report dr
 
 from __future__ import annotations
 
+import functools
 import math
 
 from figures.style import d, plt, save
@@ -23,6 +24,41 @@ def _num(v):
         return float(v)
     except (TypeError, ValueError):
         return float("nan")
+
+
+def _per_task(kind: str, draw, **docs) -> tuple:
+    """The figure functions ``plot_<kind>_<task>(records, stem)`` drawing with ``draw``, one per task of ``docs``
+    (task -> docstring, in order), each registered as the figure ``practice_<task>_<kind>`` of that task."""
+    made = []
+    for task, doc in docs.items():
+
+        def plot(records, stem):
+            return draw(records, stem)
+
+        plot.__name__ = plot.__qualname__ = f"plot_{kind}_{task}"
+        plot.__doc__ = doc
+        made.append(PACK.figure(task, f"practice_{task}_{kind}")(plot))
+    return tuple(made)
+
+
+def _with_data(records, *ids) -> list:
+    """The records (as dicts) whose id is one of ``ids`` and that carry data, in their order."""
+    return [r for r in map(d, records) if r["id"] in ids and r.get("data")]
+
+
+def _drawn_from(*ids):
+    """Decorator: ``draw(rs, stem)`` as a figure function ``(records, stem)`` drawing from the records of ``ids``
+    that carry data (:func:`_with_data`), and drawing nothing (``[]``) when there are none."""
+
+    def deco(draw):
+        @functools.wraps(draw)
+        def plot(records, stem):
+            rs = _with_data(records, *ids)
+            return draw(rs, stem) if rs else []
+
+        return plot
+
+    return deco
 
 
 def _curves(records):
@@ -52,25 +88,8 @@ def _draw_curves(records, stem):
     return save(fig, stem)
 
 
-@PACK.figure("digits", "practice_digits_curves")
-def plot_curves_digits(records, stem):
-    """Learning curves per optimizer on digits (training NLL and test accuracy), mean and 95% band."""
-    return _draw_curves(records, stem)
-
-
-@PACK.figure("charlm", "practice_charlm_curves")
-def plot_curves_charlm(records, stem):
-    """Learning curves per optimizer on charlm (training and test loss), mean and 95% band."""
-    return _draw_curves(records, stem)
-
-
-plot_curves = plot_curves_digits
-
-
-def _draw_p(records, stem):
-    rs = [d(r) for r in records if d(r)["id"] in ("practice.best-p", "practice.probe.best-p") and d(r).get("data")]
-    if not rs:
-        return []
+@_drawn_from("practice.best-p", "practice.probe.best-p")
+def _draw_p(rs, stem):
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.8))
     for i, r in enumerate(x for x in rs if x["id"] == "practice.best-p"):
         dd = r["data"]
@@ -108,25 +127,8 @@ def _draw_p(records, stem):
     return save(fig, stem)
 
 
-@PACK.figure("digits", "practice_digits_p")
-def plot_p_digits(records, stem):
-    """Final test accuracy against p per Stacey variant, with the bootstrap probability of the best p."""
-    return _draw_p(records, stem)
-
-
-@PACK.figure("charlm", "practice_charlm_p")
-def plot_p_charlm(records, stem):
-    """Final test loss against p per Stacey variant, with the bootstrap probability of the best p."""
-    return _draw_p(records, stem)
-
-
-plot_p = plot_p_digits
-
-
-def _draw_probe(records, stem):
-    rs = [d(r) for r in records if d(r)["id"] == "practice.probe.best-p" and d(r).get("data")]
-    if not rs:
-        return []
+@_drawn_from("practice.probe.best-p")
+def _draw_probe(rs, stem):
     dd = rs[0]["data"]
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     ps = sorted(float(p) for p in dd["rhs"])
@@ -165,27 +167,42 @@ def _draw_probe(records, stem):
     return save(fig, stem)
 
 
-@PACK.figure("digits", "practice_digits_probe")
-def plot_probe_digits(records, stem):
-    """The probe on digits: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}."""
-    return _draw_probe(records, stem)
-
-
-@PACK.figure("charlm", "practice_charlm_probe")
-def plot_probe_charlm(records, stem):
-    """The probe on charlm: Theorem 1's terms against p, the sigma_i histogram, G_p over ||grad f||_{p*}."""
-    return _draw_probe(records, stem)
-
-
-plot_probe = plot_probe_digits
+# the figures drawn per task: kind -> (drawing function, {task: docstring}); registered in this order, each as
+# plot_<kind>_<task> (figure practice_<task>_<kind>); plot_<kind> is the digits one
+_PER_TASK = {
+    "curves": (
+        _draw_curves,
+        {
+            "digits": "Learning curves per optimizer on digits (training NLL and test accuracy), mean and 95% band.",
+            "charlm": "Learning curves per optimizer on charlm (training and test loss), mean and 95% band.",
+        },
+    ),
+    "p": (
+        _draw_p,
+        {
+            "digits": "Final test accuracy against p per Stacey variant, with the bootstrap probability of the best p.",
+            "charlm": "Final test loss against p per Stacey variant, with the bootstrap probability of the best p.",
+        },
+    ),
+    "probe": (
+        _draw_probe,
+        {
+            "digits": "The probe on digits: Theorem 1's terms against p, the sigma_i histogram, "
+            "G_p over ||grad f||_{p*}.",
+            "charlm": "The probe on charlm: Theorem 1's terms against p, the sigma_i histogram, "
+            "G_p over ||grad f||_{p*}.",
+        },
+    ),
+}
+_MADE = {kind: _per_task(kind, draw, **task_docs) for kind, (draw, task_docs) in _PER_TASK.items()}
+globals().update({f.__name__: f for made in _MADE.values() for f in made})
+plot_curves, plot_p, plot_probe = (_MADE[kind][0] for kind in ("curves", "p", "probe"))
 
 
 @PACK.figure("probe-controls", "practice_probe_controls")
-def plot_controls(records, stem):
+@_drawn_from("practice.probe.sigma")
+def plot_controls(rs, stem):
     """The probe on the synthetic control: sigma_i measured against planted, and G, L against their certificates."""
-    rs = [d(r) for r in records if d(r)["id"] == "practice.probe.sigma" and d(r).get("data")]
-    if not rs:
-        return []
     dd = rs[0]["data"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     axes[0].plot(dd["sigma"], "k_", ms=8, label="planted sigma_i")
