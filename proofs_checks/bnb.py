@@ -180,14 +180,46 @@ def branch_and_bound(
         raise ValueError(f"relation must be <= or >=, got {relation!r}")
     if not box:
         raise ValueError("box must name at least one variable")
-    for k, (lo, hi) in box.items():
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-            raise ValueError(f"box[{k!r}] must be a finite interval lo <= hi, got {(lo, hi)!r}")
+    given = box
+    try:
+        box = outward_box(box)
+    except (TypeError, ValueError, AttributeError):
+        box = None
+    for k, (lo, hi) in (box or given).items():
+        if box is None or not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise ValueError(f"box[{k!r}] must be a finite interval lo <= hi, got {given[k]!r}")
     if not isinstance(max_boxes, int) or max_boxes < 1:
         raise ValueError(f"max_boxes must be an integer >= 1, got {max_boxes!r}")
     num = ball_backend(backend, bits)
     with working_precision(num, bits):
         return _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
+
+
+def _outward(v, down: bool) -> float:
+    """The float nearest to ``v`` on the outside: the largest float <= v (``down``) or the smallest float >= v
+    (a float is itself; an int, a decimal string, a Fraction or a sympy rational is rounded outward exactly;
+    another real sympy number, e.g. sqrt(2)/1000, from 40 digits and one more step outward)."""
+    if type(v) is float:
+        return v
+    if isinstance(v, sp.Float):  # a binary number: exactly a rational
+        v = sp.Rational(v)
+    if isinstance(v, sp.Basic) and not v.is_Rational:
+        f = float(v.evalf(40))
+        return math.nextafter(f, -math.inf if down else math.inf) if math.isfinite(f) else f
+    exact = sp.Rational(str(v)) if isinstance(v, str) else sp.Rational(v)
+    f = float(exact)
+    if down and sp.Rational(f) > exact:
+        f = math.nextafter(f, -math.inf)
+    if not down and sp.Rational(f) < exact:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def outward_box(box: dict) -> dict:
+    """``box`` with float ends rounded outward (:func:`_outward`): the float box covers the box given, so what is
+    proved on it holds on every point of the box given (an end 1/3 or "0.1" is not rounded to its nearest float,
+    which may lie inside)."""
+    return {k: (_outward(lo, True), _outward(hi, False)) for k, (lo, hi) in box.items()}
 
 
 def _mean_value_form(obj, num, box, c, expr, derivs):

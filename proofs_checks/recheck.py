@@ -258,15 +258,33 @@ def _maxover_screen(ev, body, var, lo, hi, grid, ctx, point, backend=None):
         fctx.prec = old
 
 
-def _holds(lhs, rel, rhs, tol):
-    scale = abs(lhs) + abs(rhs) + mpmath.mpf(10) ** (-mpmath.mp.dps + 10)
+def _holds(lhs, rel, rhs, tol, slack=0):
+    """Whether ``lhs <rel> rhs`` holds within ``tol`` relative to the quantities compared (``|lhs| + |rhs|``:
+    no absolute floor, so a verdict is the same at every scale, 1e-300 as 1e300) plus ``slack`` (an
+    absolute allowance for the rounding error of the two values, :func:`_rounding_slack`)."""
+    scale = abs(lhs) + abs(rhs)
     if rel == "<=":
-        return lhs <= rhs + tol * scale
+        return lhs <= rhs + tol * scale + slack
     if rel == ">=":
-        return lhs >= rhs - tol * scale
+        return lhs >= rhs - tol * scale - slack
     if rel == "==":
-        return abs(lhs - rhs) <= tol * scale
+        return abs(lhs - rhs) <= tol * scale + slack
     raise ValueError(f"relation must be <=, >= or ==, got {rel!r}")
+
+
+_EXTRA_DIGITS = 40
+
+
+def _rounding_slack(w, dps, exprs, ctx, got):
+    """An allowance for the rounding error of values ``got`` of ``exprs`` computed at ``dps`` digits: 100 times
+    their distance from the same values at ``dps + 40`` digits (the rounding error of the ``dps``-digit values,
+    measured, so that it scales with the quantities: a cancellation to a value far below its terms is not
+    mistaken for a relation that fails, and a value that is small because the data are small is not mistaken
+    for rounding). Used only where the relative test alone would call the relation broken."""
+    with mpmath.workdps(dps + _EXTRA_DIGITS):
+        ev = _Eval(w)
+        again = [ev.ev(e, ctx) for e in exprs]
+    return 100 * mpmath.fsum(abs(a - b) for a, b in zip(got, again))
 
 
 DPS = 60
@@ -290,6 +308,9 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
                 ctx = {"i": i}
                 lv, rv = ev.ev(lhs_e, ctx), ev.ev(rhs_e, ctx)
                 good = bool(_holds(lv, a["relation"], rv, tol))
+                if not good:  # broken, or only rounding (a cancellation)? measured at more digits
+                    slack = _rounding_slack(w, dps, (lhs_e, rhs_e), ctx, (lv, rv))
+                    good = bool(_holds(lv, a["relation"], rv, tol, slack))
                 checks.append(
                     {"assumption": a["name"], "coordinate": i, "lhs": float(lv), "rhs": float(rv), "holds": good}
                 )
@@ -299,10 +320,14 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
             inside = ev.ev(req, {"i": None}) != 0
             checks.append({"precondition": "require", "expression": str(req), "holds": bool(inside)})
             ok = ok and bool(inside)
-        lhs = ev.ev(parse(w["lhs"], "lhs"), {"i": None})
-        rhs = ev.ev(parse(w["rhs"], "rhs"), {"i": None})
+        lhs_e, rhs_e = parse(w["lhs"], "lhs"), parse(w["rhs"], "rhs")
+        lhs = ev.ev(lhs_e, {"i": None})
+        rhs = ev.ev(rhs_e, {"i": None})
         rel = w["relation"]
-        fails = not _holds(lhs, rel, rhs, mpmath.mpf(10) ** (-(dps - 20)) if rel != "==" else tol)
+        rel_tol = mpmath.mpf(10) ** (-(dps - 20)) if rel != "==" else tol
+        fails = not _holds(lhs, rel, rhs, rel_tol)
+        if fails:  # a failure beyond the relative tolerance: also beyond the measured rounding error?
+            fails = not _holds(lhs, rel, rhs, rel_tol, _rounding_slack(w, dps, (lhs_e, rhs_e), {"i": None}, (lhs, rhs)))
         if rel == "<=":
             ratio = float(lhs / rhs) if rhs > 0 else None
         elif rel == ">=":
@@ -428,10 +453,12 @@ def _ball_assumptions(w, num):
     """The constants as rigorous enclosures: a constant an assumption defines (``==``) takes the
     enclosure of its defining value; a bounded one (``>=``/``<=``) keeps its stated value when that is
     certainly admissible, and takes the defining value itself (admissible with equality) when the
-    enclosures cannot tell. Returns ``(overrides, notes)``; raises Undecided for a stated constant
-    certainly outside its assumption."""
+    enclosures cannot tell. A condition whose left side is an expression (``MinEig(...) >= 0``, ...) must
+    hold certainly (:func:`_condition_holds`). Returns ``(overrides, notes)``; raises :class:`Infeasible` for a
+    stated constant or a condition certainly broken, Undecided (naming the condition) when one cannot be
+    decided."""
     ev = BallEval(w, num)
-    overrides, notes = {}, []
+    overrides, notes, conditions = {}, [], []
     for a in w.get("assumptions", []):
         where = f"assumptions[{a.get('name', '?')!r}]"
         lhs_e = parse(a["lhs"], f"{where}.lhs")
@@ -440,16 +467,19 @@ def _ball_assumptions(w, num):
         idx = list(range(ev.d)) if a.get("per_coordinate") else [None]
         vals = []
         for i in idx:
+            if name is None:  # a condition on an expression (e.g. MinEig(...) >= 0): checked below
+                conditions.append((a, lhs_e, rhs_e, {"i": i}))
+                continue
             val = ev.ev(rhs_e, {"i": i})
-            stated = ev.value(name, {"i": i}) if name is not None else None
+            stated = ev.value(name, {"i": i})
             rel = a["relation"]
-            if rel == "==" or stated is None:
+            if rel == "==":
                 vals.append(val)
                 continue
             ok = num.ge(stated, val) if rel == ">=" else num.ge(val, stated)
             bad = num.gt(val, stated) if rel == ">=" else num.gt(stated, val)
             if bad:
-                raise Undecided(f"the stated {name} breaks {a['name']!r}")
+                raise Infeasible(f"the stated {name} breaks {a['name']!r}")
             vals.append(stated if ok else val)
         if name is None:
             continue
@@ -460,7 +490,74 @@ def _ball_assumptions(w, num):
         else:
             ev.scalars[name] = v
         notes.append(a["name"])
+    for a, lhs_e, rhs_e, ctx in conditions:  # every condition on an expression: certainly true, or no proof
+        try:
+            _condition_holds(ev, a, lhs_e, rhs_e, ctx)
+        except Infeasible:
+            raise
+        except Undecided:  # equality, which no enclosure of irrational values can show: exactly, by sympy?
+            if not _exactly_equal(w, lhs_e, rhs_e, ctx, set(overrides)):
+                raise
+        notes.append(a["name"])
     return overrides, notes
+
+
+def _exactly_equal(w, lhs_e, rhs_e, ctx, defined) -> bool:
+    """Whether ``lhs - rhs`` is exactly 0 at the witness's exact data (binary floats and decimal strings as
+    rationals): sympy reduces the difference to the number 0 with no floating point involved, which proves
+    ``lhs == rhs`` and so both ``<=`` and ``>=``. Only for expressions of the scalars (and, at coordinate i, the
+    coordinate constants) without operators, and none of the constants an assumption defines."""
+    diff = lhs_e - rhs_e
+    if any(op_of(a) for a in sp.preorder_traversal(diff)) or sp.count_ops(diff) > 400:
+        return False
+    exact = {}
+    for s in diff.free_symbols:
+        if s.name in defined:
+            return False
+        raw = (w.get("scalars") or {}).get(s.name)
+        if raw is None and ctx.get("i") is not None:
+            vals = (w.get("coords") or {}).get(s.name)
+            raw = vals[ctx["i"]] if vals is not None else None
+        if raw is None or isinstance(raw, bool):
+            return False
+        exact[s] = sp.Rational(raw) if isinstance(raw, str) else sp.Rational(float(raw))
+    try:
+        d = sp.simplify(diff.xreplace(exact))
+    except Exception:  # noqa: BLE001 (sympy cannot simplify it: not shown equal)
+        return False
+    return d.is_Number and not d.is_Float and d == 0
+
+
+class Infeasible(Undecided):
+    """The enclosures show that the witness breaks one of its own conditions (never proved)."""
+
+
+def _condition_holds(ev, a, lhs_e, rhs_e, ctx):
+    """Raise unless the assumption ``a`` (whose left side is an expression, not a constant it defines) holds
+    certainly at ``ctx`` in ball arithmetic: :class:`Infeasible` when the enclosures show it broken,
+    :class:`Undecided` (naming the condition) when they cannot decide, or when one side has no rigorous
+    enclosure. An equality between two expressions is certain only between identical exact values."""
+    where = f"{a.get('name', '?')!r}" + ("" if ctx.get("i") is None else f" (coordinate {ctx['i']})")
+    try:
+        lv, rv = ev.ev(lhs_e, ctx), ev.ev(rhs_e, ctx)
+    except Undecided as exc:
+        raise Undecided(f"the condition {where} has no rigorous enclosure ({exc})") from None
+    num, rel = ev.num, a["relation"]
+    if rel == "<=":
+        ok, broken = num.ge(rv, lv), num.gt(lv, rv)
+    elif rel == ">=":
+        ok, broken = num.ge(lv, rv), num.gt(rv, lv)
+    elif rel == "==":
+        ok, broken = num.ge(lv, rv) and num.ge(rv, lv), not num.overlaps(lv, rv)
+    else:
+        raise ValueError(f"assumptions[{a.get('name', '?')!r}].relation must be <=, >= or ==, got {rel!r}")
+    if broken:
+        raise Infeasible(f"the witness breaks its condition {where}")
+    if not ok:
+        lo_l, hi_l = num.bounds(lv)
+        lo_r, hi_r = num.bounds(rv)
+        txt = f"lhs in [{lo_l:.17g}, {hi_l:.17g}], rhs in [{lo_r:.17g}, {hi_r:.17g}]"
+        raise Undecided(f"the condition {where} is not certain: {txt}")
 
 
 def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) -> dict:
@@ -486,6 +583,8 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
                     }
             lhs = ev.ev(parse(w["lhs"], "lhs"), {"i": None})
             rhs = ev.ev(parse(w["rhs"], "rhs"), {"i": None})
+        except Infeasible as exc:
+            return {"proved": False, "proof": f"not a valid witness: {exc}", "backend": num.name}
         except Undecided as exc:
             return {"proved": False, "proof": f"ball arithmetic cannot decide: {exc}", "backend": num.name}
         except RefusedExpression:  # a field outside the grammar: refused, not "not proved"
