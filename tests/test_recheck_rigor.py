@@ -76,19 +76,23 @@ def test_true_claim_not_violated_at_any_scale(scale):
     assert not chk["violated"]
 
 
-def test_cancellation_to_zero_is_rounding_not_a_violation():
-    # lhs = exp(log(a)) - a is 0 exactly, but at 60 digits it leaves a residue far below its terms (relative to
-    # the compared values 0 and the residue, any residue fails): the measured rounding error says it is rounding
-    a = sp.Symbol("a", positive=True)
-    lhs = sp.exp(sp.log(a, evaluate=False), evaluate=False) - a
-    w = {"kind": "expression", "relation": "<=", "lhs": srepr_text(lhs), "rhs": srepr_text(sp.Integer(0)),
-         "scalars": {"a": 0.1}}  # fmt: skip
-    with mpmath.workdps(60):
-        from proofs_checks.recheck import _Eval
+@pytest.mark.parametrize("relation", ["<=", ">=", "=="])
+def test_cancellation_to_zero_is_rounding_not_a_violation(relation, monkeypatch):
+    # lhs = sqrt(a) sqrt(b) - a at a = b is 0 exactly, but at 60 digits it leaves a residue far below its terms
+    # (relative to the compared values 0 and the residue, any residue fails): the measured rounding error says so
+    import proofs_checks.recheck as R
 
-        residue = _Eval(w).ev(lhs, {"i": None})
+    a, b = sp.symbols("a b", positive=True)
+    lhs = sp.sqrt(a) * sp.sqrt(b) - a
+    w = {"kind": "expression", "relation": relation, "lhs": srepr_text(lhs), "rhs": srepr_text(sp.Integer(0)),
+         "scalars": {"a": 0.1, "b": 0.1}}  # fmt: skip
+    with mpmath.workdps(60):
+        residue = R._Eval(w).ev(R.parse(w["lhs"]), {"i": None})
     assert residue != 0  # the case is real: the 60-digit value is not 0
     assert not recheck(w)["violated"]
+    monkeypatch.setattr(R, "_rounding_slack", lambda *args: 0)  # without the measured rounding error
+    broken = (relation == "<=" and residue > 0) or (relation == ">=" and residue < 0) or relation == "=="
+    assert recheck(w)["violated"] == broken
 
 
 # ---------------------------------------------------------------------------------------------------
