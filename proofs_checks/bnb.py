@@ -52,6 +52,7 @@ class BnBResult:
     witness: dict | None = None  # the point, with the enclosures of both sides
     backend: str = ""
     reason: str = ""
+    claim: dict | None = field(default=None, repr=False, compare=False)  # what was decided (for bnb_record)
 
     def to_dict(self) -> dict:
         return {
@@ -192,7 +193,15 @@ def branch_and_bound(
         raise ValueError(f"max_boxes must be an integer >= 1, got {max_boxes!r}")
     num = ball_backend(backend, bits)
     with working_precision(num, bits):
-        return _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
+        res = _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
+    res.claim = {
+        "lhs": _sym(lhs),
+        "rhs": _sym(rhs),
+        "relation": relation,
+        "box": dict(box),
+        "scalars": dict(scalars or {}),
+    }
+    return res
 
 
 def _outward(v, down: bool) -> float:

@@ -52,6 +52,16 @@ Kinds shipped here:
     two standard errors) and confirms that the whole interval lies below ``theory - margin``, and
     either the instance pins the exponent (``pinned``) or the interval also lies below the exponent
     of the ``reference`` data (another method of the same claimed class) minus the margin.
+
+``divergence``
+    An iteration that leaves every bound: ``update`` (state name -> expression of the state and the
+    ``scalars``), ``start``, ``steps``, ``measure`` (an expression of the state) and ``threshold``; the re-check
+    iterates at 60 digits and confirms that every iterate is finite and the measure at the last exceeds the
+    threshold (a convergence or boundedness claim violated; the reported finite ``last`` values are compared).
+
+A kind registered elsewhere (:func:`register`, e.g. by a claim file) re-checks in a process that did not import
+that file when the witness names the module (``"module"``, which the re-check's result carries) and the caller
+allows it (``recheck(w, allow_modules=[...])``, ``--allow-module``): a data file never runs code by itself.
 """
 
 from __future__ import annotations
@@ -428,25 +438,163 @@ def recheck_rate_fit(w: dict, dps: int = 30) -> dict:
         }
 
 
-RECHECKERS = {"expression": recheck_expression, "sample-mean": recheck_sample_mean, "rate-fit": recheck_rate_fit}
+def recheck_divergence(w: dict, dps: int = DPS) -> dict:
+    """Re-check a ``divergence`` witness: the iteration ``state <- update(state)`` (``update``: state name ->
+    expression of the state and the ``scalars``) run ``steps`` times from ``start`` at ``dps`` digits; violated
+    (the claim that the iteration stays bounded, ``measure <= threshold`` at every step, is false) when every
+    iterate is finite and ``measure`` at the last one exceeds ``threshold`` (relative tolerance 10^-(dps-20)).
+    The checks compare the re-computed last state with the reported finite ``last`` values."""
+    with mpmath.workdps(dps):
+        steps = int(w["steps"])
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        names = list(w["update"])
+        if set(w["start"]) != set(names):
+            raise ValueError(f"start must give every state variable {sorted(names)}, got {sorted(w['start'])}")
+
+        def own(e):  # the state's symbols under names of their own (a state may be called x, which the
+            ren = {s: sp.Symbol(f"state {s.name}") for s in e.free_symbols if s.name in names}  # vocabulary reserves)
+            return e.xreplace(ren)
+
+        upd = {k: own(parse(v, f"update[{k!r}]")) for k, v in w["update"].items()}
+        measure = own(parse(w["measure"], "measure"))
+        base = {k: mp_number(v) for k, v in (w.get("scalars") or {}).items()}
+        state = {k: mp_number(v) for k, v in w["start"].items()}
+
+        def evaluator():
+            ev = _Eval({})
+            ev.scalars = {**base, **{f"state {k}": v for k, v in state.items()}}
+            return ev
+
+        finite = True
+        for _ in range(steps):
+            ev = evaluator()
+            state = {k: ev.ev(e, {"i": None}) for k, e in upd.items()}
+            if not all(mpmath.isfinite(v) for v in state.values()):
+                finite = False
+                break
+        m = evaluator().ev(measure, {"i": None}) if finite else mpmath.inf
+        thr = mp_number(w["threshold"])
+        exceeds = finite and not _holds(m, "<=", thr, mpmath.mpf(10) ** (-(dps - 20)))
+        checks = [{"steps": steps, "all_finite": finite}]
+        for k, v in (w.get("last") or {}).items():
+            got = state.get(k)
+            checks.append({"state": k, "reported": float(v), "recomputed": None if got is None else float(got)})
+        return {
+            "violated": bool(exceeds),
+            "assumptions_ok": True,
+            "empirical": float(m) if finite else float("inf"),
+            "bound": float(thr),
+            "ratio": float(m / thr) if finite and thr > 0 else None,
+            "checks": checks,
+            "dps": dps,
+            "proved": False,
+            "proof": "re-computed at high precision, without rigorous error bounds",
+        }
 
 
-def register(kind: str, fn) -> None:
-    """Register ``fn(witness, dps) -> dict`` (the keys of :func:`recheck`) for witnesses of ``kind``."""
+RECHECKERS = {
+    "expression": recheck_expression,
+    "sample-mean": recheck_sample_mean,
+    "rate-fit": recheck_rate_fit,
+    "divergence": recheck_divergence,
+}
+_SHIPPED = frozenset(RECHECKERS)
+RECHECK_SOURCES: dict = {}  # kind -> the module that registered it (importable name, or its file's path)
+
+
+def register(kind: str, fn, *, module: str | None = None) -> None:
+    """Register ``fn(witness, dps) -> dict`` (the keys of :func:`recheck`) for witnesses of ``kind``.
+
+    ``module``: where the re-check is defined, for a standalone re-check in another process (an importable
+    module name, or a ``.py`` file's path); default: ``fn``'s module when it is importable by that name, else
+    its source file. A re-check of a registered kind reports it (``"module"`` in its result, so a record's
+    witness carries it) and :func:`recheck` imports it only when the caller allows that module by name
+    (``allow_modules``; ``--allow-module`` on the command line): a witness is data and never runs code by itself."""
     if not callable(fn):
         raise TypeError("the re-check must be callable")
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"kind must be a non-empty string, got {kind!r}")
     RECHECKERS[kind] = fn
+    if kind not in _SHIPPED:
+        RECHECK_SOURCES[kind] = module or _source_of(fn)
 
 
-def recheck(witness: dict, dps: int | None = None) -> dict:
-    """Re-check ``witness`` with the function registered for its ``kind``."""
+def _source_of(fn):
+    import importlib.util
+    import inspect
+    import sys
+
+    name = getattr(fn, "__module__", None)
+    mod = sys.modules.get(name) if name else None
+    try:
+        if name and name != "__main__" and importlib.util.find_spec(name) is not None:
+            return name
+    except (ImportError, ValueError):
+        pass
+    try:
+        path = inspect.getsourcefile(mod if mod is not None else fn)
+    except TypeError:
+        path = None
+    return path
+
+
+def _import_allowed(source: str, allow_modules) -> None:
+    """Import the module that registers a witness kind, ``source`` (a name or a ``.py`` path), only when it is
+    in ``allow_modules`` (names compared as given, paths by their real path); else ValueError saying how."""
+    import importlib
+    import importlib.util
+    import os
+
+    allowed = {str(a) for a in allow_modules or ()}
+    is_path = source.endswith(".py") or os.sep in source
+    if is_path:
+        ok = os.path.realpath(source) in {os.path.realpath(a) for a in allowed}
+    else:
+        ok = source in allowed
+    if not ok:
+        raise ValueError(
+            f"the witness's kind is registered by {source!r}, which this re-check does not import unless allowed: "
+            f"pass allow_modules=[{source!r}] (command line: --allow-module {source})"
+        )
+    if is_path:
+        name = "lptheory_recheck_" + os.path.splitext(os.path.basename(source))[0].replace("-", "_")
+        spec = importlib.util.spec_from_file_location(name, source)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"{source!r} is not a Python file")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    else:
+        importlib.import_module(source)
+
+
+def recheck(witness: dict, dps: int | None = None, *, allow_modules=()) -> dict:
+    """Re-check ``witness`` with the function registered for its ``kind``.
+
+    A kind registered by a claim file (:func:`register`) that this process has not imported is re-checked when
+    the witness names its module (``"module"``, or ``"module"`` in its stored ``recheck``) and that module is
+    in ``allow_modules``: then it is imported (which registers the kind) and the witness re-checked; otherwise a
+    ValueError says which module to allow. Nothing named by a witness is imported without that consent."""
     if not isinstance(witness, dict) or "kind" not in witness:
         raise ValueError("a witness is a JSON object with a 'kind' field")
     kind = witness["kind"]
     if kind not in RECHECKERS:
-        raise ValueError(f"no re-check registered for witness kind {kind!r} (known: {sorted(RECHECKERS)})")
+        stored = witness.get("recheck") if isinstance(witness.get("recheck"), dict) else {}
+        source = witness.get("module") or stored.get("module")
+        if not source:
+            raise ValueError(f"no re-check registered for witness kind {kind!r} (known: {sorted(RECHECKERS)})")
+        if not isinstance(source, str):
+            raise ValueError(f"the witness's 'module' must be a module name or a .py path, got {source!r}")
+        _import_allowed(source, allow_modules)
+        if kind not in RECHECKERS:
+            raise ValueError(f"{source!r} was imported but registers no re-check for witness kind {kind!r}")
     fn = RECHECKERS[kind]
-    return fn(witness) if dps is None else fn(witness, dps)
+    clean = {k: v for k, v in witness.items() if k != "recheck"}
+    out = fn(clean) if dps is None else fn(clean, dps)
+    src = RECHECK_SOURCES.get(kind)
+    if src and isinstance(out, dict) and not str(src).startswith("proofs_checks."):  # a user's kind: say where
+        out = {**out, "module": src}
+    return out
 
 
 def _ball_assumptions(w, num):
@@ -610,15 +758,27 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
 
 
 def main(argv=None) -> int:
-    """``python -m proofs_checks.recheck [witness.json]``: re-check one witness (a file, or stdin) and print
-    the result as JSON. Exit 0 when the re-check ran (whatever it found), 2 on a witness that cannot be read
-    or is refused (a field outside the toolkit's expression grammar: the message names the field)."""
+    """``python -m proofs_checks.recheck [--allow-module MODULE]... [witness.json]``: re-check one witness (a file,
+    or stdin) and print the result as JSON. Exit 0 when the re-check ran (whatever it found), 2 on a witness that
+    cannot be read or is refused (a field outside the toolkit's expression grammar: the message names the field;
+    a kind registered by a module that ``--allow-module`` does not name: the message names the module)."""
     import json
     import sys
 
     args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) > 1 or (args and args[0] in ("-h", "--help")):
-        print("usage: python -m proofs_checks.recheck [witness.json]  (stdin when no file)", file=sys.stderr)
+    allow = []
+    while args and args[0].startswith("--allow-module"):
+        flag = args.pop(0)
+        if "=" in flag:
+            allow.append(flag.split("=", 1)[1])
+        elif args:
+            allow.append(args.pop(0))
+        else:
+            print("error: --allow-module needs a module name or a .py path", file=sys.stderr)
+            return 2
+    usage = "usage: python -m proofs_checks.recheck [--allow-module MODULE]... [witness.json]  (stdin when no file)"
+    if len(args) > 1 or (args and args[0] in ("-h", "--help")) or (args and args[0].startswith("--")):
+        print(usage, file=sys.stderr)
         return 2
     name = args[0] if args else "<stdin>"
     try:
@@ -627,9 +787,7 @@ def main(argv=None) -> int:
                 witness = json.load(fh)
         else:
             witness = json.load(sys.stdin)
-        if isinstance(witness, dict) and "recheck" in witness:  # a record's witness carries the toolkit's result
-            witness = {k: v for k, v in witness.items() if k != "recheck"}
-        out = recheck(witness)
+        out = recheck(witness, allow_modules=allow)  # a record's witness: its stored result is set aside
     except (OSError, ValueError, KeyError, TypeError) as exc:
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         print(f"error: {name}: {what}", file=sys.stderr)
@@ -638,5 +796,7 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # run the module's canonical copy: a kind registered by an allowed module (through
+    import importlib  # proofs_checks.api) lands in that copy's RECHECKERS, not in this __main__ one's
+
+    raise SystemExit(importlib.import_module(__spec__.name if __spec__ else "proofs_checks.recheck").main())
