@@ -30,10 +30,11 @@ __all__ = [
 ]
 
 MinEig = sp.Function("MinEig")
-"""``MinEig(M)``: the smallest eigenvalue of the symmetric matrix ``M`` (a ``sympy.ImmutableMatrix`` of
-expressions), for conditions such as ``("H <= diag(L)", MinEig(ImmutableMatrix(diag(L) - H)), ">=", 0)``. The
-re-check evaluates it at 60 digits and encloses it rigorously for any n x n (Rayleigh quotient above, interval
+MinEig.__doc__ = """MinEig(M): the smallest eigenvalue of the symmetric matrix ``M`` (a ``sympy.ImmutableMatrix`` of
+expressions), for a witness's conditions such as ``("H <= diag(L)", MinEig(ImmutableMatrix(diag(L) - H)), ">=", 0)``.
+The re-check evaluates it at 60 digits and encloses it rigorously for any n x n (Rayleigh quotient above, interval
 LDL^T below), so a witness with such a condition can be proved."""
+MinEig.__module__ = "proofs_checks.witnesses"  # sympy's undefined functions have neither (help() and pydoc need both)
 
 
 def srepr_text(e) -> str:
