@@ -462,12 +462,18 @@ def bnb_record(result, spec: ClaimSpec, params: dict | None = None) -> Claim:
 
         pt = result.witness["point"]
         sc = {k: float(v) for k, v in claim["scalars"].items()} | {k: float(v) for k, v in pt.items()}
+        lhs, rhs = claim["lhs"], claim["rhs"]
+        if "x" in sc:  # the witness vocabulary reserves x (a sample of a distribution): the variable renamed
+            new = next(n for n in ("x_", "x__", "x_box") if n not in sc)
+            ren = {s: sp.Symbol(new, **s.assumptions0) for e in (lhs, rhs) for s in e.free_symbols if s.name == "x"}
+            lhs, rhs = lhs.xreplace(ren), rhs.xreplace(ren)
+            sc[new] = sc.pop("x")
         w = {
             "kind": "expression",
             "claim": spec.id,
             "relation": rel,
-            "lhs": srepr_text(claim["lhs"]),
-            "rhs": srepr_text(claim["rhs"]),
+            "lhs": srepr_text(lhs),
+            "rhs": srepr_text(rhs),
             "scalars": sc,
         }
         lo_l, hi_l = result.witness["lhs"]

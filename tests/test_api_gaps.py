@@ -163,3 +163,40 @@ def test_registered_kind_rechecks_standalone_with_consent(tmp_path):
     res2 = subprocess.run([*run, "--allow-module", str(claims), str(wfile)], capture_output=True, text=True,
                           env=env, cwd=tmp_path)  # fmt: skip
     assert res2.returncode == 2 and "ran code" not in res2.stderr + res2.stdout
+
+
+# ---------------------------------------------------------------------------------------------------
+# branch-and-bound on compositions (a mean-value form at every node) and tight points inside a box
+
+_NS = (sp.Float("3.4445"), sp.Float("-4.7750"), sp.Float("2.0315"))  # the quintic Newton-Schulz polynomial
+
+
+def _ns_power(k):
+    x = sp.Symbol("x", real=True)
+    y = x
+    for _ in range(k):
+        y = _NS[0] * y + _NS[1] * y**3 + _NS[2] * y**5
+    return y
+
+
+@pytest.mark.parametrize("k, most", [(3, 500), (4, 2500)])
+def test_compositions_proved_with_few_boxes(k, most):
+    # phi^k(x) <= 1.21 on [0, 1] (the sup is 1.20237): the natural extension and the whole-expression mean-value
+    # form needed 987 (k = 3) and 8189 (k = 4) box evaluations; the nested form needs 395 and 1781
+    res = api.branch_and_bound(_ns_power(k), sp.Float("1.21"), {"x": (0.0, 1.0)}, max_boxes=200000)
+    assert res.status == "proved" and res.evaluations <= most, res.reason
+    # and it still finds a violation where there is one (1.2 < sup)
+    bad = api.branch_and_bound(_ns_power(k), sp.Float("1.2"), {"x": (0.0, 1.0)}, max_boxes=200000)
+    assert bad.status == "violated"
+    assert api.recheck(api.bnb_record(bad, _spec("ns", _ns_power(k), sp.Float("1.2"))).witness)["violated"]
+
+
+def test_tight_point_inside_the_box_is_split_at():
+    # t (1 - t) <= 1/4 on [0, 0.9]: equality at t = 1/2, which no bisection of [0, 0.9] makes a box end
+    t = sp.Symbol("t", real=True)
+    plain = api.branch_and_bound(t * (1 - t), sp.Rational(1, 4), {"t": (0.0, 0.9)}, max_boxes=5000)
+    assert plain.status == "inconclusive"  # no certificate: the boxes around t = 1/2 cannot separate
+    res = api.branch_and_bound(
+        t * (1 - t), sp.Rational(1, 4), {"t": (0.0, 0.9)}, tight=[api.TightPoint("t", 0.5)], max_boxes=5000
+    )
+    assert res.status == "proved", res.reason
