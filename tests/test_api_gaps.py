@@ -118,7 +118,7 @@ def test_bnb_results_become_records():
 
 
 CLAIM_FILE = textwrap.dedent(
-    '''
+    """
     from proofs_checks.api import register_recheck
 
     def _recheck_double(w, dps=30):
@@ -127,7 +127,7 @@ CLAIM_FILE = textwrap.dedent(
                 "bound": float(w["bound"]), "ratio": None, "checks": [], "dps": dps}
 
     register_recheck("double-test-kind", _recheck_double)
-    '''
+    """
 )
 
 
