@@ -28,7 +28,8 @@ What is here
 * engines: :func:`exact_expectation`, :func:`monte_carlo`, :func:`interval_claim`, :func:`value_claim`
   (its witness built from the :class:`Point` where the value was computed), :func:`claim_record` (a
   record from a combined verdict),
-  :func:`adversarial_search` over :class:`DistributionSpace` with a :class:`SearchBudget`,
+  :func:`adversarial_search` over :class:`DistributionSpace` (or :class:`MatrixSpace`: matrices, symmetric or
+  not, with a spectral bound; :func:`matrix_symbols`) with a :class:`SearchBudget`,
   :func:`rate_claim`, :func:`fit_exponent`, :func:`fit_slope`, :func:`pointwise`; the simulator
   (:func:`simulate` with :class:`Observer`, :class:`Metric`, :class:`Series`, :class:`Regret`,
   :class:`StateNorm`);
@@ -119,6 +120,7 @@ from .expressions import (
     sigma,
     x,
 )
+from .matrix_space import MatrixSpace, matrix_symbols
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
 from .recheck import DPS, Undecided, prove_expression, recheck
@@ -221,4 +223,6 @@ __all__ = [
     "MinEig",
     "bnb_record",
     "divergence_claim",
+    "MatrixSpace",
+    "matrix_symbols",
 ]

@@ -200,3 +200,41 @@ def test_tight_point_inside_the_box_is_split_at():
         t * (1 - t), sp.Rational(1, 4), {"t": (0.0, 0.9)}, tight=[api.TightPoint("t", 0.5)], max_boxes=5000
     )
     assert res.status == "proved", res.reason
+
+
+# ---------------------------------------------------------------------------------------------------
+# matrix search spaces with spectral constraints, and their power on planted violations
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_matrix_space_search_holds_and_finds_a_planted_violation(symmetric):
+    M = api.matrix_symbols(3)
+    # |M_01| <= ||M||_2 <= 2 (true, tight at M = 2 (e0 e1^T + e1 e0^T) / 2-ish); planted: the bound times 0.9
+    spec = api.ClaimSpec(id="entry.le.norm", statement="|M_01| <= 2 when ||M||_2 <= 2", source="test",
+                         term=sp.Abs(M[0, 1]), bound=sp.Float(2.0))  # fmt: skip
+    space = api.MatrixSpace(3, symmetric=symmetric, spectral_bound=2.0)
+    budget = api.SearchBudget(60, 10)
+    rec = api.adversarial_search(spec, [space], {}, seed=0, budget=budget)
+    assert rec.status == "holds" and rec.evidence == "searched" and 0.99 < rec.ratio <= 1.0
+    planted = api.adversarial_search(spec, [space], {}, seed=0, budget=budget, scale=0.9)
+    assert planted.status == "violated" and planted.evidence == "proved" and planted.ratio > 1.1
+    w = planted.witness
+    assert any("MinEig" in a["lhs"] for a in w["assumptions"])  # the spectral constraint re-derived
+    chk = api.recheck(w)
+    assert chk["violated"] and chk["assumptions_ok"] and chk["proved"]
+
+
+def test_matrix_space_candidates_meet_their_constraints():
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(-1, 1, (50, api.MatrixSpace(4, symmetric=True, spectral_bound=1.5).dim))
+    mats = api.MatrixSpace(4, symmetric=True, spectral_bound=1.5).decode(xs)
+    assert np.array_equal(mats, mats.transpose(0, 2, 1))
+    assert np.abs(np.linalg.eigvalsh(mats)).max() <= 1.5
+    psd = api.MatrixSpace(3, symmetric=True, spectral_bound=1.0, psd=True)
+    assert np.linalg.eigvalsh(psd.decode(rng.uniform(-1, 1, (50, psd.dim)))).min() >= -1e-12
+    rect = api.MatrixSpace(2, 5, spectral_bound=3.0)
+    assert np.linalg.norm(rect.decode(rng.uniform(-1, 1, (50, rect.dim))), ord=2, axis=(1, 2)).max() <= 3.0
+    with pytest.raises(api.ClaimError, match="psd"):
+        api.MatrixSpace(3, psd=True)
+    with pytest.raises(api.ClaimError, match="square"):
+        api.MatrixSpace(2, 3, symmetric=True)
