@@ -36,6 +36,17 @@ class Undecided(Exception):
     """Ball arithmetic cannot decide a step (a sign or a branch whose enclosure straddles 0, ...)."""
 
 
+def _outward_floats(lo, hi, exact):
+    """Floats ``(flo, fhi)`` with flo <= lo and hi <= fhi (``lo``, ``hi`` exact numbers of a type that ``exact``
+    makes from a float and compares): the nearest floats, stepped outward where rounding went inward."""
+    flo, fhi = float(lo), float(hi)
+    if math.isfinite(flo) and exact(flo) > lo:
+        flo = math.nextafter(flo, -math.inf)
+    if math.isfinite(fhi) and exact(fhi) < hi:
+        fhi = math.nextafter(fhi, math.inf)
+    return flo, fhi
+
+
 class _ArbNum:
     """The number layer of the rigorous re-check on python-flint's ``arb`` (midpoint-radius balls with
     rigorous error bounds; https://flintlib.org/doc/arb.html)."""
@@ -119,13 +130,7 @@ class _ArbNum:
 
     def bounds(self, x):
         """The enclosure's ends as floats rounded outward (the float interval contains the ball)."""
-        lo, hi = x.lower(), x.upper()
-        flo, fhi = float(lo), float(hi)
-        if math.isfinite(flo) and self.arb(flo) > lo:
-            flo = math.nextafter(flo, -math.inf)
-        if math.isfinite(fhi) and self.arb(fhi) < hi:
-            fhi = math.nextafter(fhi, math.inf)
-        return flo, fhi
+        return _outward_floats(x.lower(), x.upper(), self.arb)
 
 
 class _IvNum(_ArbNum):
@@ -199,13 +204,7 @@ class _IvNum(_ArbNum):
     def bounds(self, x):
         """The interval's ends as floats rounded outward."""
         with mpmath.workprec(max(mpmath.mp.prec, self.iv.prec, 53)):  # the ends exactly
-            a, b = mpmath.mpf(x._mpi_[0]), mpmath.mpf(x._mpi_[1])
-            flo, fhi = float(a), float(b)
-            if math.isfinite(flo) and mpmath.mpf(flo) > a:
-                flo = math.nextafter(flo, -math.inf)
-            if math.isfinite(fhi) and mpmath.mpf(fhi) < b:
-                fhi = math.nextafter(fhi, math.inf)
-        return flo, fhi
+            return _outward_floats(mpmath.mpf(x._mpi_[0]), mpmath.mpf(x._mpi_[1]), mpmath.mpf)
 
 
 def ball_backend(prefer: str | None = None, bits: int = 256):
