@@ -191,3 +191,16 @@ def test_bnb_box_ends_rounded_outward():
     lo2, _ = outward_box({"t": (sp.sqrt(2) / 1000, 1.0)})["t"]
     assert sp.Rational(lo2) < sp.sqrt(2) / 1000
     assert outward_box({"t": (0.25, 1)})["t"] == (0.25, 1.0)
+
+
+def test_bnb_claims_counterexample_needs_a_proved_recheck():
+    from proofs_checks.bnb import BnBResult
+    from proofs_checks.stacey.bnb_claims import _point_witness, _record
+
+    q = sp.Symbol("q", real=True)
+    bad = BnBResult("violated", 0, 1, witness={"point": {"q": 0.5}}, reason="separate at q = 0.5")
+    real = _record("t.real", "q <= 0.4", "s", {}, [bad], witness=_point_witness(q, sp.Float(0.4), {"q": 0.5}, {}, "t"))
+    assert real.status == "violated" and real.witness["recheck"]["proved"]
+    # a witness that does not re-check (here: it holds at the point) never makes a violated record
+    fake = _record("t.fake", "q <= 0.6", "s", {}, [bad], witness=_point_witness(q, sp.Float(0.6), {"q": 0.5}, {}, "t"))
+    assert fake.status == "inconclusive" and "does not prove it" in fake.reason
