@@ -4,7 +4,9 @@ A claim ``lhs(z) <relation> rhs(z)`` for every z in a box B of R^m (m small: a t
 support, a 2x2 matrix's eigenvalue ratio, a family parameter) is decided by interval (ball) arithmetic
 (python-flint's ``arb``, or ``mpmath.iv`` without it; the number layer of :mod:`proofs_checks.recheck`):
 
-* a box whose enclosures of the two sides separate in the claimed direction is *proved*;
+* a box whose enclosures of the two sides separate in the claimed direction is *proved* (enclosures: the natural
+  extension, a mean-value form at every node of a polynomial expression (:func:`nested_mean_value`: compositions
+  such as p(p(p(x))) stay tight), and the whole expression's mean-value form);
 * the center (and, up to 3 variables, the corners) of every box not proved is evaluated exactly (point
   balls): where the enclosures separate in the failing direction, the claim is *violated* and that point
   is the witness;
@@ -18,7 +20,9 @@ A claim that is tight at a known point (equality attained, so no enclosure can s
 given a *tight point* certificate in one variable (:class:`TightPoint`): at the point, lhs - rhs is 0
 exactly (sympy reduces it to 0) or <= 0 by enclosure; on a box having the point as an end in that variable
 (1-D boxes only), the derivative of lhs - rhs has the sign that makes the point the box's maximum of
-lhs - rhs (enclosed rigorously). Such boxes are proved by the mean value theorem.
+lhs - rhs (enclosed rigorously). Such boxes are proved by the mean value theorem. A box that holds a tight point
+strictly inside is split at it (not at its midpoint), so that the point becomes an end of the boxes around it.
+Box ends that are not floats (1/3, "0.1", sqrt(2)/1000) are rounded outward (:func:`outward_box`).
 
 :func:`enclose_max` gives a rigorous enclosure [lo, hi] of the supremum of a function over a box (lo from
 exact point values, hi from box enclosures, boxes pruned when they cannot hold the maximum).
