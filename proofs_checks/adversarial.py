@@ -6,6 +6,7 @@ witnesses.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import sympy as sp
@@ -60,7 +61,19 @@ def adversarial_search(
     always re-checked at high precision (its re-checked values are reported); ``violated`` needs the
     re-check to confirm. ``scale`` multiplies the bound (planted false bounds in tests); ``require``:
     a condition on the constants that candidates must meet, a sympy relation such as
-    ``CoordSum(sigma) > 1e-6 * G`` (non-negligible noise; :class:`SearchJob`; a callable is a TypeError)."""
+    ``CoordSum(sigma) > 1e-6 * G`` (non-negligible noise; :class:`SearchJob`; a callable is a TypeError).
+
+    ``spaces`` may also be :class:`~proofs_checks.matrix_space.MatrixSpace` objects (claims about a matrix's
+    entries ``M_i_j``): each is searched (:func:`~proofs_checks.matrix_space.matrix_search`) and the record of
+    the worst one returned (a violated one first)."""
+    from .matrix_space import MatrixSpace, matrix_search
+
+    spaces = list(spaces)
+    if spaces and any(isinstance(s, MatrixSpace) for s in spaces):
+        if not all(isinstance(s, MatrixSpace) for s in spaces) or require is not None:
+            raise TypeError("adversarial_search: MatrixSpace spaces take neither distribution spaces nor require=")
+        recs = [matrix_search(spec, s, params, scalars=scalars, seed=seed, budget=budget, scale=scale) for s in spaces]
+        return max(recs, key=lambda r: (r.status == "violated", r.ratio if r.ratio is not None else -math.inf))
     return adversarial_search_many(
         [SearchJob(spec, seed, scale, require)], spaces, [params], scalars=scalars, budget=budget, progress=progress
     )[0]

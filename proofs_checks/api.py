@@ -28,7 +28,8 @@ What is here
 * engines: :func:`exact_expectation`, :func:`monte_carlo`, :func:`interval_claim`, :func:`value_claim`
   (its witness built from the :class:`Point` where the value was computed), :func:`claim_record` (a
   record from a combined verdict),
-  :func:`adversarial_search` over :class:`DistributionSpace` with a :class:`SearchBudget`,
+  :func:`adversarial_search` over :class:`DistributionSpace` (or :class:`MatrixSpace`: matrices, symmetric or
+  not, with a spectral bound; :func:`matrix_symbols`) with a :class:`SearchBudget`,
   :func:`rate_claim`, :func:`fit_exponent`, :func:`fit_slope`, :func:`pointwise`; the simulator
   (:func:`simulate` with :class:`Observer`, :class:`Metric`, :class:`Series`, :class:`Regret`,
   :class:`StateNorm`);
@@ -36,9 +37,13 @@ What is here
   :func:`family_supremum`, :func:`recheck_correction`, :func:`correction_record`, :func:`as_correction`;
 * verdicts: :func:`decide`, :func:`decide_rate`, :func:`combine` (the one set of rules);
 * negative controls, one convention for every pack (a control's record is never ``holds`` nor
-  ``violated``: ``inconclusive``, "negative control 'x' fails as it must"): :func:`control_verdict` and
-  :func:`gate_on_controls` on verdicts, :func:`control_record` on a record an engine built for the control;
-* witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds);
+  ``violated``: ``inconclusive``, "negative control 'x' fails as it must"): :func:`control_verdict`,
+  :func:`gate_on_controls` (on verdicts or on records, e.g. :func:`rate_claim`'s), :func:`control_record` on a
+  record an engine built for the control;
+* witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds; re-checked standalone with
+  ``allow_modules``/``--allow-module``); :func:`divergence_claim` (an iteration that leaves every bound violates
+  a convergence claim, witness kind ``divergence``); ``MinEig`` (the smallest eigenvalue of a symmetric matrix, in
+  a witness's conditions, enclosed rigorously);
 * packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`.
 
 Pack-author tools (what the packs shipped here use beyond the list above; every pack in the repository
@@ -49,8 +54,9 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
   of ``n`` samples);
 * proofs: :func:`decide_identity` (an equality of a proof: sympy reduces it to 0 and spot checks agree) and
   :func:`decide_step` (a step checked by its rule's precondition and spot checks); :func:`branch_and_bound`
-  (``lhs <relation> rhs`` decided on every point of a box by ball arithmetic), :class:`TightPoint` (a face on
-  which the claim is tight), :func:`enclose_max` (a rigorous enclosure of a supremum);
+  (``lhs <relation> rhs`` decided on every point of a box by ball arithmetic) and :func:`bnb_record` (its result
+  as a record), :class:`TightPoint` (a face on which the claim is tight), :func:`enclose_max` (a rigorous
+  enclosure of a supremum);
 * rigorous re-checks: :func:`prove_expression` (a witness's violation proved in ball arithmetic),
   :class:`Undecided` (raised by a ball evaluation that cannot decide a step), ``DPS`` (the working precision,
   in decimal digits, of a re-check that evaluates a claim anew from a witness: 60);
@@ -118,6 +124,7 @@ from .expressions import (
     sigma,
     x,
 )
+from .matrix_space import MatrixSpace, matrix_symbols
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
 from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
@@ -135,9 +142,9 @@ from .verdict import (
     decide_identity,
     decide_rate,
     decide_step,
-    gate_on_controls,
     scope_to_instances,
 )
+from .witnesses import MinEig, bnb_record, divergence_claim, gate_on_controls
 
 __all__ = [
     "Assumption",
@@ -224,4 +231,9 @@ __all__ = [
     "PLANTED_SIZE",
     "planted_scale_control",
     "planted_record_control",
+    "MinEig",
+    "bnb_record",
+    "divergence_claim",
+    "MatrixSpace",
+    "matrix_symbols",
 ]

@@ -36,6 +36,17 @@ class Undecided(Exception):
     """Ball arithmetic cannot decide a step (a sign or a branch whose enclosure straddles 0, ...)."""
 
 
+def _outward_floats(lo, hi, exact):
+    """Floats ``(flo, fhi)`` with flo <= lo and hi <= fhi (``lo``, ``hi`` exact numbers of a type that ``exact``
+    makes from a float and compares): the nearest floats, stepped outward where rounding went inward."""
+    flo, fhi = float(lo), float(hi)
+    if math.isfinite(flo) and exact(flo) > lo:
+        flo = math.nextafter(flo, -math.inf)
+    if math.isfinite(fhi) and exact(fhi) < hi:
+        fhi = math.nextafter(fhi, math.inf)
+    return flo, fhi
+
+
 class _ArbNum:
     """The number layer of the rigorous re-check on python-flint's ``arb`` (midpoint-radius balls with
     rigorous error bounds; https://flintlib.org/doc/arb.html)."""
@@ -112,8 +123,14 @@ class _ArbNum:
     def fn(self, name, x):
         return getattr(x, name)()
 
+    def mid_mpf(self, x):
+        """The ball's midpoint as an mpmath number, exactly."""
+        m, e = x.mid().man_exp()
+        return mpmath.mpf((int(m), int(e)))
+
     def bounds(self, x):
-        return float(x.lower()), float(x.upper())
+        """The enclosure's ends as floats rounded outward (the float interval contains the ball)."""
+        return _outward_floats(x.lower(), x.upper(), self.arb)
 
 
 class _IvNum(_ArbNum):
@@ -140,8 +157,9 @@ class _IvNum(_ArbNum):
             return iv.mpf(int(v))
         if isinstance(v, sp.Rational):
             return iv.mpf(int(v.p)) / iv.mpf(int(v.q))
-        if isinstance(v, (sp.Float, mpmath.mpf)):
-            return iv.mpf(mpmath.mpf(v._mpf_))
+        if isinstance(v, (sp.Float, mpmath.mpf)):  # exactly (at the mantissa's length), then outward to iv.prec
+            with mpmath.workprec(max(53, int(v._mpf_[1]).bit_length() + 2)):
+                return iv.mpf(mpmath.mpf(v._mpf_))
         if v is sp.pi:
             return iv.pi
         if v is sp.E:
@@ -178,8 +196,15 @@ class _IvNum(_ArbNum):
         f = {"sqrt": self.iv.sqrt, "exp": self.iv.exp, "log": self.iv.log, "sin": self.iv.sin, "cos": self.iv.cos}[name]
         return f(x)
 
+    def mid_mpf(self, x):
+        """The interval's midpoint (rounded to the working precision) as an mpmath number."""
+        with mpmath.workprec(max(mpmath.mp.prec, self.iv.prec)):
+            return +mpmath.mpf(x.mid._mpi_[0])
+
     def bounds(self, x):
-        return float(x.a), float(x.b)
+        """The interval's ends as floats rounded outward."""
+        with mpmath.workprec(max(mpmath.mp.prec, self.iv.prec, 53)):  # the ends exactly
+            return _outward_floats(mpmath.mpf(x._mpi_[0]), mpmath.mpf(x._mpi_[1]), mpmath.mpf)
 
 
 def ball_backend(prefer: str | None = None, bits: int = 256):
@@ -492,7 +517,7 @@ class BallEval(SymbolLookup):
                 a, b, d = vals[0][0], (vals[0][1] + vals[1][0]) / 2, vals[1][1]
                 disc = ((a - d) / 2) ** 2 + b**2
                 return (a + d) / 2 - self._pow(disc, n.exact(sp.Rational(1, 2)))
-            raise Undecided("MinEig of a matrix larger than 2x2 has no rigorous enclosure here")
+            return self._min_eig(vals)
         if op == "MaxOver":
             return self._maxover(e, ctx)
         if isinstance(e, sp.Symbol):
@@ -549,6 +574,57 @@ class BallEval(SymbolLookup):
         if isinstance(e, (sp.core.relational.Relational, sp.And, sp.Or, sp.Not)) or e in (sp.true, sp.false):
             return n.exact(1 if self._truth(e, ctx) else 0)
         raise Undecided(f"no rigorous evaluation of {type(e).__name__}")
+
+    def _min_eig(self, vals):
+        """A rigorous enclosure of the smallest eigenvalue of the symmetric part of the n x n ball matrix ``vals``
+        (for every symmetric matrix A whose entries lie in the balls): from above, the Rayleigh quotient
+        v^T A v / v^T v of an approximate eigenvector v (exact numbers) enclosed in balls (lambda_min <= it for
+        every such A); from below, s = (approximate lambda_min) - delta such that A - s I is certainly positive
+        definite: its LDL^T factorization (Sylvester: positive definite iff every pivot > 0) run in ball
+        arithmetic gives pivots whose enclosures are all > 0 (each pivot's ball holds that of every member A),
+        so lambda_min > s. delta starts at 2^-(bits/2) (1 + ||A||) and grows when the balls are too wide to
+        certify; Undecided when no delta up to 2^-8 (1 + ||A||) does."""
+        n = self.num
+        m = len(vals)
+        half = n.exact(sp.Rational(1, 2))
+        B = [[vals[i][j] if i == j else (vals[i][j] + vals[j][i]) * half for j in range(m)] for i in range(m)]
+        if not all(n.finite(b) for row in B for b in row):
+            raise Undecided("MinEig: an entry is not finite")
+        dps = max(20, int(self.num.bits / 3.33) - 10)
+        with mpmath.workdps(dps):
+            mid = mpmath.matrix([[n.mid_mpf(b) for b in row] for row in B])
+            lams, vecs = mpmath.eigsy(mid)
+            k = min(range(m), key=lambda i: lams[i])
+            lam0 = lams[k]
+            v = [n.exact(mpmath.mpf(vecs[i, k])) for i in range(m)]
+            size = 1 + mpmath.sqrt(mpmath.fsum(abs(mid[i, j]) ** 2 for i in range(m) for j in range(m)))
+            shifts = [lam0 - mpmath.ldexp(size, r) for r in range(-int(self.num.bits // 2), -7, 16)]
+        num_ = self._sum(v[i] * B[i][j] * v[j] for i in range(m) for j in range(m))
+        den = self._sum(v[i] ** 2 for i in range(m))
+        if not n.gt(den, self._zero):
+            raise Undecided("MinEig: no eigenvector")
+        top = n.upper(num_ / den)
+        for shift in shifts:
+            s = n.exact(shift)
+            if self._positive_definite(B, s):
+                return n.hull(s, top)
+        raise Undecided("MinEig: the ball arithmetic cannot certify a lower bound (interval LDL^T breaks down)")
+
+    def _positive_definite(self, B, s):
+        """Whether every symmetric matrix in the ball matrix ``B - s I`` is certainly positive definite: every
+        pivot of its LDL^T factorization enclosed > 0 (Sylvester's criterion, pivots = ratios of leading minors)."""
+        n = self.num
+        m = len(B)
+        L = [[None] * m for _ in range(m)]
+        D = []
+        for k in range(m):
+            d = B[k][k] - s - self._sum(L[k][j] ** 2 * D[j] for j in range(k))
+            if not n.gt(d, self._zero):
+                return False
+            D.append(d)
+            for i in range(k + 1, m):
+                L[i][k] = (B[i][k] - self._sum(L[i][j] * L[k][j] * D[j] for j in range(k))) / d
+        return True
 
     def _maxover(self, e, ctx):
         """An enclosure of max_{t in [lo, hi]} body: from below, the best of a grid of exact points; from

@@ -4,7 +4,9 @@ A claim ``lhs(z) <relation> rhs(z)`` for every z in a box B of R^m (m small: a t
 support, a 2x2 matrix's eigenvalue ratio, a family parameter) is decided by interval (ball) arithmetic
 (python-flint's ``arb``, or ``mpmath.iv`` without it; the number layer of :mod:`proofs_checks.recheck`):
 
-* a box whose enclosures of the two sides separate in the claimed direction is *proved*;
+* a box whose enclosures of the two sides separate in the claimed direction is *proved* (enclosures: the natural
+  extension, a mean-value form at every node of a polynomial expression (:func:`nested_mean_value`: compositions
+  such as p(p(p(x))) stay tight), and the whole expression's mean-value form);
 * the center (and, up to 3 variables, the corners) of every box not proved is evaluated exactly (point
   balls): where the enclosures separate in the failing direction, the claim is *violated* and that point
   is the witness;
@@ -18,7 +20,9 @@ A claim that is tight at a known point (equality attained, so no enclosure can s
 given a *tight point* certificate in one variable (:class:`TightPoint`): at the point, lhs - rhs is 0
 exactly (sympy reduces it to 0) or <= 0 by enclosure; on a box having the point as an end in that variable
 (1-D boxes only), the derivative of lhs - rhs has the sign that makes the point the box's maximum of
-lhs - rhs (enclosed rigorously). Such boxes are proved by the mean value theorem.
+lhs - rhs (enclosed rigorously). Such boxes are proved by the mean value theorem. A box that holds a tight point
+strictly inside is split at it (not at its midpoint), so that the point becomes an end of the boxes around it.
+Box ends that are not floats (1/3, "0.1", sqrt(2)/1000) are rounded outward (:func:`outward_box`).
 
 :func:`enclose_max` gives a rigorous enclosure [lo, hi] of the supremum of a function over a box (lo from
 exact point values, hi from box enclosures, boxes pruned when they cannot hold the maximum).
@@ -52,6 +56,7 @@ class BnBResult:
     witness: dict | None = None  # the point, with the enclosures of both sides
     backend: str = ""
     reason: str = ""
+    claim: dict | None = field(default=None, repr=False, compare=False)  # what was decided (for bnb_record)
 
     def to_dict(self) -> dict:
         return {
@@ -144,6 +149,107 @@ class _Objective:
 _BNB_INLINE = tuple(t for t in BALL_INLINE if t is not sp.log)  # log: delegated to the evaluator
 
 
+class _NoNestedForm(Exception):
+    """A node the nested mean-value form does not handle (the other enclosures still apply)."""
+
+
+def _meet(num, a, b):
+    """The intersection of two enclosures of the same quantity (exact ends: max of the lower, min of the upper)."""
+    lo = num.lower(a) if num.ge(num.lower(a), num.lower(b)) else num.lower(b)
+    hi = num.upper(a) if num.ge(num.upper(b), num.upper(a)) else num.upper(b)
+    if num.gt(lo, hi):  # disjoint: cannot happen for two enclosures of one value
+        raise Undecided("disjoint enclosures")
+    return num.hull(lo, hi)
+
+
+def _nested_plan(expr, names, scalars):
+    """The DAG of ``expr`` in topological order for :func:`nested_mean_value`: a list of ``(op, arg)`` with op
+    ``var`` (arg: the box variable's name), ``const`` (a sympy number, or a scalar's name), ``add``/``mul``
+    (arg: the children's indices) or ``pow`` (arg: (child, n)); :class:`_NoNestedForm` for any other node."""
+    steps, index = [], {}
+
+    def visit(e):
+        got = index.get(e)
+        if got is not None:
+            return got
+        if isinstance(e, sp.Symbol):
+            if e.name in names:
+                step = ("var", e.name)
+            elif e.name in scalars:
+                step = ("scalar", e.name)
+            else:
+                raise _NoNestedForm(e.name)
+        elif e.is_Number:
+            step = ("const", e)
+        elif isinstance(e, (sp.Add, sp.Mul)):
+            step = ("add" if isinstance(e, sp.Add) else "mul", tuple(visit(a) for a in e.args))
+        elif isinstance(e, sp.Pow) and e.args[1].is_Integer and int(e.args[1]) >= 1:
+            step = ("pow", (visit(e.args[0]), int(e.args[1])))
+        else:
+            raise _NoNestedForm(type(e).__name__)
+        index[e] = len(steps)
+        steps.append(step)
+        return index[e]
+
+    visit(expr)
+    return steps
+
+
+def nested_mean_value(obj, box: dict, expr):
+    """An enclosure of ``expr`` over ``box`` by a mean-value form at *every* node (a first-order Taylor model):
+    each node carries its ball at the box's center, a ball per variable enclosing its partial derivative over the
+    box (product and power rules on the children's box enclosures) and its box enclosure, the intersection of the
+    natural extension (children's enclosures combined) and of value(c) + sum_k D_k (X_k - c_k). For a composition
+    p(p(...p(x))) each step is enclosed to second order in the box's width instead of the natural extension's
+    first-order overestimate (which a polynomial with terms of both signs multiplies at every step), so far fewer
+    boxes are needed. Handles sums, products, integer powers, numbers, the box's symbols and the scalars;
+    :class:`_NoNestedForm` otherwise. The DAG is compiled once per expression (:func:`_nested_plan`)."""
+    num = obj.num
+    keys = list(box)
+    key = ("nested", expr, tuple(keys))
+    got = obj._plans.get(key)
+    if got is None:
+        steps = _nested_plan(expr, set(keys), obj.ev.scalars)
+        consts = {i: num.exact(a) for i, (op, a) in enumerate(steps) if op == "const"}
+        got = obj._plans[key] = (steps, consts)
+    steps, consts = got
+    balls = obj.balls(box)
+    center = [num.exact(box[k][0] + (box[k][1] - box[k][0]) / 2) for k in keys]
+    offset = [balls[k] - c for k, c in zip(keys, center)]
+    zero, one = num.exact(0), num.exact(1)
+    nz = [zero] * len(keys)
+    vals = []
+    for i, (op, a) in enumerate(steps):
+        if op == "var":
+            j = keys.index(a)
+            vals.append((center[j], [one if m == j else zero for m in range(len(keys))], balls[a]))
+            continue
+        if op in ("const", "scalar"):
+            v = consts[i] if op == "const" else obj.ev.scalars[a]
+            vals.append((v, nz, v))
+            continue
+        if op == "pow":
+            bc, bd, be = vals[a[0]]
+            n = a[1]
+            scale = num.exact(n) * be ** (n - 1) if n > 1 else one
+            vc, dv, enc = bc**n, [scale * u for u in bd], be**n
+        else:
+            vc, dv, enc = vals[a[0]]
+            for k in a[1:]:
+                pc, pd, pe = vals[k]
+                if op == "add":
+                    vc, dv, enc = vc + pc, [u + w for u, w in zip(dv, pd)], enc + pe
+                else:
+                    vc, dv, enc = vc * pc, [u * pe + enc * w for u, w in zip(dv, pd)], enc * pe
+        mvf = vc
+        for u, off in zip(dv, offset):
+            mvf = mvf + u * off
+        if num.finite(mvf) and num.finite(enc):
+            enc = _meet(num, enc, mvf)
+        vals.append((vc, dv, enc))
+    return vals[-1][2]
+
+
 def _holds(num, rel, lhs, rhs) -> bool:
     return num.ge(rhs, lhs) if rel == "<=" else num.ge(lhs, rhs)
 
@@ -152,7 +258,15 @@ def _fails(num, rel, lhs, rhs) -> bool:
     return num.gt(lhs, rhs) if rel == "<=" else num.gt(rhs, lhs)
 
 
-def _split(box: dict, widths: dict):
+def _split(box: dict, widths: dict, tight=()):
+    """Two halves of ``box`` along its widest side (relative to the initial widths); a box with a tight point
+    (:class:`TightPoint`) strictly inside is split at that point instead, so that the point becomes an end of
+    both halves, where its certificate applies (a claim with equality at an interior point is never proved by
+    boxes that contain the point inside)."""
+    for tp in tight:
+        if tp.var in box and box[tp.var][0] < tp.at < box[tp.var][1]:
+            lo, hi = box[tp.var]
+            return [{**box, tp.var: (lo, tp.at)}, {**box, tp.var: (tp.at, hi)}], tp.var
     var = max(box, key=lambda k: (box[k][1] - box[k][0]) / widths[k])
     lo, hi = box[var]
     mid = lo + (hi - lo) / 2
@@ -180,14 +294,54 @@ def branch_and_bound(
         raise ValueError(f"relation must be <= or >=, got {relation!r}")
     if not box:
         raise ValueError("box must name at least one variable")
-    for k, (lo, hi) in box.items():
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-            raise ValueError(f"box[{k!r}] must be a finite interval lo <= hi, got {(lo, hi)!r}")
+    given = box
+    try:
+        box = outward_box(box)
+    except (TypeError, ValueError, AttributeError):
+        box = None
+    for k, (lo, hi) in (box or given).items():
+        if box is None or not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise ValueError(f"box[{k!r}] must be a finite interval lo <= hi, got {given[k]!r}")
     if not isinstance(max_boxes, int) or max_boxes < 1:
         raise ValueError(f"max_boxes must be an integer >= 1, got {max_boxes!r}")
     num = ball_backend(backend, bits)
     with working_precision(num, bits):
-        return _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
+        res = _bnb(lhs, rhs, dict(box), relation, scalars, tuple(tight), max_boxes, min_width, num)
+    res.claim = {
+        "lhs": _sym(lhs),
+        "rhs": _sym(rhs),
+        "relation": relation,
+        "box": dict(box),
+        "scalars": dict(scalars or {}),
+    }
+    return res
+
+
+def _outward(v, down: bool) -> float:
+    """The float nearest to ``v`` on the outside: the largest float <= v (``down``) or the smallest float >= v
+    (a float is itself; an int, a decimal string, a Fraction or a sympy rational is rounded outward exactly;
+    another real sympy number, e.g. sqrt(2)/1000, from 40 digits and one more step outward)."""
+    if type(v) is float:
+        return v
+    if isinstance(v, sp.Float):  # a binary number: exactly a rational
+        v = sp.Rational(v)
+    if isinstance(v, sp.Basic) and not v.is_Rational:
+        f = float(v.evalf(40))
+        return math.nextafter(f, -math.inf if down else math.inf) if math.isfinite(f) else f
+    exact = sp.Rational(str(v)) if isinstance(v, str) else sp.Rational(v)
+    f = float(exact)
+    if down and sp.Rational(f) > exact:
+        f = math.nextafter(f, -math.inf)
+    if not down and sp.Rational(f) < exact:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def outward_box(box: dict) -> dict:
+    """``box`` with float ends rounded outward (:func:`_outward`): the float box covers the box given, so what is
+    proved on it holds on every point of the box given (an end 1/3 or "0.1" is not rounded to its nearest float,
+    which may lie inside)."""
+    return {k: (_outward(lo, True), _outward(hi, False)) for k, (lo, hi) in box.items()}
 
 
 def _mean_value_form(obj, num, box, c, expr, derivs):
@@ -270,6 +424,13 @@ def _bnb(lhs, rhs, box0, relation, scalars, tight, max_boxes, min_width, num) ->
     caches = [{} for _ in tight]
     diff = obj.lhs - obj.rhs if relation == "<=" else obj.rhs - obj.lhs  # the claim: diff <= 0
     syms = {s.name: s for s in diff.free_symbols}
+    nested = True
+    try:
+        nested_mean_value(obj, box0, diff)
+    except _NoNestedForm:
+        nested = False
+    except (Undecided, ValueError, TypeError, ZeroDivisionError):
+        pass
     try:
         grads = {k: sp.diff(diff, syms[k]) for k in box0 if k in syms}
     except Exception:  # noqa: BLE001 (sympy cannot differentiate some nodes): natural extension only
@@ -290,7 +451,17 @@ def _bnb(lhs, rhs, box0, relation, scalars, tight, max_boxes, min_width, num) ->
                 continue
         except Undecided:
             pass
-        if grads:
+        if nested:
+            try:
+                dn = nested_mean_value(obj, box, diff)
+                if num.finite(dn) and num.ge(num.exact(0), dn):
+                    proved += 1
+                    continue
+            except _NoNestedForm:
+                nested = False  # the expression has other nodes: not tried again
+            except (Undecided, ValueError, TypeError, ZeroDivisionError):
+                pass
+        if grads:  # the whole expression's mean value form
             try:
                 dc = centered(box)
                 if num.finite(dc) and num.ge(num.exact(0), dc):
@@ -327,7 +498,7 @@ def _bnb(lhs, rhs, box0, relation, scalars, tight, max_boxes, min_width, num) ->
         if small or evals + len(stack) >= max_boxes:
             unresolved.append(box)
             continue
-        for child in _split(box, widths)[0]:
+        for child in _split(box, widths, tight)[0]:
             tie += 1
             vol = math.prod((hi - lo) / widths[k] for k, (lo, hi) in child.items())
             heapq.heappush(stack, (-vol, tie, child))

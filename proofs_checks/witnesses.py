@@ -6,6 +6,7 @@ and the ``sample-mean`` witness (:func:`sample_witness`); re-checked by :mod:`pr
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +17,24 @@ from .records import Claim
 from .spec import ClaimError, ClaimSpec
 from .verdict import Verdict, control_verdict
 
-__all__ = ["expression_witness", "Point", "sample_witness", "claim_record", "control_record"]
+__all__ = [
+    "expression_witness",
+    "Point",
+    "sample_witness",
+    "claim_record",
+    "control_record",
+    "MinEig",
+    "gate_on_controls",
+    "divergence_claim",
+    "bnb_record",
+]
+
+MinEig = sp.Function("MinEig")
+MinEig.__doc__ = """MinEig(M): the smallest eigenvalue of the symmetric matrix ``M`` (a ``sympy.ImmutableMatrix`` of
+expressions), for a witness's conditions such as ``("H <= diag(L)", MinEig(ImmutableMatrix(diag(L) - H)), ">=", 0)``.
+The re-check evaluates it at 60 digits and encloses it rigorously for any n x n (Rayleigh quotient above, interval
+LDL^T below), so a witness with such a condition can be proved."""
+MinEig.__module__ = "proofs_checks.witnesses"  # sympy's undefined functions have neither (help() and pydoc need both)
 
 
 def srepr_text(e) -> str:
@@ -263,8 +281,9 @@ def control_record(rec: Claim, control: str, what: str, *, failed: bool | None =
     from .records import is_control
 
     if not is_control(rec.to_dict()):
-        raise ValueError(f"control_record: {rec.id!r} is not named a control (a '.control' part in the id or a "
-                         "'control' parameter)")  # fmt: skip
+        raise ValueError(
+            f"control_record: {rec.id!r} is not named a control (a '.control' part in the id or a 'control' parameter)"
+        )
     raw = Verdict(rec.status, rec.reason or rec.status, rec.witness, None, rec.evidence)
     v = control_verdict(control, raw, what, failed=failed)
     return dataclasses.replace(rec, status=v.status, reason=v.reason, evidence=rec.evidence)
@@ -282,3 +301,185 @@ def applicability(spec: ClaimSpec, setting: dict | None, checks=()):
     if broken:
         return False, "; ".join(broken)
     return True, None
+
+
+# ---------------------------------------------------------------------------------------------------
+# negative controls on verdicts or records
+
+
+def gate_on_controls(method: str, v, controls: dict):
+    """:func:`proofs_checks.verdict.gate_on_controls` for verdicts *or* records: ``v`` a :class:`Verdict` or a
+    :class:`Claim` (e.g. what :func:`rate_claim` returns), ``controls`` name -> a verdict or a record of that
+    control under the same rule. Returns the same type as ``v`` (a record keeps everything but its status and
+    reason)."""
+    from .verdict import gate_on_controls as gate
+
+    for name, c in controls.items():
+        if not hasattr(c, "status"):
+            raise TypeError(f"controls[{name!r}] must be a Verdict or a Claim record, got {type(c).__name__}")
+    if isinstance(v, Claim):
+        chk = v.witness.get("recheck") if isinstance(v.witness, dict) else None
+        gated = gate(method, Verdict(v.status, v.reason or v.status, v.witness, chk, v.evidence), controls)
+        return dataclasses.replace(v, status=gated.status, reason=gated.reason)
+    if not isinstance(v, Verdict):
+        raise TypeError(f"v must be a Verdict or a Claim record, got {type(v).__name__}")
+    return gate(method, v, controls)
+
+
+# ---------------------------------------------------------------------------------------------------
+# divergence: a boundedness / convergence claim violated by an iteration that leaves every bound
+
+
+def divergence_claim(
+    spec: ClaimSpec,
+    update: dict,
+    start: dict,
+    params: dict,
+    *,
+    threshold: float,
+    scalars: dict | None = None,
+    measure=None,
+    max_steps: int = 10000,
+) -> Claim:
+    """The record of a convergence (boundedness) claim against an iteration ``state <- update(state)``
+    (``update``: state name -> sympy expression of the state symbols and ``scalars``), run from ``start`` in
+    float64 until ``measure`` (default: the largest |state|) exceeds ``threshold`` (the bound any convergent run
+    from here would respect; e.g. a multiple of the start's size) or an iterate stops being finite.
+
+    The claim is ``violated`` with a witness of kind ``divergence`` (the update, start, the iterate count and the
+    finite last values; re-checked at 60 digits by :func:`proofs_checks.recheck.recheck`) when the measure
+    exceeds the threshold at a finite iterate; ``inconclusive`` when nothing exceeds it in ``max_steps`` steps (a
+    finite run shows no convergence). The numbers are the last finite iterate's: never NaN or infinite."""
+    if not isinstance(update, dict) or not update:
+        raise ValueError("update must map each state name to its update expression")
+    if set(start) != set(update):
+        raise ValueError(f"start must give every state variable {sorted(update)}, got {sorted(start)}")
+    if not (isinstance(threshold, (int, float)) and np.isfinite(threshold) and threshold > 0):
+        raise ValueError(f"threshold must be a finite number > 0, got {threshold!r}")
+    if not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+    sc = {k: float(v) for k, v in (scalars or {}).items()}
+    names = list(update)
+    syms = {s.name: s for e in update.values() for s in sp.sympify(e).free_symbols}
+    state_syms = [syms.get(k, sp.Symbol(k)) for k in names]
+    measure = sp.Max(*[sp.Abs(s) for s in state_syms]) if measure is None else sp.sympify(measure)
+    args = state_syms + [syms.get(k, sp.Symbol(k)) for k in sc]
+    fns = [sp.lambdify(args, sp.sympify(update[k]), modules="math") for k in names]
+    mfn = sp.lambdify(args, measure, modules="math")
+    state = [float(start[k]) for k in names]
+    extra = list(sc.values())
+    last_ok, steps, m, overflow = state, 0, float(mfn(*state, *extra)), False
+    with np.errstate(all="ignore"):
+        for t in range(1, max_steps + 1):
+            try:
+                new = [float(f(*state, *extra)) for f in fns]
+                m_new = float(mfn(*new, *extra))
+            except (OverflowError, ZeroDivisionError, ValueError):
+                new, m_new = [math.nan], math.nan
+            if not (all(np.isfinite(new)) and np.isfinite(m_new)):
+                overflow = True  # step t leaves float64: the witness names it, the re-check computes it
+                steps = t
+                break
+            state, last_ok, steps, m = new, new, t, m_new
+            if m > threshold:
+                break
+    w = {
+        "kind": "divergence",
+        "claim": spec.id,
+        "update": {k: srepr_text(update[k]) for k in names},
+        "start": {k: float(start[k]) for k in names},
+        "scalars": sc,
+        "steps": steps,
+        "measure": srepr_text(measure),
+        "threshold": float(threshold),
+        "last": dict(zip(names, last_ok)),
+    }
+    from .verdict import decide
+
+    if overflow:  # the float iterate at `steps` is not finite: only the high-precision re-check can show it
+        from .recheck import recheck
+
+        chk = recheck(w)
+        if chk["violated"]:
+            v = Verdict(
+                "violated",
+                f"diverges: the float64 iterate leaves the floats at step {steps} (last finite measure {m:.4g}); "
+                f"re-checked from the witness alone ({chk['dps']} digits): the measure at step {steps} is "
+                f"{chk['empirical']:.4g} > {threshold:.4g}",
+                {**w, "recheck": chk},
+                chk,
+            )
+            return claim_record(spec, v, params=params, method="exact", empirical=m, bound=threshold, relation="<=")
+        v = Verdict(
+            "inconclusive",
+            f"the float64 iterate leaves the floats at step {steps}, but the re-check does "
+            f"not confirm that the measure exceeds {threshold:.4g} there",
+        )
+        return claim_record(spec, v, params=params, method="exact", empirical=m, bound=threshold, relation="<=")
+    if m <= threshold:
+        v = Verdict(
+            "inconclusive",
+            f"no iterate exceeds {threshold:.4g} in {steps} finite steps (a finite run does not show convergence)",
+        )
+        return claim_record(spec, v, params=params, method="exact", empirical=m, bound=threshold, relation="<=")
+    v = decide(
+        "<=",
+        m,
+        float(threshold),
+        method="exact",
+        witness=w,
+        note=f"diverges: the measure exceeds the threshold after {steps} steps",
+    )
+    return claim_record(spec, v, params=params, method="exact", empirical=m, bound=threshold, relation="<=")
+
+
+# ---------------------------------------------------------------------------------------------------
+# branch-and-bound results as records
+
+
+def bnb_record(result, spec: ClaimSpec, params: dict | None = None) -> Claim:
+    """The record of ``spec`` decided by :func:`proofs_checks.bnb.branch_and_bound` (``result``, which keeps the
+    claim it decided): ``proved`` -> ``holds`` with evidence ``proved`` (every box of the stated box proved: the
+    box is in the record's params); ``violated`` -> a witness of kind ``expression`` at the separating point
+    (the point's coordinates and the scalars), re-checked (60 digits, then ball arithmetic) before the record says
+    ``violated``; ``inconclusive`` -> ``inconclusive`` with the unresolved boxes in the data."""
+    claim = getattr(result, "claim", None)
+    if not claim:
+        raise ValueError("bnb_record needs a result of branch_and_bound (it keeps the claim it decided)")
+    box = {k: [float(lo), float(hi)] for k, (lo, hi) in claim["box"].items()}
+    where = {**dict(params or {}), "box": box}
+    data = {"bnb": result.to_dict()}
+    rel = claim["relation"]
+    if result.status == "proved":
+        v = Verdict(
+            "holds",
+            f"proved on every point of the box {box} by interval branch-and-bound: {result.reason}",
+            evidence="proved",
+        )
+        return claim_record(spec, v, params=where, method="exact", data=data, relation=rel)
+    if result.status == "violated":
+        from .verdict import decide
+
+        pt = result.witness["point"]
+        sc = {k: float(v) for k, v in claim["scalars"].items()} | {k: float(v) for k, v in pt.items()}
+        lhs, rhs = claim["lhs"], claim["rhs"]
+        if "x" in sc:  # the witness vocabulary reserves x (a sample of a distribution): the variable renamed
+            new = next(n for n in ("x_", "x__", "x_box") if n not in sc)
+            ren = {s: sp.Symbol(new, **s.assumptions0) for e in (lhs, rhs) for s in e.free_symbols if s.name == "x"}
+            lhs, rhs = lhs.xreplace(ren), rhs.xreplace(ren)
+            sc[new] = sc.pop("x")
+        w = {
+            "kind": "expression",
+            "claim": spec.id,
+            "relation": rel,
+            "lhs": srepr_text(lhs),
+            "rhs": srepr_text(rhs),
+            "scalars": sc,
+        }
+        lo_l, hi_l = result.witness["lhs"]
+        lo_r, hi_r = result.witness["rhs"]
+        emp, bnd = (lo_l + hi_l) / 2, (lo_r + hi_r) / 2
+        v = decide(rel, emp, bnd, method="exact", witness=w, note=f"branch-and-bound on the box {box}")
+        return claim_record(spec, v, params=where, method="exact", empirical=emp, bound=bnd, data=data, relation=rel)
+    v = Verdict("inconclusive", f"not decided on the whole box {box}: {result.reason}")
+    return claim_record(spec, v, params=where, method="exact", data=data, relation=rel)

@@ -143,6 +143,17 @@ def _record(id_, statement, source, params, parts, *, show=("p",), witness=None,
     if any(r.status == "violated" for r in parts):
         bad = next(r for r in parts if r.status == "violated")
         status, reason = "violated", f"counterexample: {bad.reason}"
+        if witness is not None:  # violated only when the witness re-checks on its own, as every violation
+            from ..api import recheck
+
+            try:
+                chk = recheck(witness)
+            except ValueError as exc:  # a witness the re-check refuses proves nothing
+                chk = {"violated": False, "proved": False, "proof": f"refused: {exc}"}
+            witness = {**witness, "recheck": chk}
+            if not (chk["violated"] and chk.get("proved")):
+                status = "inconclusive"
+                reason += f"; the witness's re-check does not prove it ({chk.get('proof')})"
     elif all(r.status == "proved" for r in parts):
         status = "holds"
         reason = "proved by interval branch-and-bound: " + "; ".join(r.reason for r in parts)
