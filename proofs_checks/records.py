@@ -448,11 +448,10 @@ def status_counts_text(rows: list) -> str:
     claims = [r.to_dict() if isinstance(r, Claim) else r for r in rows if not is_control(r)]
     parts = []
     for s in STATUSES:
-        part = f"{sum(r['status'] == s for r in claims)} {s}"
-        if s == "holds":
-            k = sum(holds_scope(r) == "proved" for r in claims)
-            part += f" ({k} proved, {sum(r['status'] == s for r in claims) - k} on what was tested)"
-        parts.append(part)
+        n = sum(r["status"] == s for r in claims)
+        k = sum(holds_scope(r) == "proved" for r in claims)
+        split = f" ({k} proved, {n - k} on what was tested)" if s == "holds" and n else ""  # "0 holds": no split
+        parts.append(f"{n} {s}{split}")
     text = ", ".join(parts)
     ctl = controls_text(rows)
     return text + (f"; {ctl}" if ctl else "")
