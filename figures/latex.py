@@ -224,7 +224,8 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
         for r in s["rows"]:
             seen.setdefault(r["id"], {"row": r, "counts": {}})
             c = seen[r["id"]]["counts"]
-            key = _CONTROL_COUNT.get(r.get("control") or "", r["status"])  # negative controls counted apart
+            own = r["status"] + (f" ({r['holds_scope']})" if r.get("holds_scope") else "")  # holds (proved|tested)
+            key = _CONTROL_COUNT.get(r.get("control") or "", own)  # negative controls counted apart
             c[key] = c.get(key, 0) + 1
     for cid, v in seen.items():
         r = v["row"]

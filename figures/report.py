@@ -23,6 +23,8 @@ from proofs_checks.records import (
     controls_breakdown,
     controls_text,
     distinguishing_keys,
+    holds_scope,
+    holds_scope_sentence,
     is_control,
     is_scalar_param,
     setting_text,
@@ -47,7 +49,7 @@ __all__ = [
 RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
 # The setting columns between "relation" and "setting" are the pack's (Pack.setting_columns).
-BASE_COLUMNS = ("check", "id", "record", "status", "evidence", "control", "method", "relation")
+BASE_COLUMNS = ("check", "id", "record", "status", "holds_scope", "evidence", "control", "method", "relation")
 TAIL_COLUMNS = (
     "setting",
     "quantity",
@@ -322,7 +324,7 @@ def _summary(pack, claims_anchored, findings_by) -> dict:
             }
         )
     return {
-        "lead": got.get("lead", ""),
+        "lead": " ".join(t for t in (got.get("lead", ""), holds_scope_sentence(claims_anchored)) if t),
         "errors": [x for x in items if x.get("kind") not in ("typo", "imprecise")],
         "imprecise": [x for x in items if x.get("kind") == "imprecise"],
         "typos": [x for x in items if x.get("kind") == "typo"],
@@ -429,6 +431,7 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
             "id": r["id"],
             "record": k,
             "status": r["status"],
+            "holds_scope": holds_scope(r) or "",  # proved (class-wide) | tested (on what was tested) | "" (no holds)
             "evidence": r.get("evidence") or "",  # what stands behind the status (the report's evidence levels)
             "control": is_control(r),  # a negative control's record: counted apart from the claims
             "method": r["method"],
@@ -500,7 +503,9 @@ def _record_row(pack, check: str, i: int, r: dict, *, seed: int, quick: bool, op
         "source": r["source"],
         "setting": setting_text(r["params"], r.get("show")),
         "status": r["status"],
-        "status_text": status_text(r),  # "inconclusive (control)" for a negative control
+        "status_text": status_text(r),  # "inconclusive (control)" for a negative control, "holds (tested)", ...
+        "holds_scope": holds_scope(r) or "",  # proved | tested | "" (records.holds_scope)
+        "scope": r.get("scope") or "",  # what was tested (records.default_scope where the file predates it)
         "evidence": r.get("evidence") or "-",  # absent only in files written before the field
         "empirical": _fmt(r.get("empirical")),
         "bound": _fmt(r.get("bound")),
@@ -712,6 +717,10 @@ def _context(pack, records: dict, claims: list[dict], sections: list[dict], find
         "provenance": _provenance(meta, pack, records),
         "counts": {s: sum(r["status"] == s for r in claims) for s in STATUSES},  # every record, controls included
         "claim_counts": claim_counts,
+        # the holds split (records.holds_scope): class-wide (proved) and on what was tested only
+        "holds_split": {
+            k: sum(holds_scope(r) == k and not is_control(r) for r in claims) for k in ("proved", "tested")
+        },
         "controls": controls_text(claims),
         # the verdict table's filter (value, label, count): the claims' statuses, then the negative controls apart
         "filters": [(s, s, n) for s, n in claim_counts.items()]

@@ -57,6 +57,10 @@ __all__ = [
     "validate_record",
     "default_scope",
     "SCOPE_WORDS",
+    "CLASS_WIDE_EVIDENCE",
+    "HOLDS_SCOPES",
+    "holds_scope",
+    "holds_scope_sentence",
     "meta",
     "format_table",
     "is_control",
@@ -237,6 +241,41 @@ def default_scope(evidence: str | None, params: dict, show=None) -> str:
     return f"{words} {setting}" if setting else f"{words} (no parameters)"
 
 
+CLASS_WIDE_EVIDENCE = ("proved",)
+"""The evidence levels whose ``holds`` covers the claim's whole class (every f, every law, every setting the
+statement ranges over): a rigorous proof. Every other level (``exact``, ``measured``, ``searched``, ``fit``)
+establishes the claim on what was tested (the record's ``scope``) only."""
+
+HOLDS_SCOPES = ("proved", "tested")
+"""The two kinds of ``holds`` (:func:`holds_scope`): ``proved`` (class-wide) and ``tested`` (on what was tested)."""
+
+
+def holds_scope(rec) -> str | None:
+    """How far a record's ``holds`` reaches, the one rule the counts, tables, ``results.csv`` and ``--fail-on
+    unproved`` follow: ``"proved"`` when its evidence is class-wide (:data:`CLASS_WIDE_EVIDENCE`), ``"tested"``
+    when it holds on what was tested only (its ``scope``: the chosen instances, grid, family or search budget);
+    None for a record that is not ``holds``. The record's ``status`` is never changed by it."""
+    r = rec.to_dict() if isinstance(rec, Claim) else rec
+    if r.get("status") != "holds":
+        return None
+    return "proved" if r.get("evidence") in CLASS_WIDE_EVIDENCE else "tested"
+
+
+def holds_scope_sentence(rows: list) -> str:
+    """The report's sentence on how far its holds reach (:func:`holds_scope`), over the records that are not
+    negative controls; empty when none holds."""
+    claims = [r for r in rows if not is_control(r)]
+    k = sum(holds_scope(r) == "proved" for r in claims)
+    m = sum(holds_scope(r) == "tested" for r in claims)
+    if not k + m:
+        return ""
+    return (
+        f"Of the {k + m} holds, {k} {'is' if k == 1 else 'are'} proved (for the claim's whole class) and {m} "
+        f"hold{'s' if m == 1 else ''} on what was tested only (the chosen instances, grids, families or search "
+        "budgets each record's scope names), shown as holds (tested)."
+    )
+
+
 _VERSIONED = ("lptheory", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "torch", "numba", "dask", "pyarrow")
 
 
@@ -403,11 +442,17 @@ def format_table(claims: list) -> str:
 
 
 def status_counts_text(rows: list) -> str:
-    """``"12 holds, 1 violated, 0 inconclusive, 0 not-applicable"`` over the records that are not negative
-    controls, then the controls counted apart (:func:`controls_text`): the one count of every table, total
-    and report."""
-    claims = [r for r in rows if not is_control(r)]
-    text = ", ".join(f"{sum(r['status'] == s for r in claims)} {s}" for s in STATUSES)
+    """``"12 holds (3 proved, 9 on what was tested), 1 violated, 0 inconclusive, 0 not-applicable"`` over the
+    records that are not negative controls (the holds split by :func:`holds_scope`), then the controls counted
+    apart (:func:`controls_text`): the one count of every table, total and report."""
+    claims = [r.to_dict() if isinstance(r, Claim) else r for r in rows if not is_control(r)]
+    parts = []
+    for s in STATUSES:
+        n = sum(r["status"] == s for r in claims)
+        k = sum(holds_scope(r) == "proved" for r in claims)
+        split = f" ({k} proved, {n - k} on what was tested)" if s == "holds" and n else ""  # "0 holds": no split
+        parts.append(f"{n} {s}{split}")
+    text = ", ".join(parts)
     ctl = controls_text(rows)
     return text + (f"; {ctl}" if ctl else "")
 
@@ -431,8 +476,10 @@ CONTROL_MARK = " (control)"  # after a negative control's status in every verdic
 
 def status_text(rec: dict) -> str:
     """A record's status as the verdict tables show it: ``inconclusive (control)`` for a negative control
-    (:data:`CONTROL_MARK`), so that a control is never read as an open question of the claim."""
-    return str(rec.get("status", "")) + (CONTROL_MARK if is_control(rec) else "")
+    (:data:`CONTROL_MARK`), so that a control is never read as an open question of the claim; ``holds (proved)``
+    or ``holds (tested)`` for a holds (:func:`holds_scope`: class-wide, or on what was tested only)."""
+    scope = holds_scope(rec)
+    return str(rec.get("status", "")) + (f" ({scope})" if scope else "") + (CONTROL_MARK if is_control(rec) else "")
 
 
 def control_label(rec: dict) -> str:

@@ -52,11 +52,12 @@ def compare(
 ) -> list[dict]:
     """The problems that fail a run: records whose status is in ``fail_on`` (``violated``,
     ``inconclusive``; a negative control that fails as it must is neither: :func:`records.control_failed`),
+    with ``unproved`` a ``holds`` that holds on what was tested only (:func:`records.holds_scope`),
     and with ``regressed`` (or a baseline): a status worse than the baseline's, a
     violated claim whose witness no longer re-checks, a ratio that moved towards its bound by more than
     ``ratio_tolerance`` (relative), a baseline record that disappeared."""
     from .recheck import recheck
-    from .records import control_failed, is_control
+    from .records import control_failed, holds_scope, is_control
 
     out = []
     for r in claims:
@@ -64,6 +65,9 @@ def compare(
             continue
         if r["status"] in fail_on and r["status"] in ("violated", "inconclusive"):
             out.append({"kind": r["status"], "record": _label(r), "detail": (r.get("reason") or "")[:160]})
+        if "unproved" in fail_on and holds_scope(r) == "tested" and not is_control(r):
+            detail = f"holds on what was tested only (evidence {r.get('evidence')}): {r.get('scope') or ''}"
+            out.append({"kind": "unproved", "record": _label(r), "detail": detail[:160]})
     if baseline is None or ("regressed" not in fail_on and fail_on):
         return out
     base = {key(b): b for b in baseline}

@@ -74,7 +74,7 @@ def test_records_display_as_html_tables():
     p.feed(many)
     row_y = p.cells[p.cells.index("lemma.y") :]
     assert row_y[:4] == ["lemma.y", "p=4", "violated", "3"] and row_y[5:7] == ["1", "3"]
-    assert "&lt;script&gt;" in many and "1 holds, 1 violated" in many
+    assert "&lt;script&gt;" in many and "1 holds (0 proved, 1 on what was tested), 1 violated" in many
     assert isinstance(Records(recs), list) and Records(recs)[1] is recs[1]
 
 

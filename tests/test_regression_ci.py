@@ -289,10 +289,13 @@ def test_controls_by_the_one_convention_are_counted_apart_everywhere():
     passes["reason"] = "negative control 'b' PASSES the rule it must fail: ..."
     assert [control_failed(r) for r in (fails, passes)] == [True, False]
     text = status_counts_text([claim, fails, passes])
-    assert text.startswith("1 holds, 0 violated, 0 inconclusive, 0 not-applicable; 2 negative controls apart (1 fails")
+    assert text.startswith("1 holds (0 proved, 1 on what was tested), 0 violated, 0 inconclusive, 0 not-applicable; ")
+    assert "; 2 negative controls apart (1 fails" in text
     assert "1 does not fail (x.claim.control-b)" in text
     table = format_table([claim, fails])
-    assert "inconclusive (control)" in table and "verdicts: 1 holds, 0 violated, 0 inconclusive" in table
+    assert (
+        "inconclusive (control)" in table and "verdicts: 1 holds (0 proved, 1 on what was tested), 0 violated" in table
+    )
     assert "0 inconclusive" in to_html([claim, fails])
     assert compare([claim, fails], None, fail_on=("inconclusive",)) == []  # failing as it must: not a finding
     assert [p["record"] for p in compare([claim, passes], None, fail_on=("inconclusive",))] == [

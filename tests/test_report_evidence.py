@@ -13,7 +13,7 @@ import pytest
 import figures.report as report
 from proofs_checks.engines import claim_record
 from proofs_checks.packs import load
-from proofs_checks.records import EVIDENCE
+from proofs_checks.records import EVIDENCE, holds_scope
 from proofs_checks.spec import ClaimSpec
 from proofs_checks.verdict import EVIDENCE_TEXT, Verdict, evidence_for
 
@@ -46,17 +46,24 @@ def test_every_status_has_its_evidence_beside_it(rendered):
     flat, page, md, tex = rendered
     # HTML verdict table: the cell after the status is the record's evidence, for every record
     cells = re.findall(
-        r'<tr class="[a-z-]+" data-status="([a-z-]+)".*?<td>([a-z-]+)</td><td>([a-z-]+)</td>', page, re.S
+        r'<tr class="[a-z-]+" data-status="([a-z-]+)".*?<td>([a-z-]+(?: \((?:proved|tested)\))?)</td>'
+        r"<td>([a-z-]+)</td>",
+        page,
+        re.S,
     )
     assert len(cells) == len(flat)
-    assert [(s, e) for _, s, e in cells] == [(r["status"], r["evidence"]) for r in flat]
+    # a holds says how far it reaches: "holds (proved)" (class-wide) or "holds (tested)" (records.holds_scope)
+    shown = [r["status"] + (f" ({holds_scope(r)})" if holds_scope(r) else "") for r in flat]
+    assert [(s, e) for _, s, e in cells] == list(zip(shown, [r["evidence"] for r in flat]))
     # Markdown verdict table: "| status | evidence |"
     md_rows = [ln for ln in md.splitlines() if ln.startswith("| ") and ln.count(" | ") >= 11]
     got = [ln.split(" | ")[6] for ln in md_rows[1:]]
     assert got == [r["evidence"] for r in flat]
     # LaTeX verdict table: the evidence column after the status
     for level in EVIDENCE:
-        assert re.search(r"& (\\textbf\{violated\}|holds|inconclusive|not-applicable) & " + level + " &", tex)
+        assert re.search(
+            r"& (\\textbf\{violated\}|holds \((?:proved|tested)\)|inconclusive|not-applicable) & " + level + " &", tex
+        )
     # details and notes say it too
     assert page.count("evidence: ") >= sum(r["status"] != "holds" for r in flat)
 

@@ -903,7 +903,7 @@ def _load_baseline(path):
     return _load_claims(path, "--baseline")
 
 
-_FAIL_ON = ("violated", "inconclusive", "regressed")
+_FAIL_ON = ("violated", "inconclusive", "regressed", "unproved")  # unproved: a holds only on what was tested
 
 
 def _parse_fail_on(text):
@@ -1315,7 +1315,10 @@ def _check_options() -> list:
         (
             "--fail-on",
             {"default": None, "metavar": "KINDS"}
-            | {"help": "exit 1 on findings: comma-separated among violated, inconclusive, regressed"},
+            | {
+                "help": "exit 1 on findings: comma-separated among violated, inconclusive, regressed, unproved "
+                "(a holds whose evidence covers what was tested only, not the claim's whole class)"
+            },
         ),
         ("--baseline", {"default": None, "help": "claims.json (or a report directory) to compare against"}),
         (
