@@ -174,19 +174,38 @@ def _final(res, key, step_index):
     return float(res["curve"][key][step_index])
 
 
-def run_task(ctx, task_name: str) -> list:
-    """Tuning, final runs, the probe run and the records of one task (module docstring)."""
-    from .tasks import make_task
+@dataclasses.dataclass(frozen=True)
+class _Runs:
+    """What the record-building steps of :func:`run_task` share: the final runs and how to name them.
 
-    device = ctx.get("device", "cpu")
-    scale = "cuda" if device.startswith("cuda") else ("quick" if ctx.quick else "default")
-    task = make_task(task_name, scale, ctx.seed, device)
-    ps = sorted(float(p) for p in ctx.p)
-    S = int(ctx.get("seeds") or (5 if ctx.quick else 6))
-    mults = list(GRID_QUICK if ctx.quick else GRID)
-    opts = [(b, None) for b in BASELINES] + [(v, p) for v in VARIANTS for p in ps]
-    base = {name: PAPER_HP[task_name][name]["lr"] for name in PAPER_HP[task_name]}
+    ``by`` maps (optimizer, p) to its runs over the ``seeds`` seeds, ``chosen`` to its tuned learning rate;
+    ``cps`` are the curve indices of the checkpoints named ``cp_names``; ``common`` the parameters every
+    record carries; ``note`` the scale note every reason ends with.
+    """
 
+    task_name: str
+    ps: list
+    seeds: int
+    by: dict
+    chosen: dict
+    cps: list
+    cp_names: list
+    common: dict
+    note: str
+
+
+def _tune(ctx, task_name, scale, device, opts, base, mults):
+    """Step 1: one tuning run per optimizer and learning rate of the grid; the lowest final validation loss wins.
+
+    Returns
+    -------
+    chosen : dict
+        (optimizer, p) -> the chosen learning rate.
+    grid : dict
+        Per optimizer: the learning rates tried, their final validation losses and the chosen index.
+    edges : list of str
+        The optimizers whose learning rate was chosen at an edge of the grid.
+    """
     tune = [
         _cfg(task_name, scale, ctx, n, p, base[n] * m, TUNE_SEED + ctx.seed, device) for n, p in opts for m in mults
     ]
@@ -201,88 +220,107 @@ def run_task(ctx, task_name: str) -> list:
         grid[f"{n}@{p:g}" if p else n] = {"lr": [base[n] * m for m in mults], "val_loss": vals, "chosen": j}
         if j in (0, len(mults) - 1):
             edges.append(f"{LABELS[n]}{f' p={p:g}' if p else ''}")
+    return chosen, grid, edges
 
-    seeds = [1000 * ctx.seed + s for s in range(S)]
+
+def _final_runs(ctx, task_name, scale, device, opts, chosen, seeds) -> dict:
+    """Step 2: every optimizer at its chosen learning rate over the paired ``seeds``; (optimizer, p) -> runs."""
     finals = [_cfg(task_name, scale, ctx, n, p, chosen[(n, p)], s, device) for n, p in opts for s in seeds]
     res = run_many(finals, ctx.jobs, ctx.say, f"{task_name} final runs")
-    by = {(n, p): res[i * S : (i + 1) * S] for i, (n, p) in enumerate(opts)}
+    S = len(seeds)
+    return {(n, p): res[i * S : (i + 1) * S] for i, (n, p) in enumerate(opts)}
 
-    paper_p = PAPER_P[task_name]
-    p_used = min(ps, key=lambda q: (abs(q - paper_p), q))
+
+def _probe_run(ctx, task_name, scale, device, p_used, chosen, seed, ps) -> dict:
+    """The geometry probe's run: Stacey(p,p) at ``p_used`` and its learning rate, probing every p of ``ps``."""
     probe_cfg = {
-        **_cfg(task_name, scale, ctx, "stacey-pp", p_used, chosen[("stacey-pp", p_used)], seeds[0], device),
+        **_cfg(task_name, scale, ctx, "stacey-pp", p_used, chosen[("stacey-pp", p_used)], seed, device),
         "kind": "probe",
         "ps": ps,
     }
     (probe,) = run_many([probe_cfg], 1, ctx.say, f"{task_name} probe run")
+    return probe
 
-    nparams = sum(q.numel() for q in task.model(0).parameters())
+
+def _scale_note(task, S, nparams, p_used, edges) -> str:
+    """The note every record's reason carries: the small scale, p = 2's coincidence, grid-edge choices."""
     note = _small(task, S, nparams)
     if p_used == 2.0:
         note += "; at p = 2 Stacey(p,p) and Stacey(p,2) are one algorithm (both mirror maps Euclidean): same runs"
     if edges:
         note += f"; learning rate chosen at an edge of the grid for {', '.join(edges)}"
-    steps = by[(BASELINES[0], None)][0]["curve"]["step"]
-    T = task.scale.steps
-    cps = [steps.index(c) for c in checkpoints(T)]
-    cp_names = [f"T/4 (step {T // 4})", f"T/2 (step {T // 2})", f"T (step {T})"]
-    common = {"task": task_name, "scale": scale, "model": scale_text(task, S), "parameters": nparams}
+    return note
 
+
+def _outperforms_records(runs: _Runs, stacey) -> list:
+    """Step 3a: "outperforms" per Stacey variant, baseline, metric and checkpoint, with the self-control.
+
+    Bonferroni over ``len(stacey) * len(BASELINES)`` comparisons; the control (the first variant against its
+    own runs at T, on the first metric) must never be a win.
+    """
+    task_name, by, S = runs.task_name, runs.by, runs.seeds
     records = []
-    stacey = [(v, p_used) for v in VARIANTS]
     tests = len(stacey) * len(BASELINES)
     for key, label, maximize in METRICS[task_name]:
-        for ci, cp in enumerate(cps):
+        for ci, cp in enumerate(runs.cps):
             for v, p in stacey:
                 sv = np.array([_final(r, key, cp) for r in by[(v, p)]])
                 for b in BASELINES:
                     bv = np.array([_final(r, key, cp) for r in by[(b, None)]])
                     diff = (bv - sv) if maximize else (sv - bv)
                     params = {
-                        **common,
+                        **runs.common,
                         "variant": LABELS[v],
                         "p": p,
                         "baseline": LABELS[b],
                         "metric": label,
-                        "checkpoint": cp_names[ci],
+                        "checkpoint": runs.cp_names[ci],
                         "seeds": S,
                         "comparisons": tests,
-                        "lr": chosen[(v, p)],
-                        "baseline_lr": chosen[(b, None)],
+                        "lr": runs.chosen[(v, p)],
+                        "baseline_lr": runs.chosen[(b, None)],
                         "source_table": TABLE[task_name],
                     }
                     data = {"stacey": sv.tolist(), "baseline": bv.tolist(), "difference": diff.tolist()}
-                    records.append(outperforms_record(diff, params, tests=tests, note=note, data=data))
+                    records.append(outperforms_record(diff, params, tests=tests, note=runs.note, data=data))
         # the control: a Stacey variant against itself (the same runs) must never be a win
         if key == METRICS[task_name][0][0]:
-            sv = np.array([_final(r, key, cps[-1]) for r in by[stacey[0]]])
+            sv = np.array([_final(r, key, runs.cps[-1]) for r in by[stacey[0]]])
             params = {
-                **common,
+                **runs.common,
                 "variant": LABELS[stacey[0][0]],
-                "p": p_used,
+                "p": stacey[0][1],
                 "baseline": "itself",
                 "metric": label,
-                "checkpoint": cp_names[-1],
+                "checkpoint": runs.cp_names[-1],
                 "seeds": S,
                 "comparisons": tests,
                 "control": "stacey-vs-itself",
             }
-            rec = outperforms_record(sv - sv, params, tests=tests, note=note)
+            rec = outperforms_record(sv - sv, params, tests=tests, note=runs.note)
             rec = dataclasses.replace(rec, id=OUTPERFORMS.id + ".control")
             records.append(control_record(rec, "stacey-vs-itself", "the same runs compared with themselves (a tie)"))
+    return records
 
-    # best p, per variant, on the task's headline test metric
-    key, label, maximize = METRICS[task_name][1]
+
+def _best_p_records(runs: _Runs, paper_p, key, label, maximize) -> list:
+    """Step 3b: "best p" per variant on the metric ``key`` at T, by the exact bootstrap of the argmin over p.
+
+    Diverged runs make the record inconclusive; the first variant also gets the control (the p that trained
+    worst, claimed as best, must not hold).
+    """
+    ps, by, chosen, note = runs.ps, runs.by, runs.chosen, runs.note
+    records = []
     for v in VARIANTS:
-        V = [[_final(r, key, cps[-1]) for r in by[(v, p)]] for p in ps]
+        V = [[_final(r, key, runs.cps[-1]) for r in by[(v, p)]] for p in ps]
         params = {
-            **common,
+            **runs.common,
             "variant": LABELS[v],
             "claimed_p": paper_p,
             "metric": f"final {label}",
-            "seeds": S,
+            "seeds": runs.seeds,
             "near": 0.5,
-            "paper_task": PAPER_TASK[task_name],
+            "paper_task": PAPER_TASK[runs.task_name],
         }
         curves = {f"{p:g}": _curve_band(by[(v, p)], key) for p in ps}
         if not np.all(np.isfinite(V)):
@@ -319,18 +357,79 @@ def run_task(ctx, task_name: str) -> list:
             )
             rec = dataclasses.replace(rec, id=BEST_P.id + ".control")
             records.append(control_record(rec, "worst-p", f"the same rule with the p that trained worst ({worst:g})"))
+    return records
 
-    records.append(_probe_record(task, probe, by, ps, chosen, key, maximize, cps, common, note, S))
-    # learning curves with 95% bands per optimizer (at the paper's p), carried by an informational record
-    # for the report's figures: the outperforms record of the first comparison holds them
+
+def _attach_curves(records, runs: _Runs, stacey, steps, grid) -> None:
+    """Learning curves with 95% bands per optimizer (at the paper's p) and the tuning grid, put in place on the
+    first record (an informational payload for the report's figures)."""
     curves = {
-        LABELS[n] + (f" p={p:g}" if p else ""): {k: _curve_band(by[(n, p)], k) for k, _, _ in METRICS[task_name]}
+        LABELS[n] + (f" p={p:g}" if p else ""): {
+            k: _curve_band(runs.by[(n, p)], k) for k, _, _ in METRICS[runs.task_name]
+        }
         for n, p in [(b, None) for b in BASELINES] + stacey
     }
     first = records[0]
     records[0] = dataclasses.replace(
         first, data={**(first.data or {}), "curves": curves, "steps": steps, "tuning": grid}
     )
+
+
+def run_task(ctx, task_name: str) -> list:
+    """Tuning, final runs, the probe run and the records of one task (module docstring).
+
+    Parameters
+    ----------
+    ctx : Context
+        Its ``p`` (the grid of p), ``seeds`` (0: 5 with ``quick``, else 6), ``device``, ``quick``, ``seed``,
+        ``jobs`` and ``say``.
+    task_name : {"digits", "charlm"}
+        The task (:func:`proofs_checks.practice.tasks.make_task`).
+
+    Returns
+    -------
+    list of ClaimRecord
+        The outperforms records and their control, the best-p records and their control, the probe's record.
+    """
+    from .tasks import make_task
+
+    device = ctx.get("device", "cpu")
+    scale = "cuda" if device.startswith("cuda") else ("quick" if ctx.quick else "default")
+    task = make_task(task_name, scale, ctx.seed, device)
+    ps = sorted(float(p) for p in ctx.p)
+    S = int(ctx.get("seeds") or (5 if ctx.quick else 6))
+    mults = list(GRID_QUICK if ctx.quick else GRID)
+    opts = [(b, None) for b in BASELINES] + [(v, p) for v in VARIANTS for p in ps]
+    base = {name: PAPER_HP[task_name][name]["lr"] for name in PAPER_HP[task_name]}
+
+    chosen, grid, edges = _tune(ctx, task_name, scale, device, opts, base, mults)
+    seeds = [1000 * ctx.seed + s for s in range(S)]
+    by = _final_runs(ctx, task_name, scale, device, opts, chosen, seeds)
+    paper_p = PAPER_P[task_name]
+    p_used = min(ps, key=lambda q: (abs(q - paper_p), q))
+    probe = _probe_run(ctx, task_name, scale, device, p_used, chosen, seeds[0], ps)
+
+    nparams = sum(q.numel() for q in task.model(0).parameters())
+    steps = by[(BASELINES[0], None)][0]["curve"]["step"]
+    T = task.scale.steps
+    runs = _Runs(
+        task_name=task_name,
+        ps=ps,
+        seeds=S,
+        by=by,
+        chosen=chosen,
+        cps=[steps.index(c) for c in checkpoints(T)],
+        cp_names=[f"T/4 (step {T // 4})", f"T/2 (step {T // 2})", f"T (step {T})"],
+        common={"task": task_name, "scale": scale, "model": scale_text(task, S), "parameters": nparams},
+        note=_scale_note(task, S, nparams, p_used, edges),
+    )
+    stacey = [(v, p_used) for v in VARIANTS]
+    records = _outperforms_records(runs, stacey)
+    # best p and the probe, on the task's headline test metric
+    key, label, maximize = METRICS[task_name][1]
+    records += _best_p_records(runs, paper_p, key, label, maximize)
+    records.append(_probe_record(task, probe, by, ps, chosen, key, maximize, runs.cps, runs.common, runs.note, S))
+    _attach_curves(records, runs, stacey, steps, grid)
     return records
 
 

@@ -180,21 +180,38 @@ def _cubic(x, k):
     return xp.asarray(X)
 
 
-def run_newton_schulz(ctx):
+def _gaussian_batches(ctx):
+    """The seeded Gaussian test matrices: ``reps`` matrices per shape, with their exact polar factors.
+
+    Returns
+    -------
+    shapes : list of tuple of int
+        The matrix shapes (fewer with ``ctx.quick``).
+    mats : list of ndarray
+        One batch ``(reps, m, n)`` per shape.
+    exact : list of ndarray
+        ``U V^T`` of each batch by the SVD path (:func:`lptheory.norms.polar`), computed once.
+    """
     rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 2602]))
-    out = []
     shapes = [(8, 8), (16, 32), (64, 16)] if ctx.quick else [(8, 8), (16, 32), (64, 16), (96, 96), (64, 256)]
     reps = 4
     mats = [rng.standard_normal((reps, *s)) for s in shapes]
     exact = [N.polar(G) for G in mats]  # the SVD path, once per batch
-    spec_inf = N.Schatten(math.inf)
+    return shapes, mats, exact
 
-    # 1. the scalar polynomial identity
+
+def _normalized_singular_values(G):
+    """The singular values of each matrix of the batch ``G`` divided by its Frobenius norm (descending)."""
+    return np.linalg.svd(G, compute_uv=False) / np.linalg.norm(G, axis=(-2, -1))[..., None]
+
+
+def _scalar_polynomial_record(mats, shapes):
+    """Claim 1, ``ns.scalar-polynomial``: the singular values of NS_k(G) against phi^k of those of G / ||G||_F."""
     worst = 0.0
     for G in mats:
         for k in (1, 3, 5):
             sv = np.linalg.svd(N.newton_schulz(G, k), compute_uv=False)
-            s0 = np.linalg.svd(G, compute_uv=False) / np.linalg.norm(G, axis=(-2, -1))[..., None]
+            s0 = _normalized_singular_values(G)
             pred = np.sort(N.ns_scalar(s0, k), axis=-1)[..., ::-1]
             worst = max(worst, float(np.max(np.abs(np.sort(sv, axis=-1)[..., ::-1] - pred))))
     spec = ClaimSpec(
@@ -204,10 +221,14 @@ def run_newton_schulz(ctx):
         source=f"{JORDAN} (the iteration); the identity: polynomial functional calculus on singular values",
         show=("k",),
     )
-    out.append(value_claim(spec, worst, 1e-10, {"k": [1, 3, 5], "shapes": [list(s) for s in shapes]}))
+    return value_claim(spec, worst, 1e-10, {"k": [1, 3, 5], "shapes": [list(s) for s in shapes]})
 
-    # 2. the description read as a bound: worst case and the scoped range
-    s_star, at_star, below = endpoint(5)  # outward-rounded: phi^5(s*) >= 0.5 proved, and < 0.5 one double below
+
+def _interval_record(s_star):
+    """Claim 2, ``ns.interval``: the description read as a bound, failed by a 2 x 2 witness below ``s_star``.
+
+    The record is ``not-applicable`` (no source states the bound), with the re-checkable witness kept.
+    """
     s_w = s_star / 4.0  # a normalized singular value below the threshold
     # a 2 x 2 matrix whose normalized singular values are (t, s_w): diag(t, s_w) with t^2 + s_w^2 = 1
     t = math.sqrt(1.0 - s_w**2)
@@ -241,16 +262,21 @@ def run_newton_schulz(ctx):
     )
     # no source states a bound: the reading is this pack's, so its failure is no finding about a source (kept
     # with its re-checked witness, which shows what the reading as a bound would meet)
-    out.append(
-        dataclasses.replace(
-            rec,
-            status="not-applicable",
-            reason="a description that no source states as a bound (Jordan et al. describe the singular values "
-            "as '~ Uniform(0.5, 1.5)', a distribution, and state no bound): not a claim of the source, so its "
-            f"failure is no finding; read as a bound by this pack it fails ({rec.status}: {rec.reason})",
-        )
+    return dataclasses.replace(
+        rec,
+        status="not-applicable",
+        reason="a description that no source states as a bound (Jordan et al. describe the singular values "
+        "as '~ Uniform(0.5, 1.5)', a distribution, and state no bound): not a claim of the source, so its "
+        f"failure is no finding; read as a bound by this pack it fails ({rec.status}: {rec.reason})",
     )
-    proved, lo_all, hi_all, used = prove_range(s_star, 5)
+
+
+def _scoped_record(s_star, at_star, below, proof):
+    """Claim 2, ``ns.interval.scoped``: [0.5, 1.5] proved on [s*, 1] by interval arithmetic.
+
+    ``s_star, at_star, below`` are :func:`endpoint`'s, ``proof`` is :func:`prove_range`'s result on ``s_star``.
+    """
+    proved, lo_all, hi_all, used = proof
     spec = ClaimSpec(
         id="ns.interval.scoped",
         statement=f"for every G with sigma_min(G) >= s* ||G||_F (s* = {s_star!r}, the smallest double with "
@@ -269,19 +295,19 @@ def run_newton_schulz(ctx):
         )
     else:
         verdict = Verdict("inconclusive", "the interval enclosure did not close")
-    out.append(
-        claim_record(
-            spec,
-            verdict,
-            params={"s_star": s_star, "k": 5},
-            method="exact",
-            empirical=lo_all if proved else 0.0,
-            bound=LO,
-            relation=">=",
-        )
+    return claim_record(
+        spec,
+        verdict,
+        params={"s_star": s_star, "k": 5},
+        method="exact",
+        empirical=lo_all if proved else 0.0,
+        bound=LO,
+        relation=">=",
     )
 
-    # 3. no convergence with k
+
+def _no_convergence_record(mats, exact):
+    """Claim 3, ``ns.no-convergence``: the measured error at k = 1..10 stays above |phi(1) - 1| / 2."""
     errs = []
     for k in range(1, 11):
         e = 0.0
@@ -297,22 +323,23 @@ def run_newton_schulz(ctx):
         show=("k",),
     )
     # measured: the error at k = 10 stays above |phi(1) - 1| / 2 (a lower bound on the limit cycle's error)
-    out.append(
-        value_claim(
-            spec,
-            errs[-1],
-            abs(sum(COEF) - 1.0) / 2.0,
-            {"k": list(range(1, 11)), "errors": [round(v, 6) for v in errs]},
-            relation=">=",
-            method="exact",
-            data={"k": list(range(1, 11)), "error": errs},
-        )
+    return value_claim(
+        spec,
+        errs[-1],
+        abs(sum(COEF) - 1.0) / 2.0,
+        {"k": list(range(1, 11)), "errors": [round(v, 6) for v in errs]},
+        relation=">=",
+        method="exact",
+        data={"k": list(range(1, 11)), "error": errs},
     )
 
-    # 4. the cubic iteration's stated bound
+
+def _cubic_bound_record(mats, exact):
+    """Claim 4, ``ns.cubic-bound``: the cubic iteration's error against :func:`cubic_bound` (ratio, 1e-12 slack)."""
+    spec_inf = N.Schatten(math.inf)
     worst_ratio = 0.0
     for G, P in zip(mats, exact):
-        s = np.linalg.svd(G, compute_uv=False) / np.linalg.norm(G, axis=(-2, -1))[..., None]
+        s = _normalized_singular_values(G)
         for k in (1, 2, 4, 6, 8):
             err = spec_inf.norm(_cubic(G, k) - P)
             bnd = cubic_bound(s[..., -1], k)
@@ -324,16 +351,22 @@ def run_newton_schulz(ctx):
         "the explicit form derived in proofs_checks.spectral.newton_schulz.cubic_bound",
         show=("k",),
     )
-    out.append(value_claim(spec, worst_ratio, 1.0, {"k": [1, 2, 4, 6, 8]}, note="ratio error / bound (1e-12 slack)"))
+    return value_claim(spec, worst_ratio, 1.0, {"k": [1, 2, 4, 6, 8]}, note="ratio error / bound (1e-12 slack)")
 
-    # 5. measured error of the quintic against the SVD path (float64 and float32), against the bound that
-    # ns.interval.scoped proves for every G in its scope: phi^5 in [lo, hi] on [s*, 1] gives an error of at
-    # most max(1 - lo, hi - 1) (ns.scalar-polynomial: the error is max_i |phi^5(s_i) - 1|). A matrix outside the
-    # scope (sigma_min < s* ||G||_F) is left out and counted.
+
+def _measured_error_records(mats, exact, s_star, proof):
+    """Claim 5, ``ns.measured-error``: the quintic's measured error in the scope of ``ns.interval.scoped``.
+
+    The bound is the one that record proves for every G in its scope: phi^5 in [lo, hi] on [s*, 1] gives an
+    error of at most max(1 - lo, hi - 1) (``ns.scalar-polynomial``: the error is max_i |phi^5(s_i) - 1|),
+    measured in float64 and float32. A matrix outside the scope (sigma_min < s* ||G||_F) is left out and
+    counted. Returns a list: empty when the range was not proved or no matrix is in the scope.
+    """
+    proved, lo_all, hi_all, _ = proof
     scoped_bound = max(1.0 - lo_all, hi_all - 1.0) if proved else None
     rows, outside = {}, 0
     for G, P in zip(mats, exact):
-        s_n = np.linalg.svd(G, compute_uv=False) / np.linalg.norm(G, axis=(-2, -1))[..., None]
+        s_n = _normalized_singular_values(G)
         inside = s_n[..., -1] >= s_star
         outside += int(np.count_nonzero(~inside))
         if not inside.any():
@@ -349,15 +382,38 @@ def run_newton_schulz(ctx):
         source=f"{JORDAN}; the bound: ns.interval.scoped with ns.scalar-polynomial",
         show=("k",),
     )
-    if scoped_bound is not None and rows:
-        out.append(
-            value_claim(
-                spec,
-                max(rows.values()),
-                scoped_bound,
-                {"k": 5, "errors": rows, "outside_scope": outside},
-                data=rows,
-                note=f"{outside} matrices outside the scope left out" if outside else "",
-            )
+    if scoped_bound is None or not rows:
+        return []
+    return [
+        value_claim(
+            spec,
+            max(rows.values()),
+            scoped_bound,
+            {"k": 5, "errors": rows, "outside_scope": outside},
+            data=rows,
+            note=f"{outside} matrices outside the scope left out" if outside else "",
         )
+    ]
+
+
+def run_newton_schulz(ctx):
+    """The records of the five claims of the module docstring, in order, on seeded Gaussian matrices.
+
+    Parameters
+    ----------
+    ctx : Context
+        ``ctx.seed`` seeds the matrices, ``ctx.quick`` takes fewer shapes.
+
+    Returns
+    -------
+    list of ClaimRecord
+    """
+    shapes, mats, exact = _gaussian_batches(ctx)
+    s_star, at_star, below = endpoint(5)  # outward-rounded: phi^5(s*) >= 0.5 proved, and < 0.5 one double below
+    out = [_scalar_polynomial_record(mats, shapes), _interval_record(s_star)]
+    proof = prove_range(s_star, 5)
+    out.append(_scoped_record(s_star, at_star, below, proof))
+    out.append(_no_convergence_record(mats, exact))
+    out.append(_cubic_bound_record(mats, exact))
+    out += _measured_error_records(mats, exact, s_star, proof)
     return out

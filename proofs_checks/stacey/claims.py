@@ -60,6 +60,22 @@ d_ = sp.Symbol("d", positive=True)
 NORM_RATIO = CoordSum(sp.Abs(xv) ** F.p) ** (2 / F.p) / CoordSum(xv**2) / d_ ** (2 / F.p - 1)
 UNBIASED = Assumption("g = E g~", g, "==", Expect1(x), per_coordinate=True)
 
+
+def _first_step_identity(statement: str, assumption: str, gap) -> ClaimSpec:
+    """The spec of an identity of the first iterate from theta_0 = z_0 = m_0 = 0 (Section 4.2): the
+    coordinate sum of |gap| is 0 (claim id ``lionk.first-step``)."""
+    return ClaimSpec(
+        id="lionk.first-step",
+        source="Section 4.2",
+        statement=statement,
+        assumptions=("theta_0 = z_0 = m_0 = 0", assumption),
+        term=CoordSum(sp.Abs(gap)),
+        bound=sp.Integer(0),
+        relation="==",
+        show=("p", "setting"),
+    )
+
+
 SPECS = {
     "steepest.closed-form": ClaimSpec(
         id="steepest.closed-form",
@@ -71,26 +87,16 @@ SPECS = {
         bound=_objective("ub"),  # ... is at most the objective at a numerical minimizer (ub)
         show=("cases",),
     ),
-    "lionk.formula": ClaimSpec(
-        id="lionk.first-step",
-        source="Section 4.2",
-        statement="Stacey(p,2): theta_1 = -(1-tau) eta s^eps((1-beta1) g~_0) - tau alpha (1-beta1) g~_0 from theta_0 = z_0 = m_0 = 0",
-        assumptions=("theta_0 = z_0 = m_0 = 0", "no weight decay"),
-        term=CoordSum(sp.Abs(theta1 - F.stacey_p2_first_step(g))),
-        bound=sp.Integer(0),
-        relation="==",
-        show=("p", "setting"),
+    "lionk.formula": _first_step_identity(
+        "Stacey(p,2): theta_1 = -(1-tau) eta s^eps((1-beta1) g~_0) - tau alpha (1-beta1) g~_0 from theta_0 = z_0 = m_0 = 0",
+        "no weight decay",
+        theta1 - F.stacey_p2_first_step(g),
     ),
-    "lionk.coincide": ClaimSpec(
-        id="lionk.first-step",
-        source="Section 4.2",
-        statement="Lion-K (K = ||.||_{p*}) and Stacey(p,2) coincide (first iterate) only when tau = 0 (read: at tau = 0 they "
+    "lionk.coincide": _first_step_identity(
+        "Lion-K (K = ||.||_{p*}) and Stacey(p,2) coincide (first iterate) only when tau = 0 (read: at tau = 0 they "
         "coincide, and only then)",
-        assumptions=("theta_0 = z_0 = m_0 = 0", "eps = 0"),
-        term=CoordSum(sp.Abs(F.stacey_p2_first_step(g) - F.lionk_first_step(g))),
-        bound=sp.Integer(0),
-        relation="==",
-        show=("p", "setting"),
+        "eps = 0",
+        F.stacey_p2_first_step(g) - F.lionk_first_step(g),
     ),
     "intro.norm-ratio": ClaimSpec(
         id="intro.norm-ratio",

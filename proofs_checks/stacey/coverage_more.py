@@ -207,21 +207,25 @@ def asm1_diag_records(p: float, d: int) -> list[Claim]:
     out = [
         value_claim(
             ASM1_DIAG_SPEC,
-            lip,
-            two,
-            {"p": p, "direction": "lip/2s", "d": d, "setting": f"{mat}, closed forms"},
+            *pair,
+            {"p": p, "direction": direction, "d": d, "setting": f"{mat}, closed forms"},
             method="exact",
-            at=Point(sc, lhs=bil, rhs=two_expr, extra={"matrix": np.diag(h).tolist(), "note": why}, conditions=cond),
-            note=f"{why}; ratio {lip / two:.6g} (the maximum over diagonal H is 2^(1-2/p) = {2 ** (1 - 2 / p):.6g})",
-        ),
-        value_claim(
-            ASM1_DIAG_SPEC,
-            two,
-            lip,
-            {"p": p, "direction": "2s/lip", "d": d, "setting": f"{mat}, closed forms"},
-            method="exact",
-            note=f"{why}; the two-sided form with the Lipschitz constant always holds (Hoelder)",
-        ),
+            note=f"{why}; {note}",
+            **kw,
+        )
+        for pair, direction, note, kw in (
+            (
+                (lip, two),
+                "lip/2s",
+                f"ratio {lip / two:.6g} (the maximum over diagonal H is 2^(1-2/p) = {2 ** (1 - 2 / p):.6g})",
+                {
+                    "at": Point(
+                        sc, lhs=bil, rhs=two_expr, extra={"matrix": np.diag(h).tolist(), "note": why}, conditions=cond
+                    )
+                },
+            ),
+            ((two, lip), "2s/lip", "the two-sided form with the Lipschitz constant always holds (Hoelder)", {}),
+        )
     ]
     return out
 
