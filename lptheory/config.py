@@ -104,6 +104,12 @@ SWITCHES: tuple[Switch, ...] = (
         "where the claim checks keep their sympy limits (0: recomputed every time)",
     ),
     Switch(
+        "LPTHEORY_PRACTICE_CACHE",
+        "a directory",
+        "~/.cache/lptheory/practice",
+        "where the practice pack keeps its training runs, keyed by configuration (a rerun resumes)",
+    ),
+    Switch(
         "LPTHEORY_TEST_CACHE",
         "0, a directory",
         "~/.cache/lptheory/test-quick-report",

@@ -96,7 +96,9 @@ def signed_write(path: str, text: str) -> bool:
 def _limit_cache_dir():
     """Where :func:`cached_limit` keeps its results: ``$LPTHEORY_LIMIT_CACHE`` (``0``: no cache), else
     ``~/.cache/lptheory/sympy-limits``."""
-    env = os.environ.get("LPTHEORY_LIMIT_CACHE")
+    from lptheory import config
+
+    env = config.raw("LPTHEORY_LIMIT_CACHE")
     if env == "0":
         return None
     return env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sympy-limits")

@@ -16,7 +16,9 @@ def search_threads() -> int:
     where a call is cut: anywhere, the rows stay grouped by job)."""
     import os
 
-    env = os.environ.get("LPTHEORY_SEARCH_THREADS")
+    from lptheory import config
+
+    env = config.raw("LPTHEORY_SEARCH_THREADS")
     if env:
         try:
             return max(1, int(env))

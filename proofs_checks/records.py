@@ -297,9 +297,10 @@ def git_commit() -> str | None:
     ``-dirty`` when the tree has uncommitted changes: the checkout it runs from (an editable install
     included), else the clone an installed package was built from while that clone holds the same
     sources (see :func:`source_info`); None otherwise."""
-    import os
 
-    env = os.environ.get("LPTHEORY_GIT_COMMIT")
+    from lptheory import config
+
+    env = config.git_commit()
     if env:
         return env
     return _git_head(_installed_root()) or _installed_from_clone()

@@ -74,7 +74,9 @@ PAPER_P = {"digits": 2.0, "charlm": 3.0}
 
 def cache_dir() -> str:
     """Where run results are cached: ``$LPTHEORY_PRACTICE_CACHE``, else ``~/.cache/lptheory/practice``."""
-    d = os.environ.get("LPTHEORY_PRACTICE_CACHE") or os.path.join(
+    from lptheory import config
+
+    d = config.raw("LPTHEORY_PRACTICE_CACHE") or os.path.join(
         os.path.expanduser("~"), ".cache", "lptheory", "practice"
     )
     os.makedirs(d, exist_ok=True)

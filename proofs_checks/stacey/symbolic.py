@@ -36,6 +36,8 @@ from functools import partial
 import numpy as np
 import sympy as sp
 
+from lptheory import config
+
 from ..api import (
     Assumption,
     Claim,
@@ -712,7 +714,7 @@ def _draw_kernels():
     if _DRAWS:
         return _DRAWS[0]
     K_ = None
-    if os.environ.get("LPTHEORY_SYMBOLIC_BATCH", "") != "0":
+    if config.raw("LPTHEORY_SYMBOLIC_BATCH") != "0":
         try:
             from . import _symbolic_draws as K_
         except Exception:  # noqa: BLE001  (no numba, or it cannot compile here)
