@@ -29,6 +29,7 @@ from proofs_checks.records import (
     status_counts_text,
     status_text,
 )
+from proofs_checks.records_io import FORMAT
 from proofs_checks.verdict import EVIDENCE_TEXT
 
 from . import figures_for
@@ -464,8 +465,9 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
 
 
 def _write_claims_json(out_dir: str, claims: list[dict], meta: dict) -> str:
-    """Write ``claims.json`` (every record with its check, and the run's provenance; strict JSON) atomically."""
-    doc = {"claims": clean(claims), "meta": clean(meta)}
+    """Write ``claims.json`` (every record with its check, and the run's provenance with the records format
+    ``meta.format``, :data:`proofs_checks.records_io.FORMAT`; strict JSON) atomically."""
+    doc = {"claims": clean(claims), "meta": {**clean(meta), "format": FORMAT}}
     tmp = os.path.join(out_dir, ".claims.json.part")
     with open(tmp, "w") as fh:
         json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)
