@@ -716,6 +716,13 @@ def _context(pack, records: dict, claims: list[dict], sections: list[dict], find
     }
 
 
+def _warn(what: str, exc: BaseException) -> None:
+    """The default of :func:`write_report`'s ``on_figure_error``: a RuntimeWarning naming the figure."""
+    import warnings
+
+    warnings.warn(f"{what} not drawn: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
 def write_report(
     out_dir: str,
     *,
@@ -724,8 +731,13 @@ def write_report(
     meta: dict,
     elapsed: dict | None = None,
     options: dict | None = None,
+    on_figure_error=None,
 ) -> dict:
     """Write the report of ``records`` (``{check: [record dicts]}``, the pack's order) to ``out_dir``.
+
+    A figure that raises while it is drawn is skipped and the report written without it:
+    ``on_figure_error(what, exc)`` is told (``what`` names the figure and its check), by default a
+    :class:`RuntimeWarning`.
 
     Returns ``{"counts", "claim_counts", "violated", "findings", "controls", "claims", "paths"}``:
 
@@ -750,7 +762,7 @@ def write_report(
     }
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
-        figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
+        figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir, on_figure_error or _warn)]
         paths += [os.path.join(out_dir, f) for f in figs]
         sections.append(_check_section(pack, check, recs, figs, run=run, findings_by=findings_by, open_q=open_q))
     ctx = _context(pack, records, claims, sections, findings_by, open_q, meta)
