@@ -187,6 +187,7 @@ def test_lion_matches_core():
     np.testing.assert_allclose(w.detach().numpy(), theta, rtol=1e-13)
 
 
+@pytest.mark.slow
 def test_example_script_runs(tmp_path, capsys):
     import importlib.util
     import pathlib
@@ -347,6 +348,7 @@ def test_official_mode_matches_the_published_update():
             np.testing.assert_allclose(zt, z, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_compiled_path_matches_and_lr_changes_do_not_recompile():
     """compiled=True (torch.compile/inductor) gives the eager results; changing lr (an LR schedule) and
     parameter shapes reuses the compiled kernel."""
