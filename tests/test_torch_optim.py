@@ -388,6 +388,7 @@ def test_cuda_paths_match_cpu(path):
         np.testing.assert_allclose(y.detach().cpu().numpy(), x.numpy(), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_compiled_path_handles_non_contiguous_parameters():
     pytest.importorskip("torch._inductor")
     base = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
