@@ -16,18 +16,40 @@ def registered(pack) -> dict:
     return pack.figure_functions()
 
 
-def figures_for(pack, check: str, records, out_dir: str) -> list[str]:
-    """Draw ``check``'s figures from ``records`` into ``out_dir``; returns the paths (PNG and SVG)."""
+def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[str]:
+    """Draw ``check``'s figures from ``records`` into ``out_dir``; returns the paths (PNG and SVG).
+
+    ``on_error(what, exc)``, when given, is called for a figure that raises while it is drawn (``what`` names
+    the figure and the check; its partial files are removed) and the other figures are still drawn; without it
+    the exception propagates."""
     from .generic import plot_rates, plot_ratios
 
     os.makedirs(out_dir, exist_ok=True)
-    reg = registered(pack).get(check)
-    paths = []
+    try:
+        reg = registered(pack).get(check)
+    except Exception as exc:  # noqa: BLE001 -- the pack's figures module itself cannot be imported
+        if on_error is None:
+            raise
+        on_error(f"the figures of check {check} (its pack's figures module)", exc)
+        return []
     if reg:
-        for stem, fn in reg:
-            paths += fn(records, os.path.join(out_dir, stem))
+        todo = [(stem, fn) for stem, fn in reg]
     else:
         title = f"{pack.section(check)}: every record, measured / claimed" if check in pack.checks else None
-        paths += plot_ratios(records, os.path.join(out_dir, f"{check}_ratios"), title=title)
-        paths += plot_rates(records, os.path.join(out_dir, f"{check}_rates"))
+        todo = [
+            (f"{check}_ratios", lambda recs, stem: plot_ratios(recs, stem, title=title)),
+            (f"{check}_rates", plot_rates),
+        ]
+    paths = []
+    for stem, fn in todo:
+        base = os.path.join(out_dir, stem)
+        try:
+            paths += fn(records, base)
+        except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
+            if on_error is None:
+                raise
+            for ext in (".png", ".svg"):  # what the figure wrote before it failed
+                if os.path.exists(base + ext):
+                    os.remove(base + ext)
+            on_error(f"figure {stem} of check {check}", exc)
     return paths

@@ -31,6 +31,7 @@ from proofs_checks.records import (
     status_counts_text,
     status_text,
 )
+from proofs_checks.records_io import FORMAT
 from proofs_checks.verdict import EVIDENCE_TEXT
 
 from . import figures_for
@@ -481,8 +482,9 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
 
 
 def _write_claims_json(out_dir: str, claims: list[dict], meta: dict) -> str:
-    """Write ``claims.json`` (every record with its check, and the run's provenance; strict JSON) atomically."""
-    doc = {"claims": clean(claims), "meta": clean(meta)}
+    """Write ``claims.json`` (every record with its check, and the run's provenance with the records format
+    ``meta.format``, :data:`proofs_checks.records_io.FORMAT`; strict JSON) atomically."""
+    doc = {"claims": clean(claims), "meta": {**clean(meta), "format": FORMAT}}
     tmp = os.path.join(out_dir, ".claims.json.part")
     with open(tmp, "w") as fh:
         json.dump(doc, fh, indent=1, sort_keys=True, allow_nan=False)
@@ -737,6 +739,13 @@ def _context(pack, records: dict, claims: list[dict], sections: list[dict], find
     }
 
 
+def _warn(what: str, exc: BaseException) -> None:
+    """The default of :func:`write_report`'s ``on_figure_error``: a RuntimeWarning naming the figure."""
+    import warnings
+
+    warnings.warn(f"{what} not drawn: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
 def write_report(
     out_dir: str,
     *,
@@ -745,8 +754,13 @@ def write_report(
     meta: dict,
     elapsed: dict | None = None,
     options: dict | None = None,
+    on_figure_error=None,
 ) -> dict:
     """Write the report of ``records`` (``{check: [record dicts]}``, the pack's order) to ``out_dir``.
+
+    A figure that raises while it is drawn is skipped and the report written without it:
+    ``on_figure_error(what, exc)`` is told (``what`` names the figure and its check), by default a
+    :class:`RuntimeWarning`.
 
     Returns ``{"counts", "claim_counts", "violated", "findings", "controls", "claims", "paths"}``:
 
@@ -771,7 +785,7 @@ def write_report(
     }
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
-        figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir)]
+        figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir, on_figure_error or _warn)]
         paths += [os.path.join(out_dir, f) for f in figs]
         sections.append(_check_section(pack, check, recs, figs, run=run, findings_by=findings_by, open_q=open_q))
     ctx = _context(pack, records, claims, sections, findings_by, open_q, meta)

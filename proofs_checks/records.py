@@ -333,8 +333,12 @@ def meta(check: str, seed: int, config: dict, *, quick: bool | None = None) -> d
 
 
 def dumps(claims: list, meta_: dict, **kw) -> str:
-    """The ``--json`` document: ``{"claims": [...], "meta": {...}}`` (strict JSON: no NaN tokens)."""
+    """The ``--json`` document: ``{"claims": [...], "meta": {...}}`` (strict JSON: no NaN tokens); ``meta.format``
+    is the records format (:data:`proofs_checks.records_io.FORMAT`)."""
+    from .records_io import FORMAT
+
     doc = {"claims": [c.to_dict() if isinstance(c, Claim) else clean(c) for c in claims], "meta": clean(meta_)}
+    doc["meta"]["format"] = FORMAT
     return json.dumps(doc, allow_nan=False, **kw)
 
 

@@ -29,9 +29,10 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: a deselected test does not start the build
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``gpu`` need CUDA: skipped (with the reason) on machines without it, such as CI.
-    When a collected test uses the quick report, its build starts now in a background process."""
+    When a selected test uses the quick report, its build starts now in a background process."""
     if any("stacey_quick_report" in getattr(item, "fixturenames", ()) for item in items):
         _QUICK.start(config)
     if _cuda_available():

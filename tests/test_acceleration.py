@@ -189,6 +189,7 @@ def test_do_nothing_and_steepest_descent_never_hold_for_the_accelerated_exponent
                 assert rec.status != "holds", (p, inst, m, rec.reason)
 
 
+@pytest.mark.slow
 def test_exponent_verdicts_are_seed_stable_quick():
     """Issue 23: no exponent record changes status across seeds 0-12 in quick mode (the exponent instances are
     fixed-L and built once; the methods run with exact gradients)."""
@@ -211,6 +212,7 @@ def test_exponent_verdicts_are_seed_stable_quick():
 _SWEEP = ("accelerated-lp", "steepest-lp", "agd-euclidean")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quick", [True, False])
 def test_same_data_same_verdict_for_seeds_0_to_20(quick):
     """The exponent rule (proofs_checks.verdict.decide_rate, the one implementation) gives the same data

@@ -48,6 +48,7 @@ def _wait_for(pred, timeout: float, step: float = 0.1):
 # signals and SIGKILL: real processes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
 def test_a_killed_report_leaves_no_worker_and_no_lock(tmp_path, sig):
     """``lptheory report --quick --jobs 2`` killed (SIGKILL, SIGTERM, SIGHUP) once its worker processes run:
@@ -87,6 +88,7 @@ def test_a_killed_report_leaves_no_worker_and_no_lock(tmp_path, sig):
     OutputLock(str(out)).acquire().release()  # the next run is not refused
 
 
+@pytest.mark.slow
 def test_sigterm_keeps_an_existing_report(tmp_path):
     """SIGTERM on a report into an existing directory removes only what this run wrote (its staging
     directory): the files there before are kept."""
@@ -217,6 +219,7 @@ def test_a_check_that_exits_or_returns_no_records_is_a_crash(tmp_path, capsys, b
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_check_json_is_valid_json_when_a_claim_file_prints(tmp_path):
     """A claim file that prints to stdout (at import and in its checks, also in worker processes): ``check
     --json`` still writes one JSON document on stdout; the prints go to stderr."""
@@ -260,6 +263,7 @@ def test_every_command_takes_traceback(command):
     assert cli.build_parser().parse_args([command, *args, "--traceback"]).traceback is True
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_a_sweep_spares_the_resource_tracker(tmp_path):
     """Ctrl-C on a Dask sweep: exit 130, no traceback (killing multiprocessing's resource tracker with the
     workers made a relaunched tracker print a KeyError traceback per semaphore, about twelve), no worker

@@ -53,6 +53,7 @@ def test_run_refuses_what_cannot_fit_in_memory(tmp_path, args):
     assert took < 60
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, slots, batch", [("adam", 2, 4), ("sgd", 1, 1), ("stacey-pp", 2, 1)])
 def test_memory_estimate_covers_the_measured_peak(name, slots, batch):
     """The working-array part of the estimate covers the peak of the arrays a simulated run allocates

@@ -100,6 +100,7 @@ def _pids_alive(pids):
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 @pytest.mark.parametrize("jobs", [1, 4])
 def test_ctrl_c_stops_within_two_seconds_whatever_jobs(gated, tmp_path, jobs):
@@ -127,6 +128,7 @@ def test_ctrl_c_stops_within_two_seconds_whatever_jobs(gated, tmp_path, jobs):
     assert _pids_alive([p for p in workers if p != proc.pid]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 def test_ctrl_c_keeps_an_existing_report_whole(gated, tmp_path):
     """An interrupted report into a directory that holds a finished one: the old files are untouched
@@ -171,6 +173,7 @@ def test_publish_holds_ctrl_c_until_every_file_is_in_place(tmp_path, monkeypatch
     assert sorted(p.name for p in out.iterdir()) == [f"f{i}.txt" for i in range(5)]
 
 
+@pytest.mark.slow
 def test_a_second_writer_of_the_same_out_is_refused(gated, tmp_path):
     """Two reports racing for one --out (the issue's seed 0 / seed 1 race): the second exits 2 before any
     work, naming --out and the first one's pid; the first one's files all say seed 0."""
@@ -249,6 +252,7 @@ record_every = 1
 """
 
 
+@pytest.mark.slow
 def test_sweep_gives_up_on_a_silent_scheduler(tmp_path):
     pytest.importorskip("distributed")
     pytest.importorskip("pyarrow")
@@ -355,6 +359,7 @@ def test_a_refused_writer_leaves_the_holders_files_alone(tmp_path, capsys):
     assert (out / ".claims.json.part").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_inside_a_longer_lived_process_does_not_end_it(gated, tmp_path):
     """main(argv) called from Python (a notebook, a test): a real SIGINT returns 130 and the caller's

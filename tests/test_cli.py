@@ -137,6 +137,7 @@ def test_small_replicate_counts_get_student_t_intervals():
     assert mean_interval(np.array([np.nan, 2.0, 2.0]))[0] == 2.0
 
 
+@pytest.mark.slow
 def test_check_out_does_not_clobber_a_report(tmp_path, capsys):
     (tmp_path / "claims.json").write_text('{"claims": [], "meta": {}}')
     assert main(["check", "claims", "--quick", "--quiet", "--out", str(tmp_path)]) == 0

@@ -306,6 +306,7 @@ def _pty_run(args, cols=60):
     return _pty_exec([sys.executable, "-m", "lptheory", *args], cols)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_run_through_a_pseudo_terminal_leaves_no_junk(tmp_path):
     """``script -q -c "lptheory run ..."``: the progress line was drawn and cleared, each optimizer leaves its

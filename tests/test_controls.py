@@ -45,6 +45,7 @@ def _assert_one_convention(recs, where):
         assert control_failed(r) == ("fails as it must" in r["reason"])
 
 
+@pytest.mark.slow
 def test_every_registered_pack_records_its_controls_by_one_convention(stacey_quick_report, spectral_records):
     """Every control record of every registered pack: never holds, never violated, "negative control 'x'
     fails as it must" (the spectral pack used to record its controls violated)."""
@@ -65,6 +66,7 @@ def test_every_registered_pack_records_its_controls_by_one_convention(stacey_qui
     assert acc and all("The control: " in r["reason"] and "expected outcome" in r["reason"] for r in acc)
 
 
+@pytest.mark.slow
 def test_spectral_controls_keep_their_evidence_and_say_plainly_what_failed(spectral_records):
     """A spectral identity control found violated keeps its re-checked witness and evidence level and says
     so; the rate-thm1 controls say what the control is, what the rule said and that the failure is expected;
@@ -132,6 +134,7 @@ def test_control_record_keeps_the_measurement_and_needs_a_control_name():
         control_record(plain, "x", "a method")
 
 
+@pytest.mark.slow
 def test_report_counts_controls_apart_and_labels_evidence_links_distinctly(stacey_quick_report):
     """In the Stacey report: no control among the open questions or findings, results.csv marks them, the
     verdict line counts them apart, and no summary item repeats a link label (Assumption 1's links name p and
@@ -229,6 +232,7 @@ def test_a_control_that_passes_stays_visible_whatever_its_reason_quotes():
     assert control_failed({"status": ok.status, "reason": ok.reason})
 
 
+@pytest.mark.slow
 def test_latex_claims_table_counts_controls_apart(stacey_quick_report):
     """report.tex's "Claims in the paper's notation": each claim's verdicts count its negative controls
     apart (thm1.rate read "2 holds, 4 inconclusive": its four controls failing as they must, shown as four
@@ -324,6 +328,7 @@ def test_assert_violation_found_skips_a_legacy_violated_control():
     assert assert_violation_found([real, ctl]) == [real]
 
 
+@pytest.mark.slow
 def test_acceleration_controls_show_which_claim_they_control(stacey_quick_report):
     """acc.exponent runs one ``static`` control per claimed exponent on each instance: the setting shown names
     ``control_for`` so that the two rows read differently (the record's identity, regression.key, is its params,

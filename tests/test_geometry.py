@@ -88,7 +88,9 @@ def test_zero_and_subnormal_never_nan(p, eps, mode):
         assert o[0] == 0.0 and o[1] == 0.0
 
 
-@pytest.mark.parametrize("p", [1.5, 2.0, 2.5, 3.0, 4.0, 6.0])
+@pytest.mark.parametrize(
+    "p", [1.5, 2.0, 2.5, 3.0, pytest.param(4.0, marks=pytest.mark.slow), pytest.param(6.0, marks=pytest.mark.slow)]
+)
 def test_steepest_step_is_the_argmin_scipy(p, rng):
     for _ in range(5):
         g = rng.standard_normal(6)

@@ -107,6 +107,7 @@ def test_state_dict_of_the_other_stacey_is_refused():
     StaceyPP([w], lr=0.1).load_state_dict(old)
 
 
+@pytest.mark.slow
 def test_compiled_path_imports_raise_no_deprecation_warning():
     """torch's inductor imports torch.utils.mkldnn, whose 14 torch.jit.script_method decorations are
     deprecated by torch itself: lptheory.torch imports it quietly first. Control: a bare import warns."""

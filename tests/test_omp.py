@@ -267,6 +267,7 @@ def _run_script(code: str, env=None, timeout=120):
         pytest.fail(f"the script hung (over {timeout} s): {exc.stdout!r} {exc.stderr!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.mark.parametrize("imported", [True, False])
 def test_steps_in_a_forked_child_finish(imported):

@@ -166,6 +166,7 @@ def test_slow(lptheory):
 '''
 
 
+@pytest.mark.slow
 def test_pytest_plugin(pytester):
     pytester.makepyfile(test_claims=PLUGIN_TESTS)
     res = pytester.runpytest_subprocess("--lptheory-seed", "7", "-rs", "-p", "no:cacheprovider")

@@ -18,6 +18,7 @@ from proofs_checks.records import validate_record
 SNAPSHOT = Path(__file__).parent / "snapshots" / "stacey_quick_seed0.json"
 
 
+@pytest.mark.slow
 def test_report_files_schema_and_strict_json(stacey_quick_report):
     out, doc = stacey_quick_report
     for name in ("index.html", "report.md", "claims.json", "results.csv"):
@@ -34,6 +35,7 @@ def test_report_files_schema_and_strict_json(stacey_quick_report):
     assert not list(out.glob(".*.part"))  # nothing half-written
 
 
+@pytest.mark.slow
 def test_verdicts_match_the_snapshot(stacey_quick_report):
     """Same statuses and ratios (1e-12) as the reviewed snapshot; after a change on purpose, regenerate it with
     `python -m proofs_checks.snapshot --write` (or `--from REPORT/claims.json --write`) and review the diff."""
@@ -55,6 +57,7 @@ def test_snapshot_diff_names_every_change():
     assert snapshot.compare(base, base) == []
 
 
+@pytest.mark.slow
 def test_every_violated_record_rechecks_without_the_toolkit(stacey_quick_report):
     _, doc = stacey_quick_report
     violated = [r for r in doc["claims"] if r["status"] == "violated"]
@@ -64,6 +67,7 @@ def test_every_violated_record_rechecks_without_the_toolkit(stacey_quick_report)
         assert chk["violated"] and chk["assumptions_ok"], (r["id"], chk)
 
 
+@pytest.mark.slow
 def test_ratio_has_one_meaning(stacey_quick_report):
     """ratio > 1 exactly when the relation fails: violated <=-records have ratio > 1; equalities have none."""
     _, doc = stacey_quick_report
@@ -76,6 +80,7 @@ def test_ratio_has_one_meaning(stacey_quick_report):
             assert r["ratio"] <= 1 + 1e-6, (r["id"], r["ratio"])
 
 
+@pytest.mark.slow
 def test_corrections_section_after_the_verdict_table(stacey_quick_report):
     """Issue 18: a correction per violated lemma claim, with its own id, evidence and the theorem's consequence;
     every correction holds in its re-check (a correction that failed would be reported violated)."""
@@ -101,6 +106,7 @@ def test_corrections_section_after_the_verdict_table(stacey_quick_report):
     assert (out / "corrections.png").exists() and (out / "corrections.svg").exists()
 
 
+@pytest.mark.slow
 def test_html_puts_findings_first_with_links_and_provenance(stacey_quick_report):
     out, doc = stacey_quick_report
     page = (out / "index.html").read_text()
@@ -127,6 +133,7 @@ def test_html_puts_findings_first_with_links_and_provenance(stacey_quick_report)
     assert "reference/acceleration.md" not in (out / "claims.json").read_text()
 
 
+@pytest.mark.slow
 def test_markdown_has_the_same_content(stacey_quick_report):
     out, doc = stacey_quick_report
     md = (out / "report.md").read_text()
@@ -146,6 +153,7 @@ def test_markdown_has_the_same_content(stacey_quick_report):
     assert len(b2) == 3 and all("Lemma 2 (lem:B2)" in ln for ln in b2)
 
 
+@pytest.mark.slow
 def test_reproduce_commands_run(stacey_quick_report, capsys):
     out, doc = stacey_quick_report
     md = (out / "report.md").read_text()
@@ -159,6 +167,7 @@ def test_reproduce_commands_run(stacey_quick_report, capsys):
         capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_results_csv_is_tidy_and_complete(stacey_quick_report):
     out, doc = stacey_quick_report
     with open(out / "results.csv") as fh:
@@ -190,6 +199,7 @@ def test_results_csv_is_tidy_and_complete(stacey_quick_report):
     assert {float(r["p"]) for r in b2} == {3.0, 4.0, 8.0}
 
 
+@pytest.mark.slow
 def test_results_parquet_equals_csv(stacey_quick_report):
     pq = pytest.importorskip("pyarrow.parquet")
     out, _ = stacey_quick_report
@@ -206,6 +216,7 @@ p = [4.0]
 """
 
 
+@pytest.mark.slow
 def test_parallel_equals_serial_and_config(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG)

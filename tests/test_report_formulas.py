@@ -85,6 +85,7 @@ def test_saved_report_has_no_raw_formula_and_katex_parses_every_one(tmp_path):
     assert _katex_errors(_formulas(page)) == []
 
 
+@pytest.mark.slow
 def test_quick_report_has_no_raw_formula(stacey_quick_report):
     out, _ = stacey_quick_report
     page = (out / "index.html").read_text()

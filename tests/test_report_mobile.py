@@ -48,6 +48,7 @@ def test_figures_get_their_natural_size(tmp_path):
     assert png_css_size(str(tmp_path / "x.png")) is None and png_css_size(str(tmp_path / "none.png")) is None
 
 
+@pytest.mark.slow
 def test_page_is_no_wider_than_a_390px_screen(page_dir):
     chromium = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil.which(c)), None)
     if chromium is None:

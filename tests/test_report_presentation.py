@@ -233,6 +233,7 @@ def test_figures_readable(tmp_path, doc, monkeypatch):
     assert "Smaller claims" in fig.axes[0].get_title()
 
 
+@pytest.mark.slow
 def test_report_tex_structure_and_pdflatex(tmp_path, doc, monkeypatch):
     """report.tex: booktabs tables of the claims, corrections and verdicts, escaped text, the summary's
     formulas kept; structurally sound always; compiled with pdflatex where it is installed."""

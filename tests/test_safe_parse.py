@@ -202,6 +202,7 @@ def test_every_witness_of_the_records_parses_back_to_its_text():
     assert n >= 20
 
 
+@pytest.mark.slow
 def test_every_witness_of_a_fresh_quick_report_parses_and_rechecks_as_recorded(stacey_quick_report):
     """A fresh quick report: every expression field parses back to its text, and every ``expression`` witness
     re-checks as the report recorded it (violated, proved, ratio)."""

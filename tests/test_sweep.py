@@ -66,6 +66,7 @@ def _same(a, b):
             assert x == y, k
 
 
+@pytest.mark.slow
 def test_local_cluster_equals_serial(tmp_path):
     pytest.importorskip("distributed")
     cfg = _config(tmp_path)
@@ -103,6 +104,7 @@ def _wait_cells(out, n, proc, timeout=120):
     raise AssertionError(f"no {n} cells in {timeout} s")
 
 
+@pytest.mark.slow
 def test_real_scheduler_one_worker_killed(tmp_path):
     """A scheduler and two worker processes started here; one worker is killed (SIGKILL) mid-sweep: the
     sweep completes on the other and its data equal the serial run."""
@@ -173,6 +175,7 @@ def test_real_scheduler_one_worker_killed(tmp_path):
     _same(_data(serial), _data(out))
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_without_recomputing(tmp_path):
     """SIGKILL the sweep process midway; --resume computes only the missing cells (finished files are not
     touched) and the final data equal an uninterrupted run."""

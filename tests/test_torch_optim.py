@@ -187,6 +187,7 @@ def test_lion_matches_core():
     np.testing.assert_allclose(w.detach().numpy(), theta, rtol=1e-13)
 
 
+@pytest.mark.slow
 def test_example_script_runs(tmp_path, capsys):
     import importlib.util
     import pathlib
@@ -347,6 +348,7 @@ def test_official_mode_matches_the_published_update():
             np.testing.assert_allclose(zt, z, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_compiled_path_matches_and_lr_changes_do_not_recompile():
     """compiled=True (torch.compile/inductor) gives the eager results; changing lr (an LR schedule) and
     parameter shapes reuses the compiled kernel."""
@@ -386,6 +388,7 @@ def test_cuda_paths_match_cpu(path):
         np.testing.assert_allclose(y.detach().cpu().numpy(), x.numpy(), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_compiled_path_handles_non_contiguous_parameters():
     pytest.importorskip("torch._inductor")
     base = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(9))

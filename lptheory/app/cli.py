@@ -772,7 +772,8 @@ def _cmd_check(args) -> int:
             with open(os.path.join(stage, f"check_{n}.json"), "w") as fh:
                 fh.write(dumps([{"check": n, **r} for r in recs], info, indent=1))
             try:
-                paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage)]
+                skipped = lambda what, exc: _figure_skipped(args, what, exc)  # noqa: E731 -- one figure: the others drawn
+                paths = [os.path.basename(p) for p in figures_for(pack, n, recs, stage, skipped)]
             except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
                 _figure_skipped(args, f"the figures of check {n}", exc)
                 paths = []
@@ -1006,7 +1007,15 @@ def _cmd_report(args) -> int:
     from .guard import publish, staging
 
     stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
-    res = write_report(stage, pack=pack, records=results, meta=info, elapsed=elapsed, options=planned)
+    res = write_report(
+        stage,
+        pack=pack,
+        records=results,
+        meta=info,
+        elapsed=elapsed,
+        options=planned,
+        on_figure_error=lambda what, exc: _figure_skipped(args, what, exc),  # skipped, named; the data written
+    )
     publish(stage, args.out)
     from proofs_checks.records import is_control, status_counts_text
 
