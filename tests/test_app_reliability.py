@@ -167,9 +167,14 @@ def test_publish_holds_ctrl_c_until_every_file_is_in_place(tmp_path, monkeypatch
         real(a, b)
 
     monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(KeyboardInterrupt):
-        publish(stage, str(out))
-        time.sleep(1)  # not reached: the signal is delivered as publish returns
+    # Python's own Ctrl-C handler, also where the suite was started with SIGINT ignored (a background job)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            publish(stage, str(out))
+            time.sleep(1)  # not reached: the signal is delivered as publish returns
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert sorted(p.name for p in out.iterdir()) == [f"f{i}.txt" for i in range(5)]
 
 
