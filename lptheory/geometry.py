@@ -50,12 +50,6 @@ def lp_norm(x, p: float, axis: int = -1):
     return _lp_norm(xp, x, p, axis)
 
 
-def lp_norm_unchecked(x: np.ndarray, p: float, axis: int = -1):
-    """:func:`lp_norm` for a float numpy array and a valid float ``p``, without the argument checks (same
-    bits; for inner loops that call it ~1e5 times on tiny vectors)."""
-    return _lp_norm(np, x, p, axis)
-
-
 def _lp_norm(xp, x, p: float, axis: int):
     if xp is np and axis in (-1, x.ndim - 1) and _rownorm.available(x, p):
         # one pass per row in a numba kernel, same bits as below (lptheory.fast.rownorm), without |x| as a

@@ -239,14 +239,6 @@ _NB_BINARY = {
 }
 
 
-def _arg(a, env, cast):
-    if isinstance(a, str):
-        return env[a]
-    if isinstance(a, Sym):
-        return f"{cast}({a.src})"
-    return f"{cast}({float(a)!r})"
-
-
 WATCH_UNIT = 1 << 32  # the kernels' count of non-finite new_theta entries, in the high bits of their return
 
 
@@ -516,12 +508,6 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
     return lines
 
 
-def _names_in(expr: str):
-    import re
-
-    return re.findall(r"\b(?:v\d+_\w+|in_\w+)\b", expr)
-
-
 def cache_max() -> int:
     """``LPTHEORY_KERNEL_CACHE_MAX``: the most generated kernel modules kept on disk (default 1024, at least 1)."""
     env = config.kernel_cache_max()
@@ -583,17 +569,43 @@ def prune_kernel_cache(root: str, keep: int) -> int:
     return removed
 
 
+def private_cache_dir(root: str) -> str:
+    """``root``, created with mode 0700 where missing, when it is this user's alone: owned by the user and
+    not writable by the group or others (else ``OSError``: nothing is imported from a directory that someone
+    else could write into, and the kernels are compiled in memory instead)."""
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    st = os.stat(root)
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        raise OSError(f"kernel cache {root} is not private to this user (owner or group/other write bits)")
+    return root
+
+
+def _cached_source(path: str, source: str) -> bool:
+    """Whether the file at ``path`` is exactly ``source`` (our own output) and owned by this user."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            same = fh.read() == source
+        return same and (not hasattr(os, "getuid") or os.stat(path).st_uid == os.getuid())
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _module(source: str):
-    """Import generated source from the cache directory (so that numba's cache can persist it)."""
+    """Import generated source from the cache directory (so that numba's cache can persist it).
+
+    Only this installation's own output is imported: the directory must be private to the user
+    (:func:`private_cache_dir`), and a cached file is imported only when its text is the source just
+    generated (a file that differs, planted or stale, is rewritten first)."""
     limit = cache_max()  # checked on every load (a bad value fails on a warm cache too, not only a cold one)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     root = config.cache_dir()
     name = f"lptheory_fused_{digest}"
     try:
-        os.makedirs(root, exist_ok=True)
+        private_cache_dir(root)
         path = os.path.join(root, name + ".py")
-        if not os.path.exists(path):
-            prune_kernel_cache(root, keep=limit - 1)
+        if not _cached_source(path, source):
+            if not os.path.exists(path):
+                prune_kernel_cache(root, keep=limit - 1)
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w") as fh:
                 fh.write(source)
