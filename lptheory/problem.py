@@ -214,15 +214,47 @@ class Problem(ABC):
             out.update(f_star=self.f_star, f_star_exact=self.f_star_exact)
         return out
 
-    def _check(self, x):
+    def check_point(self, x):
+        """Validate a point (or a batch of points) before evaluating ``f`` or ``grad`` at it.
+
+        Parameters
+        ----------
+        x : array_like or torch.Tensor
+            A point of shape ``(..., d)``; an array-like without ``shape`` becomes a float64 numpy array,
+            an array or tensor is returned as it is (its kind and dtype kept).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            ``x``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``x`` and ``d`` when the last axis of ``x`` does not have length ``d``.
+        """
         x = np.asarray(x, dtype=np.float64) if not hasattr(x, "shape") else x
         if x.shape[-1] != self.d:
             raise ValueError(f"x must have last axis of length d={self.d}, got shape {tuple(x.shape)}")
         return x
 
-    def _k(self, x, name):
-        """The constant array attribute ``name`` in ``x``'s kind: itself for numpy, a tensor on ``x``'s
-        device in ``x``'s dtype for torch (converted once per device and dtype, then cached)."""
+    def to_backend(self, x, name):
+        """The constant array attribute ``name`` in ``x``'s kind, for ``f`` and ``grad`` written once for
+        numpy and torch.
+
+        Parameters
+        ----------
+        x : numpy.ndarray or torch.Tensor
+            The point being evaluated (after :meth:`check_point`).
+        name : str
+            The name of an attribute of the problem holding a numpy array (e.g. ``"A"``).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            The attribute itself for numpy; for torch, a tensor on ``x``'s device in ``x``'s dtype (converted
+            once per device and dtype, then cached, and converted again if the attribute is replaced).
+        """
         a = getattr(self, name)
         if isinstance(x, np.ndarray):
             return a
@@ -234,6 +266,10 @@ class Problem(ABC):
 
             hit = cache[key] = (a, torch.as_tensor(np.asarray(a), dtype=x.dtype, device=x.device))
         return hit[1]
+
+    # the former private names, kept so code written against them goes on working
+    _check = check_point
+    _k = to_backend
 
 
 def certified(problem, name: str, *args, default=None):

@@ -165,17 +165,17 @@ class KroneckerQuadratic(MatrixProblem):
             self.hessian_constant = np.kron(self.A, self.B)  # row-major vec(A D B) = (A (x) B) vec(D), B = B^T
 
     def _diff(self, x):
-        return self.mat(x - self._k(x, "w_star"))
+        return self.mat(x - self.to_backend(x, "w_star"))
 
     def f(self, x, t=None):
-        x = self._check(x)
+        x = self.check_point(x)
         D = self._diff(x)
-        G = self._k(x, "A") @ D @ self._k(x, "B")
+        G = self.to_backend(x, "A") @ D @ self.to_backend(x, "B")
         return 0.5 * (D * G).sum(axis=(-2, -1)) if isinstance(x, np.ndarray) else 0.5 * (D * G).sum(dim=(-2, -1))
 
     def grad(self, x, t=None, out=None):
-        x = self._check(x)
-        return self.flat_into(self._k(x, "A") @ self._diff(x) @ self._k(x, "B"), out)
+        x = self.check_point(x)
+        return self.flat_into(self.to_backend(x, "A") @ self._diff(x) @ self.to_backend(x, "B"), out)
 
     def smoothness(self, p: float) -> float:
         p = check_p(p)
@@ -251,15 +251,15 @@ class SymmetricFactorization(MatrixProblem):
         return self.start * rng.standard_normal(self.d) / math.sqrt(self.shape[0])
 
     def f(self, x, t=None):
-        x = self._check(x)
+        x = self.check_point(x)
         X = self.mat(x)
-        E = X @ X.mT - self._k(x, "M")
+        E = X @ X.mT - self.to_backend(x, "M")
         return 0.25 * (E * E).sum(axis=(-2, -1)) if isinstance(x, np.ndarray) else 0.25 * (E * E).sum(dim=(-2, -1))
 
     def grad(self, x, t=None, out=None):
-        x = self._check(x)
+        x = self.check_point(x)
         X = self.mat(x)
-        return self.flat_into((X @ X.mT - self._k(x, "M")) @ X, out)
+        return self.flat_into((X @ X.mT - self.to_backend(x, "M")) @ X, out)
 
     def smoothness(self, p: float) -> float:
         p = check_p(p)
@@ -447,9 +447,7 @@ class RankOneRows(RankOneNoise):
 
 def _register():
     from .noise import NOISES
-    from .problems import PROBLEMS
 
-    PROBLEMS.update({KroneckerQuadratic.name: KroneckerQuadratic, SymmetricFactorization.name: SymmetricFactorization})
     NOISES[RankOneRows.name] = RankOneRows
 
 

@@ -41,12 +41,27 @@ __all__ = [
     "curvature_profile",
     "PROBLEMS",
     "make_problem",
+    "hoelder_r",
+    "check_p",
 ]
 
 
 def hoelder_r(p: float) -> float:
-    """r = p/(p-2), i.e. 1/r = 1 - 2/p (= 1/p* - 1/p): the Hoelder exponent of the diagonal bound and of the
-    matrix problems' Kronecker bound (inf at p = 2, 1 at p = inf)."""
+    """The Hoelder exponent r = p/(p-2), i.e. 1/r = 1 - 2/p (= 1/p* - 1/p).
+
+    It is the exponent of the diagonal smoothness bound ``||h||_r`` and of the matrix problems' Kronecker
+    bound: for a diagonal quadratic, ``sup_{||u||_p <= 1} sum_i h_i u_i^2 = ||h||_r`` (Hoelder).
+
+    Parameters
+    ----------
+    p : float
+        The norm's exponent, in [2, inf] (validate it first with :func:`check_p`).
+
+    Returns
+    -------
+    float
+        ``p / (p - 2)``; ``inf`` at p = 2 and 1 at p = inf.
+    """
     if p == 2.0:
         return math.inf
     if math.isinf(p):
@@ -55,7 +70,23 @@ def hoelder_r(p: float) -> float:
 
 
 def check_p(p) -> float:
-    """p of a certificate: a real in [2, inf] (ValueError naming ``p`` otherwise)."""
+    """Validate the exponent ``p`` a certificate (``smoothness(p)``, ``grad_sup(p)``) is asked for.
+
+    Parameters
+    ----------
+    p : float
+        The l_p exponent, a real in [2, inf].
+
+    Returns
+    -------
+    float
+        ``p`` as a float.
+
+    Raises
+    ------
+    ValueError
+        Naming ``p`` and the range when ``p`` is not a real in [2, inf].
+    """
     return validate.exponent("p", p, lo=2.0, lo_open=False)
 
 
@@ -80,6 +111,12 @@ def curvature_profile(
     raise ValueError(f"profile must be one of ['flat', 'power', 'spiked'], got {kind!r}")
 
 
+PROBLEMS: dict = {}
+"""The registry: CLI name -> problem class, in definition order. Filled by the class definitions themselves
+(see :class:`Problem`); ``lptheory run --problem``, the sweep's ``problem.name`` and :func:`make_problem`
+read it."""
+
+
 class Problem(_Problem):
     """Base of the synthetic families: the one protocol, :class:`lptheory.problem.Problem`, whose
     certificates come from what each family declares (``f_star``, ``grad_sup(p)``, ``smoothness(p)``),
@@ -92,7 +129,28 @@ class Problem(_Problem):
     * ``grad_sup`` (argument p): an upper bound on sup_x ||grad f(x)||_{p*} (``inf`` when unbounded),
       audited by the largest dual norm found at random points.
 
-    The derivations are in each class's docstring."""
+    The derivations are in each class's docstring.
+
+    Registration: a subclass whose body sets ``name`` (the CLI name) and whose class name is public joins
+    :data:`PROBLEMS` when it is defined (``class X(Problem, register=False)`` keeps it out); a base class
+    that sets no ``name`` does not register. A name taken by another class is a ``ValueError`` naming both;
+    the same class defined again (a module loaded twice) replaces its entry.
+
+    To add a problem, in one file: subclass this class, set ``name``, implement ``f`` and ``grad`` (call
+    :meth:`~lptheory.problem.Problem.check_point` on ``x`` first and read constant arrays through
+    :meth:`~lptheory.problem.Problem.to_backend` so torch tensors work) and the certificates ``f_star``,
+    ``smoothness(p)`` and ``grad_sup(p)`` (validate ``p`` with :func:`check_p`; :func:`hoelder_r` gives the
+    diagonal bound's exponent), then import the module.
+    """
+
+    def __init_subclass__(cls, register: bool | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if register is False or "name" not in cls.__dict__ or cls.__name__.startswith("_"):
+            return
+        old = PROBLEMS.get(cls.name)
+        if old is not None and old.__qualname__ != cls.__qualname__:
+            raise ValueError(f"problem name {cls.name!r} of {cls.__qualname__} is taken by {old.__qualname__}")
+        PROBLEMS[cls.name] = cls
 
     f_star: float
     minimizer_attr: str | None = None  # the attribute holding a closed-form minimizer (argmin; start 2 above it)
@@ -199,7 +257,7 @@ class SeparableNonconvex(Problem):
         self.ell = 2.0 * self.a
 
     def f(self, x, t=None):
-        x = self._check(x)
+        x = self.check_point(x)
         xp = namespace(x)
         if xp is np and x.ndim == 2 and x.flags.c_contiguous and x.dtype == np.float64:
             # the same operations, row blocks in cache (no (R, d) temporaries): sum(a log1p(u^2)), u = x - b
@@ -215,12 +273,12 @@ class SeparableNonconvex(Problem):
                 np.multiply(self.a, ww, out=ww)
                 np.sum(ww, axis=-1, out=out[r0:r1])
             return out
-        return xp.sum(self._k(x, "a") * _phi_log(xp, x - self._k(x, "b")), axis=-1)
+        return xp.sum(self.to_backend(x, "a") * _phi_log(xp, x - self.to_backend(x, "b")), axis=-1)
 
     def grad(self, x, t=None, out=None):
-        x = self._check(x)
+        x = self.check_point(x)
         if out is None or not isinstance(x, np.ndarray):
-            g = self._k(x, "a") * _dphi_log(None, x - self._k(x, "b"))
+            g = self.to_backend(x, "a") * _dphi_log(None, x - self.to_backend(x, "b"))
             return g if out is None else _copy_out(out, g)
         xs, os_ = x.reshape(-1, self.d), out.reshape(-1, self.d)
         from . import _fast
@@ -329,13 +387,13 @@ class RidgeSum(Problem):
         self.f_star_exact = False
 
     def f(self, x, t=None):
-        x = self._check(x)
-        A, b, w = self._k(x, "A"), self._k(x, "bvec"), self._k(x, "w")
+        x = self.check_point(x)
+        A, b, w = self.to_backend(x, "A"), self.to_backend(x, "bvec"), self.to_backend(x, "w")
         return self._phi(namespace(x), x @ A.T - b) @ w
 
     def grad(self, x, t=None):
-        x = self._check(x)
-        A, b, w = self._k(x, "A"), self._k(x, "bvec"), self._k(x, "w")
+        x = self.check_point(x)
+        A, b, w = self.to_backend(x, "A"), self.to_backend(x, "bvec"), self.to_backend(x, "w")
         return (self._dphi(namespace(x), x @ A.T - b) * w) @ A
 
     def smoothness(self, p):
@@ -390,12 +448,12 @@ class QuadraticDiagonal(Problem):
         self.profile, self.seed = profile, seed
 
     def f(self, x, t=None):
-        x = self._check(x)
-        return 0.5 * namespace(x).sum(self._k(x, "h") * (x - self._k(x, "c")) ** 2, axis=-1)
+        x = self.check_point(x)
+        return 0.5 * namespace(x).sum(self.to_backend(x, "h") * (x - self.to_backend(x, "c")) ** 2, axis=-1)
 
     def grad(self, x, t=None):
-        x = self._check(x)
-        return self._k(x, "h") * (x - self._k(x, "c"))
+        x = self.check_point(x)
+        return self.to_backend(x, "h") * (x - self.to_backend(x, "c"))
 
     def smoothness(self, p):
         return float(lp_norm(self.h, hoelder_r(check_p(p))))
@@ -428,13 +486,13 @@ class QuadraticDense(Problem):
         self.cond, self.seed = cond, seed
 
     def f(self, x, t=None):
-        x = self._check(x)
-        y = x - self._k(x, "c")
-        return 0.5 * namespace(x).sum(y * (y @ self._k(x, "H")), axis=-1)
+        x = self.check_point(x)
+        y = x - self.to_backend(x, "c")
+        return 0.5 * namespace(x).sum(y * (y @ self.to_backend(x, "H")), axis=-1)
 
     def grad(self, x, t=None):
-        x = self._check(x)
-        return (x - self._k(x, "c")) @ self._k(x, "H")
+        x = self.check_point(x)
+        return (x - self.to_backend(x, "c")) @ self.to_backend(x, "H")
 
     def smoothness(self, p):
         p = check_p(p)
@@ -473,17 +531,17 @@ class LogSumExp(Problem):
         self.seed = seed
 
     def f(self, x, t=None):
-        x = self._check(x)
+        x = self.check_point(x)
         xp = namespace(x)
-        z = (x @ self._k(x, "A").T - self._k(x, "bvec")) / self.mu
+        z = (x @ self.to_backend(x, "A").T - self.to_backend(x, "bvec")) / self.mu
         zmax = xp.amax(z, axis=-1, keepdims=True)
         return self.mu * (xp.log(xp.exp(z - zmax).sum(axis=-1)) + zmax[..., 0])
 
     def grad(self, x, t=None):
-        x = self._check(x)
+        x = self.check_point(x)
         xp = namespace(x)
-        A = self._k(x, "A")
-        z = (x @ A.T - self._k(x, "bvec")) / self.mu
+        A = self.to_backend(x, "A")
+        z = (x @ A.T - self.to_backend(x, "bvec")) / self.mu
         z = z - xp.amax(z, axis=-1, keepdims=True)
         pi = xp.exp(z)
         pi /= pi.sum(axis=-1, keepdims=True)
@@ -499,17 +557,6 @@ class LogSumExp(Problem):
 
     def start(self):
         return np.full(self.d, 1.0)
-
-
-PROBLEMS = {
-    "separable": SeparableNonconvex,
-    "flat-valley": FlatValley,
-    "ridge": RidgeSum,
-    "logistic": LogisticRegression,
-    "quadratic-diagonal": QuadraticDiagonal,
-    "quadratic-dense": QuadraticDense,
-    "logsumexp": LogSumExp,
-}
 
 
 def make_problem(name: str, **kw) -> Problem:

@@ -229,6 +229,11 @@ def _cmd_info(args) -> int:
     from lptheory.optimizers import OPTIMIZERS
 
     print("optimizers: " + ", ".join(OPTIMIZERS))
+    from synthetic.noise import NOISES
+    from synthetic.problems import PROBLEMS
+
+    print("problems: " + ", ".join(PROBLEMS))
+    print("noise models: " + ", ".join(NOISES))
     from proofs_checks.packs import installed_packs, load_ref
 
     packs = installed_packs()
