@@ -45,7 +45,8 @@ CORRECTION_COLUMNS = (
     ("consequence", "consequence"),
 )
 EVIDENCE_KINDS = (
-    "Evidence kinds: proved-symbolically; tight-by-witness (admissible distributions approaching the constant, "
+    "Evidence kinds: proved-symbolically; proved (a written argument whose numerical facts are enclosed "
+    "rigorously); tight-by-witness (admissible distributions approaching the constant, "
     "re-checked at 60 digits); holds-in-search (the adversarial search re-run against the corrected statement, "
     "budget stated); violated-in-search (the correction itself fails)."
 )

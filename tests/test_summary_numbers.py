@@ -174,9 +174,14 @@ def test_sharper_statement(run):
     item = _item(summ, "sharper-B")
     recs = [r for r in claims if r["id"] == "thm1.B.sharper"]
     assert {r["params"]["p"] for r in recs} == {2.5, 3.0, 4.0, 8.0, 16.0, 50.0, 200.0, 1000.0}
-    assert all(r["status"] == "holds" and r["evidence"] == "searched" for r in recs)
-    assert "conjecture, searched" in item["title"] and "not proved" in _text(item, "Searched")
-    t = _text(item, "Evidence")
+    assert all(r["status"] == "holds" and r["evidence"] == "proved" for r in recs)  # combined_proof
+    assert "(proved)" in item["title"]
+    proof = _text(item, "Proved")
+    for r in recs:  # the interval [searched, proved] of the sharp constant, from each record's proof data
+        d = r["data"]["proof"]
+        assert d["searched_constant"] == pytest.approx(r["ratio"]) and d["K"] < 1
+        assert f"[{fmt_r(d['searched_constant'])}, {fmt_r(d['K'])}]" in proof
+    t = _text(item, "Found")
     for r in (x for x in claims if x["id"] == "thm1.B" and x["params"].get("search")):
         pb = float(r["params"]["p"])
         assert fmt_r(r["ratio"]) in t and fmt_r(r["ratio"] * (2 * pb - 1) / (pb - 1)) in t

@@ -300,6 +300,9 @@ def run_lemmas(ctx):
     from ..api import annotate_supported
 
     recs = annotate_supported(recs)  # the lemmas that hold with room: the tightest constant the evidence supports
+    from .combined_proof import prove_records
+
+    recs = prove_records(recs)  # thm1.B and thm1.B1: the searched holds, proved for every law (combined_proof)
     return [checked_form(r) for r in recs]
 
 

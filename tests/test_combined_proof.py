@@ -1,0 +1,152 @@
+"""The proof of Theorem 1's combined term and of Lemma 1 with the coefficient K(p) = M_a/2 < 1
+(proofs_checks/stacey/combined_proof.py; issue 35, item 7): the constant, the theorem on exact finite laws, the
+tight point, the negative controls, and what a wrong proof looks like."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proofs_checks.records import Claim, holds_scope
+from proofs_checks.stacey import combined_proof as CP
+
+GRID = (2.0, 2.5, 3.0, 4.0, 8.0, 16.0, 50.0, 200.0, 1000.0)
+
+
+def _s(v, a):
+    return np.sign(v) * np.abs(v) ** a
+
+
+@pytest.mark.parametrize("p", GRID)
+def test_enclosure_is_tight_and_matches_a_dense_grid(p):
+    enc = CP.m_enclosure(p)
+    t = np.concatenate([np.linspace(0.0, 1.0, 200001), np.logspace(-12, 0, 400001)])  # t* is small at large p
+    a = 1.0 / (p - 1.0)
+    dense = float(np.max((1 + t**a) / (1 + t)))
+    assert enc["lo"] <= enc["hi"] and enc["hi"] - enc["lo"] <= 1e-9
+    assert enc["lo"] - 1e-9 <= dense <= enc["hi"] + 1e-12  # a grid maximum never exceeds the true one
+    assert 1.0 - 1e-15 <= enc["lo"] and enc["hi"] < 2.0
+
+
+def test_closed_forms_at_p3_and_p4():
+    # a = 1/2: t* = (sqrt2 - 1)^2, M = (1 + sqrt2)/2; a = 1/3: t* = 1/8, M = 4/3
+    for p, m in ((3.0, (1 + math.sqrt(2)) / 2), (4.0, 4.0 / 3.0)):
+        enc = CP.m_enclosure(p)
+        assert enc["lo"] - 1e-12 <= m <= enc["hi"] + 1e-12
+
+
+@pytest.mark.parametrize("p", (2.5, 3.0, 8.0, 50.0))
+def test_proof_holds_with_its_controls(p):
+    pr = CP.combined_proof(p)
+    assert pr["proved"] and all(ok for _, ok in pr["steps"]) and all(ok for _, ok in pr["controls"])
+    assert 0.5 <= pr["K"] < 1.0 < (2 * p - 1) / (p - 1)
+    assert {name for name, _ in pr["controls"]} == {"M_a <= 1 (the constant 1/2)", "step 1 with 0.99 M_a"}
+
+
+def test_K_increases_towards_one():
+    ks = [CP.combined_proof(p)["K"] for p in GRID]
+    assert all(x < y for x, y in zip(ks, ks[1:])) and ks[0] == pytest.approx(0.5, abs=1e-12) and ks[-1] < 1
+
+
+@pytest.mark.parametrize("p", (3.0, 8.0))
+def test_step1_is_tight_at_the_argmax(p):
+    """Step 1's bound k(x) <= M_a G^a (g - x)_+ is attained at g = G = 1, x = -t*: the constant cannot be
+    lowered in the pointwise step (the grid control with 0.99 M_a finds it there)."""
+    pr = CP.combined_proof(p)
+    a, x = 1.0 / (p - 1.0), -pr["t_star"]
+    k = 1.0 * (1.0 - _s(x, a))
+    assert k == pytest.approx(pr["M"][0] * (1.0 - x), rel=1e-9)
+
+
+@st.composite
+def _law(draw):
+    """A finite law of X in [-1, 1] (G = 1): k support points with weights; g = E X."""
+    k = draw(st.integers(2, 5))
+    xs = np.array(draw(st.lists(st.floats(-1, 1, allow_nan=False), min_size=k, max_size=k)))
+    w = np.array(draw(st.lists(st.floats(1e-3, 1), min_size=k, max_size=k)))
+    return xs, w / w.sum()
+
+
+@settings(max_examples=300, deadline=None)
+@given(law=_law(), p=st.sampled_from((2.5, 3.0, 4.0, 8.0, 50.0)))
+def test_theorem_on_finite_laws(law, p):
+    """E k(X) and E l(X) <= K(p) G^a sd(X) for every finite law in [-G, G] (G = 1), and <= K E|X - g|
+    (the proof's intermediate step), with K = M_a/2 from the enclosure."""
+    xs, w = law
+    a = 1.0 / (p - 1.0)
+    g = float(w @ xs)
+    sd = math.sqrt(max(float(w @ (xs - g) ** 2), 0.0))
+    mad = float(w @ np.abs(xs - g))
+    K = CP.combined_proof(p)["K"]
+    k = float(w @ (g * (_s(g, a) - _s(xs, a))))
+    lterm = float(w @ (abs(g) * (abs(g) ** a + np.abs(xs) ** a) * (np.sign(xs) != np.sign(g))))
+    tol = 1e-12
+    assert k <= K * mad + tol and lterm <= K * mad + tol
+    assert k <= K * sd + tol and lterm <= K * sd + tol
+
+
+def _search_record(cid="thm1.B", p=3.0, ratio=0.1, status="holds"):
+    return Claim(
+        id=cid,
+        statement="s",
+        source="s",
+        status=status,
+        method="adversarial-search",
+        empirical=ratio,
+        bound=1.0,
+        params={"p": p, "search": {"evaluations": 1}},
+        reason="no violation",
+        evidence="searched",
+    )
+
+
+def test_prove_records_raises_searched_holds_to_proved():
+    rec = _search_record()
+    (out,) = CP.prove_records([rec])
+    assert out.evidence == "proved" and holds_scope(out) == "proved"
+    assert out.data["proof"]["proved"] and out.data["proof"]["K"] == CP.combined_proof(3.0)["K"]
+    assert "proved for every law" in out.scope and out.reason.startswith("proved,")
+    # the searched constant is the ratio times the claimed coefficient (2p-1)/(p-1) = 2.5 at p = 3
+    assert out.data["proof"]["searched_constant"] == pytest.approx(0.25)
+
+
+def test_a_search_beyond_K_refutes_the_proof():
+    """Planted: a search record that reached more than K(p) (coefficient 2.5 x ratio 0.3 = 0.75 > 0.6036 at p = 3)
+    must not be raised to proved; the record says the proof is refuted."""
+    (out,) = CP.prove_records([_search_record(ratio=0.3)])
+    assert out.evidence == "searched" and holds_scope(out) == "tested"
+    assert "proof is refuted" in out.reason and out.data["proof"]["proved"] is False
+
+
+def test_a_wrong_constant_is_caught(monkeypatch):
+    """Planted bug: an enclosure that under-states M_a (0.98 x the true value) must make the grid check of step 1
+    fail, so the proof is not established."""
+    true = CP.m_enclosure(3.0)
+    CP.combined_proof.cache_clear()
+    monkeypatch.setattr(CP, "m_enclosure", lambda p: {**true, "lo": 0.98 * true["lo"], "hi": 0.98 * true["hi"]})
+    try:
+        pr = CP.combined_proof(3.0)
+        assert not pr["proved"] and dict(pr["steps"])["step 1 on the (g, x) grid at 50 digits"] is False
+    finally:
+        CP.combined_proof.cache_clear()
+
+
+def test_other_records_untouched():
+    recs = [
+        _search_record(status="inconclusive"),
+        _search_record(cid="thm1.B2"),
+        dataclasses.replace(_search_record(), method="exact"),
+        dataclasses.replace(_search_record(), params={"p": 3.0, "control": "planted-violation"}),
+        _search_record(p=1.5),
+    ]
+    assert CP.prove_records(recs) == recs
+
+
+def test_bad_p():
+    with pytest.raises(ValueError, match="p must be"):
+        CP.m_enclosure(1.5)
