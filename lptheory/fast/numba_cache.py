@@ -58,16 +58,20 @@ def _warn_once(cache, exc: BaseException) -> None:
     if _WARNED:
         return
     _WARNED.append(_kernel_name(cache))
-    where = getattr(cache, "cache_path", None) or "the __pycache__ folders beside the sources"
-    warnings.warn(
-        f"numba's disk cache of {_WARNED[0]} refers to code that no longer exists "
-        f"({type(exc).__name__}: {exc}); compiled it afresh and replaced the entry (further stale entries in "
-        f"this process are replaced without a warning). Stale entries come from upgrading across a module "
-        f"move; to clear numba's caches delete the *.nbi and *.nbc files in {where} and the other __pycache__ "
-        f"folders of the checkout (find <checkout> -name '*.nb[ic]' -delete), or under $NUMBA_CACHE_DIR if set.",
-        StaleNumbaCacheWarning,
-        stacklevel=2,
+    where = getattr(cache, "cache_path", None) or "a __pycache__ folder beside the source"
+    message = (
+        f"numba's disk cache of {_WARNED[0]} refers to code that no longer exists ({type(exc).__name__}: {exc}); "
+        f"compiled it afresh and replaced the entry (later stale entries in this process are replaced without a "
+        f"warning). This follows an upgrade that moved a module; to clear numba's caches delete the *.nbi and *.nbc "
+        f"files under the checkout (find <checkout> -name '*.nb[ic]' -delete), or under $NUMBA_CACHE_DIR where set "
+        f"(this entry: {where})."
     )
+    code = getattr(getattr(cache, "_py_func", None), "__code__", None)
+    if code is None:
+        warnings.warn(message, StaleNumbaCacheWarning, stacklevel=3)
+    else:  # reported at the kernel's own definition (the call stack here is numba's compiler)
+        module = getattr(cache._py_func, "__module__", None) or "numba"
+        warnings.warn_explicit(message, StaleNumbaCacheWarning, code.co_filename, code.co_firstlineno, module)
 
 
 def guarded(load_overload):
