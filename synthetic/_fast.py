@@ -27,6 +27,9 @@ def _kernels():
         return _K
     import numba
 
+    from lptheory.fast import numba_cache
+
+    numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
     jit = numba.njit(nogil=True, error_model="numpy", cache=True)
 
     @jit

@@ -34,7 +34,11 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from lptheory.fast import numba_cache
+
 from ._smooth_kernel import duality_rows, norm_1d
+
+numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
 
 DONE, NEED_SORT, FALLBACK = 0, 1, 2
 _DDOT, _DGEMV = "lptheory_numpy_cblas_ddot", "lptheory_numpy_cblas_dgemv"

@@ -48,6 +48,7 @@ import numpy as np
 
 from .. import config
 from .._state import Buffers, Hyper
+from . import numba_cache
 from . import svml as _svml
 from .cache import slot, static_copy
 
@@ -613,6 +614,7 @@ def _module(source: str):
         else:
             with contextlib.suppress(OSError):
                 os.utime(path)  # recently used: the last to be pruned
+        numba_cache.install()  # the module's kernels are cached on disk: a stale entry is recompiled, not a crash
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -4,6 +4,10 @@ defined inside a function and calling each other were compiled again in every pr
 import numba
 import numpy as np
 
+from . import numba_cache
+
+numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+
 
 @numba.njit(nogil=True, cache=True)  # inlined by LLVM; numba's inline="always" cost 2.7 s more to compile
 def term(v, safe, code):

@@ -30,6 +30,10 @@ def _kernel():
         return None
     import numba
 
+    from . import numba_cache
+
+    numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+
     @numba.njit(nogil=True, cache=True)
     def rows(bits, out):  # bits: the (rows, d) uint64 view of a float64 array
         e = np.uint64(0x7FF0000000000000)

@@ -10,7 +10,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import numba_cache
 from .svml_symbols import LANES, SYMBOLS, addresses
+
+numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
 
 _ADDR = addresses()
 if not _ADDR:

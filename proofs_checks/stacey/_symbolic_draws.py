@@ -17,6 +17,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from lptheory.fast import numba_cache
+
+numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+
 
 @intrinsic
 def _fma(typingctx, a, b, c):

@@ -395,6 +395,10 @@ def _scaled_shift_kernel():
         if parallel.fused_available():
             import numba
 
+            from lptheory.fast import numba_cache
+
+            numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+
             @numba.njit(nogil=True, error_model="numpy", cache=True)
             def k(x, C, h, out):
                 rows, d = x.shape
