@@ -150,3 +150,21 @@ def test_other_records_untouched():
 def test_bad_p():
     with pytest.raises(ValueError, match="p must be"):
         CP.m_enclosure(1.5)
+
+
+def test_c_term_proof_and_its_record():
+    pr = CP.c_term_proof(3.0)
+    assert pr["proved"] and pr["K"] == 1.0 and dict(pr["controls"]) == {"2 p*/p = 2/p": True}
+    # the identity it rests on, in floats: ||s(v)||_p^2 = ||v||_{p*}^{2/(p-1)}
+    rng = np.random.default_rng(0)
+    for p in (2.5, 3.0, 7.0):
+        v = rng.standard_normal(6)
+        ps = p / (p - 1)
+        lhs = np.sum(np.abs(_s(v, 1 / (p - 1))) ** p) ** (2 / p)
+        assert lhs == pytest.approx(np.linalg.norm(v, ps) ** (2 / (p - 1)))
+    (out,) = CP.prove_records([_search_record(cid="thm1.C", ratio=0.9999999999999981)])
+    assert out.evidence == "proved" and out.data["proof"]["searched_constant"] == pytest.approx(1.0)
+    assert "Assumption 4" in out.scope
+    # a ratio above 1 beyond float rounding refutes it
+    (bad,) = CP.prove_records([_search_record(cid="thm1.C", ratio=1.001)])
+    assert bad.evidence == "searched" and "refuted" in bad.reason
