@@ -48,7 +48,7 @@ from ..api import (
     value_claim,
 )
 from . import formulas as F
-from .combined_proof import prove_records
+from .combined_proof import b2_bound_proof, prove_records
 from .lemmas import NONDEGENERATE, SEARCH_BUDGET, SEARCH_CONFIGS
 
 DEFAULT_P = (3.0, 4.0, 8.0, 16.0, 50.0)
@@ -196,9 +196,20 @@ def b2_records(p_list, *, seed: int, quick: bool, workers: int = 1, progress=Non
             f"The paper's coefficient still follows from the combined lemma thm1.B, which holds in the same search "
             f"(worst ratio {float(rec_b.empirical) / float(rec_b.bound):.4g})"
         )
+        up = b2_bound_proof(p)  # a proved upper bound kappa(p) <= p/2; the attained kappa must lie below it
+        up_ok = up["proved"] and kappa <= up["K"]
+        evidence.append(
+            {
+                "kind": "proved" if up_ok else "inconclusive",
+                "detail": f"kappa(p) <= p/2 = {up['K']:g} (the attained kappa = {kappa:.6g} lies below it"
+                + ("" if kappa <= up["K"] else ": NOT, the proof is refuted")
+                + f"): {up['detail']}",
+            }
+        )
         rec = as_correction(
             rec_b2, spec_b2, kappa, corrected_statement=corrected, evidence=evidence, tight=True, consequence=cons
         )
+        rec.data["correction"]["kappa_upper_proved"] = up["K"] if up_ok else None
         rec.statement = general  # the same claim at every p (the table groups by it); kappa(p) is a parameter
         rec.show = [*(rec.show or []), "kappa"]
         rec.data["correction"]["family_curve"] = _curve(p)
