@@ -224,7 +224,7 @@ def render(ctx: dict, tex_of=lambda cid: None, out_dir: str | None = None) -> st
         for r in s["rows"]:
             seen.setdefault(r["id"], {"row": r, "counts": {}})
             c = seen[r["id"]]["counts"]
-            own = r["status"] + (f" ({r['holds_scope']})" if r.get("holds_scope") else "")  # holds (proved|tested)
+            own = r["status"] + (f" ({r['holds_scope']})" if r.get("holds_scope") else "")  # holds (proved|...)
             key = _CONTROL_COUNT.get(r.get("control") or "", own)  # negative controls counted apart
             c[key] = c.get(key, 0) + 1
     for cid, v in seen.items():

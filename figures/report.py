@@ -25,6 +25,7 @@ from proofs_checks.records import (
     distinguishing_keys,
     holds_scope,
     holds_scope_sentence,
+    holds_split_text,
     is_control,
     is_scalar_param,
     setting_text,
@@ -432,7 +433,7 @@ def _write_csv_and_parquet(out_dir, claims, meta, setting_cols=()):
             "id": r["id"],
             "record": k,
             "status": r["status"],
-            "holds_scope": holds_scope(r) or "",  # proved (class-wide) | tested (on what was tested) | "" (no holds)
+            "holds_scope": holds_scope(r) or "",  # proved | exhaustive (class-wide) | tested (on what was tested) | ""
             "evidence": r.get("evidence") or "",  # what stands behind the status (the report's evidence levels)
             "control": is_control(r),  # a negative control's record: counted apart from the claims
             "method": r["method"],
@@ -506,7 +507,7 @@ def _record_row(pack, check: str, i: int, r: dict, *, seed: int, quick: bool, op
         "setting": setting_text(r["params"], r.get("show")),
         "status": r["status"],
         "status_text": status_text(r),  # "inconclusive (control)" for a negative control, "holds (tested)", ...
-        "holds_scope": holds_scope(r) or "",  # proved | tested | "" (records.holds_scope)
+        "holds_scope": holds_scope(r) or "",  # proved | exhaustive | tested | "" (records.holds_scope)
         "scope": r.get("scope") or "",  # what was tested (records.default_scope where the file predates it)
         "evidence": r.get("evidence") or "-",  # absent only in files written before the field
         "empirical": _fmt(r.get("empirical")),
@@ -719,10 +720,9 @@ def _context(pack, records: dict, claims: list[dict], sections: list[dict], find
         "provenance": _provenance(meta, pack, records),
         "counts": {s: sum(r["status"] == s for r in claims) for s in STATUSES},  # every record, controls included
         "claim_counts": claim_counts,
-        # the holds split (records.holds_scope): class-wide (proved) and on what was tested only
-        "holds_split": {
-            k: sum(holds_scope(r) == k and not is_control(r) for r in claims) for k in ("proved", "tested")
-        },
+        # the holds split (records.holds_scope), in the words of every count: class-wide (proved, exhaustive)
+        # and on what was tested only
+        "holds_split_text": holds_split_text(claims),
         "controls": controls_text(claims),
         # the verdict table's filter (value, label, count): the claims' statuses, then the negative controls apart
         "filters": [(s, s, n) for s, n in claim_counts.items()]

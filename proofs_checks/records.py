@@ -58,8 +58,14 @@ __all__ = [
     "default_scope",
     "SCOPE_WORDS",
     "CLASS_WIDE_EVIDENCE",
+    "CLASS_WIDE_SCOPES",
     "HOLDS_SCOPES",
+    "EXHAUSTIVE_KEY",
+    "exhaustive_marker",
+    "mark_exhaustive",
+    "is_exhaustive",
     "holds_scope",
+    "holds_split_text",
     "holds_scope_sentence",
     "meta",
     "format_table",
@@ -168,6 +174,7 @@ class Claim:
             self.scope = default_scope(self.evidence, self.params, self.show)
         if not isinstance(self.scope, str) or not self.scope.strip():
             raise ValueError(f"claim {self.id}: scope must be a non-empty string, got {self.scope!r}")
+        _check_exhaustive(self.id, self.data)  # a data["exhaustive"] marker, where present, is well-formed
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -216,6 +223,7 @@ def validate_record(rec: dict) -> None:
         raise ValueError(f"record {rec['id']!r}: bad evidence {rec['evidence']!r} (one of {EVIDENCE})")
     if "scope" in rec and not (isinstance(rec["scope"], str) and rec["scope"].strip()):  # absent in older files
         raise ValueError(f"record {rec['id']!r}: scope must be a non-empty string, got {rec['scope']!r}")
+    _check_exhaustive(rec["id"], rec.get("data"))
 
 
 SCOPE_WORDS = {
@@ -244,33 +252,141 @@ def default_scope(evidence: str | None, params: dict, show=None) -> str:
 CLASS_WIDE_EVIDENCE = ("proved",)
 """The evidence levels whose ``holds`` covers the claim's whole class (every f, every law, every setting the
 statement ranges over): a rigorous proof. Every other level (``exact``, ``measured``, ``searched``, ``fit``)
-establishes the claim on what was tested (the record's ``scope``) only."""
+establishes the claim on what was tested (the record's ``scope``) only -- except an ``exact`` record that
+enumerated every member of a finite class (:func:`is_exhaustive`)."""
 
-HOLDS_SCOPES = ("proved", "tested")
-"""The two kinds of ``holds`` (:func:`holds_scope`): ``proved`` (class-wide) and ``tested`` (on what was tested)."""
+HOLDS_SCOPES = ("proved", "exhaustive", "tested")
+"""The kinds of ``holds`` (:func:`holds_scope`): ``proved`` (class-wide by a proof), ``exhaustive`` (class-wide:
+every member of the claim's finite class computed exactly) and ``tested`` (on what was tested only)."""
+
+CLASS_WIDE_SCOPES = ("proved", "exhaustive")
+"""The :data:`HOLDS_SCOPES` that cover the claim's whole class: the counts, tables and ``--fail-on unproved`` keep
+them apart from ``tested``."""
+
+EXHAUSTIVE_KEY = "exhaustive"
+"""The key of ``record["data"]`` under which a check that enumerated a finite class says so
+(:func:`exhaustive_marker`)."""
+
+
+def exhaustive_marker(cls: str, members: int, checked: int) -> dict:
+    """What a check that enumerates a claim's whole finite class puts under ``data["exhaustive"]`` (and only such a
+    check): ``{"class": cls, "members": members, "checked": checked}``, the class in words (e.g. ``"the 16 sign
+    patterns of {-1, 1}^4"``), how many members it has and how many were computed exactly. A ``holds`` with
+    evidence ``exact`` and such a marker with ``checked == members`` covers the class (:func:`holds_scope`:
+    ``"exhaustive"``); one with ``checked < members`` stays ``"tested"``.
+
+    Raises
+    ------
+    ValueError
+        ``cls`` empty, ``members`` < 1, or ``checked`` outside [0, members].
+    TypeError
+        ``cls`` not a string, ``members`` or ``checked`` not an int (a bool is not one)."""
+    if not isinstance(cls, str):
+        raise TypeError(f"exhaustive: class must be a string (the finite class in words), got {type(cls).__name__}")
+    if not cls.strip():
+        raise ValueError("exhaustive: class must name the finite class in words, got an empty string")
+    for name, v in (("members", members), ("checked", checked)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"exhaustive: {name} must be an int, got {v!r}")
+    if members < 1:
+        raise ValueError(f"exhaustive: members must be >= 1 (the size of the finite class), got {members}")
+    if not 0 <= checked <= members:
+        raise ValueError(f"exhaustive: checked must be in [0, members = {members}], got {checked}")
+    return {"class": cls, "members": members, "checked": checked}
+
+
+def _check_exhaustive(rec_id, data) -> None:
+    """ValueError/TypeError naming the record when its ``data["exhaustive"]`` is malformed
+    (:func:`exhaustive_marker`)."""
+    if not isinstance(data, dict) or EXHAUSTIVE_KEY not in data:
+        return
+    m = data[EXHAUSTIVE_KEY]
+    if not isinstance(m, dict) or set(m) != {"class", "members", "checked"}:
+        raise ValueError(
+            f"record {rec_id!r}: data.exhaustive must be an object with the keys class, members, checked, got {m!r}"
+        )
+    try:
+        exhaustive_marker(m["class"], m["members"], m["checked"])
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"record {rec_id!r}: data.{exc}") from None
+
+
+def mark_exhaustive(claim: Claim, cls: str, members: int, checked: int) -> Claim:
+    """Record on ``claim`` (in place; returned) that its check enumerated the claim's finite class: sets
+    ``claim.data["exhaustive"]`` (:func:`exhaustive_marker`, which validates the three values) and says so in the
+    scope (``"16 of the 16 members of <class> computed exactly (the claim's whole class)"``; a scope the check
+    wrote itself is kept, the sentence appended). Only a check that computed each member exactly calls it; the
+    record is class-wide (:func:`holds_scope`) only when ``checked == members`` and its evidence is ``exact``."""
+    marker = exhaustive_marker(cls, members, checked)
+    words = f"{checked} of the {members} members of {cls} computed exactly" + (
+        " (the claim's whole class)" if checked == members else " (not the whole class)"
+    )
+    derived = claim.scope == default_scope(claim.evidence, claim.params, claim.show)
+    claim.scope = words if derived else f"{claim.scope}; {words}"
+    claim.data = {**(claim.data or {}), EXHAUSTIVE_KEY: marker}
+    return claim
+
+
+def is_exhaustive(rec) -> bool:
+    """Whether a record's evidence covers every member of the claim's finite class: evidence ``exact`` and a
+    well-formed ``data["exhaustive"]`` (:func:`exhaustive_marker`) with ``checked == members``. A marker on any
+    other evidence level (a statistical, searched or fitted value is not an exact computation of each member),
+    a malformed one, or one that checked fewer members than the class has, is not exhaustive."""
+    r = rec.to_dict() if isinstance(rec, Claim) else rec
+    data = r.get("data")
+    if r.get("evidence") != "exact" or not isinstance(data, dict):
+        return False
+    try:
+        _check_exhaustive(r.get("id"), data)
+    except (TypeError, ValueError):
+        return False
+    m = data.get(EXHAUSTIVE_KEY)
+    return isinstance(m, dict) and m["checked"] == m["members"]
 
 
 def holds_scope(rec) -> str | None:
     """How far a record's ``holds`` reaches, the one rule the counts, tables, ``results.csv`` and ``--fail-on
-    unproved`` follow: ``"proved"`` when its evidence is class-wide (:data:`CLASS_WIDE_EVIDENCE`), ``"tested"``
-    when it holds on what was tested only (its ``scope``: the chosen instances, grid, family or search budget);
-    None for a record that is not ``holds``. The record's ``status`` is never changed by it."""
+    unproved`` follow: ``"proved"`` when its evidence is class-wide (:data:`CLASS_WIDE_EVIDENCE`),
+    ``"exhaustive"`` when an exact computation covered every member of the claim's finite class
+    (:func:`is_exhaustive`), ``"tested"`` when it holds on what was tested only (its ``scope``: the chosen
+    instances, grid, family or search budget); None for a record that is not ``holds``. The record's ``status``
+    is never changed by it."""
     r = rec.to_dict() if isinstance(rec, Claim) else rec
     if r.get("status") != "holds":
         return None
-    return "proved" if r.get("evidence") in CLASS_WIDE_EVIDENCE else "tested"
+    if r.get("evidence") in CLASS_WIDE_EVIDENCE:
+        return "proved"
+    return "exhaustive" if is_exhaustive(r) else "tested"
+
+
+def _holds_split(claims: list) -> dict:
+    return {k: sum(holds_scope(r) == k for r in claims) for k in HOLDS_SCOPES}
+
+
+def holds_split_text(rows: list) -> str:
+    """The split of the holds among ``rows`` that are not negative controls (:func:`holds_scope`), in the words of
+    every count: ``"3 proved, 9 on what was tested"``, with ``", 2 exhaustive"`` after the proved ones only when a
+    record is exhaustive (so a report without one reads as before)."""
+    n = _holds_split([r for r in rows if not is_control(r)])
+    ex = f", {n['exhaustive']} exhaustive" if n["exhaustive"] else ""
+    return f"{n['proved']} proved{ex}, {n['tested']} on what was tested"
 
 
 def holds_scope_sentence(rows: list) -> str:
     """The report's sentence on how far its holds reach (:func:`holds_scope`), over the records that are not
     negative controls; empty when none holds."""
-    claims = [r for r in rows if not is_control(r)]
-    k = sum(holds_scope(r) == "proved" for r in claims)
-    m = sum(holds_scope(r) == "tested" for r in claims)
-    if not k + m:
+    n = _holds_split([r for r in rows if not is_control(r)])
+    k, e, m = n["proved"], n["exhaustive"], n["tested"]
+    if not k + e + m:
         return ""
+    wide = f"{k} {'is' if k == 1 else 'are'} proved (for the claim's whole class)"
+    if e:
+        wide = (
+            f"{k} {'is' if k == 1 else 'are'} proved and {e} checked exhaustively (every member of the claim's finite "
+            "class computed exactly), each for the claim's whole class,"
+        )
     return (
-        f"Of the {k + m} holds, {k} {'is' if k == 1 else 'are'} proved (for the claim's whole class) and {m} "
+        f"Of the {k + e + m} holds, {wide} and {m} "
         f"hold{'s' if m == 1 else ''} on what was tested only (the chosen instances, grids, families or search "
         "budgets each record's scope names), shown as holds (tested)."
     )
@@ -416,7 +532,10 @@ def distinguishing_keys(recs: list[dict], keys: list[list[str]], same, prefer=()
 
 
 def format_table(claims: list) -> str:
-    """A readable table: id, setting, method, empirical, bound, ratio, status, reason (shortened)."""
+    """A readable table: id, setting, method, empirical, bound, ratio, status, reason (shortened). The status is
+    the one the HTML, Markdown and LaTeX tables show (:func:`status_text`): ``holds (proved)``, ``holds
+    (exhaustive)`` or ``holds (tested)`` (:func:`holds_scope`), a negative control marked, a violated claim in
+    capitals."""
     rows = [c.to_dict() if isinstance(c, Claim) else c for c in claims]
     head = ("id", "setting", "method", "empirical", "bound", "ratio", "status", "evidence")
     body = [
@@ -427,7 +546,9 @@ def format_table(claims: list) -> str:
             _fmt(r["empirical"]),
             _fmt(r["bound"]),
             _fmt(r["ratio"]),
-            ("VIOLATED" if r["status"] == "violated" else r["status"]) + (CONTROL_MARK if is_control(r) else ""),
+            # the status as every verdict table shows it (status_text: holds (proved|exhaustive|tested), the
+            # control mark), a violated one in capitals
+            "VIOLATED" + (CONTROL_MARK if is_control(r) else "") if r["status"] == "violated" else status_text(r),
             r.get("evidence") or "-",
         )
         for r in rows
@@ -454,8 +575,7 @@ def status_counts_text(rows: list) -> str:
     parts = []
     for s in STATUSES:
         n = sum(r["status"] == s for r in claims)
-        k = sum(holds_scope(r) == "proved" for r in claims)
-        split = f" ({k} proved, {n - k} on what was tested)" if s == "holds" and n else ""  # "0 holds": no split
+        split = f" ({holds_split_text(claims)})" if s == "holds" and n else ""  # "0 holds": no split
         parts.append(f"{n} {s}{split}")
     text = ", ".join(parts)
     ctl = controls_text(rows)
@@ -481,8 +601,9 @@ CONTROL_MARK = " (control)"  # after a negative control's status in every verdic
 
 def status_text(rec: dict) -> str:
     """A record's status as the verdict tables show it: ``inconclusive (control)`` for a negative control
-    (:data:`CONTROL_MARK`), so that a control is never read as an open question of the claim; ``holds (proved)``
-    or ``holds (tested)`` for a holds (:func:`holds_scope`: class-wide, or on what was tested only)."""
+    (:data:`CONTROL_MARK`), so that a control is never read as an open question of the claim; ``holds (proved)``,
+    ``holds (exhaustive)`` or ``holds (tested)`` for a holds (:func:`holds_scope`: class-wide by a proof or by an
+    exact enumeration of a finite class, or on what was tested only)."""
     scope = holds_scope(rec)
     return str(rec.get("status", "")) + (f" ({scope})" if scope else "") + (CONTROL_MARK if is_control(rec) else "")
 

@@ -52,7 +52,8 @@ def compare(
 ) -> list[dict]:
     """The problems that fail a run: records whose status is in ``fail_on`` (``violated``,
     ``inconclusive``; a negative control that fails as it must is neither: :func:`records.control_failed`),
-    with ``unproved`` a ``holds`` that holds on what was tested only (:func:`records.holds_scope`),
+    with ``unproved`` a ``holds`` that holds on what was tested only (:func:`records.holds_scope` ``"tested"``;
+    a class-wide holds, ``proved`` or ``exhaustive``, never fails it),
     and with ``regressed`` (or a baseline): a status worse than the baseline's, a
     violated claim whose witness no longer re-checks, a ratio that moved towards its bound by more than
     ``ratio_tolerance`` (relative), a baseline record that disappeared."""

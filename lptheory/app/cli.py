@@ -984,6 +984,7 @@ def _cmd_report(args) -> int:
             if n not in pack.checks:
                 raise UsageError(f"{flag} {n}: no such check in pack {pack.name!r} (checks: {', '.join(pack.checks)})")
     names = only or list(pack.checks)
+    fail_on = _parse_fail_on(args.fail_on)  # bad input before any work starts
     planned = _plan_report(pack, names, skip, cfg, args.config)
     seed = cfg["seed"] if args.seed is None else args.seed
     _check_seed(seed, "--seed" if args.seed is not None else f"--config {args.config}: seed")
@@ -1034,6 +1035,13 @@ def _cmd_report(args) -> int:
         f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
         f"{args.out}/results.csv"
     )
+    if fail_on:  # the same rule as lptheory check --fail-on (no baseline here: regressed finds nothing)
+        from proofs_checks.regression import compare, format_regressions
+
+        problems = compare(res["claims"], None, fail_on=fail_on)
+        if problems:
+            print(format_regressions(problems), file=sys.stderr)
+            return EXIT_FINDING
     return EXIT_OK
 
 
@@ -1326,14 +1334,7 @@ def _check_options() -> list:
         _jobs_option(),
         _quiet_option("no progress lines on stderr"),
         _traceback_option(),
-        (
-            "--fail-on",
-            {"default": None, "metavar": "KINDS"}
-            | {
-                "help": "exit 1 on findings: comma-separated among violated, inconclusive, regressed, unproved "
-                "(a holds whose evidence covers what was tested only, not the claim's whole class)"
-            },
-        ),
+        _fail_on_option(),
         ("--baseline", {"default": None, "help": "claims.json (or a report directory) to compare against"}),
         (
             "--ratio-tolerance",
@@ -1341,6 +1342,19 @@ def _check_options() -> list:
             | {"help": "with --baseline: a ratio moving towards its bound by more than this (relative) regresses"},
         ),
     ]
+
+
+def _fail_on_option(extra: str = "") -> tuple:
+    """``--fail-on KINDS`` of ``lptheory check`` and ``lptheory report`` (same values, :data:`_FAIL_ON`, and the
+    same rule, :func:`proofs_checks.regression.compare`)."""
+    return (
+        "--fail-on",
+        {"default": None, "metavar": "KINDS"}
+        | {
+            "help": f"exit 1 on findings: comma-separated among {', '.join(_FAIL_ON)} (a holds whose evidence "
+            "covers what was tested only, not the claim's whole class)" + extra
+        },
+    )
 
 
 def _report_options() -> list:
@@ -1365,6 +1379,7 @@ def _report_options() -> list:
         _jobs_option(),
         _quiet_option(),
         _traceback_option(),
+        _fail_on_option("; the report is written first (regressed needs a baseline: lptheory check --baseline)"),
     ]
 
 
