@@ -137,7 +137,7 @@ def format_regressions(problems: list[dict]) -> str:
 
 
 def diff(old: list[dict], new: list[dict]) -> list[dict]:
-    """What changed, claim by claim: status, ratio, witness (and records added or removed)."""
+    """What changed, claim by claim: status, ratio, witness, evidence (and records added or removed)."""
     a = {key(r): r for r in old}
     b = {key(r): r for r in new}
     rows = []
@@ -157,11 +157,17 @@ def diff(old: list[dict], new: list[dict]) -> list[dict]:
                 changes.append("ratio")
             if (ra.get("witness") or {}) != (rb.get("witness") or {}):
                 changes.append("witness")
+            if ra.get("evidence") != rb.get("evidence"):  # e.g. searched -> proved: how far a holds reaches
+                changes.append("evidence")
             if not changes:
                 continue
             row.update(
                 change=",".join(changes),
-                status=f"{ra['status']} -> {rb['status']}",
+                status=(
+                    f"{ra['status']} ({ra.get('evidence')}) -> {rb['status']} ({rb.get('evidence')})"
+                    if "evidence" in changes
+                    else f"{ra['status']} -> {rb['status']}"
+                ),
                 ratio=f"{ra.get('ratio')} -> {rb.get('ratio')}",
             )
         rows.append(row)

@@ -122,6 +122,16 @@ def test_diff_of_two_runs(moment_run, tmp_path, capsys):
     assert all(c["change"] for c in got["changes"])
     assert cli.main(["diff", str(path), str(path)]) == 0
     assert "0 changed" in capsys.readouterr().out
+    # an evidence change alone (searched -> proved: how far a holds reaches) is a change, named as such
+    raised = json.loads(path.read_text())
+    rec = next(r for r in raised["claims"] if r["status"] == "holds")
+    before, rec["evidence"] = rec.get("evidence"), "proved" if rec.get("evidence") != "proved" else "exact"
+    other = tmp_path / "raised.json"
+    other.write_text(json.dumps(raised))
+    assert cli.main(["diff", str(path), str(other)]) == 0
+    text = capsys.readouterr().out
+    assert "1 changed (0 in status, 1 in evidence)" in text
+    assert f"holds ({before}) -> holds ({rec['evidence']})" in text
     assert cli.main(["diff", str(path), str(tmp_path / "nope.json")]) == 2
     assert "NEW" in capsys.readouterr().err
 

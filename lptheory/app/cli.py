@@ -1506,13 +1506,15 @@ def _cmd_diff(args) -> int:
         "added": sum(r["change"] == "added" for r in rows),
         "removed": sum(r["change"] == "removed" for r in rows),
         "status_changed": sum("status" in r["change"].split(",") for r in rows),
+        "evidence_changed": sum("evidence" in r["change"].split(",") for r in rows),
     }
     if args.json:
         print(json.dumps({"changes": rows, "summary": summary}, indent=1, sort_keys=True))
         return EXIT_OK
     print(
         f"{summary['old']} -> {summary['new']} records: {summary['changed']} changed "
-        f"({summary['status_changed']} in status), {summary['added']} added, {summary['removed']} removed"
+        f"({summary['status_changed']} in status, {summary['evidence_changed']} in evidence), "
+        f"{summary['added']} added, {summary['removed']} removed"
     )
     if rows:
         from proofs_checks.regression import format_rows
