@@ -69,7 +69,8 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
   planted violation of known size through the same search, its control record named ``PLANTED``;
   ``PLANTED_SIZE``, 25%, the default size); :func:`mark_exhaustive` (an exact record that computed every member of
   the claim's finite class says so: its holds is class-wide, ``holds (exhaustive)``);
-* report sections: :func:`format_table` (records as a readable table), :func:`correction_rows`,
+* report sections: :func:`format_table` (records as a readable table), :func:`is_control` (a negative
+  control's record, kept apart from the findings), :func:`correction_rows`,
   ``CORRECTION_COLUMNS`` (the corrections table's (key, heading) columns), ``EVIDENCE_KINDS`` (the legend of
   the evidence kinds), :func:`annotate_supported` (marks records whose method holds with room).
 """
@@ -131,7 +132,7 @@ from .packs import load as load_pack
 from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
 from .recheck import DPS, Undecided, prove_expression, recheck
 from .recheck import register as register_recheck
-from .records import Claim, format_table, mark_exhaustive
+from .records import Claim, format_table, is_control, mark_exhaustive
 from .safe_parse import RefusedExpression, parse_expression
 from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
 from .verdict import (
@@ -228,6 +229,7 @@ __all__ = [
     "parse_expression",
     "RefusedExpression",
     "scope_to_instances",
+    "is_control",
     "mark_exhaustive",
     "PLANTED",
     "PLANTED_SIZE",

@@ -201,3 +201,20 @@ def test_lead_numbers_are_the_records(run):
     bound = [r for r in claims if r["id"] == "thm1.bound"]
     n_ok = sum(r["status"] == "holds" for r in bound)
     assert f"holds in {n_ok} of {len(bound)} settings" in summ["lead"]
+
+
+def test_lemma2_proved_upper_bound(run):
+    """The proved kappa(p) <= p/2 beside the tight kappa(p): each value and the largest gap re-derive from the
+    thm1.B2.corrected records (controls left out)."""
+    claims, summ = run
+    cor = sorted(
+        (r for r in claims if r["id"] == "thm1.B2.corrected" and not r["params"].get("control")),
+        key=lambda r: r["params"]["p"],
+    )
+    t = _text(_item(summ, "lemma2"), "What survives")
+    ups = [r["data"]["correction"]["kappa_upper_proved"] for r in cor]
+    assert ups == [r["params"]["p"] / 2 for r in cor]
+    for u, r in zip(ups, cor):
+        assert r["params"]["kappa"] <= u and f"{fmt(u, 4)} ($p={r['params']['p']:g}$)" in t
+    assert f"at most {fmt(max(u - r['params']['kappa'] for u, r in zip(ups, cor)), 3)} above" in t
+    assert t.count("($p=3$)") == 2  # kappa and its proved bound, once each: no control record counted

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+from ..api import is_control
+
 __all__ = ["summarize", "TYPOS", "ERRORS", "IMPRECISE"]
 
 THM_SHORT = "Theorem 1 still stands, through the combined lemma on $\\mathbb{E}[B]$ (the summary's first paragraph)."
@@ -54,7 +56,9 @@ def _p(r) -> float | None:
 
 
 def _records(claims, cid, status=None):
-    return [r for r in claims if r["id"] == cid and (status is None or r["status"] == status)]
+    """The records of claim ``cid`` (with ``status`` when given), negative controls left out: a control is
+    never a finding nor a claim's evidence (e.g. the planted-violation control beside each thm1.B2.corrected)."""
+    return [r for r in claims if r["id"] == cid and (status is None or r["status"] == status) and not is_control(r)]
 
 
 def _by_p(recs):
@@ -220,6 +224,15 @@ def _lemma2(claims, thm_txt, thm_ev):
                 else f"the re-run search says {', '.join(sorted(sts))}."
             )
         )
+        ups = [((r.get("data") or {}).get("correction") or {}).get("kappa_upper_proved") for r in cor]
+        if ups and all(isinstance(u, (int, float)) for u in ups):
+            survives += (
+                " Proved for every law meeting Assumptions 2-4: $\\kappa(p) \\le p/2$ ("
+                + ", ".join(f"{_g(u, 4)} ($p={_p(r):g}$)" for u, r in zip(ups, cor))
+                + "; pointwise by concavity, proofs_checks/stacey/combined_proof.py): a proved constant at most "
+                + _g(max(u - r["params"]["kappa"] for u, r in zip(ups, cor)), 3)
+                + " above the tight one here."
+            )
     else:
         survives = "no correction in this run (run the corrections check)."
     return {
