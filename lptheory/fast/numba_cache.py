@@ -18,28 +18,28 @@ errors still raise, and a kernel that fails to compile still fails, since compil
 load, outside the wrapper (an error that the wrapper took for staleness but that is not, is met again
 there). The wrapper applies to every numba cache in the process, lptheory's or not.
 
-A cache entry of the toolkit's own kernels is also stale when a source file of the toolkit's kernels is
-newer than it: numba would otherwise run the *old* code of a callee edited in place in another file (same
-module and name, new code: an edit of ``lptheory.numpy_power`` or of ``lptheory.fast`` under an unchanged
+A cache entry of the toolkit's own kernels is also stale when a source file of the toolkit's kernels is newer
+than it: numba would otherwise run the *old* code of a callee edited in place in another file (same module and
+name, new code: an edit of ``lptheory.numpy_power`` or of ``lptheory.fast`` under an unchanged
 ``synthetic/_smooth_kernel.py`` returned the old results). Every module that defines a numba function of the
-toolkit, or whose name numba code resolves (a shim such as ``lptheory.numpy_power``), registers its file with
-one line at its top: ``numba_cache.install(__file__)`` where it defines ``cache=True`` kernels (the guard and
-the registration), ``numba_cache.register(__file__)`` elsewhere (no numba import); the modules of
-``lptheory.fast`` (this package, the kernels' machinery) are registered with the first call. The newest
-modification time of the registered files is kept per process, each file stated once, when it registers (a
-few dozen ``stat`` calls). Before numba reads the entry of a kernel defined in a registered file (or in a
-file registered with ``callee=False``: the fused kernels that :mod:`lptheory.fast.fused` generates into its
-cache directory, whose own file numba stamps), the wrapper compares the modification time of the entry's
-index file (numba's ``*.nbi``, one per kernel) with that newest time; an index that is not newer is emptied
-(``Cache.flush``) and the load is a miss: numba compiles the kernel afresh and its ``save_overload`` writes
-the index again, now newer, so later processes load it normally (an emptied index also drops the kernel's
-other signatures, each recompiled at its next use: numba rewrites the index only when it adds a key, so a
-miss without the flush would compile in every process). This miss is the normal case after an edit: no
-warning, one ``DEBUG`` line of the ``lptheory.fast.numba_cache`` logger. ``save_overload`` is wrapped too:
-an entry is not written while a registered file has changed since this process read it (the code in memory
-is older than the files), so an edit made while a process runs is seen by the next process (up to the few
-milliseconds between that check and numba's write). Kernels of other files (a user's ``cache=True``
-functions) keep numba's behaviour.
+toolkit, or whose names numba code resolves (a shim such as ``lptheory.numpy_power``), registers its file with
+one line before it defines or imports them: ``numba_cache.install(__file__)`` where it defines ``cache=True``
+kernels (the guard and the registration), ``numba_cache.register(__file__)`` elsewhere (no numba import); the
+modules of ``lptheory.fast`` (this package, the kernels' machinery) are registered with the first call. The
+newest modification time of the files registered so far is kept per process, each file stated once, when it
+registers (a few dozen ``stat`` calls; a kernel's callees are imported, hence registered, before it runs).
+Before numba reads the entry of a kernel defined in a registered file (or in a file registered with
+``callee=False``: the fused kernels that :mod:`lptheory.fast.fused` generates into its cache directory, whose
+own file numba stamps), the wrapper compares the modification time of the entry's index file (numba's
+``*.nbi``, one per kernel) with that newest time; an index that is not newer is emptied (``Cache.flush``) and
+the load is a miss: numba compiles the kernel afresh and its ``save_overload`` writes the index again, now
+newer, so later processes load it normally (an emptied index also drops the kernel's other signatures, each
+recompiled at its next use: numba rewrites the index only when it adds a key, so a miss without the flush
+would compile in every process). This miss is the normal case after an edit: no warning, one ``DEBUG`` line of
+the ``lptheory.fast.numba_cache`` logger. ``save_overload`` is wrapped too: an entry is not written while a
+registered file has changed since this process read it (the code in memory is older than the files), so an
+edit made while a process runs is seen by the next process (up to the few milliseconds between that check and
+numba's write). Kernels of other files (a user's ``cache=True`` functions) keep numba's behaviour.
 
 Consequences: a fresh clone (no caches) compiles as before; an install whose files all keep their install
 time (``pip install .``) writes its caches later, so nothing is recompiled after the first run; a git
