@@ -12,7 +12,10 @@ private :mod:`lptheory.fast.svml`, which the fused optimizer kernels use).
 
 from __future__ import annotations
 
+from .fast import numba_cache
 from .fast import svml as _svml
+
+numba_cache.register(__file__)  # numba code resolves its callees here: an edit here recompiles the callers
 
 __all__ = ["agrees", "pow_block_jit", "add_reduce_jit"]
 

@@ -12,7 +12,7 @@ from numba.extending import intrinsic
 
 from lptheory.fast import numba_cache
 
-numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
 
 @intrinsic

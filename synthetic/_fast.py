@@ -29,7 +29,7 @@ def _kernels():
 
     from lptheory.fast import numba_cache
 
-    numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+    numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
     jit = numba.njit(nogil=True, error_model="numpy", cache=True)
 
     @jit

@@ -38,7 +38,7 @@ from lptheory.fast import numba_cache
 
 from ._smooth_kernel import duality_rows, norm_1d
 
-numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
 DONE, NEED_SORT, FALLBACK = 0, 1, 2
 _DDOT, _DGEMV = "lptheory_numpy_cblas_ddot", "lptheory_numpy_cblas_dgemv"

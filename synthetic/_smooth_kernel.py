@@ -12,7 +12,7 @@ import numpy as np
 from lptheory.fast import numba_cache
 from lptheory.numpy_power import add_reduce_jit, pow_block_jit
 
-numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
 _POW = pow_block_jit()
 if _POW is None:

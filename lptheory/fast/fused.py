@@ -614,7 +614,7 @@ def _module(source: str):
         else:
             with contextlib.suppress(OSError):
                 os.utime(path)  # recently used: the last to be pruned
-        numba_cache.install()  # the module's kernels are cached on disk: a stale entry is recompiled, not a crash
+        numba_cache.install(path, callee=False)  # cached on disk: a stale entry is recompiled, not a crash
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import numba_cache
 
-numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
 
 @numba.njit(nogil=True, cache=True)  # inlined by LLVM; numba's inline="always" cost 2.7 s more to compile

@@ -32,7 +32,7 @@ def _kernel():
 
     from . import numba_cache
 
-    numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+    numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
     @numba.njit(nogil=True, cache=True)
     def rows(bits, out):  # bits: the (rows, d) uint64 view of a float64 array

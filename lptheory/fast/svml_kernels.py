@@ -13,7 +13,7 @@ from numba.extending import intrinsic
 from . import numba_cache
 from .svml_symbols import LANES, SYMBOLS, addresses
 
-numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
 _ADDR = addresses()
 if not _ADDR:

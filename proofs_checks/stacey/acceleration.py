@@ -397,7 +397,7 @@ def _scaled_shift_kernel():
 
             from lptheory.fast import numba_cache
 
-            numba_cache.install()  # a stale disk-cache entry is recompiled, not a crash
+            numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
             @numba.njit(nogil=True, error_model="numpy", cache=True)
             def k(x, C, h, out):
