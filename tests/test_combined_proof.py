@@ -168,3 +168,25 @@ def test_c_term_proof_and_its_record():
     # a ratio above 1 beyond float rounding refutes it
     (bad,) = CP.prove_records([_search_record(cid="thm1.C", ratio=1.001)])
     assert bad.evidence == "searched" and "refuted" in bad.reason
+
+
+def test_a_proof_never_reaches_a_smaller_claimed_constant():
+    """Planted (the reviewer's reproducer): a thm1.B1 search at bound_scale 0.2 claims E[B1] <= 0.4 G^a tau,
+    which is false (a two-point law at p = 3 reaches 0.4539 > 0.4); K(3) = 0.6036 > 0.4, so the proof must not
+    raise it. The sharper record's own scale (p-1)/(2p-1) makes its claimed constant exactly 1."""
+    r = dataclasses.replace(_search_record(cid="thm1.B1", ratio=0.1), params={"p": 3.0, "bound_scale": 0.2})
+    (out,) = CP.prove_records([r])
+    assert out.evidence == "searched" and "does not reach this claim" in out.reason
+    assert CP.claimed_constant(r) == pytest.approx(0.4)
+    sh = dataclasses.replace(
+        _search_record(cid="thm1.B.sharper", ratio=0.2874), params={"p": 3.0, "bound_scale": 2.0 / 5.0}
+    )
+    assert CP.claimed_constant(sh) == pytest.approx(1.0)
+    (ok,) = CP.prove_records([sh])
+    assert ok.evidence == "proved" and ok.data["proof"]["searched_constant"] == pytest.approx(0.2874)
+
+
+def test_exponent_is_exact_for_the_float_p():
+    # nsimplify would turn 2.0000000001 into 2 (a = 1): the enclosure must be of the float's own exponent
+    a = CP._a(2.0000000001)
+    assert a != 1 and abs(float(a) - 1 / 1.0000000001) < 1e-15

@@ -3,8 +3,9 @@ item 7: "try to prove" the sharper statement ``thm1.B.sharper``); and of term C 
 (:func:`c_term_proof`). :func:`prove_records` raises the searched ``holds`` of these claims to ``proved``.
 
 Setting (Appendix A.1, one coordinate i; both terms are sums over coordinates, so the bound adds up):
-X = g~_t^(i), g = g_t^(i) = E[X] (Assumption 2), E(X - g)^2 <= tau^2 = sigma_i^2 / n_t (Assumption 3,
-Corollary 2), |X|, |g| <= G (Assumption 4, Corollary 3(b)); s(v) = sgn(v) |v|^a with a = 1/(p-1) in (0, 1]
+X = g~_t^(i) (the mean of a batch of n_t samples), g = g_t^(i) = E[X] (Assumption 2), E(X - g)^2 <= tau^2 =
+sigma_i^2 / n_t (Assumption 3 per sample, Corollary 2), |X|, |g| <= G (Assumption 4 bounds each sample's
+||.||_{p*} by G, hence the batch mean's by the triangle inequality and g's by Jensen; Corollary 3(b)); s(v) = sgn(v) |v|^a with a = 1/(p-1) in (0, 1]
 (Alg. 3 line 2). The terms:
 
 * the combined term (the 'Therefore' line): k(X) = g (s(g) - s(X)), E[B] = eta sum_i E k(X_i);
@@ -67,7 +68,9 @@ _GRID = 97  # points per axis of the spot check of step 1 (g in (0, 1], x in [-1
 
 
 def _a(p: float) -> sp.Expr:
-    return 1 / (sp.nsimplify(p) - 1)
+    """a = 1/(p-1) exactly for the float p (sympy's Rational of a float is its exact binary value; nsimplify
+    would round p = 2.0000000001 to 2, and the enclosure would then be of another exponent)."""
+    return 1 / (sp.Rational(p) - 1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -86,7 +89,7 @@ def _step1_worst(p: float, m: float) -> tuple[float, tuple]:
     the theorem is homogeneous in G), at 50 digits, and where: step 1 of the proof says it is <= 0 for m = M_a.
     The grid holds the point g = 1, x = -t* of the enclosure's argmax, where step 1 is tight."""
     with mpmath.workdps(50):
-        a = mpmath.mpf(1) / (mpmath.mpf(str(float(p))) - 1)
+        a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
         tstar = mpmath.mpf(m_enclosure(p)["argmax"]["t"])
         gs = [mpmath.mpf(i) / (_GRID - 1) for i in range(1, _GRID)] + [mpmath.mpf(1)]
         xs = [mpmath.mpf(2 * j) / (_GRID - 1) - 1 for j in range(_GRID)] + [-tstar]
@@ -154,7 +157,8 @@ def c_term_proof(p: float) -> dict:
     Assumption 4, every d. The argument: |s(v_i)|^p = |v_i|^{p/(p-1)} = |v_i|^{p*}, so ||s(v)||_p^2 =
     (||v||_{p*}^{p*})^{2/p} = ||v||_{p*}^{2 p*/p} with 2 p*/p = 2/(p-1) (sympy decides both exponent identities
     for symbolic p > 1); t -> t^{2/(p-1)} is increasing on [0, inf) (2/(p-1) > 0, sympy) and ||g~_t||_{p*} <= G
-    almost surely (Assumption 4), so the bound holds pointwise, hence in expectation. Negative control through the
+    almost surely (Assumption 4 bounds each sample; the batch mean by the triangle inequality), so the bound
+    holds pointwise, hence in expectation. Negative control through the
     same decision: the exponent 2/p in place of 2/(p-1) (the square of the norm taken without the power) must be
     found false. Same keys as :func:`combined_proof` (``K`` = 1: the constant is attained at any law with
     ||g~_t||_{p*} = G)."""
@@ -172,7 +176,8 @@ def c_term_proof(p: float) -> dict:
     proved = all(ok for _, ok in steps) and all(ok for _, ok in controls)
     detail = (
         f"for every law meeting Assumption 4 (every d) at p = {p:g}: C = (L eta^2/2) ||g~_t||_(p*)^(2/(p-1)) <= "
-        "L eta^2 G^(2/(p-1))/2 almost surely (proofs_checks/stacey/combined_proof.py, c_term_proof): "
+        "L eta^2 G^(2/(p-1))/2 almost surely (the checked form, g~_t in the middle term; the batch mean's norm <= G by "
+        "the triangle inequality; proofs_checks/stacey/combined_proof.py, c_term_proof): "
         + ", ".join(f"{name}: {'holds' if ok else 'NOT shown'}" for name, ok in steps)
         + "; negative control through the same decision: "
         + ", ".join(f"{name}: {'found false' if ok else 'NOT found false'}" for name, ok in controls)
@@ -185,7 +190,7 @@ def _b2_grid_worst(p: float, alpha: float, beta: float) -> float:
     f(x) = g |g^a - x^a| (Lemma 2's same-sign term; x <= 0 gives f = 0), at 50 digits, the grid refined near
     x = 0 (down to x = 10^(-40 (p-1)) g, where x^a <= 10^(-40) g^a) and x = g, where the two slopes are reached."""
     with mpmath.workdps(50):
-        a = mpmath.mpf(1) / (mpmath.mpf(str(float(p))) - 1)
+        a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
         worst = -mpmath.inf
         gs = [mpmath.mpf(i) / 48 for i in range(1, 49)]
         for g in gs:
@@ -237,12 +242,15 @@ def b2_bound_proof(p: float) -> dict:
 PROOFS = {
     "thm1.B": (combined_proof, lambda p: (2 * p - 1) / (p - 1), "Assumptions 2-4 (every d, n_t, G, sigma)"),
     "thm1.B1": (combined_proof, lambda p: 2.0, "Assumptions 2-4 (every d, n_t, G, sigma)"),
-    "thm1.B.sharper": (combined_proof, lambda p: 1.0, "Assumptions 2-4 (every d, n_t, G, sigma)"),
-    "thm1.C": (c_term_proof, lambda p: 1.0, "Assumption 4 (every d, G)"),
+    "thm1.B.sharper": (combined_proof, lambda p: (2 * p - 1) / (p - 1), "Assumptions 2-4 (every d, n_t, G, sigma)"),
+    "thm1.C": (c_term_proof, lambda p: 1.0, "Assumption 4 (every d, G; the checked form)"),
 }
-"""The claims proved here: id -> (the proof at p, the claim's coefficient at p, the class the proof covers).
-The coefficient multiplies eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t) (thm1.B, B1, B.sharper) or L eta^2 G^{2/(p-1)}/2
-(thm1.C); a search's worst ratio times it is the constant the search reached (:func:`searched_constant`)."""
+"""The claims proved here: id -> (the proof at p, the coefficient of the searched spec's bound at p, the class
+the proof covers). The coefficient multiplies eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t) (the specs of thm1.B, B1;
+thm1.B.sharper is thm1.B's spec searched with ``bound_scale`` (p-1)/(2p-1)) or L eta^2 G^{2/(p-1)}/2 (thm1.C).
+A record's claimed constant is the coefficient times its ``params["bound_scale"]`` (1 when absent); a proof
+establishes the record only when its K(p) is at most that constant (:func:`claimed_constant`), and the search's
+worst ratio times it is the constant the search reached (:func:`searched_constant`)."""
 
 RATIO_ROUNDING = 1e-12
 """The float64 rounding allowed when a search's worst ratio (computed in float64) is compared with a proved
@@ -250,14 +258,23 @@ constant: a ratio above K by less is rounding, not a refutation (a refutation ne
 makes the record ``violated`` by itself)."""
 
 
-def searched_constant(rec) -> float | None:
-    """The constant a search record of a :data:`PROOFS` claim reached: its worst ratio times the claim's
-    coefficient (e.g. against eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t)); None without one."""
+def claimed_constant(rec) -> float | None:
+    """The constant a :data:`PROOFS` record claims (against eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t), or
+    L eta^2 G^{2/(p-1)}/2 for thm1.C): its spec's coefficient times its ``bound_scale``; None without p."""
     r = rec.to_dict() if isinstance(rec, Claim) else rec
-    p = (r.get("params") or {}).get("p")
-    if r.get("ratio") is None or not isinstance(p, (int, float)) or r["id"] not in PROOFS:
+    params = r.get("params") or {}
+    p, scale = params.get("p"), params.get("bound_scale", 1.0)
+    if not isinstance(p, (int, float)) or not isinstance(scale, (int, float)) or r["id"] not in PROOFS:
         return None
-    return float(r["ratio"]) * PROOFS[r["id"]][1](p)
+    return PROOFS[r["id"]][1](p) * float(scale)
+
+
+def searched_constant(rec) -> float | None:
+    """The constant a search record of a :data:`PROOFS` claim reached: its worst ratio times the claimed
+    constant (:func:`claimed_constant`); None without one."""
+    r = rec.to_dict() if isinstance(rec, Claim) else rec
+    c = claimed_constant(r)
+    return None if c is None or r.get("ratio") is None else float(r["ratio"]) * c
 
 
 def prove_records(records: list) -> list:
@@ -278,25 +295,32 @@ def prove_records(records: list) -> list:
         ):
             out.append(rec)
             continue
-        prove, coef, covers = PROOFS[rec.id]
+        prove, _coef, covers = PROOFS[rec.id]
         pr = prove(float(p))
-        reached = searched_constant(rec)
+        reached, claimed = searched_constant(rec), claimed_constant(rec)
         consistent = reached is None or reached <= pr["K"] * (1 + RATIO_ROUNDING)
+        covers_claim = claimed is not None and pr["K"] <= claimed  # the proved constant is no larger than claimed
         data = {
             **(rec.data if isinstance(rec.data, dict) else {}),
             "proof": {
                 "K": pr["K"],
                 **({"M": list(pr["M"]), "t_star": pr["t_star"]} if "M" in pr else {}),
                 "searched_constant": reached,
-                "claimed_coefficient": coef(p),
-                "proved": pr["proved"] and consistent,
+                "claimed_constant": claimed,
+                "proved": pr["proved"] and consistent and covers_claim,
             },
         }
-        if not (pr["proved"] and consistent):
+        if not (pr["proved"] and consistent and covers_claim):
             why = (
                 pr["detail"]
                 if not pr["proved"]
                 else (f"the search reached {reached:.6g} > K(p) = {pr['K']:.6g}: the proof is refuted")
+                if not consistent
+                else (
+                    f"the proved constant K(p) = {pr['K']:.6g} is larger than the record's claimed constant "
+                    f"{claimed if claimed is None else f'{claimed:.6g}'} (its spec's coefficient times its bound_scale): "
+                    "the proof does not reach this claim"
+                )
             )
             out.append(dataclasses.replace(rec, data=data, reason=f"{rec.reason}; proof NOT established: {why}"))
             continue
