@@ -243,11 +243,16 @@ def claim_record(
     ci=None,
     data=None,
     relation: str | None = None,
+    show=None,
+    scope: str | None = None,
+    evidence: str | None = None,
 ) -> Claim:
     """The record of ``spec`` with the verdict ``verdict`` (:func:`proofs_checks.verdict.decide`,
     :func:`~proofs_checks.verdict.combine`, ...) in the setting ``params``: the one place where records
     are built, for checks whose verdict combines several parts (a bound along a grid and a rate, a
-    proof step's rule and spot checks). ``empirical``/``bound`` may be None (nothing measured)."""
+    proof step's rule and spot checks). ``empirical``/``bound`` may be None (nothing measured); ``show``
+    (default: the spec's), ``scope`` (default: derived from the evidence and setting) and ``evidence``
+    (default: the verdict's own level, else derived) override the record's fields."""
     return Claim(
         id=spec.id,
         statement=spec.statement,
@@ -263,8 +268,10 @@ def claim_record(
         reason=verdict.reason,
         data=data,
         relation=relation or spec.relation,
-        show=list(spec.show) or None,
-        evidence=getattr(verdict, "evidence", None),  # the verdict's own level when it sets one, else derived
+        show=list(show) if show is not None else (list(spec.show) or None),
+        # the level given, else the verdict's own when it sets one, else derived
+        evidence=evidence or getattr(verdict, "evidence", None),
+        scope=scope,
     )
 
 

@@ -70,8 +70,8 @@ from lptheory.simulate import Observer, exact_oracle, simulate
 
 from ..api import (
     RATE_MARGIN,
-    Claim,
     ClaimSpec,
+    claim_record,
     control_verdict,
     decide_rate,
     fit_exponent,
@@ -595,24 +595,21 @@ def _controls_for(theory: float) -> tuple:
 
 
 def _rate_record(params, exponent, ci, theory, verdict, data, show, scope=None):
-    return Claim(
-        id=EXPONENT.id,
-        statement=EXPONENT.statement,
-        source=EXPONENT.source,
-        assumptions=EXPONENT.assumption_names,
+    """An ``acc.exponent`` record: a rate fitted on chosen instances (evidence ``instance`` unless the verdict
+    sets one; :func:`proofs_checks.witnesses.claim_record`)."""
+    return claim_record(
+        EXPONENT,
+        verdict,
         params=params,
-        status=verdict.status,
         method="exact",
-        empirical=float(exponent),
-        bound=float(theory),
-        ci=[float(ci[0]), float(ci[1])],
-        witness=verdict.witness,
-        reason=verdict.reason,
+        empirical=exponent,
+        bound=theory,
+        ci=ci,
         data=data,
         relation="rate",
-        show=list(show),
-        evidence=verdict.evidence or "instance",
+        show=show,
         scope=scope,
+        evidence=verdict.evidence or "instance",
     )
 
 

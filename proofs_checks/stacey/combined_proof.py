@@ -73,13 +73,29 @@ def _a(p: float) -> sp.Expr:
     return 1 / (sp.Rational(p) - 1)
 
 
+def _check_p(p) -> None:
+    if not (isinstance(p, (int, float)) and 2.0 <= p < math.inf):
+        raise ValueError(f"p must be a number in [2, inf), got {p!r}")
+
+
+def _decide(steps: list, controls: list, how: str) -> tuple[bool, str]:
+    """(proved, the steps and controls in words): a proof holds when every machine step holds and every
+    negative control (a false variant through the same decision, ``how``) is found false."""
+    proved = all(ok for _, ok in steps) and all(ok for _, ok in controls)
+    text = (
+        ", ".join(f"{name}: {'holds' if ok else 'NOT shown'}" for name, ok in steps)
+        + f"; {how}: "
+        + ", ".join(f"{name}: {'found false' if ok else 'NOT found false'}" for name, ok in controls)
+    )
+    return proved, text
+
+
 @functools.lru_cache(maxsize=64)
 def m_enclosure(p: float) -> dict:
     """A rigorous enclosure ``{"lo", "hi", "argmax", "converged"}`` of M_a = max_{t in [0, 1]} (1 + t^a)/(1 + t),
     a = 1/(p-1) (:func:`~proofs_checks.bnb.enclose_max`; ``lo`` attained, ``hi`` an upper bound, both rounded
     outward). The constant of the module's theorem is K(p) = hi / 2."""
-    if not (isinstance(p, (int, float)) and 2.0 <= p < math.inf):
-        raise ValueError(f"p must be a number in [2, inf), got {p!r}")
+    _check_p(p)
     r = enclose_max((1 + _t ** _a(p)) / (1 + _t), {"t": (0.0, 1.0)}, rtol=1e-12)
     return {k: r[k] for k in ("lo", "hi", "argmax", "converged")}
 
@@ -91,7 +107,7 @@ def _step1_worst(p: float, m: float) -> tuple[float, tuple]:
     with mpmath.workdps(50):
         a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
         tstar = mpmath.mpf(m_enclosure(p)["argmax"]["t"])
-        gs = [mpmath.mpf(i) / (_GRID - 1) for i in range(1, _GRID)] + [mpmath.mpf(1)]
+        gs = [mpmath.mpf(i) / (_GRID - 1) for i in range(1, _GRID)]  # (0, 1], ending at g = 1
         xs = [mpmath.mpf(2 * j) / (_GRID - 1) - 1 for j in range(_GRID)] + [-tstar]
 
         def s(v):
@@ -126,7 +142,7 @@ def combined_proof(p: float) -> dict:
     controls = [("step 1 with 0.99 M_a", worst_ctrl > 0)]
     if p > 2:  # at p = 2 (a = 1) M_a = 1 exactly: the naive constant is the true one
         controls.insert(0, ("M_a <= 1 (the constant 1/2)", lo > 1.0))
-    proved = all(ok for _, ok in steps) and all(ok for _, ok in controls)
+    proved, decided = _decide(steps, controls, "negative controls through the same decisions")
     K = hi / 2.0
     detail = (
         f"for every law meeting Assumptions 2-4 (every d, n_t, G, sigma) at p = {p:g}: E[B] and Lemma 1's E[B1] are "
@@ -134,9 +150,7 @@ def combined_proof(p: float) -> dict:
         f"[{lo:.12g}, {hi:.12g}] (a = 1/(p-1), at t* = {float(enc['argmax']['t']):.6g}; rigorous enclosure), by the "
         "pointwise bound k(x), l(x) <= M_a G^a (g - x)_+ and E(g - X)_+ = E|X - g|/2 <= tau/2 "
         "(proofs_checks/stacey/combined_proof.py): "
-        + ", ".join(f"{name}: {'holds' if ok else 'NOT shown'}" for name, ok in steps)
-        + "; negative controls through the same decisions: "
-        + ", ".join(f"{name}: {'found false' if ok else 'NOT found false'}" for name, ok in controls)
+        + decided
         + (f" (at g = {where_ctrl[0]:.4g}, x = {where_ctrl[1]:.4g})" if where_ctrl else "")
     )
     return {
@@ -173,14 +187,11 @@ def c_term_proof(p: float) -> dict:
         ("2/(p-1) > 0 (the power is increasing)", bool((2 / (ps - 1)).is_positive)),
     ]
     controls = [("2 p*/p = 2/p", sp.simplify(2 * pstar / ps - 2 / ps) != 0)]
-    proved = all(ok for _, ok in steps) and all(ok for _, ok in controls)
+    proved, decided = _decide(steps, controls, "negative control through the same decision")
     detail = (
         f"for every law meeting Assumption 4 (every d) at p = {p:g}: C = (L eta^2/2) ||g~_t||_(p*)^(2/(p-1)) <= "
         "L eta^2 G^(2/(p-1))/2 almost surely (the checked form, g~_t in the middle term; the batch mean's norm <= G by "
-        "the triangle inequality; proofs_checks/stacey/combined_proof.py, c_term_proof): "
-        + ", ".join(f"{name}: {'holds' if ok else 'NOT shown'}" for name, ok in steps)
-        + "; negative control through the same decision: "
-        + ", ".join(f"{name}: {'found false' if ok else 'NOT found false'}" for name, ok in controls)
+        "the triangle inequality; proofs_checks/stacey/combined_proof.py, c_term_proof): " + decided
     )
     return {"proved": proved, "K": 1.0, "steps": steps, "controls": controls, "detail": detail}
 
@@ -220,21 +231,17 @@ def b2_bound_proof(p: float) -> dict:
     reached; negative controls through the same check: 0.99 in place of the slope 1 (near x = 0+) and 0.9 a in
     place of a (near x = g+) must be found false. Same keys as :func:`combined_proof`; ``K`` = p/2 (the constant
     against the paper's bound)."""
-    if not (isinstance(p, (int, float)) and 2.0 <= p < math.inf):
-        raise ValueError(f"p must be a number in [2, inf), got {p!r}")
+    _check_p(p)
     steps = [("pointwise bound on the 50-digit grid", _b2_grid_worst(p, 1.0, 1.0) <= 1e-40)]
     controls = [
         ("slope 0.99 in place of 1 (x -> 0+)", _b2_grid_worst(p, 0.99, 1.0) > 0),
         ("slope 0.9 a in place of a (x -> g+)", _b2_grid_worst(p, 1.0, 0.9) > 0),
     ]
-    proved = all(ok for _, ok in steps) and all(ok for _, ok in controls)
+    proved, decided = _decide(steps, controls, "negative controls through the same check")
     detail = (
         f"for every law meeting Assumptions 2-4 at p = {p:g}: E[B2] <= eta ((1+a)/2) G^a ||sigma||_1/sqrt(n_t), "
         f"i.e. kappa(p) <= p/2 = {p / 2:g} (pointwise g|g^a - x^a| <= G^a [(g-x)_+ + a (x-g)_+] by concavity, then "
-        "E(g-X)_+ = E(X-g)_+ <= tau/2; proofs_checks/stacey/combined_proof.py, b2_bound_proof): "
-        + ", ".join(f"{name}: {'holds' if ok else 'NOT shown'}" for name, ok in steps)
-        + "; negative controls through the same check: "
-        + ", ".join(f"{name}: {'found false' if ok else 'NOT found false'}" for name, ok in controls)
+        "E(g-X)_+ = E(X-g)_+ <= tau/2; proofs_checks/stacey/combined_proof.py, b2_bound_proof): " + decided
     )
     return {"proved": proved, "K": p / 2.0, "steps": steps, "controls": controls, "detail": detail}
 
