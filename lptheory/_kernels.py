@@ -90,6 +90,8 @@ def steepest_eps_step(xp, theta, k1: float, x, k2: float, p: float, eps: float, 
         out.mul_(k1)
     else:
         xp.mul(theta, k1, out=out)
+    if not isinstance(k2, (int, float)):  # per-replicate step sizes (a (K, 1) tensor): addcdiv takes a number
+        return out.sub_(xp.div(x, den, out=tmp).mul_(k2))
     return out.addcdiv_(x, den, value=-k2)
 
 

@@ -143,6 +143,10 @@ def combine(xp, x, a, y, b: float, out, tmp, *, sub: bool = False):
     own = namespace_helper(xp, "combine")
     if own is not None:  # a multi-tensor namespace
         return own(x, a, y, b, out, sub)
+    if not isinstance(b, (int, float)):  # per-replicate coefficients (a (K, 1) tensor): add's alpha is a number
+        if a is not None:
+            x = xp.mul(x, a, out=out)
+        return (xp.sub if sub else xp.add)(x, xp.mul(y, b, out=tmp), out=out)
     alpha = -b if sub else b
     if a is None:
         if out is x:

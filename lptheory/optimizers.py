@@ -633,6 +633,13 @@ class StaceyPP(StaceyPPHyper, _Stacey):
 # ------------------------------------------------------------------------------------------------
 # Baselines of the paper's experiments (Section 5), as in their original papers
 # ------------------------------------------------------------------------------------------------
+def _is_zero(x) -> bool:
+    """True when the step scalar ``x`` is the number 0 (a rule then skips its term). An array of per-replicate
+    values (a (K, 1) tensor broadcast over K stacked trainings, :mod:`proofs_checks.practice.stacked`) is never
+    skipped: its zero entries contribute exact zeros."""
+    return isinstance(x, (int, float)) and x == 0.0
+
+
 @dataclass(frozen=True)
 class SGD(ElementwiseOptimizer):
     """SGD with (heavy-ball) momentum, in PyTorch's form (the paper's "SGD w/ Momentum").
@@ -656,7 +663,7 @@ class SGD(ElementwiseOptimizer):
     @staticmethod
     def rule(xp, h, b):
         gg = b.grad
-        if h.weight_decay != 0.0:
+        if not _is_zero(h.weight_decay):
             gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
             xp.add(gg, b.grad, out=gg)
         xp.multiply(b.buf, h.momentum, out=b.new_buf)
@@ -716,7 +723,7 @@ class _AdamFamily(ElementwiseOptimizer):
     def rule(xp, h, b):
         b1, b2 = h.beta1, h.beta2
         gg = b.grad
-        if h.weight_decay != 0.0 and not h.decoupled:  # Adam's L2 regularization: g + lambda theta
+        if not h.decoupled and not _is_zero(h.weight_decay):  # Adam's L2 regularization: g + lambda theta
             gg = xp.multiply(b.theta, h.weight_decay, out=b.s1)
             xp.add(gg, b.grad, out=gg)
         ema(xp, b.m, b1, gg, b.new_m, b.s2, lerp=False)  # m = b1 m + (1 - b1) g

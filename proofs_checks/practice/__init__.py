@@ -26,8 +26,10 @@ import math
 from proofs_checks.api import Pack, register_recheck
 
 from .recheck import KINDS
+from .task import NO_CLAIM, PracticeTask
+from .tasks import BUILTIN
 
-__all__ = ["PACK", "SMALL_SCALE_NOTE"]
+__all__ = ["PACK", "SMALL_SCALE_NOTE", "PracticeTask", "task_check", "task_pack"]
 
 for _kind, _fn in KINDS.items():
     register_recheck(_kind, _fn)
@@ -69,8 +71,11 @@ def _validate(mods):
         if not ps or not all(isinstance(p, (int, float)) and 2 <= p and math.isfinite(p) for p in ps):
             raise ValueError(f"--p must list finite exponents >= 2 (Stacey(p,p) needs a finite p), got {ps!r}")
         seeds = opts.get("seeds", 0)
-        if not isinstance(seeds, int) or not (seeds == 0 or 2 <= seeds <= 7):
-            raise ValueError(f"--set seeds must be 0 (automatic: 5 quick, 6 default) or in [2, 7], got {seeds!r}")
+        if not isinstance(seeds, int) or not (seeds == 0 or 2 <= seeds <= 12):
+            raise ValueError(f"--set seeds must be 0 (automatic: 5 quick, 6 default) or in [2, 12], got {seeds!r}")
+        workers = opts.get("workers", 0)
+        if not isinstance(workers, int) or not 0 <= workers <= 256:
+            raise ValueError(f"--set workers must be an integer in [0, 256] (0: in this process), got {workers!r}")
         dev = opts.get("device", "cpu")
         if dev not in ("cpu", "cuda") and not str(dev).startswith("cuda:"):
             raise ValueError(f"--set device must be cpu or cuda, got {dev!r}")
@@ -83,50 +88,48 @@ def _validate(mods):
     return validate
 
 
-_OPTS = ("p", "seeds", "device")
-_DEF = {"p": [2.0, 2.5, 3.0, 4.0, 6.0], "seeds": 0, "device": "cpu"}
+_OPTS = ("p", "seeds", "device", "workers", "scheduler")
+_DEF = {"p": [2.0, 2.5, 3.0, 4.0, 6.0], "seeds": 0, "device": "cpu", "workers": 0, "scheduler": ""}
 
 
-@PACK.check(
-    "digits",
-    title="Image classification at small scale: scikit-learn's digits (the analogue of Table 1)",
-    options=_OPTS,
-    defaults=_DEF,
-    validate=_validate(("torch", "sklearn")),
-    parallel=True,
-)
-def _digits(ctx):
-    """Setting: ``sklearn.datasets.load_digits`` (1,797 8x8 images; 60/20/20 split from the seed), an MLP
-    64-64-10, batch 32, cosine decay, 200 steps (``--quick``) or 600.
-    Methods: SGD w/ momentum, Adam, AdamW (``torch.optim``), Lion, Stacey(p,p), Stacey(p,2) (``lptheory.torch``)
-    with the paper's CIFAR hyper-parameters (Appendix C, Table 4), the learning rate tuned on the validation split
-    (the same grid size for every optimizer). Claims: Table 1's "Stacey consistently outperforms" (training NLL
-    and test accuracy at T/4, T/2, T; paired t-interval over seeds, Bonferroni over 8 comparisons); "p close to 2
-    delivers the best performance" (exact bootstrap of the argmin over p); the probe's predicted best p.
-    Example: ``lptheory check practice digits --quick``."""
-    from .experiments import run_task
+def task_check(pack, task, ref=None, mods=("torch", "sklearn")):
+    """Register ``task`` (a :class:`PracticeTask`) on ``pack`` as a check of the practice protocol
+    (:func:`proofs_checks.practice.experiments.run_task`); ``ref`` is how a worker finds it (a built-in name or
+    ``FILE.py:NAME``)."""
 
-    return run_task(ctx, "digits")
+    def run(ctx):
+        from .experiments import run_task
+
+        return run_task(ctx, task, task_ref=ref or task.name)
+
+    run.__name__ = f"practice_{task.name.replace('-', '_')}"
+    run.__doc__ = (
+        f"Setting: {task.scale or task.name}; {task.steps} steps of batch {task.batch_size} ({task.steps_for(True)} "
+        f"with --quick). Methods: SGD w/ momentum, Adam, AdamW, Lion, Stacey(p,p), Stacey(p,2), each tuned with the "
+        f"same budget (proofs_checks.practice.protocol). Claim: {task.claim or NO_CLAIM}. "
+        f"Example: lptheory check practice {task.name} --quick."
+    )
+    title = f"Practice: {task.name}" + (f" ({task.claim.split(';')[0][:80]})" if task.claim else f" ({NO_CLAIM})")
+    return pack.check(task.name, title=title, options=_OPTS, defaults=_DEF, validate=_validate(mods), parallel=True)(
+        run
+    )
 
 
-@PACK.check(
-    "charlm",
-    title="Language modelling at small scale: a 2-layer transformer on CPython's text (the analogue of Table 3)",
-    options=_OPTS,
-    defaults=_DEF,
-    validate=_validate(("torch",)),
-    parallel=True,
-)
-def _charlm(ctx):
-    """Setting: ``pydoc_data.topics`` (465k characters, 103 symbols; 80/10/10 of 100 blocks from the seed), a
-    2-layer transformer (d_model 32; context 24 and 80 steps with ``--quick``, context 32 and 240 steps),
-    batch 16, cosine decay. Methods and protocol as ``digits``, with the paper's LLM hyper-parameters (Table 6).
-    Claims: Table 3's "consistently achieves lower loss" (training and test loss at T/4, T/2, T); "p around 3
-    proves more effective in LLM pretraining"; the probe's predicted best p.
-    Example: ``lptheory check practice charlm --quick``."""
-    from .experiments import run_task
+def task_pack(tasks, name: str, where: str):
+    """A pack of the practice protocol over ``tasks`` (a user's file defining ``TASK``/``TASKS``)."""
+    pack = Pack(
+        name,
+        title=f"Practice on the user's tasks: {', '.join(t.name for t in tasks)}",
+        description=f"The practice protocol (fair tuning, paired statistics, controls) on {where}.",
+        figures="proofs_checks.practice.figures",
+    )
+    for t in tasks:
+        task_check(pack, t, ref=f"{where}:{t.name}")
+    return pack
 
-    return run_task(ctx, "charlm")
+
+for _t in BUILTIN.values():
+    task_check(PACK, _t, mods=("torch",) if _t.name == "charlm" else ("torch", "sklearn"))
 
 
 @PACK.check(
@@ -160,7 +163,7 @@ def _probe_controls(ctx):
 def _verdict_rows(claims):
     rows = {}
     for r in claims:
-        if r.get("check") not in ("digits", "charlm", "efficiency") or ".control" in r["id"]:
+        if r.get("check") in ("probe-controls",) or ".control" in r["id"] or "params" not in r:
             continue
         pr = r.get("params") or {}
         key = (pr.get("task", "-"), r["id"])

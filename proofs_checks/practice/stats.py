@@ -14,7 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["t_interval", "compositions", "bootstrap_argmin", "covering_set"]
+__all__ = ["t_interval", "compositions", "bootstrap_argmin", "covering_set", "paired_p", "holm", "cohen_dz"]
 
 
 def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
@@ -75,3 +75,41 @@ def covering_set(freq, ps, level: float = 0.95) -> list[float]:
         if acc >= level - 1e-12:
             break
     return sorted(out)
+
+
+def paired_p(diff) -> tuple[float, float]:
+    """One-sided paired Student-t p-values of the mean of ``diff`` (finite, >= 2 values): ``(p_below, p_above)``,
+    the p-values of H1: mean < 0 and H1: mean > 0. Zero spread: 0 or 1 by the sign of the mean (0.5 each at 0)."""
+    from scipy.stats import t as student_t
+
+    v = np.asarray(diff, dtype=np.float64)
+    if v.size < 2 or not np.all(np.isfinite(v)):
+        raise ValueError(f"diff must hold at least 2 finite numbers, got {v.tolist()}")
+    m, sd = float(v.mean()), float(v.std(ddof=1))
+    if sd == 0.0:
+        return (0.0, 1.0) if m < 0 else ((1.0, 0.0) if m > 0 else (0.5, 0.5))
+    tstat = m / (sd / math.sqrt(v.size))
+    return float(student_t.cdf(tstat, v.size - 1)), float(student_t.sf(tstat, v.size - 1))
+
+
+def holm(pvals) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error control, any dependence): sorted ascending,
+    p_(i) (m - i + 1), made monotone, capped at 1."""
+    p = np.asarray(pvals, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adj = np.empty(m)
+    run = 0.0
+    for rank, i in enumerate(order):
+        run = max(run, min(1.0, float(p[i]) * (m - rank)))
+        adj[i] = run
+    return adj.tolist()
+
+
+def cohen_dz(diff) -> float:
+    """The paired effect size d_z = mean / sd of the differences (0 when both vanish; +-inf when only sd does)."""
+    v = np.asarray(diff, dtype=np.float64)
+    m, sd = float(v.mean()), float(v.std(ddof=1))
+    if sd == 0.0:
+        return 0.0 if m == 0.0 else math.copysign(math.inf, m)
+    return m / sd

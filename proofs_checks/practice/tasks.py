@@ -1,221 +1,273 @@
-"""The two small real tasks of the practice pack (data that ship inside installed packages, no download).
+"""The built-in practice tasks, each one :class:`~proofs_checks.practice.task.PracticeTask` value (data that ship
+inside installed packages, no download). A task's name appears once, in its value; :data:`BUILTIN` lists them.
 
-* ``digits``: scikit-learn's handwritten digits (``sklearn.datasets.load_digits``, 1,797 8x8 images, 10
-  classes), a one-hidden-layer MLP; metrics: training NLL and test accuracy (as the paper's Tables 1-2).
-* ``charlm``: character-level language modelling on the English text that ships with CPython
-  (``pydoc_data.topics``, about 465k characters), a 2-layer pre-LayerNorm transformer; metrics: training
-  and test loss (as the paper's Table 3).
+* ``digits``: scikit-learn's handwritten digits (1,797 8x8 images, 10 classes), an MLP 64-64-10; training NLL
+  and test accuracy (the analogue of the paper's CIFAR Table 1; claimed p = 2);
+* ``charlm``: character-level language modelling on CPython's ``pydoc_data.topics`` (about 465k characters), a
+  2-layer pre-LayerNorm transformer; training and test loss (the analogue of Table 3; claimed p = 3);
+* ``digits-cnn``: the digits as 1x8x8 images, a small CNN (two 3x3 convolutions): the closest claim is Table 1's
+  (image classification, p = 2);
+* ``cancer``: scikit-learn's breast-cancer table (569 x 30, two classes), an MLP 30-32-2: no claim of the paper
+  (only the comparison).
 
-Splits are fixed by the split seed (the check's ``--seed``): digits 60/20/20 of the images; charlm 80/10/10 of
-100 contiguous blocks of the text (windows never straddle two blocks). Models are float32, as the paper's.
-Everything here needs torch and scikit-learn (the ``practice`` extra).
+Models are float32, as the paper's. Everything here needs torch and scikit-learn (the ``practice`` extra).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch import nn
-from torch.nn import functional as F
 
-__all__ = ["Scale", "SCALES", "Task", "make_task", "TASKS"]
+from .task import PracticeTask, split_arrays
 
-TASKS = ("digits", "charlm")
+__all__ = ["BUILTIN", "DIGITS", "CHARLM", "DIGITS_CNN", "CANCER", "MLP", "TinyGPT", "SmallCNN", "builtin"]
 
 
-@dataclass(frozen=True)
-class Scale:
-    """The size of one task's runs: ``steps`` (T), ``batch`` (n), ``width`` (hidden units / d_model),
-    ``ctx`` (charlm context length), ``evals`` (points on the learning curve), ``eval_windows`` (charlm
-    windows per evaluation), ``probe`` (samples per probe point)."""
+def _torch():
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
 
-    steps: int
-    batch: int
-    width: int
-    ctx: int = 0
-    evals: int = 12
-    eval_windows: int = 0
-    probe: int = 0
+    return torch, nn, F
 
 
-# name -> task -> Scale. quick: a smoke run (minutes on 2 cores); default: the check's default; cuda: larger
-# models and longer schedules for a GPU (--set device=cuda)
-SCALES = {
-    "quick": {
-        "digits": Scale(steps=200, batch=32, width=64, evals=8, probe=256),
-        "charlm": Scale(steps=80, batch=16, width=32, ctx=24, evals=4, eval_windows=48, probe=32),
-    },
-    "default": {
-        "digits": Scale(steps=600, batch=32, width=64, evals=10, probe=512),
-        "charlm": Scale(steps=240, batch=16, width=32, ctx=32, evals=8, eval_windows=96, probe=48),
-    },
-    "cuda": {
-        "digits": Scale(steps=4000, batch=64, width=256, evals=16, probe=1024),
-        "charlm": Scale(steps=6000, batch=64, width=128, ctx=128, evals=16, eval_windows=1024, probe=128),
-    },
-}
+def MLP(inp: int = 64, width: int = 64, classes: int = 10):
+    """inp -> width -> classes, ReLU."""
+    torch, nn, F = _torch()
+    return nn.Sequential(nn.Linear(inp, width), nn.ReLU(), nn.Linear(width, classes))
 
 
-def _rng(*key) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([int(k) for k in key]))
+def SmallCNN(classes: int = 10, ch: int = 8):
+    """1x8x8 -> conv3x3(ch) -> ReLU -> conv3x3(2ch, stride 2) -> ReLU -> linear(classes)."""
+    torch, nn, F = _torch()
+    return nn.Sequential(
+        nn.Unflatten(-1, (1, 8, 8)),
+        nn.Conv2d(1, ch, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(ch, 2 * ch, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.Flatten(-3),
+        nn.Linear(2 * ch * 16, classes),
+    )
 
 
-class MLP(nn.Module):
-    """64 -> width -> 10, ReLU."""
-
-    def __init__(self, width: int):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(64, width), nn.Linear(width, 10)
-
-    def forward(self, x):
-        return self.fc2(F.relu(self.fc1(x)))
+_CLASSES: dict = {}
 
 
-class _Block(nn.Module):
-    def __init__(self, d: int, heads: int):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+def _block_cls():
+    if "gpt" in _CLASSES:
+        return _CLASSES["gpt"]
+    torch, nn, F = _torch()
 
-    def forward(self, x):
-        *lead, t, d = x.shape
-        h = self.heads
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
-        q, k, v = (u.reshape(*lead, t, h, d // h).transpose(-2, -3) for u in (q, k, v))
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
-        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
-        att = att.masked_fill(mask, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(-2, -3).reshape(*lead, t, d)
-        x = x + self.proj(y)
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+    class Block(nn.Module):
+        def __init__(self, d: int, heads: int):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            *lead, t, d = x.shape
+            h = self.heads
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+            q, k, v = (u.reshape(*lead, t, h, d // h).transpose(-2, -3) for u in (q, k, v))
+            att = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+            att = att.masked_fill(mask, float("-inf")).softmax(-1)
+            y = (att @ v).transpose(-2, -3).reshape(*lead, t, d)
+            x = x + self.proj(y)
+            return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+    class GPT(nn.Module):
+        """A 2-layer pre-LayerNorm causal transformer (token and position embeddings, 2 heads)."""
+
+        def __init__(self, vocab: int, d: int, ctx: int, layers: int = 2, heads: int = 2):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+            self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
+
+        def forward(self, idx):
+            t = idx.shape[-1]
+            x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+            for b in self.blocks:
+                x = b(x)
+            return self.head(self.ln(x))
+
+    _CLASSES["gpt"] = GPT
+    return GPT
 
 
-class TinyGPT(nn.Module):
+def TinyGPT(vocab: int, d: int, ctx: int, layers: int = 2, heads: int = 2):
     """A 2-layer pre-LayerNorm causal transformer (token and position embeddings, 2 heads)."""
-
-    def __init__(self, vocab: int, d: int, ctx: int, layers: int = 2, heads: int = 2):
-        super().__init__()
-        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
-        self.blocks = nn.ModuleList(_Block(d, heads) for _ in range(layers))
-        self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
-
-    def forward(self, idx):
-        t = idx.shape[-1]
-        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
-        for b in self.blocks:
-            x = b(x)
-        return self.head(self.ln(x))
+    return _block_cls()(vocab, d, ctx, layers, heads)
 
 
-class Task:
-    """One task at one scale: data splits, a model factory, batches, losses and metrics.
+# -- data ---------------------------------------------------------------------------------------------------------
+def _digits(seed):
+    from sklearn.datasets import load_digits
 
-    ``batch(rng)`` -> (inputs, targets) of the training split; ``loss(model, x, y)`` (mean NLL);
-    ``evaluate(model, split)`` -> {"loss", "acc" (digits)} on a fixed evaluation set of the split;
-    ``probe_set()`` -> (inputs, targets) the probe's samples (fixed)."""
+    X, y = load_digits(return_X_y=True)
+    return split_arrays(X / 16.0, y, seed)
 
-    def __init__(self, name: str, scale: Scale, split_seed: int, device: str = "cpu"):
-        if name not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {name!r}")
-        self.name, self.scale, self.split_seed, self.device = name, scale, int(split_seed), device
-        (self._load_digits if name == "digits" else self._load_text)()
 
-    # -- data ----------------------------------------------------------------------------------------
-    def _load_digits(self):
-        from sklearn.datasets import load_digits
+def _cancer(seed):
+    from sklearn.datasets import load_breast_cancer
 
-        X, y = load_digits(return_X_y=True)
-        perm = _rng(self.split_seed, 11).permutation(len(y))
-        n_tr, n_va = int(0.6 * len(y)), int(0.2 * len(y))
-        parts = {"train": perm[:n_tr], "val": perm[n_tr : n_tr + n_va], "test": perm[n_tr + n_va :]}
-        Xt = torch.tensor(X / 16.0, dtype=torch.float32, device=self.device)
-        yt = torch.tensor(y, dtype=torch.int64, device=self.device)
-        self.data = {
-            k: (Xt[torch.as_tensor(v, device=self.device)], yt[torch.as_tensor(v, device=self.device)])
-            for k, v in parts.items()
-        }
-        self.classes = 10
+    X, y = load_breast_cancer(return_X_y=True)
+    sp = split_arrays(X, y, seed)
+    mu, sd = sp["train"][0].mean(0), sp["train"][0].std(0) + 1e-8  # standardized on the training split
+    return {k: ((X_ - mu) / sd, y_) for k, (X_, y_) in sp.items()}
 
-    def _load_text(self):
+
+_TEXT: dict = {}
+
+
+def _text_ids():
+    if "ids" not in _TEXT:
         import pydoc_data.topics as topics
 
         text = "\n".join(topics.topics[k] for k in sorted(topics.topics))
         chars = sorted(set(text))
-        self.vocab = len(chars)
+        lut = np.zeros(max(map(ord, chars)) + 1, dtype=np.int64)
+        lut[[ord(c) for c in chars]] = np.arange(len(chars))
         code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        lut = {ord(c): i for i, c in enumerate(chars)}
-        ids = np.array([lut[int(c)] for c in code], dtype=np.int64)
-        blocks = np.array_split(ids, 100)
-        order = _rng(self.split_seed, 12).permutation(100)
-        parts = {"train": order[:80], "val": order[80:90], "test": order[90:]}
-        self.blocks = {k: [torch.as_tensor(blocks[i], device=self.device) for i in sorted(v)] for k, v in parts.items()}
-        self.classes = self.vocab
-        # fixed evaluation windows per split (and for the training loss)
-        self._eval = {
-            k: self._windows(k, self.scale.eval_windows, _rng(self.split_seed, 13, i))
-            for i, k in enumerate(("train", "val", "test"))
-        }
-
-    def _windows(self, split: str, count: int, rng: np.random.Generator):
-        c = self.scale.ctx
-        blocks = self.blocks[split]
-        sizes = np.array([len(b) - c - 1 for b in blocks])
-        which = rng.choice(len(blocks), size=count, p=sizes / sizes.sum())
-        starts = (rng.random(count) * sizes[which]).astype(np.int64)
-        x = torch.stack([blocks[w][s : s + c] for w, s in zip(which, starts)])
-        y = torch.stack([blocks[w][s + 1 : s + c + 1] for w, s in zip(which, starts)])
-        return x, y
-
-    # -- the model -----------------------------------------------------------------------------------
-    def model(self, seed: int) -> nn.Module:
-        torch.manual_seed(int(seed))
-        if self.name == "digits":
-            m = MLP(self.scale.width)
-        else:
-            m = TinyGPT(self.vocab, self.scale.width, self.scale.ctx)
-        return m.to(self.device)
-
-    def batch(self, rng: np.random.Generator):
-        n = self.scale.batch
-        if self.name == "digits":
-            X, y = self.data["train"]
-            idx = torch.as_tensor(rng.choice(len(y), size=n, replace=False), device=self.device)
-            return X[idx], y[idx]
-        return self._windows("train", n, rng)
-
-    @staticmethod
-    def loss(model, x, y):
-        out = model(x)
-        return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
-
-    @torch.no_grad()
-    def evaluate(self, model, split: str) -> dict:
-        model.eval()
-        x, y = self.data[split] if self.name == "digits" else self._eval[split]
-        out = model(x)
-        res = {"loss": float(F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1)))}
-        if self.name == "digits":
-            res["acc"] = float((out.argmax(-1) == y).double().mean())
-        model.train()
-        return res
-
-    def probe_set(self):
-        """The probe's fixed samples: digits, the first ``probe`` training images (all of them when fewer);
-        charlm, ``probe`` training windows drawn with the split seed."""
-        if self.name == "digits":
-            X, y = self.data["train"]
-            k = min(self.scale.probe, len(y))
-            return X[:k], y[:k]
-        return self._windows("train", self.scale.probe, _rng(self.split_seed, 14))
+        _TEXT["ids"], _TEXT["vocab"] = lut[code], len(chars)
+    return _TEXT["ids"], _TEXT["vocab"]
 
 
-def make_task(name: str, scale: str, split_seed: int, device: str = "cpu") -> Task:
-    """The task ``name`` at scale ``scale`` (``quick``, ``default`` or ``cuda``)."""
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    return Task(name, SCALES[scale][name], split_seed, device)
+CTX = 32
+
+
+def _charlm(seed, ctx: int = CTX, stride: int = 8):
+    """80/10/10 of 100 contiguous blocks of the text (from the seed); windows of ``ctx`` + 1 characters at
+    ``stride`` inside each block (never straddling two), shuffled from the seed."""
+    import torch
+
+    ids, _ = _text_ids()
+    blocks = np.array_split(ids, 100)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 12]))
+    order = rng.permutation(100)
+    parts = {"train": order[:80], "val": order[80:90], "test": order[90:]}
+    out = {}
+    for k, which in parts.items():
+        wins = [np.lib.stride_tricks.sliding_window_view(blocks[i], ctx + 1)[::stride] for i in sorted(which)]
+        W = np.concatenate(wins)
+        W = W[rng.permutation(len(W))]
+        t = torch.as_tensor(W)
+        out[k] = (t[:, :-1].contiguous(), t[:, 1:].contiguous())
+    return out
+
+
+def _gpt(seed):
+    _, vocab = _text_ids()
+    return TinyGPT(vocab, 32, CTX)
+
+
+_TABLE1 = {
+    "source": "Table 1 (CIFAR, ResNet-18; mean +- std over the paper's runs)",
+    "columns": ["train_nll@50", "train_nll@100", "train_nll@200", "test_acc@50", "test_acc@100", "test_acc@200"],
+    "lower_is_better": {"train_nll": True, "test_acc": False},
+    "checkpoints": (0.25, 0.5, 1.0),
+    "keys": {"train_loss": "train_nll", "test_metric": "test_acc"},
+    "cells": {
+        "sgd": [0.0567, 0.0441, 0.0352, 91.15, 92.02, 92.76],
+        "adam": [0.0401, 0.0182, 0.0083, 91.69, 92.13, 92.66],
+        "adamw": [0.0590, 0.0278, 0.0195, 90.59, 91.47, 92.12],
+        "lion": [0.1006, 0.2226, 0.0245, 89.38, 89.19, 92.15],
+        "stacey-pp": [0.0423, 0.0118, 0.0021, 91.88, 92.79, 93.79],
+        "stacey-p2": [0.0614, 0.0131, 0.0014, 90.83, 92.70, 93.54],
+    },
+    "sentence": "The proposed Stacey optimizer consistently outperforms all compared optimizers (Section 5.1, "
+    "Table 1); a p-norm of 2 yields the best performance for the CIFAR dataset",
+}
+_TABLE3 = {
+    "source": "Table 3 (LLM pretraining, llama-100m on C4; mean +- std)",
+    "columns": ["train@5k", "train@10k", "train@20k", "train@30k", "test@5k", "test@10k", "test@20k", "test@30k"],
+    "lower_is_better": {"train": True, "test": True},
+    "checkpoints": (1 / 6, 1 / 3, 2 / 3, 1.0),
+    "keys": {"train_loss": "train", "test_loss": "test"},
+    "cells": {
+        "sgd": [6.6704, 6.5205, 6.4206, 6.3920, 6.6558, 6.5150, 6.4173, 6.3909],
+        "adam": [6.4548, 6.3647, 6.2851, 6.2485, 6.4493, 6.3646, 6.2820, 6.2480],
+        "adamw": [5.6655, 5.5172, 5.4401, 5.4268, 5.6510, 5.5171, 5.4350, 5.4240],
+        "lion": [6.8722, 6.8190, 6.8021, 6.7794, 6.8624, 6.8220, 6.7954, 6.7733],
+        "stacey-pp": [5.4016, 4.9938, 4.6492, 4.4962, 5.3616, 4.9655, 4.6372, 4.4879],
+        "stacey-p2": [6.2492, 6.0038, 5.7210, 5.5841, 6.2312, 5.9867, 5.7062, 5.5755],
+    },
+    "sentence": "The proposed Stacey optimizer consistently achieves lower loss than baselines at all steps "
+    "(Table 3's caption); we observe the best performance when p = 3 (Section 5.2)",
+}
+
+DIGITS = PracticeTask(
+    "digits",
+    _digits,
+    lambda seed: MLP(64, 64, 10),
+    steps=600,
+    quick_steps=200,
+    batch_size=32,
+    metric=("test accuracy", "accuracy", "max"),
+    claimed_p=2.0,
+    claim="Stacey consistently outperforms all compared optimizers (Table 1); for the CIFAR dataset a p-norm of 2 "
+    "yields the best performance (Section 5.1)",
+    paper=_TABLE1,
+    hyper="cifar",
+    evals=10,
+    scale="MLP 64-64-10 (4,810 parameters) on 1,078 training images",
+)
+CHARLM = PracticeTask(
+    "charlm",
+    _charlm,
+    _gpt,
+    steps=240,
+    quick_steps=80,
+    batch_size=16,
+    metric=None,
+    claimed_p=3.0,
+    claim="Stacey consistently achieves lower loss than baselines at all steps (Table 3); the best performance "
+    "when p = 3 in LLM pretraining (Section 5.2)",
+    paper=_TABLE3,
+    hyper="llm",
+    evals=8,
+    eval_size=96,
+    scale="2-layer transformer, d_model 32, context 32, on CPython's pydoc text",
+)
+DIGITS_CNN = PracticeTask(
+    "digits-cnn",
+    _digits,
+    lambda seed: SmallCNN(10, 8),
+    steps=400,
+    quick_steps=120,
+    batch_size=32,
+    metric=("test accuracy", "accuracy", "max"),
+    claimed_p=2.0,
+    claim="closest claim: Table 1 (image classification with a convolutional network; p = 2 best on CIFAR)",
+    hyper="cifar",
+    evals=8,
+    scale="CNN conv3x3(8)-conv3x3(16, stride 2)-linear on 8x8 digits",
+)
+CANCER = PracticeTask(
+    "cancer",
+    _cancer,
+    lambda seed: MLP(30, 32, 2),
+    steps=300,
+    quick_steps=100,
+    batch_size=32,
+    metric=("test accuracy", "accuracy", "max"),
+    claimed_p=None,
+    claim=None,
+    hyper="cifar",
+    evals=8,
+    scale="MLP 30-32-2 on 341 training rows",
+)
+
+BUILTIN = {t.name: t for t in (DIGITS, CHARLM, DIGITS_CNN, CANCER)}
+
+
+def builtin(name: str) -> PracticeTask:
+    """The built-in task ``name`` (:data:`BUILTIN`)."""
+    if name not in BUILTIN:
+        raise ValueError(f"task must be one of {sorted(BUILTIN)}, got {name!r}")
+    return BUILTIN[name]
