@@ -11,9 +11,17 @@ process, shared with the optimizers' engines.
 
 from __future__ import annotations
 
+import math
+import os
+import threading
+
 from .fast.pool import get_pool, threads
 
-__all__ = ["threads", "get_pool", "fused_available"]
+__all__ = ["threads", "get_pool", "fused_available", "dask_client", "DaskUnavailable"]
+
+
+class DaskUnavailable(RuntimeError):
+    """dask.distributed is not installed, or the scheduler cannot be reached."""
 
 
 def fused_available() -> bool:
@@ -21,3 +29,51 @@ def fused_available() -> bool:
     from .fast import fused as _fused
 
     return _fused.available()
+
+
+def dask_client(scheduler: str | None, workers: int | None, timeout: float = 30.0):
+    """A Dask client: to ``scheduler`` (its handshake within ``timeout`` seconds), or to a new
+    LocalCluster of ``workers`` single-threaded worker processes (default: the cores). Raises DaskUnavailable
+    when the scheduler is unreachable or silent.
+
+    The connection is made in a daemon thread joined with a deadline: ``distributed.Client`` waits for
+    ever on an address that accepts the TCP connection but never answers the handshake, whatever its
+    own ``timeout``."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        msg = "dask.distributed is not installed: pip install 'lptheory[sweep]' (or --workers 0)"
+        raise DaskUnavailable(msg) from None
+    import logging
+
+    if scheduler:
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError(f"scheduler timeout must be a finite number of seconds > 0, got {timeout!r}")
+        box = {}
+
+        def attempt():
+            try:
+                box["client"] = Client(scheduler, timeout=f"{0.5 * timeout}s")  # refused: its own error
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        th = threading.Thread(target=attempt, name="lptheory-scheduler-connect", daemon=True)
+        th.start()
+        th.join(timeout)
+        if th.is_alive() or not box:
+            raise DaskUnavailable(
+                f"--scheduler {scheduler}: no answer from a Dask scheduler within {timeout:g} s (the address "
+                "accepts connections but the handshake never completed; --scheduler-timeout to wait longer)"
+            )
+        if "error" in box:
+            exc = box["error"]
+            if isinstance(exc, (OSError, TimeoutError)):
+                raise DaskUnavailable(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+            raise exc
+        return box["client"], None
+    n = workers or os.cpu_count() or 1
+    os.environ.setdefault("LPTHEORY_THREADS", "1")  # one core per worker process: no oversubscription
+    cluster = LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    )
+    return Client(cluster), cluster

@@ -240,4 +240,18 @@ __all__ = [
     "divergence_claim",
     "MatrixSpace",
     "matrix_symbols",
+    "PracticeTask",
+    "split_arrays",
 ]
+
+# the practice task value lives with the practice pack (torch and scikit-learn only when used); read lazily so that
+# importing the API neither imports the pack nor closes an import cycle (the pack imports this module)
+_LAZY = {"PracticeTask": "proofs_checks.practice.task", "split_arrays": "proofs_checks.practice.task"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -461,6 +461,12 @@ def installed_packs() -> dict[str, str]:
 def _from_namespace(ns: dict, default_name: str, where: str) -> Pack:
     packs = [v for v in ns.values() if isinstance(v, Pack)]
     loose = [v.__lptheory_check__ for v in ns.values() if callable(v) and hasattr(v, "__lptheory_check__")]
+    if not packs and not loose:
+        # values that make their own pack (a practice task file: TASK = PracticeTask(...) or TASKS = [...]): their
+        # class's ``__lptheory_pack__(values, name, where)`` builds it; nothing here knows the practice pack
+        made = _values_pack(ns, default_name, where)
+        if made is not None:
+            return made
     if len(packs) > 1:
         names = [p.name for p in packs]
         raise PackError(f"{where}: defines {len(packs)} packs {names}; name one as MODULE:NAME")
@@ -481,6 +487,29 @@ def _from_namespace(ns: dict, default_name: str, where: str) -> Pack:
             pack.add(c)
     if not pack.checks:
         raise PackError(f"{where}: pack {pack.name!r} has no checks")
+    return pack
+
+
+def _values_pack(ns: dict, default_name: str, where: str):
+    """The pack of ``TASK``/``TASKS`` values whose class defines ``__lptheory_pack__``, or None."""
+    vals = []
+    if "TASK" in ns:
+        vals.append(ns["TASK"])
+    if "TASKS" in ns:
+        many = ns["TASKS"]
+        if not isinstance(many, (list, tuple)):
+            raise PackError(f"{where}: TASKS must be a list of tasks, got {type(many).__name__}")
+        vals.extend(many)
+    if not vals:
+        return None
+    makers = {getattr(type(v), "__lptheory_pack__", None) for v in vals}
+    if None in makers or len(makers) != 1:
+        bad = next(type(v).__name__ for v in vals if getattr(type(v), "__lptheory_pack__", None) is None)
+        raise PackError(f"{where}: TASK/TASKS must hold PracticeTask values, got a {bad}")
+    names = [v.name for v in vals]
+    if len(set(names)) != len(names):
+        raise PackError(f"{where}: two tasks are named alike ({names}): task names must differ")
+    pack = makers.pop()(vals, default_name, where)
     return pack
 
 

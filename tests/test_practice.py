@@ -1,5 +1,5 @@
-"""The practice pack (issue 36): statistics on planted data, the probe on synthetic controls, the pieces of the
-training loop on tiny configurations, the cache, and the pack's wiring (no long training here)."""
+"""The practice pack: statistics on planted data, the probe on synthetic controls and the pack's wiring (the
+protocol and the stacked training: tests/test_practice_protocol.py)."""
 
 from __future__ import annotations
 
@@ -30,44 +30,6 @@ torch_only = pytest.mark.skipif(not HAS_TORCH, reason="needs torch (the practice
 # -- statistics on planted data -----------------------------------------------------------------------------
 
 
-def _outperforms(diff, tests=8):
-    from proofs_checks.practice.experiments import outperforms_record
-
-    return outperforms_record(np.asarray(diff, dtype=float), {"task": "planted"}, tests=tests, note="planted")
-
-
-def test_planted_win_is_found():
-    rng = np.random.default_rng(0)
-    rec = _outperforms(-1.0 + 0.05 * rng.standard_normal(6))
-    assert rec.status == "holds" and rec.ci[1] < 0
-
-
-def test_planted_loss_is_violated_and_rechecks():
-    rng = np.random.default_rng(1)
-    rec = _outperforms(1.0 + 0.05 * rng.standard_normal(6))
-    assert rec.status == "violated"
-    assert rec.witness["kind"] == "sample-mean" and rec.witness["recheck"]["violated"]
-
-
-def test_tie_is_not_a_win():
-    assert _outperforms(np.zeros(5)).status == "inconclusive"
-    assert "tie" in _outperforms(np.zeros(5)).reason
-    rng = np.random.default_rng(2)  # a noisy tie
-    assert _outperforms(0.3 * rng.standard_normal(6)).status == "inconclusive"
-
-
-def test_bonferroni_widens_the_interval():
-    rng = np.random.default_rng(3)
-    diff = -0.2 + 0.15 * rng.standard_normal(5)
-    one, many = _outperforms(diff, tests=1), _outperforms(diff, tests=48)
-    assert (many.ci[1] - many.ci[0]) > (one.ci[1] - one.ci[0])
-
-
-def test_diverged_runs_are_inconclusive_not_nan():
-    rec = _outperforms([-1.0, float("inf"), -1.0, -1.0, -1.0])
-    assert rec.status == "inconclusive" and "diverged" in rec.reason
-
-
 def test_compositions_are_the_bootstrap():
     for S in (1, 2, 3, 5):
         K, w = stats.compositions(S)
@@ -91,18 +53,6 @@ def test_best_p_planted_and_ties():
     assert stats.covering_set(freq, [2, 3, 4]) == [2.0]
     tie = stats.bootstrap_argmin(np.ones((2, 3)))
     assert np.allclose(tie, [0.5, 0.5])
-
-
-def test_best_p_record_three_ways():
-    from proofs_checks.practice.experiments import BEST_P, best_p_record
-
-    good = np.array([[0.1, 0.11, 0.1, 0.12, 0.1], [0.5, 0.5, 0.52, 0.49, 0.5], [0.9, 0.9, 0.91, 0.92, 0.9]])
-    kw = dict(near=0.5, maximize=False, params={"task": "planted"}, note="planted")
-    assert best_p_record(BEST_P, good, [2.0, 3.0, 4.0], claimed=2.0, **kw).status == "holds"
-    bad = best_p_record(BEST_P, good, [2.0, 3.0, 4.0], claimed=4.0, **kw)
-    assert bad.status == "violated" and bad.witness["recheck"]["violated"]
-    noisy = np.array([[0.5, 0.1, 0.9, 0.3, 0.6], [0.4, 0.8, 0.2, 0.7, 0.3], [2.0, 2.0, 2.1, 2.0, 2.0]])
-    assert best_p_record(BEST_P, noisy, [2.0, 3.0, 4.0], claimed=2.0, **kw).status == "inconclusive"
 
 
 def test_state_recheck():
@@ -179,23 +129,6 @@ def test_per_sample_grads_match_autograd():
 
 
 @torch_only
-def test_optimizers_build_and_step():
-    import torch
-
-    from proofs_checks.practice.train import OPTIMIZERS, PAPER_HP, make_optimizer
-
-    for name in OPTIMIZERS:
-        m = torch.nn.Linear(3, 2)
-        opt = make_optimizer(name, m.parameters(), PAPER_HP["digits"][name], 0.01, p=3.0)
-        before = m.weight.detach().clone()
-        m(torch.ones(4, 3)).square().mean().backward()
-        opt.step()
-        assert not torch.equal(before, m.weight), name
-    with pytest.raises(ValueError, match="needs p"):
-        make_optimizer("stacey-pp", m.parameters(), PAPER_HP["digits"]["stacey-pp"], 0.01)
-
-
-@torch_only
 def test_memory_overhead_counts():
     import torch
 
@@ -211,56 +144,6 @@ def test_memory_overhead_counts():
     assert out == {"adam": 2.0, "stacey-pp": 2.0, "stacey-p2": 2.0, "sgd": 1.0}
 
 
-@torch_only
-@pytest.mark.skipif(not HAS_SKLEARN, reason="needs scikit-learn (the practice extra)")
-def test_tiny_run_is_deterministic_and_cached(tmp_path, monkeypatch):
-    import proofs_checks.practice.tasks as tasks
-    from proofs_checks.practice import train
-
-    monkeypatch.setenv("LPTHEORY_PRACTICE_CACHE", str(tmp_path))
-    monkeypatch.setitem(
-        tasks.SCALES,
-        "tiny",
-        {
-            "digits": tasks.Scale(steps=8, batch=8, width=8, evals=2, probe=16),
-            "charlm": tasks.Scale(steps=4, batch=2, width=8, ctx=8, evals=2, eval_windows=4, probe=4),
-        },
-    )
-    for task in ("digits", "charlm"):
-        cfg = {
-            "task": task,
-            "scale": "tiny",
-            "split_seed": 0,
-            "optimizer": "stacey-pp",
-            "hp": train.PAPER_HP[task]["stacey-pp"],
-            "lr": 0.01,
-            "p": 3.0,
-            "seed": 1,
-            "device": "cpu",
-        }
-        a = train.run_config(cfg)
-        assert len(list(tmp_path.glob("*.json"))) >= 1
-        b = train.run_config(cfg)  # from the cache
-        c = train.run_config(cfg, refresh=True)  # trained again: the same numbers
-        assert a["curve"] == b["curve"] == c["curve"]
-        # the curve's points: T/evals spaced, plus the checkpoints T/4, T/2, T
-        assert a["curve"]["step"] == ([0, 2, 4, 8] if task == "digits" else [0, 1, 2, 4])
-        other = train.run_config({**cfg, "seed": 2})
-        assert other["curve"]["train_loss"] != a["curve"]["train_loss"]
-        probe = train.run_config({**cfg, "kind": "probe", "ps": [2.0, 3.0]})
-        assert probe["d"] > 0 and set(probe["L"]) == {"2.0", "3.0"} and probe["probe_fraction"] > 0
-        pts = probe["points"]
-        assert all(q["G"]["2.0"] >= 0 and q["sigma_l1"] > 0 for q in pts)
-
-
-def test_cache_key_depends_on_every_field():
-    from proofs_checks.practice.train import config_key
-
-    cfg = {"task": "digits", "optimizer": "adam", "lr": 0.1, "seed": 0, "scale": "quick"}
-    keys = {config_key(cfg)} | {config_key({**cfg, k: "x"}) for k in cfg}
-    assert len(keys) == len(cfg) + 1
-
-
 # -- the pack's wiring ----------------------------------------------------------------------------------------
 
 
@@ -268,12 +151,14 @@ def test_pack_loads_and_validates():
     from proofs_checks.api import load_pack
 
     pack = load_pack("proofs_checks.practice:PACK")
-    assert set(pack.checks) == {"digits", "charlm", "efficiency", "probe-controls"}
+    assert set(pack.checks) == {"digits", "charlm", "digits-cnn", "cancer", "efficiency", "probe-controls"}
     chk = pack.checks["digits"]
     with pytest.raises(ValueError, match="--p"):
         chk.resolve({"p": [1.5]})
     with pytest.raises(ValueError, match="seeds"):
-        chk.resolve({"seeds": 9})
+        chk.resolve({"seeds": 13})
+    with pytest.raises(ValueError, match="workers"):
+        chk.resolve({"workers": -1})
     with pytest.raises(ValueError, match="device"):
         chk.resolve({"device": "tpu"})
 

@@ -34,7 +34,6 @@ import itertools
 import json
 import math
 import os
-import threading
 import time
 
 import numpy as np
@@ -774,50 +773,14 @@ def run_sweep(
 
 
 def connect(scheduler: str | None, workers: int | None, timeout: float = 30.0):
-    """A Dask client: to ``scheduler`` (its handshake within ``timeout`` seconds), or to a new
-    LocalCluster of ``workers`` single-threaded worker processes (default: the cores). Raises SweepError
-    when the scheduler is unreachable or silent.
+    """A Dask client (:func:`lptheory.parallel.dask_client`); a scheduler that cannot be reached, or dask that
+    is not installed, raises SweepError."""
+    from lptheory.parallel import DaskUnavailable, dask_client
 
-    The connection is made in a daemon thread joined with a deadline: ``distributed.Client`` waits for
-    ever on an address that accepts the TCP connection but never answers the handshake, whatever its
-    own ``timeout``."""
     try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise SweepError("dask.distributed is not installed: pip install 'lptheory[sweep]' (or --workers 0)") from None
-    import logging
-
-    if scheduler:
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-            raise ValueError(f"scheduler timeout must be a finite number of seconds > 0, got {timeout!r}")
-        box = {}
-
-        def attempt():
-            try:
-                box["client"] = Client(scheduler, timeout=f"{0.5 * timeout}s")  # refused: its own error
-            except BaseException as exc:  # handed to the caller's thread
-                box["error"] = exc
-
-        th = threading.Thread(target=attempt, name="lptheory-scheduler-connect", daemon=True)
-        th.start()
-        th.join(timeout)
-        if th.is_alive() or not box:
-            raise SweepError(
-                f"--scheduler {scheduler}: no answer from a Dask scheduler within {timeout:g} s (the address "
-                "accepts connections but the handshake never completed; --scheduler-timeout to wait longer)"
-            )
-        if "error" in box:
-            exc = box["error"]
-            if isinstance(exc, (OSError, TimeoutError)):
-                raise SweepError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
-            raise exc
-        return box["client"], None
-    n = workers or os.cpu_count() or 1
-    os.environ.setdefault("LPTHEORY_THREADS", "1")  # one core per worker process: no oversubscription
-    cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
-    )
-    return Client(cluster), cluster
+        return dask_client(scheduler, workers, timeout)
+    except DaskUnavailable as exc:
+        raise SweepError(str(exc)) from None
 
 
 def _run_dask(client, todo, metrics, rows, done):

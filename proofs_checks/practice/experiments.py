@@ -347,8 +347,9 @@ def run_task(ctx, task, task_ref=None) -> list:
             if role == "primary":
                 primary[(key, v, b)] = rec
 
-    # -- the control: AdamW slowed 100x must be found losing by the same rule -------------------------------------
-    key, label, mx = metrics[1]
+    # -- the control: AdamW slowed 100x must be found losing by the same rule (on the training loss at T, which a
+    # 100x smaller step cannot match; a saturated test accuracy could tie) -------------------------------------------
+    key, label, mx = metrics[0]
     sv = np.array([_val(r, key, cpi[-1]) for r in by[("adamw-slow", None)]])
     bv = np.array([_val(r, key, cpi[-1]) for r in by[("adamw", None)]])
     d = (bv - sv) if mx else (sv - bv)

@@ -1,4 +1,9 @@
-"""The geometry probe: Theorem 1's constants measured along a training run.
+"""The geometry probe's estimators: Theorem 1's constants measured from per-sample gradients.
+
+A diagnostic, not a verdict: Theorem 1 bounds Algorithm 3 (stochastic l_p descent), not Stacey, its left side
+itself depends on p, and measured constants are lower estimates of the suprema the theorem needs, so ranking its
+right side across p predicts nothing the paper claims. The practice checks on real tasks issue no probe record;
+the estimators below are validated on a synthetic problem whose constants are known (check ``probe-controls``).
 
 At each probe point x_t of a run, from per-sample gradients g_j(x_t) (j = 1..m, the probe's fixed samples;
 ``torch.func.vmap(grad)``) of the empirical loss f on those samples:
@@ -9,12 +14,12 @@ At each probe point x_t of a run, from per-sample gradients g_j(x_t) (j = 1..m, 
 * G_p = max over disjoint mini-batches of size n of ||mean of the batch||_{p*} (Assumption 3 bounds the
   stochastic gradient the optimizer sees, a batch mean); a measured maximum, so a lower estimate of the
   supremum the assumption needs;
-* the local l_p smoothness L_p = max over pairs of probe points of ||grad f(x_t) - grad f(x_s)||_{p*} /
-  ||x_t - x_s||_p (secant ratios along the iterates; each is a lower bound of the global L_p of
-  Assumption 1 in its gradient-Lipschitz form).
+* the largest secant slope S_p = max over pairs of probe points of ||grad f(x_t) - grad f(x_s)||_{p*} /
+  ||x_t - x_s||_p (each ratio is a lower bound of the global L_p of Assumption 1 in its gradient-Lipschitz
+  form; it is not a local constant: the points are tens of steps apart).
 
 :func:`theorem1_rhs` evaluates Theorem 1's right-hand side with these constants. The numpy functions
-(everything but :func:`per_sample_grads` and :func:`probe_run`) take arrays and are validated on a synthetic
+(everything but :func:`per_sample_grads`) take arrays and are validated on a synthetic
 problem with certified constants (check ``probe-controls``).
 """
 
@@ -33,7 +38,6 @@ __all__ = [
     "theorem1_rhs",
     "top_coordinates",
     "per_sample_grads",
-    "probe_run",
 ]
 
 
@@ -138,57 +142,3 @@ def loss_of(fn, x, y):
     return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
 
 
-def probe_run(config: dict) -> dict:
-    """A training run of ``config`` (:func:`proofs_checks.practice.train.train`) probed at its evaluation
-    points: per point, f on the probe set, ||grad f||_{p*}, G_p (batch n of the run), ||sigma||_1,
-    ||sigma||_2 and the sorted sigma profile's quantiles; over the run, the secant L_p; and the probe's time
-    against the training time. ``config["ps"]``: the exponents."""
-    from .train import task_for, train
-
-    task = task_for(config)
-    ps = [float(p) for p in config["ps"]]
-    xs_probe, ys_probe = task.probe_set()
-    pts: list = []
-    xs, grads = [], []
-    sig_max = None
-
-    def probe(model, t):
-        nonlocal sig_max
-        g, flat = per_sample_grads(model, loss_of, xs_probe, ys_probe)
-        full = g.mean(axis=0)
-        sig = noise_profile(g)
-        sig_max = sig if sig_max is None else np.maximum(sig_max, sig)
-        xs.append(flat)
-        grads.append(full)
-        q = np.quantile(np.sort(sig), [0.5, 0.9, 0.99, 1.0])
-        pts.append(
-            {
-                "step": t,
-                "f": _f(model, xs_probe, ys_probe),
-                "grad_dual": {str(p): float(lp_norm(full, dual(p))) for p in ps},
-                "G": {str(p): v for p, v in batch_grad_bound(g, min(task.scale.batch, len(g)), ps, seed=t).items()},
-                "sigma_l1": float(sig.sum()),
-                "sigma_l2": float(np.sqrt((sig**2).sum())),
-                "sigma_quantiles": [float(v) for v in q],
-                "top_share": float(np.sort(sig)[-max(1, sig.size // 100) :].sum() / max(sig.sum(), 1e-300)),
-            }
-        )
-
-    res = train(config, probe=probe)
-    L = secant_ratios(np.stack(xs), np.stack(grads), ps)
-    hist, edges = np.histogram(np.log10(np.maximum(sig_max, 1e-12)), bins=30)
-    return {
-        **res,
-        "points": pts,
-        "L": {str(p): v for p, v in L.items()},
-        "d": int(xs[0].size),
-        "sigma_hist": {"counts": hist.tolist(), "log10_edges": edges.tolist()},
-        "probe_fraction": res["probe_wall"] / max(res["wall"], 1e-12),  # probe time / training-step time
-    }
-
-
-def _f(model, x, y) -> float:
-    import torch
-
-    with torch.no_grad():
-        return float(loss_of(model, x, y))

@@ -24,7 +24,6 @@ kernels (``tests/test_practice_stacked.py`` states the tolerance and checks it a
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -143,7 +142,7 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
     stacked model; ``splits`` is ``task.data(split_seed)`` (moved to ``device``).
 
     Returns, per trial (in order), ``{"curve": {"step", "train_loss", "val_loss", "test_loss"[, "val_metric",
-    "test_metric"]}, "diverged": bool, "diverged_at": step or None, "wall": seconds of the whole stacked run / K}``.
+    "test_metric"]}, "diverged": bool, "diverged_at": step or None}`` (nothing that depends on the machine: a cached and a fresh result are equal).
     Curves are evaluated at ``evals + 1`` evenly spaced steps and at T/4, T/2, T; the training loss on (at most
     ``task.eval_size`` examples of) the training split."""
     import torch
@@ -154,7 +153,6 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
     if not trials:
         return []
     K, T = len(trials), int(steps)
-    t_start = time.perf_counter()
     order = sorted(range(K), key=lambda i: (trials[i].optimizer, trials[i].p or 0.0))
     trials_sorted = [trials[i] for i in order]
     models = [task.build_model(tr.seed).to(device) for tr in trials_sorted]
@@ -263,14 +261,13 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
             record(t + 1)
         if progress is not None:
             progress(t + 1, T)
-    wall = (time.perf_counter() - t_start) / K
     out = [None] * K
     step_list = sorted(points | {0})
     for r, i in enumerate(order):
         c = {"step": step_list}
         for k, v in curve.items():
             c[k] = v[r]
-        out[i] = {"curve": c, "diverged": diverged_at[r] is not None, "diverged_at": diverged_at[r], "wall": wall}
+        out[i] = {"curve": c, "diverged": diverged_at[r] is not None, "diverged_at": diverged_at[r]}
     return out
 
 

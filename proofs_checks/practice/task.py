@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PracticeTask", "split_arrays", "accuracy", "cross_entropy", "HP_TABLES", "NO_CLAIM"]
+__all__ = ["PracticeTask", "split_arrays", "accuracy", "cross_entropy", "HP_TABLES", "NO_CLAIM", "tasks_of_file"]
 
 NO_CLAIM = "no claim of the paper"
 
@@ -181,6 +181,13 @@ class PracticeTask:
         if self.eval_size is not None and (not isinstance(self.eval_size, int) or self.eval_size < 1):
             raise ValueError(f"PracticeTask.eval_size must be a positive integer or None, got {self.eval_size!r}")
 
+    @staticmethod
+    def __lptheory_pack__(tasks, name: str, where: str):
+        """The pack of a user's file defining ``TASK``/``TASKS`` (:func:`proofs_checks.packs.load`)."""
+        from . import task_pack
+
+        return task_pack(list(tasks), name, where)
+
     # -- what the protocol reads -------------------------------------------------------------------------
     @property
     def hp_table(self) -> dict:
@@ -313,3 +320,15 @@ class PracticeTask:
 
     def parameters(self, seed: int = 0) -> int:
         return sum(p.numel() for p in self.build_model(seed).parameters())
+
+
+def tasks_of_file(path: str) -> list:
+    """The tasks a user's file defines (``TASK`` and/or ``TASKS``), imported by the loader of
+    ``lptheory check FILE.py`` (errors name the file and line)."""
+    from proofs_checks.packs import PackError, _import_file
+
+    ns = vars(_import_file(path))
+    vals = ([ns["TASK"]] if "TASK" in ns else []) + list(ns.get("TASKS", []))
+    if not vals or not all(isinstance(v, PracticeTask) for v in vals):
+        raise PackError(f"{path}: defines no PracticeTask as TASK or TASKS")
+    return vals
