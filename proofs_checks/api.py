@@ -77,6 +77,8 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
 
 from .bnb import TightPoint, branch_and_bound, enclose_max
@@ -243,6 +245,9 @@ __all__ = [
     "PracticeTask",
     "split_arrays",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .practice.task import PracticeTask, split_arrays
 
 # the practice task value lives with the practice pack (torch and scikit-learn only when used); read lazily so that
 # importing the API neither imports the pack nor closes an import cycle (the pack imports this module)

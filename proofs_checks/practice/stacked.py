@@ -142,7 +142,8 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
     stacked model; ``splits`` is ``task.data(split_seed)`` (moved to ``device``).
 
     Returns, per trial (in order), ``{"curve": {"step", "train_loss", "val_loss", "test_loss"[, "val_metric",
-    "test_metric"]}, "diverged": bool, "diverged_at": step or None}`` (nothing that depends on the machine: a cached and a fresh result are equal).
+    "test_metric"]}, "diverged": bool, "diverged_at": step or None}`` (nothing that depends on the machine: a
+    cached and a fresh result are equal).
     Curves are evaluated at ``evals + 1`` evenly spaced steps and at T/4, T/2, T; the training loss on (at most
     ``task.eval_size`` examples of) the training split."""
     import torch
