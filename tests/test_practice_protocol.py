@@ -301,3 +301,28 @@ def test_user_task_file_is_a_pack(tmp_path):
 
     with pytest.raises(PackError, match="PracticeTask"):
         load_pack(str(bad))
+
+
+@needs_torch
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SKLEARN or importlib.util.find_spec("distributed") is None, reason="needs the extras")
+def test_dask_workers_give_the_same_records(monkeypatch, tmp_path):
+    """The wine example's records on a LocalCluster of 2 workers equal those trained in this process (fresh caches)."""
+    from proofs_checks.api import load_pack
+    from proofs_checks.practice import protocol
+    from proofs_checks.practice.experiments import run_task
+
+    monkeypatch.setitem(protocol.BUDGETS, "quick", protocol.Budget(points=2, tuning_seeds=2, final_seeds=3, widen=0))
+    pack = load_pack("examples/practice_wine.py")
+    import os
+
+    from proofs_checks.practice.task_ref import resolve
+
+    ref = f"{os.path.abspath('examples/practice_wine.py')}:wine"
+    task = resolve(ref)
+    out = {}
+    for workers in (0, 2):
+        monkeypatch.setenv("LPTHEORY_PRACTICE_CACHE", str(tmp_path / f"cache{workers}"))
+        recs = run_task(_Ctx(p=[2.0], seeds=0, device="cpu", workers=workers), task, task_ref=ref)
+        out[workers] = [r.to_dict() for r in recs]
+    assert out[0] == out[2] and set(pack.checks) == {"wine"}

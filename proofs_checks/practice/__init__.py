@@ -123,8 +123,10 @@ def task_pack(tasks, name: str, where: str):
         description=f"The practice protocol (fair tuning, paired statistics, controls) on {where}.",
         figures="proofs_checks.practice.figures",
     )
+    import os
+
     for t in tasks:
-        task_check(pack, t, ref=f"{where}:{t.name}")
+        task_check(pack, t, ref=f"{os.path.abspath(where)}:{t.name}")
     return pack
 
 

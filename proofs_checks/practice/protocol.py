@@ -252,23 +252,39 @@ class Runner:
             self._cluster.close()
         self._client = self._cluster = None
 
-    def map(self, fn, items: list) -> list:
+    def map(self, fn, items: list):
+        """Yield ``(index, fn(items[index]))`` as chunks complete (in this process: in order)."""
         if not items:
-            return []
+            return
         if self.scheduler or self.workers:
             if self._client is None:
                 from lptheory.parallel import dask_client
 
                 self._client, self._cluster = dask_client(self.scheduler, self.workers or None)
-            futs = [self._client.submit(fn, it, pure=False) for it in items]
-            return self._client.gather(futs)
+            from distributed import as_completed
+
+            futs = {self._client.submit(fn, it, pure=False): i for i, it in enumerate(items)}
+            for f in as_completed(list(futs)):
+                yield futs[f], f.result()
+            return
         if self.jobs > 1 and len(items) > 1:
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), mp_context=mp.get_context("spawn")) as ex:
-                return list(ex.map(fn, items))
-        return [fn(it) for it in items]
+            from lptheory.lifetime import die_with_parent
+
+            with ProcessPoolExecutor(
+                max_workers=min(self.jobs, len(items)),
+                mp_context=mp.get_context("spawn"),
+                initializer=die_with_parent,  # a worker dies with this process, however it ends (SIGKILL too)
+                initargs=(os.getpid(),),
+            ) as ex:
+                futs = {ex.submit(fn, it): i for i, it in enumerate(items)}
+                for f in as_completed(futs):
+                    yield futs[f], f.result()
+            return
+        for i, it in enumerate(items):
+            yield i, fn(it)
 
 
 def _train_chunk(item):
@@ -318,21 +334,17 @@ def run_trials(
     ref = task_ref if task_ref is not None else task.name
     items = [(ref, split_seed, device, steps, [trials[i] for i in ch]) for ch in chunks]
     t0 = time.perf_counter()
-    if runner.workers or runner.scheduler or runner.jobs > 1:
-        results = runner.map(_train_chunk, items)
-    else:
-        results = []
-        for n, it in enumerate(items):
-            results.append(_train_chunk_local(task, it))
-            el = time.perf_counter() - t0
-            say(
-                f"{task.name} {label}: chunk {n + 1}/{len(items)} trained, {el:.0f}s, "
-                f"about {el * (len(items) - n - 1) / (n + 1):.0f}s left"
-            )
-    for ch, res in zip(chunks, results):
-        for i, r in zip(ch, res):
+    local = not (runner.workers or runner.scheduler or runner.jobs > 1)
+    fn = (lambda it: _train_chunk_local(task, it)) if local else _train_chunk
+    for n, (c, res) in enumerate(runner.map(fn, items)):
+        for i, r in zip(chunks[c], res):  # written as each chunk completes: an interrupted run resumes from here
             out[i] = _json_round(r)
             _write(os.path.join(d, keys[i] + ".json"), keys[i], out[i])
+        el = time.perf_counter() - t0
+        say(
+            f"{task.name} {label}: chunk {n + 1}/{len(items)} trained, {el:.0f}s, "
+            f"about {el * (len(items) - n - 1) / (n + 1):.0f}s left"
+        )
     return out
 
 
