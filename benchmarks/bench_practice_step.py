@@ -1,112 +1,101 @@
-"""A training step of the practice pack's models with ``lptheory.torch.StaceyPP`` (p = 3) against
-``torch.optim.AdamW`` on the same model in the same run (issue 36, target <= 1.2x), and the geometry probe's
-cost as a fraction of the training time.
+"""Trainings per second of the practice pack: one at a time (a plain PyTorch loop per trial, as the practice check
+trained before issue 46) against many trials as one stacked model (:mod:`proofs_checks.practice.stacked`), on the
+digits MLP and the charlm transformer, in one run (ratios measured side by side, blocks interleaved).
 
-Models: the charlm transformer (2 layers, d_model 48, context 48, batch 16) and the digits MLP (64-64-10,
-batch 32). Each contender trains a copy of the same model on the same batches; blocks of ``--steps`` steps are
-interleaved (the order alternating) and the median over ``--blocks`` blocks is reported, for the whole
-training step (forward, backward, optimizer) and for the optimizer step alone. StaceyPP is timed on its
-default path and with ``fused=True``. The probe: one probe point (per-sample gradients of the probe set by
-``torch.func.vmap(grad)``, sigma_i, G_p and ||grad f||_{p*} for five p) against one training step, and the
-probe's share of a quick charlm run (five probe points over its 80 steps), as :func:`probe_run` measures it.
+A trial: one optimizer with its hyper-parameters and seed, T steps, the curve evaluated at the task's points. The
+stacked side trains K trials of the six optimizers (AdamW, Adam, SGD, Lion, Stacey(p,p), Stacey(p,2)) at once; the
+one-at-a-time side trains the same number of AdamW trials with ``torch.optim.AdamW`` (the cheapest optimizer step:
+the comparison favours the old path), evaluated at the same points.
 
-    python benchmarks/bench_practice_step.py [--blocks 15] [--steps 10] [--threads 1]
+    python benchmarks/bench_practice_step.py [--tasks digits charlm] [--k 32] [--blocks 3] [--threads 1]
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
+import os
 import statistics
 import time
 
+import numpy as np
 import torch
 
 
-def _contenders(model):
-    from lptheory import torch as lpt
+def plain_loop(task, splits, seed: int, T: int, evals: set):
+    """One trial, the old way: a module, ``torch.optim.AdamW``, a cosine schedule, evaluation at ``evals``."""
+    from proofs_checks.practice.stacked import batch_indices
 
-    kw = dict(lr=1e-2, p=3.0, alpha=0.1, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.01)
-    return {
-        "AdamW": lambda m: torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.05),
-        "StaceyPP p=3": lambda m: lpt.StaceyPP(m.parameters(), **kw),
-        "StaceyPP p=3 fused": lambda m: lpt.StaceyPP(m.parameters(), fused=True, **kw),
-    }
-
-
-def bench(name, model, batches, blocks, steps):
-    from proofs_checks.practice.efficiency import timed_blocks
-
-    makers = _contenders(model)
-    models = {k: copy.deepcopy(model) for k in makers}
-    opts = {k: makers[k](models[k]) for k in makers}
-    # per block, the seconds of the block's steps (proofs_checks.practice.efficiency.timed_blocks), per step
-    blocked = timed_blocks(models, opts, [batches[s] for s in range(steps)], blocks)
-    times = {k: {part: [v / steps for v in t[part]] for part in ("step", "opt")} for k, t in blocked.items()}
-    ref = times["AdamW"]
-    print(f"\n{name}: median over {blocks} interleaved blocks of {steps} steps")
-    print(f"  {'contender':22s} {'step ms':>9s} {'ratio':>7s} {'opt ms':>9s} {'ratio':>7s}")
-    for k, t in times.items():
-        st, op = statistics.median(t["step"]), statistics.median(t["opt"])
-        r_st = statistics.median(a / b for a, b in zip(t["step"], ref["step"]))
-        r_op = statistics.median(a / b for a, b in zip(t["opt"], ref["opt"]))
-        print(f"  {k:22s} {1e3 * st:9.3f} {r_st:7.3f} {1e3 * op:9.3f} {r_op:7.3f}")
-    return times
-
-
-def probe_cost(blocks):
-    from proofs_checks.practice.probe import batch_grad_bound, dual, loss_of, lp_norm, noise_profile, per_sample_grads
-    from proofs_checks.practice.tasks import make_task
-
-    task = make_task("charlm", "quick", 0)
-    model = task.model(0)
-    opt = _contenders(model)["StaceyPP p=3"](model)
-    xs, ys = task.probe_set()
-    ps = [2.0, 2.5, 3.0, 4.0, 6.0]
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    step_t, probe_t = [], []
-    for _ in range(blocks):
-        x, y = task.batch(rng)
-        t0 = time.perf_counter()
+    m = task.build_model(seed)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 0.5 * (1 + np.cos(np.pi * min(t, T) / T)))
+    X, y = splits["train"]
+    idx = torch.as_tensor(batch_indices(seed, int(y.shape[0]), task.batch_size, T))
+    for t in range(T):
         opt.zero_grad(set_to_none=True)
-        task.loss(model, x, y).backward()
+        task.loss_fn(m(X[idx[t]]), y[idx[t]]).backward()
         opt.step()
-        step_t.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        g, _ = per_sample_grads(model, loss_of, xs, ys)
-        full = g.mean(axis=0)
-        noise_profile(g)
-        batch_grad_bound(g, task.scale.batch, ps)
-        [lp_norm(full, dual(p)) for p in ps]
-        probe_t.append(time.perf_counter() - t0)
-    st, pr = statistics.median(step_t), statistics.median(probe_t)
-    T, points = task.scale.steps, task.scale.evals + 1
-    print(f"\nprobe (charlm quick, {xs.shape[0]} samples, d = {g.shape[1]:,}): one probe point {1e3 * pr:.1f} ms, "
-          f"one training step {1e3 * st:.2f} ms: one point = {pr / st:.1f} steps; over a run of {T} steps with "
-          f"{points} probe points: {points * pr / (T * st):.0%} of the training steps' time")  # fmt: skip
+        sched.step()
+        if t + 1 in evals:
+            with torch.no_grad():
+                for split in ("train", "val", "test"):
+                    Xs, ys = splits[split]
+                    cap = task.eval_size or len(ys)
+                    float(task.loss_fn(m(Xs[:cap]), ys[:cap]))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--blocks", type=int, default=15)
-    ap.add_argument("--steps", type=int, default=10)
+def stacked(task, splits, K: int, T: int):
+    from proofs_checks.practice.stacked import Trial, train_stacked
+
+    names = ("adamw", "adam", "sgd", "lion", "stacey-pp", "stacey-p2")
+    trials = []
+    for k in range(K):
+        n = names[k % len(names)]
+        hp = {"lr": task.paper_lr(n), "weight_decay": 1e-4, "warmup": 0.0}
+        if n.startswith("stacey"):
+            hp["alpha"] = 0.1
+        trials.append(Trial(n, 3.0 if n.startswith("stacey") else None, hp, seed=k))
+    train_stacked(task, splits, trials, steps=T, evals=task.evals)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tasks", nargs="+", default=["digits", "charlm"])
+    ap.add_argument("--k", type=int, default=32, help="trials per stacked model")
+    ap.add_argument("--one", type=int, default=4, help="trials trained one at a time per block")
+    ap.add_argument("--blocks", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=0, help="T (default: the task's quick T)")
     ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    from proofs_checks.practice.tasks import MLP, TinyGPT
+    a = ap.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    from proofs_checks.practice.stacked import eval_steps
+    from proofs_checks.practice.tasks import BUILTIN
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
-    g = torch.Generator().manual_seed(0)
-    torch.manual_seed(0)
-    tok = torch.randint(0, 96, (args.steps, 16, 49), generator=g)
-    bench("charlm transformer (d 48, ctx 48, batch 16)", TinyGPT(96, 48, 48),
-          [(t[:, :-1], t[:, 1:]) for t in tok], args.blocks, args.steps)  # fmt: skip
-    xs = torch.rand(args.steps, 32, 64, generator=g)
-    ys = torch.randint(0, 10, (args.steps, 32), generator=g)
-    bench("digits MLP (64-64-10, batch 32)", MLP(64), list(zip(xs, ys)), args.blocks, args.steps)
-    probe_cost(args.blocks)
+    print(f"load average before: {os.getloadavg()}")
+    for name in a.tasks:
+        task = BUILTIN[name]
+        T = a.steps or task.steps_for(True)
+        sp = task.splits(0)
+        evals = eval_steps(T, task.evals) | set(task.checkpoint_steps(T))
+        one, many = [], []
+        for b in range(a.blocks + 1):  # the first block warms up (allocations, vmap tracing)
+            for side in ("one", "many") if b % 2 else ("many", "one"):
+                t0 = time.perf_counter()
+                if side == "one":
+                    for s in range(a.one):
+                        plain_loop(task, sp, s, T, evals)
+                    rate = a.one / (time.perf_counter() - t0)
+                else:
+                    stacked(task, sp, a.k, T)
+                    rate = a.k / (time.perf_counter() - t0)
+                if b:
+                    (one if side == "one" else many).append(rate)
+        r = statistics.median(m / o for m, o in zip(many, one))
+        print(
+            f"{name} (T={T}): one at a time {statistics.median(one):.2f} trainings/s, stacked K={a.k} "
+            f"{statistics.median(many):.2f} trainings/s: {r:.2f}x (median of {a.blocks} interleaved blocks, "
+            f"{a.threads} thread(s))"
+        )
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
