@@ -92,7 +92,7 @@ _OPTS = ("p", "seeds", "device", "workers", "scheduler")
 _DEF = {"p": [2.0, 2.5, 3.0, 4.0, 6.0], "seeds": 0, "device": "cpu", "workers": 0, "scheduler": ""}
 
 
-def task_check(pack, task, ref=None, mods=("torch", "sklearn")):
+def task_check(pack, task, ref=None):
     """Register ``task`` (a :class:`PracticeTask`) on ``pack`` as a check of the practice protocol
     (:func:`proofs_checks.practice.experiments.run_task`); ``ref`` is how a worker finds it (a built-in name or
     ``FILE.py:NAME``)."""
@@ -110,9 +110,9 @@ def task_check(pack, task, ref=None, mods=("torch", "sklearn")):
         f"Example: lptheory check practice {task.name} --quick."
     )
     title = f"Practice: {task.name}" + (f" ({task.claim.split(';')[0][:80]})" if task.claim else f" ({NO_CLAIM})")
-    return pack.check(task.name, title=title, options=_OPTS, defaults=_DEF, validate=_validate(mods), parallel=True)(
-        run
-    )
+    return pack.check(
+        task.name, title=title, options=_OPTS, defaults=_DEF, validate=_validate(tuple(task.requires)), parallel=True
+    )(run)
 
 
 def task_pack(tasks, name: str, where: str):
@@ -131,7 +131,7 @@ def task_pack(tasks, name: str, where: str):
 
 
 for _t in BUILTIN.values():
-    task_check(PACK, _t, mods=("torch",) if _t.name == "charlm" else ("torch", "sklearn"))
+    task_check(PACK, _t)
 
 
 @PACK.check(

@@ -129,6 +129,10 @@ class PracticeTask:
         Points on the learning curve (plus T/4, T/2, T).
     eval_size : int or None
         At most this many examples of each split evaluated per point.
+    scale : str
+        A few words on the model and data, quoted by every record.
+    requires : tuple of str
+        The modules the task imports (checked before it runs: a missing one is exit 2 naming the extra).
     """
 
     name: str
@@ -146,6 +150,7 @@ class PracticeTask:
     evals: int = 8
     eval_size: int | None = 2048
     scale: str = ""
+    requires: tuple = ("torch",)
     _cache: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def __post_init__(self):

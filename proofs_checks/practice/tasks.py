@@ -216,6 +216,7 @@ DIGITS = PracticeTask(
     hyper="cifar",
     evals=10,
     scale="MLP 64-64-10 (4,810 parameters) on 1,078 training images",
+    requires=("torch", "sklearn"),
 )
 CHARLM = PracticeTask(
     "charlm",
@@ -247,6 +248,7 @@ DIGITS_CNN = PracticeTask(
     hyper="cifar",
     evals=8,
     scale="CNN conv3x3(8)-conv3x3(16, stride 2)-linear on 8x8 digits",
+    requires=("torch", "sklearn"),
 )
 CANCER = PracticeTask(
     "cancer",
@@ -261,6 +263,7 @@ CANCER = PracticeTask(
     hyper="cifar",
     evals=8,
     scale="MLP 30-32-2 on 341 training rows",
+    requires=("torch", "sklearn"),
 )
 
 BUILTIN = {t.name: t for t in (DIGITS, CHARLM, DIGITS_CNN, CANCER)}
