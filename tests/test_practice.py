@@ -82,8 +82,9 @@ def test_probe_controls_fail():
     recs = run_controls(Context(seed=0, quick=True))
     main = [r for r in recs if ".control" not in r.id]
     ctl = [r for r in recs if ".control" in r.id]
-    assert all(r.status == "holds" for r in main) and len(main) == 4
-    assert len(ctl) == 3 and all(r.status == "inconclusive" and "fails as it must" in r.reason for r in ctl)
+    assert all(r.status == "holds" for r in main) and len(main) == 6
+    assert {r.id for r in main} >= {"practice.probe.G.lower", "practice.probe.L.exact"}
+    assert len(ctl) == 5 and all(r.status == "inconclusive" and "fails as it must" in r.reason for r in ctl)
 
 
 def test_probe_formulas():

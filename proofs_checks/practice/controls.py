@@ -50,6 +50,23 @@ PROBE_SPECS = {
         source=_SRC,
         show=("d", "m"),
     ),
+    "G.lower": ClaimSpec(
+        id="practice.probe.G.lower",
+        statement="the probe's G_p is at least the exact dual norm of the mean of the per-sample gradients at each "
+        "probe point (the largest batch mean's norm is at least the norm of the mean of the batch means: convexity)",
+        source=_SRC,
+        relation=">=",
+        show=("d", "m"),
+    ),
+    "L.exact": ClaimSpec(
+        id="practice.probe.L.exact",
+        statement="the probe's largest secant slope equals the exact value max_{s<t} "
+        "||grad f(x_t) - grad f(x_s)||_{p*} / ||x_t - x_s||_p over the probe points (computed independently, "
+        "pair by pair; a lower bound of the global L_p, not a local constant)",
+        source=_SRC,
+        relation="<=",
+        show=("d", "m"),
+    ),
     "planted": ClaimSpec(
         id="practice.probe.planted",
         statement="the probe finds a planted noise profile (the K coordinates of largest sigma_i)",
@@ -90,6 +107,7 @@ def synthetic_probe(
     rng = np.random.default_rng(np.random.SeedSequence([seed, 42]))
     x0, x1 = prob.start(), prob.argmin()
     xs, grads, rel, G = [], [], 0.0, {float(p): 0.0 for p in ps}
+    G_low = {float(p): 0.0 for p in ps}
     sig_est = np.zeros(d)
     for k in range(points):
         x = x0 + (k / max(points - 1, 1)) * (x1 - x0) + 0.3 * rng.standard_normal(d)
@@ -100,9 +118,20 @@ def synthetic_probe(
         rel = max(rel, float(np.max(np.abs(s - noise.sigma) / noise.sigma)))
         for p, v in batch_grad_bound(per, n, ps, seed=k).items():
             G[p] = max(G[p], v)
+        usable = (per.shape[0] // n) * n  # the samples the disjoint batches use
+        for p in ps:
+            G_low[float(p)] = max(G_low[float(p)], float(lp_norm(per[:usable].mean(axis=0), dual(p))))
         xs.append(x)
         grads.append(gfull)
     L = secant_ratios(np.stack(xs), np.stack(grads), ps)
+    L_exact = {
+        float(p): max(
+            float(lp_norm(grads[t] - grads[u], dual(p)) / lp_norm(xs[t] - xs[u], p))
+            for t in range(len(xs))
+            for u in range(t)
+        )
+        for p in ps
+    }
     bnd = noise.bound()
     G_cert = {float(p): prob.grad_sup(p) + float(lp_norm(bnd, dual(p))) for p in ps}
     L_cert = {float(p): prob.smoothness(p) for p in ps}
@@ -112,6 +141,8 @@ def synthetic_probe(
         "G_cert": G_cert,
         "L": L,
         "L_cert": L_cert,
+        "G_lower": G_low,
+        "L_exact": L_exact,
         "planted": planted,
         "top": top_coordinates(sig_est, K),
         "sigma_est": sig_est.tolist(),
@@ -122,6 +153,16 @@ def synthetic_probe(
         "K": K,
         "n": n,
     }
+
+
+def _g_low(res) -> float:
+    """min over p of G_p / (exact lower value): at least 1 when the estimator is right (0 for G_p = 0)."""
+    return min(res["G"][p] / res["G_lower"][p] for p in res["G"])
+
+
+def _l_err(res) -> float:
+    """max over p of the relative distance of the secant estimator from the exact pairwise value."""
+    return max(abs(res["L"][p] - res["L_exact"][p]) / res["L_exact"][p] for p in res["L"])
 
 
 def _found(res) -> float:
@@ -162,7 +203,26 @@ def run_controls(ctx) -> list:
         value_claim(PROBE_SPECS["G"], g_ratio, 1.0, {**base, "quantity": "max_p G_p / certified"}, note=note),
         value_claim(PROBE_SPECS["L"], l_ratio, 1.0, {**base, "quantity": "max_p L_p / certified"}, note=note),
         value_claim(PROBE_SPECS["planted"], _found(res), 1.0, base, note=note),
+        value_claim(
+            PROBE_SPECS["G.lower"],
+            _g_low(res),
+            1.0,
+            {**base, "quantity": "min_p G_p / exact lower"},
+            note=note,
+            tolerance=1e-12,
+        ),
+        value_claim(
+            PROBE_SPECS["L.exact"], _l_err(res), 1e-12, {**base, "quantity": "max_p |L_p - exact| / exact"}, note=note
+        ),
     ]
+    # an estimator that returns 0 passes the upper-certificate rules; the exact rules must refuse it
+    zero = {**res, "G": {p: 0.0 for p in ps}, "L": {p: 0.0 for p in ps}}
+    c0 = value_claim(_ctl(PROBE_SPECS["G.lower"]), _g_low(zero), 1.0, {**base, "control": "zero-estimator"}, note=note)
+    recs.append(control_record(c0, "zero-estimator", "a G estimator that returns 0"))
+    c0 = value_claim(
+        _ctl(PROBE_SPECS["L.exact"]), _l_err(zero), 1e-12, {**base, "control": "zero-estimator"}, note=note
+    )
+    recs.append(control_record(c0, "zero-estimator", "an L estimator that returns 0"))
     # controls: the same rules against a wrong profile, an understated certificate and nothing planted
     wrong = float(
         np.max(np.abs(np.asarray(res["sigma_est"]) - 1.3 * np.asarray(res["sigma"])) / (1.3 * np.asarray(res["sigma"])))
