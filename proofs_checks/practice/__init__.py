@@ -1,21 +1,19 @@
 """The practice pack: the Stacey paper's experimental claims (Section 5) at small scale on real data that ship
-inside installed packages, and a geometry probe that tests Theorem 1's dependence on p along real runs.
+inside installed packages, under a protocol whose verdicts come from the optimizers, not from the tuning
+(:mod:`proofs_checks.practice.protocol`, :mod:`proofs_checks.practice.experiments`).
 
 ``lptheory check practice`` (installed entry point) or ``lptheory check proofs_checks.practice:PACK``; options
 ``--p`` (the exponents, default 2, 2.5, 3, 4, 6), ``--set seeds=S`` (final-run seeds: 5 with ``--quick``, 6
-otherwise), ``--set device=cuda`` (larger models and longer schedules on a GPU). Checks:
+otherwise), ``--set device=cuda``, ``--set workers=N`` (a Dask LocalCluster) or ``--set scheduler=ADDRESS`` (a
+Dask cluster). Checks: one per built-in task (:data:`proofs_checks.practice.tasks.BUILTIN`: ``digits``,
+``charlm``, ``digits-cnn``, ``cancer``), ``efficiency`` (Section 5.3's memory and per-iteration cost) and
+``probe-controls`` (the probe's estimators on a synthetic problem with known constants). A user's file defining
+``TASK = PracticeTask(...)`` runs with ``lptheory check FILE.py`` (:func:`task_pack`).
 
-* ``digits``: scikit-learn's handwritten digits, an MLP (the analogue of the paper's CIFAR Table 1);
-* ``charlm``: character-level language modelling on CPython's ``pydoc_data.topics``, a 2-layer transformer
-  (the analogue of the paper's LLM Table 3);
-* ``efficiency``: the 2d memory overhead (exact, from the optimizer state) and the per-iteration cost against
-  ``torch.optim.AdamW`` (measured in one run);
-* ``probe-controls``: the geometry probe on a synthetic problem with certified sigma_i, G and L.
-
-Runs are cached by configuration (``$LPTHEORY_PRACTICE_CACHE``, default ``~/.cache/lptheory/practice``): a
-rerun or an interrupted run resumes. Needs the ``practice`` extra (torch and scikit-learn): without it the
-checks stop with exit 2 naming it. Every record is evidence at small scale on one task, never for the paper's
-scale or for a class of tasks.
+Trials are cached (``$LPTHEORY_PRACTICE_CACHE``, default ``~/.cache/lptheory/practice``, signed): a rerun or an
+interrupted run resumes. Needs the ``practice`` extra (torch and scikit-learn): without it the checks stop with
+exit 2 naming it. Every record is evidence at small scale on one task, never for the paper's scale or for a class
+of tasks.
 """
 
 from __future__ import annotations
