@@ -452,9 +452,14 @@ def _build_optimizer(cell: dict, problem, oracle, *, validate_only: bool = False
     return lay_out(opt, problem, noise_layout(getattr(oracle, "noise", None)))
 
 
-def run_cell(cell: dict, metrics=None, rows: str = "final") -> dict:
-    """Run one cell: ``{"columns": {name: list}, "seconds": compute time}`` (a pure function of the cell)."""
+def run_cell(cell: dict, metrics=None, rows: str = "final", plugins=()) -> dict:
+    """Run one cell: ``{"columns": {name: list}, "seconds": compute time}`` (a pure function of the cell).
+    ``plugins``: the user plug-ins the parent loaded (:func:`lptheory.plugins.loaded`), loaded here first, so a
+    Dask worker knows the optimizers of ``--optimizer-module`` as the parent does."""
+    from lptheory import plugins as _plugins
     from lptheory.simulate import mean_interval, simulate
+
+    _plugins.ensure(plugins)
 
     t0 = time.perf_counter()
     metrics = list(metrics or (list(METRICS) + [m + "_avg" for m in METRICS]))
@@ -751,7 +756,9 @@ def run_sweep(
                     continue
                 done(c, res)
         else:
-            _run_dask(client, todo, metrics, rows, done)
+            from lptheory.plugins import loaded
+
+            _run_dask(client, todo, metrics, rows, done, loaded())
     finally:
         bar.close()
         if client is not None:
@@ -783,7 +790,7 @@ def connect(scheduler: str | None, workers: int | None, timeout: float = 30.0):
         raise SweepError(str(exc)) from None
 
 
-def _run_dask(client, todo, metrics, rows, done):
+def _run_dask(client, todo, metrics, rows, done, plugins=()):
     """One task per cell; results come back to this process, which writes them (workers need no shared
     file system). A worker that dies loses nothing: the scheduler runs its tasks elsewhere."""
     from distributed import as_completed
@@ -792,7 +799,9 @@ def _run_dask(client, todo, metrics, rows, done):
     # the costliest cells first (steps x replicates x batch): no long cell left alone at the end
     cost = lambda c: c["sim.steps"] * c["sim.replicates"] * (c["sim.steps"] if c.get("oracle.batch") == "T" else 1)  # noqa: E731
     for c in sorted(todo, key=cost, reverse=True):
-        f = client.submit(run_cell, c, metrics, rows, key=f"lptheory-cell-{cell_hash(c)}", pure=False, priority=0)
+        f = client.submit(
+            run_cell, c, metrics, rows, plugins, key=f"lptheory-cell-{cell_hash(c)}", pure=False, priority=0
+        )
         futs[f] = c
     for f in as_completed(list(futs)):
         c = futs[f]

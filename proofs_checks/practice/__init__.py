@@ -25,7 +25,7 @@ from proofs_checks.api import Pack, register_recheck
 
 from .recheck import KINDS
 from .task import NO_CLAIM, PracticeTask
-from .tasks import BUILTIN
+from .tasks import installed
 
 __all__ = ["PACK", "SMALL_SCALE_NOTE", "PracticeTask", "task_check", "task_pack"]
 
@@ -128,7 +128,7 @@ def task_pack(tasks, name: str, where: str):
     return pack
 
 
-for _t in BUILTIN.values():
+for _t in installed().values():  # the built-in tasks and those of installed packages (lptheory.tasks)
     task_check(PACK, _t)
 
 

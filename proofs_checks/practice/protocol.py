@@ -291,9 +291,12 @@ def _train_chunk(item):
     """One chunk on a worker: ``(task_ref, split_seed, device, steps, trials)`` -> results (one torch thread)."""
     import torch
 
-    task_ref, split_seed, device, steps, trials = item
+    task_ref, split_seed, device, steps, trials, plugins = item
+    from lptheory.plugins import ensure
+
     from .task_ref import resolve
 
+    ensure(plugins)  # the parent's user plug-ins (optimizer modules), loaded the same way here
     task = resolve(task_ref)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -332,7 +335,9 @@ def run_trials(
     todo.sort(key=lambda i: (trials[i].optimizer, trials[i].p or 0.0, i))
     chunks = [todo[s : s + budget.chunk] for s in range(0, len(todo), budget.chunk)]
     ref = task_ref if task_ref is not None else task.name
-    items = [(ref, split_seed, device, steps, [trials[i] for i in ch]) for ch in chunks]
+    from lptheory.plugins import loaded
+
+    items = [(ref, split_seed, device, steps, [trials[i] for i in ch], loaded()) for ch in chunks]
     t0 = time.perf_counter()
     local = not (runner.workers or runner.scheduler or runner.jobs > 1)
     fn = (lambda it: _train_chunk_local(task, it)) if local else _train_chunk
@@ -351,7 +356,7 @@ def run_trials(
 def _train_chunk_local(task, item):
     import torch
 
-    _, split_seed, device, steps, trials = item
+    _, split_seed, device, steps, trials, _plugins = item
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

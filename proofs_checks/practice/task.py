@@ -330,9 +330,13 @@ class PracticeTask:
 def tasks_of_file(path: str) -> list:
     """The tasks a user's file defines (``TASK`` and/or ``TASKS``), imported by the loader of
     ``lptheory check FILE.py`` (errors name the file and line)."""
-    from proofs_checks.packs import PackError, _import_file
+    from lptheory.plugins import PluginError, load
+    from proofs_checks.packs import PackError
 
-    ns = vars(_import_file(path))
+    try:
+        ns = vars(load(path))
+    except PluginError as exc:
+        raise PackError(str(exc)) from None
     vals = ([ns["TASK"]] if "TASK" in ns else []) + list(ns.get("TASKS", []))
     if not vals or not all(isinstance(v, PracticeTask) for v in vals):
         raise PackError(f"{path}: defines no PracticeTask as TASK or TASKS")

@@ -15,11 +15,15 @@ def ref_for(task, path: str | None = None) -> str:
 
 
 def resolve(ref: str):
-    """The task of ``ref`` (:func:`ref_for`)."""
-    from .tasks import BUILTIN
+    """The task of ``ref`` (:func:`ref_for`): a built-in or installed task's name, or ``FILE.py:NAME``."""
+    from .tasks import BUILTIN, installed
 
     if ref in BUILTIN:
         return BUILTIN[ref]
+    if ":" not in ref:
+        known = installed()  # the tasks of installed packages (entry points)
+        if ref in known:
+            return known[ref]
     if ref in _LOADED:
         return _LOADED[ref]
     path, _, name = ref.rpartition(":")
@@ -27,7 +31,7 @@ def resolve(ref: str):
         raise ValueError(f"task must be one of {sorted(BUILTIN)} or FILE.py:NAME, got {ref!r}")
     from .task import tasks_of_file
 
-    for t in tasks_of_file(path):
+    for t in tasks_of_file(path):  # the task file: loaded through lptheory.plugins, once per process
         _LOADED[f"{path}:{t.name}"] = t
     if ref not in _LOADED:
         raise ValueError(f"{path} defines no task named {name!r}")

@@ -21,7 +21,7 @@ import numpy as np
 
 from .task import PracticeTask, split_arrays
 
-__all__ = ["BUILTIN", "DIGITS", "CHARLM", "DIGITS_CNN", "CANCER", "MLP", "TinyGPT", "SmallCNN", "builtin"]
+__all__ = ["installed", "BUILTIN", "DIGITS", "CHARLM", "DIGITS_CNN", "CANCER", "MLP", "TinyGPT", "SmallCNN", "builtin"]
 
 
 def _torch():
@@ -267,6 +267,21 @@ CANCER = PracticeTask(
 )
 
 BUILTIN = {t.name: t for t in (DIGITS, CHARLM, DIGITS_CNN, CANCER)}
+
+
+def installed() -> dict:
+    """The built-in tasks and those of installed packages (entry-point group ``lptheory.tasks``, each a
+    :class:`PracticeTask` or a list of them), by name; a name clash is a ValueError naming both."""
+    from lptheory.plugins import entry_point_objects
+
+    out = dict(BUILTIN)
+    for ep, t in entry_point_objects("lptheory.tasks"):
+        if not isinstance(t, PracticeTask):
+            raise ValueError(f"entry point {ep} (lptheory.tasks) must give PracticeTask values, got {type(t).__name__}")
+        if t.name in out:
+            raise ValueError(f"entry point {ep} (lptheory.tasks): a task named {t.name!r} exists already")
+        out[t.name] = t
+    return out
 
 
 def builtin(name: str) -> PracticeTask:
