@@ -326,3 +326,23 @@ def test_dask_workers_give_the_same_records(monkeypatch, tmp_path):
         recs = run_task(_Ctx(p=[2.0], seeds=0, device="cpu", workers=workers), task, task_ref=ref)
         out[workers] = [r.to_dict() for r in recs]
     assert out[0] == out[2] and set(pack.checks) == {"wine"}
+
+
+@needs_torch
+@pytest.mark.gpu
+def test_stacked_on_cuda_matches_cpu():
+    """``--set device=cuda``: the same trials on the GPU give the CPU's curves to float32 rounding (1e-3 relative:
+    other kernels, other summation orders) and the same record structure."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from proofs_checks.practice.stacked import train_stacked
+
+    task = _tiny_task()
+    trials = _trials()
+    cpu = train_stacked(task, task.splits(0), trials, steps=24, evals=3)
+    gpu = train_stacked(task, task.splits(0, "cuda"), trials, steps=24, evals=3, device="cuda")
+    for a, b in zip(cpu, gpu):
+        assert a["curve"].keys() == b["curve"].keys()
+        np.testing.assert_allclose(a["curve"]["val_loss"], b["curve"]["val_loss"], rtol=1e-3)

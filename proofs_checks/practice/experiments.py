@@ -172,7 +172,9 @@ def run_task(ctx, task, task_ref=None) -> list:
     quick = bool(ctx.quick)
     base_budget = BUDGETS["quick" if quick else "default"]
     S = int(ctx.get("seeds") or base_budget.final_seeds)
-    budget = Budget(base_budget.points, base_budget.tuning_seeds, S, base_budget.widen, base_budget.chunk)
+    # a GPU takes larger stacks (the same trials, the same values: a chunk's composition does not change them)
+    chunk = base_budget.chunk * (8 if device.startswith("cuda") else 1)
+    budget = Budget(base_budget.points, base_budget.tuning_seeds, S, base_budget.widen, chunk)
     T = task.steps_for(quick)
     task.validate(int(ctx.seed), device)
     ps = sorted({float(p) for p in ctx.p})
