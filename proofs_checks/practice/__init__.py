@@ -180,6 +180,17 @@ def _verdict_rows(claims):
             },
         )
         row[r["status"]] += 1
+    # the trial budget each task ran with (its headline record says it: the same for every optimizer)
+    budgets = {}
+    for r in claims:
+        if r.get("id") == "practice.outperforms.headline" and isinstance(r.get("data"), dict):
+            trials = r["data"].get("trials") or {}
+            budgets[(r.get("params") or {}).get("task")] = (
+                f"{r['data'].get('budget', '-')}; {sum(trials.values())} tuning trainings over {len(trials)} "
+                "optimizers"
+            )
+    for row in rows.values():
+        row["budget"] = budgets.get(row["task"], "-")
     return [{k: str(v) for k, v in row.items()} for row in rows.values()]
 
 
@@ -194,5 +205,7 @@ PACK.report_section(
         ("holds", "holds"),
         ("violated", "violated"),
         ("inconclusive", "inconclusive"),
+        ("not-applicable", "not applicable"),
+        ("budget", "trial budget"),
     ),
 )(_verdict_rows)
