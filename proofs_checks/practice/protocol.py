@@ -288,10 +288,11 @@ class Runner:
 
 
 def _train_chunk(item):
-    """One chunk on a worker: ``(task_ref, split_seed, device, steps, trials)`` -> results (one torch thread)."""
+    """One chunk on a worker: ``(task_ref, split_seed, device, steps, trials, plugins, curve)`` -> results (one
+    torch thread)."""
     import torch
 
-    task_ref, split_seed, device, steps, trials, plugins = item
+    task_ref, split_seed, device, steps, trials, plugins, curve = item
     from lptheory.plugins import ensure
 
     from .task_ref import resolve
@@ -302,7 +303,7 @@ def _train_chunk(item):
     torch.set_num_threads(1)
     try:
         return train_stacked(
-            task, task.splits(split_seed, device), trials, steps=steps, evals=task.evals, device=device
+            task, task.splits(split_seed, device), trials, steps=steps, evals=task.evals, device=device, curve=curve
         )
     finally:
         torch.set_num_threads(before)
@@ -319,10 +320,11 @@ def run_trials(
     runner: Runner,
     label: str = "runs",
     task_ref=None,
+    curve: bool = True,
 ) -> list:
     """The results of ``trials`` (in order): cached ones read, the others trained in chunks of at most
     ``budget.chunk`` trials as one stacked model each (chunks sorted by optimizer so a chunk holds few rules)."""
-    tk = _task_key(task, steps, split_seed, device)
+    tk = {**_task_key(task, steps, split_seed, device), "curve": bool(curve)}
     d = cache_dir()
     keys = [trial_key(tk, t) for t in trials]
     out = [_read(os.path.join(d, k + ".json"), k) for k in keys]
@@ -337,7 +339,7 @@ def run_trials(
     ref = task_ref if task_ref is not None else task.name
     from lptheory.plugins import loaded
 
-    items = [(ref, split_seed, device, steps, [trials[i] for i in ch], loaded()) for ch in chunks]
+    items = [(ref, split_seed, device, steps, [trials[i] for i in ch], loaded(), curve) for ch in chunks]
     t0 = time.perf_counter()
     local = not (runner.workers or runner.scheduler or runner.jobs > 1)
     fn = (lambda it: _train_chunk_local(task, it)) if local else _train_chunk
@@ -356,12 +358,12 @@ def run_trials(
 def _train_chunk_local(task, item):
     import torch
 
-    _, split_seed, device, steps, trials, _plugins = item
+    _, split_seed, device, steps, trials, _plugins, curve = item
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         return train_stacked(
-            task, task.splits(split_seed, device), trials, steps=steps, evals=task.evals, device=device
+            task, task.splits(split_seed, device), trials, steps=steps, evals=task.evals, device=device, curve=curve
         )
     finally:
         torch.set_num_threads(before)
@@ -455,6 +457,7 @@ def tune(
         runner=runner,
         label="pilot",
         task_ref=task_ref,
+        curve=False,  # scored by the final validation loss: evaluated at T only
     )
     centre, pilot = {}, {}
     for i, (n, p) in enumerate(opts):
@@ -493,6 +496,7 @@ def tune(
             runner=runner,
             label=f"tuning round {rnd + 1}",
             task_ref=task_ref,
+            curve=False,
         )
         S = len(tseeds)
         for k, (o, pt) in enumerate(index):

@@ -137,15 +137,18 @@ def _fields(opt) -> set:
     return {f.name for f in dataclasses.fields(opt)}
 
 
-def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device: str = "cpu", progress=None) -> list:
+def train_stacked(
+    task, splits, trials: list, *, steps: int, evals: int, device: str = "cpu", progress=None, curve: bool = True
+) -> list:
     """Train ``trials`` (:class:`Trial`) on ``task`` (a :class:`~proofs_checks.practice.task.PracticeTask`) as one
     stacked model; ``splits`` is ``task.data(split_seed)`` (moved to ``device``).
 
     Returns, per trial (in order), ``{"curve": {"step", "train_loss", "val_loss", "test_loss"[, "val_metric",
     "test_metric"]}, "diverged": bool, "diverged_at": step or None}`` (nothing that depends on the machine: a
     cached and a fresh result are equal).
-    Curves are evaluated at ``evals + 1`` evenly spaced steps and at T/4, T/2, T; the training loss on (at most
-    ``task.eval_size`` examples of) the training split."""
+    Curves are evaluated at ``evals + 1`` evenly spaced steps and at the task's checkpoints; the training loss on
+    (at most ``task.eval_size`` examples of) the training split. ``curve=False`` (tuning runs, which are scored by
+    their final values) evaluates at T only: the curve is ``{"step": [T], ...}``."""
     import torch
     from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 
@@ -205,7 +208,7 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
             idx_by_seed[tr.seed] = batch_indices(tr.seed, n, task.batch_size, T)
     idx = torch.as_tensor(np.stack([idx_by_seed[tr.seed] for tr in trials_sorted], axis=1), device=device)  # T,K,B
 
-    points = eval_steps(T, evals) | set(task.checkpoint_steps(T))
+    points = (eval_steps(T, evals) | set(task.checkpoint_steps(T))) if curve else {T}
     ev_sets = _eval_sets(task, splits)
     curve = {k: [[] for _ in range(K)] for k in ("train_loss", "val_loss", "test_loss")}
     has_metric = task.metric is not None
@@ -244,7 +247,8 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
                 curve["val_metric"][r].append(res["val"][1][r] if ok else worst)
                 curve["test_metric"][r].append(res["test"][1][r] if ok else worst)
 
-    record(0)
+    if curve:
+        record(0)
     for t in range(T):
         bi = idx[t]  # K, B
         x, y = Xtr[bi], ytr[bi]
@@ -263,7 +267,7 @@ def train_stacked(task, splits, trials: list, *, steps: int, evals: int, device:
         if progress is not None:
             progress(t + 1, T)
     out = [None] * K
-    step_list = sorted(points | {0})
+    step_list = sorted(points | {0}) if curve else sorted(points)
     for r, i in enumerate(order):
         c = {"step": step_list}
         for k, v in curve.items():
