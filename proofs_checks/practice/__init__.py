@@ -62,7 +62,7 @@ def _need(*mods):
         )
 
 
-def _validate(mods):
+def _validate(mods, task=None):
     def validate(opts):
         _need(*mods)
         ps = opts.get("p") or []
@@ -82,6 +82,10 @@ def _validate(mods):
 
             if not torch.cuda.is_available():
                 raise ValueError("--set device=cuda: no CUDA device is available here (torch.cuda.is_available())")
+        if (
+            task is not None
+        ):  # the task end to end on one batch (its splits, model, loss, metric): errors name the field
+            task.validate(0, "cpu")
 
     return validate
 
@@ -109,7 +113,12 @@ def task_check(pack, task, ref=None):
     )
     title = f"Practice: {task.name}" + (f" ({task.claim.split(';')[0][:80]})" if task.claim else f" ({NO_CLAIM})")
     return pack.check(
-        task.name, title=title, options=_OPTS, defaults=_DEF, validate=_validate(tuple(task.requires)), parallel=True
+        task.name,
+        title=title,
+        options=_OPTS,
+        defaults=_DEF,
+        validate=_validate(tuple(task.requires), task),
+        parallel=True,
     )(run)
 
 
@@ -186,8 +195,7 @@ def _verdict_rows(claims):
         if r.get("id") == "practice.outperforms.headline" and isinstance(r.get("data"), dict):
             trials = r["data"].get("trials") or {}
             budgets[(r.get("params") or {}).get("task")] = (
-                f"{r['data'].get('budget', '-')}; {sum(trials.values())} tuning trainings over {len(trials)} "
-                "optimizers"
+                f"{r['data'].get('budget', '-')}; {sum(trials.values())} tuning trainings over {len(trials)} optimizers"
             )
     for row in rows.values():
         row["budget"] = budgets.get(row["task"], "-")
