@@ -22,7 +22,9 @@ bandwidth is ``bytes * d / time / peak``; the peak is an assumption, 4.8 TB/s fo
 HBM3e; ``--peak-tbs`` to change), stated in the output. Buffers are counted on the optimizer's state after the
 first step (tensors the size of the parameter), so a path that keeps extra state shows it.
 
-Budget: ``--budget-s`` (default 300) bounds the whole run: a contender is skipped (and listed with the reason) when
+Sizes run largest first (the bandwidth-bound ones; a budget cut drops the small, launch-bound ones; the first
+compiled step of each lptheory contender, its compilation, falls on the largest size). Budget: ``--budget-s``
+(default 300) bounds the whole run: a contender is skipped (and listed with the reason) when
 its estimated time (a compilation reserve for a first compiled step; else the previous size's step scaled by d)
 does not fit in what is left, and an alarm 5 s before the budget stops whatever runs; the results so far are
 written after every measurement. Progress lines go to stdout (flushed).
@@ -301,7 +303,7 @@ def run(args) -> dict:
     compiled_done: set = set()
     last_step: dict = {}  # name -> (d, seconds per step)
     ref_ms: dict = {}
-    for d in (int(s) for s in args.sizes):
+    for d in sorted((int(s) for s in args.sizes), reverse=True):  # largest first: a budget cut drops small ones
         for group, contenders, make in groups:
             for cname, (build, compiles) in contenders.items():
                 if left() < FINAL_RESERVE_S:
