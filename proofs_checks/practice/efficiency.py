@@ -196,8 +196,8 @@ def count_rule(rule, h, buffers, n_scratch: int) -> dict:
     Returns ``{column: n}`` over :data:`_COLUMNS` plus ``"arithmetic"`` (add/sub + mul + div + sqrt, IEEE 754's
     arithmetic operations), ``"power"`` apart (module docstring), ``"ops"`` (every traced call, copies included)
     and ``"trace"`` (the calls, as ``(op, out, args)``)."""
-    from lptheory._state import Buffers, Hyper
     from lptheory.fast.fused import TArr, TraceNS
+    from lptheory.optimizers import Buffers, Hyper
 
     if not callable(rule):
         raise TypeError(f"rule must be callable, got {type(rule).__name__}")
@@ -380,9 +380,7 @@ def step_cpu_times(
     if int(blocks) < 1:
         raise ValueError(f"blocks must be >= 1, got {blocks}")
     before = torch.get_num_threads()
-    env_before = os.environ.get("LPTHEORY_THREADS")
-    torch.set_num_threads(1)
-    os.environ["LPTHEORY_THREADS"] = "1"
+    torch.set_num_threads(1)  # lptheory's fused CPU step splits over at most torch's threads: one
     out: dict = {"sizes": sizes, "paths": {}, "threads": 1}
     try:
         for d in sizes:
@@ -425,10 +423,6 @@ def step_cpu_times(
             del opts, params
     finally:
         torch.set_num_threads(before)
-        if env_before is None:
-            os.environ.pop("LPTHEORY_THREADS", None)
-        else:
-            os.environ["LPTHEORY_THREADS"] = env_before
     return out
 
 
