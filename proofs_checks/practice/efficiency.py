@@ -92,6 +92,7 @@ __all__ = [
     "operation_counts",
     "count_table",
     "step_cpu_times",
+    "timed_blocks",
     "peak_memory",
     "run_efficiency",
 ]
@@ -423,6 +424,34 @@ def step_cpu_times(
             del opts, params
     finally:
         torch.set_num_threads(before)
+    return out
+
+
+def timed_blocks(models: dict, opts: dict, batches: list, blocks: int) -> dict:
+    """``blocks`` blocks (after one block of warm-up: numba compilation, allocations) of one training step per
+    batch ``(x, y)`` of ``batches`` (forward, next-token cross-entropy, backward, ``step``) for each model
+    ``models[n]`` with its optimizer ``opts[n]``, the order reversed every other block. Returns ``{n: {"step":
+    [...], "opt": [...]}}``: per block, the seconds of the steps and of the optimizer steps alone."""
+    from torch.nn import functional as F
+
+    names = list(models)
+    out = {n: {"step": [], "opt": []} for n in names}
+    for b in range(blocks + 1):
+        for n in names if b % 2 else tuple(reversed(names)):
+            m, o = models[n], opts[n]
+            t_opt = 0.0
+            t0 = time.perf_counter()
+            for x, y in batches:
+                o.zero_grad(set_to_none=True)
+                out_ = m(x)
+                F.cross_entropy(out_.reshape(-1, out_.shape[-1]), y.reshape(-1)).backward()
+                t1 = time.perf_counter()
+                o.step()
+                t_opt += time.perf_counter() - t1
+            total = time.perf_counter() - t0
+            if b:
+                out[n]["step"].append(total)
+                out[n]["opt"].append(t_opt)
     return out
 
 
