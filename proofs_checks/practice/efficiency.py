@@ -92,6 +92,7 @@ __all__ = [
     "operation_counts",
     "count_table",
     "step_cpu_times",
+    "timed_blocks",
     "peak_memory",
     "run_efficiency",
 ]
@@ -196,8 +197,8 @@ def count_rule(rule, h, buffers, n_scratch: int) -> dict:
     Returns ``{column: n}`` over :data:`_COLUMNS` plus ``"arithmetic"`` (add/sub + mul + div + sqrt, IEEE 754's
     arithmetic operations), ``"power"`` apart (module docstring), ``"ops"`` (every traced call, copies included)
     and ``"trace"`` (the calls, as ``(op, out, args)``)."""
-    from lptheory._state import Buffers, Hyper
     from lptheory.fast.fused import TArr, TraceNS
+    from lptheory.optimizers import Buffers, Hyper
 
     if not callable(rule):
         raise TypeError(f"rule must be callable, got {type(rule).__name__}")
@@ -380,9 +381,7 @@ def step_cpu_times(
     if int(blocks) < 1:
         raise ValueError(f"blocks must be >= 1, got {blocks}")
     before = torch.get_num_threads()
-    env_before = os.environ.get("LPTHEORY_THREADS")
-    torch.set_num_threads(1)
-    os.environ["LPTHEORY_THREADS"] = "1"
+    torch.set_num_threads(1)  # lptheory's fused CPU step splits over at most torch's threads: one
     out: dict = {"sizes": sizes, "paths": {}, "threads": 1}
     try:
         for d in sizes:
@@ -425,10 +424,34 @@ def step_cpu_times(
             del opts, params
     finally:
         torch.set_num_threads(before)
-        if env_before is None:
-            os.environ.pop("LPTHEORY_THREADS", None)
-        else:
-            os.environ["LPTHEORY_THREADS"] = env_before
+    return out
+
+
+def timed_blocks(models: dict, opts: dict, batches: list, blocks: int) -> dict:
+    """``blocks`` blocks (after one block of warm-up: numba compilation, allocations) of one training step per
+    batch ``(x, y)`` of ``batches`` (forward, next-token cross-entropy, backward, ``step``) for each model
+    ``models[n]`` with its optimizer ``opts[n]``, the order reversed every other block. Returns ``{n: {"step":
+    [...], "opt": [...]}}``: per block, the seconds of the steps and of the optimizer steps alone."""
+    from torch.nn import functional as F
+
+    names = list(models)
+    out = {n: {"step": [], "opt": []} for n in names}
+    for b in range(blocks + 1):
+        for n in names if b % 2 else tuple(reversed(names)):
+            m, o = models[n], opts[n]
+            t_opt = 0.0
+            t0 = time.perf_counter()
+            for x, y in batches:
+                o.zero_grad(set_to_none=True)
+                out_ = m(x)
+                F.cross_entropy(out_.reshape(-1, out_.shape[-1]), y.reshape(-1)).backward()
+                t1 = time.perf_counter()
+                o.step()
+                t_opt += time.perf_counter() - t1
+            total = time.perf_counter() - t0
+            if b:
+                out[n]["step"].append(total)
+                out[n]["opt"].append(t_opt)
     return out
 
 
