@@ -24,7 +24,8 @@ class Buffers:
     ``new_`` outputs and the scratch arrays ``s1``, ``s2``, ..."""
 
     def __init__(self, **arrays):
-        self.__dict__.update(arrays)
+        for k, v in arrays.items():  # one by one: dynamo (torch 2.11) cannot trace __dict__.update
+            setattr(self, k, v)
 
     def __repr__(self):
         return f"Buffers({', '.join(self.__dict__)})"

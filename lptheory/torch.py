@@ -139,7 +139,8 @@ def _compiled_rule(core: _core.Optimizer):
                 h = Hyper(fixed)
                 h["lr"] = lr
                 h["t"] = t
-                h.update(static.derived(h, t))
+                for k, v in static.derived(h, t).items():  # item by item: dynamo (torch 2.11) cannot trace
+                    h[k] = v  # the update method of a dict subclass (fullgraph=True failed on CUDA)
             scratch = {f"s{i + 1}": torch.empty_like(th) for i in range(n_scratch)}
             rule(torch, h, Buffers(**static.named(th, g, state, [th, *state]), **scratch))
 
