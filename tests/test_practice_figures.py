@@ -241,6 +241,8 @@ def test_figures_survive_divergence_and_nonfinite_values(grab, tmp_path):
     lion = np.array(tuning.axes[:24]).reshape(6, 4)[3][0]
     assert lion.texts and "every tuning point diverged" in lion.texts[0].get_text()
     p_ax = grab[3].axes[0]
+    assert "final test accuracy" in p_ax.get_ylabel()
+    assert [t.get_text() for t in p_ax.get_xticklabels()] == ["2", "3", "4"]
     assert any("1 diverged" in t.get_text() for t in p_ax.texts)
 
 

@@ -118,10 +118,13 @@ def _title(fig, r: dict, what: str):
 
 
 def _metric_label(key: str, r: dict) -> str:
-    pr = r.get("params") or {}
-    return {"train_loss": "training loss", "test_loss": "test loss", "val_loss": "validation loss"}.get(
-        key, pr.get("metric", key.replace("_", " ")) if key == (r.get("data") or {}).get("headline") else key
-    )
+    """What a curve key measures: the losses by name, the headline test quantity by the record's metric."""
+    names = {"train_loss": "training loss", "test_loss": "test loss", "val_loss": "validation loss"}
+    if key in names:
+        return names[key]
+    if key == (r.get("data") or {}).get("headline") and (r.get("params") or {}).get("metric"):
+        return str(r["params"]["metric"])
+    return key.replace("_", " ")
 
 
 # -- (a) validation loss against each tuned hyper-parameter ----------------------------------------------------------
@@ -599,8 +602,8 @@ def _draw_p(rs, stem):
         ax.tick_params(labelsize=_FS)
         ax.legend(fontsize=_FS - 0.5, frameon=False)
     r0 = best[0]
-    metric = (r0.get("params") or {}).get("metric") or _metric_label("test_metric", _headline(rs) or r0)
-    metric = metric if isinstance(metric, str) else "final headline value"
+    head = _headline(rs)
+    metric = _metric_label(head["data"].get("headline", ""), head) if head else "headline value"
     axes[0].set_ylabel(f"final {metric}\n(seeds, mean and 95% t-interval)", fontsize=_FS + 1)
     axes[1].set_ylabel("P(best p), nested bootstrap\nover tuning and final seeds", fontsize=_FS + 1)
     axes[1].set_ylim(0, 1.05)

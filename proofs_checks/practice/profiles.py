@@ -132,7 +132,9 @@ def _task_draws(cur: dict, steps: np.ndarray, maximize: bool, idx: np.ndarray) -
     means = {}
     for fam, V in cur.items():
         S = V.shape[0]
-        ii = idx if idx.shape[1] == S and idx.max() < S else idx[:, :S] % S
+        # (an optimizer with fewer seeds than the task's most, which the experiments never write: the first S
+        # resampled indices folded into its seeds; the point estimate's row stays every seed once)
+        ii = idx if idx.shape[1] == S else idx[:, :S] % S
         with np.errstate(invalid="ignore", over="ignore"):
             sub = V[ii]  # (B, S, n)
             m = sub.mean(axis=1)
