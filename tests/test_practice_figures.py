@@ -246,6 +246,24 @@ def test_figures_survive_divergence_and_nonfinite_values(grab, tmp_path):
     assert any("1 diverged" in t.get_text() for t in p_ax.texts)
 
 
+def test_probe_control_figure_reads_its_lists_and_survives_a_zero_certificate(grab, tmp_path):
+    rec = {
+        "id": "practice.probe.sigma",
+        "data": {
+            "sigma": [0.1, 2.0, 0.1],
+            "sigma_est": [0.11, 1.9, "nan"],
+            "p": [2.0, 3.0],
+            "G": [1.0, 2.0],
+            "G_cert": [2.0, 0.0],
+            "L": [1.0, 1.0],
+            "L_cert": [4.0, 2.0],
+        },
+    }
+    assert F.plot_controls([rec], str(tmp_path / "c"))
+    ratios = [ln.get_ydata().tolist() for ln in grab[-1].axes[1].get_lines()[:2]]
+    assert ratios[0][0] == 0.5 and math.isinf(ratios[0][1]) and ratios[1] == [0.25, 0.5]
+
+
 def test_missing_data_draws_nothing(tmp_path):
     stem = str(tmp_path / "none")
     for kind in KINDS:

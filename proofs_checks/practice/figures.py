@@ -622,7 +622,9 @@ def plot_controls(records, stem):
     axes[0].plot(_arr(dd.get("sigma")), "k_", ms=8, label="planted sigma_i")
     axes[0].plot(_arr(dd.get("sigma_est")), "C0.", label="probe")
     axes[0].set_yscale("log")
-    axes[0].set_xlabel("coordinate i")
+    axes[0].set_xlabel("coordinate i", fontsize=_FS + 1)
+    axes[0].set_ylabel("per-coordinate noise sigma_i", fontsize=_FS + 1)
+    axes[0].set_title("sigma_i: measured by the probe against planted", fontsize=_FS + 1)
     axes[0].legend(fontsize=_FS - 1)
     ps = _arr(dd.get("p"))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -632,7 +634,9 @@ def plot_controls(records, stem):
             if n:
                 axes[1].plot(ps[:n], num[:n] / den[:n], mk, label=lab)
     axes[1].axhline(1.0, color="grey", ls=":")
-    axes[1].set_xlabel("p")
+    axes[1].set_xlabel("p", fontsize=_FS + 1)
+    axes[1].set_ylabel("measured / certified (at most 1)", fontsize=_FS + 1)
+    axes[1].set_title("G_p and the secant L_p against their certificates", fontsize=_FS + 1)
     axes[1].legend(fontsize=_FS - 1)
     return save(fig, stem)
 
