@@ -64,6 +64,7 @@ def rate_claim(
     why: str | None = None,
     method: str = "simulation",
     tail: int | None = None,
+    scope: str | None = None,
 ) -> Claim:
     """A fitted decay exponent against the claimed one (:func:`proofs_checks.verdict.decide_rate`).
 
@@ -132,6 +133,7 @@ def rate_claim(
         ci=[lo, hi],
         data={**(data or {}), "rate": rate},
         relation="rate",
+        scope=scope,
     )
     rec.ratio = float(theory) / e if e > 0 and math.isfinite(e) else None
     return rec
