@@ -178,7 +178,11 @@ def identity_claim(
     witness = None
     if failed is not None and worst > 1e-20 and where is not None:
         name, pairs = failed
-        a, b = max(pairs, key=lambda ab: float(abs(sp.N((ab[0] - ab[1]).subs(where), 30))))
+
+        def at_point(e):
+            return e.subs({z: where[z.name] for z in e.free_symbols if z.name in where})
+
+        a, b = max(pairs, key=lambda ab: float(abs(sp.N(at_point(ab[0] - ab[1]), 30))))
         from .witnesses import srepr_text
 
         witness = {
