@@ -353,7 +353,8 @@ def control_verdict(control: str, v: Verdict, what: str | None = None, failed: b
         )
     if v.status == "violated":  # a control's failure is the expected outcome, not a finding about the paper
         return Verdict(
-            "inconclusive", f"negative control {control!r} fails as it must: {v.reason}",
+            "inconclusive",
+            f"negative control {control!r} fails as it must: {v.reason}",
             evidence=v.evidence,
             certificate=v.certificate,
         )
@@ -361,7 +362,7 @@ def control_verdict(control: str, v: Verdict, what: str | None = None, failed: b
         "inconclusive",
         f"negative control {control!r} fails as it must (the rule does not give it holds): {v.reason}",
         evidence=v.evidence,
-            certificate=v.certificate,
+        certificate=v.certificate,
     )
 
 
@@ -379,7 +380,7 @@ def _control_not_applicable(control: str, v: Verdict, what: str | None) -> Verdi
         f"{head}. The control: {what}. The claim's rule, applied to the control, {_RULE_SAID[v.status]}: "
         f"\u201c{v.reason}\u201d. It neither counts for nor against the method's holds.",
         evidence=v.evidence,
-            certificate=v.certificate,
+        certificate=v.certificate,
     )
 
 
@@ -409,7 +410,7 @@ def _control_plain(control: str, v: Verdict, what: str, failed: bool) -> Verdict
         f"negative control {control!r} fails as it must. The control: {what}. {said} This failure is the "
         "expected outcome (the check's evidence that it can fail), not a finding about the paper.",
         evidence=v.evidence,
-            certificate=v.certificate,
+        certificate=v.certificate,
     )
 
 

@@ -139,4 +139,4 @@ def test_the_depth_8_example_is_proved_without_hand_chaining():
 def test_the_refusal_is_documented_in_the_readme():
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "evidence 'proved' is refused: it carries no certificate" in readme
-    assert "`compose_bound(f, {\"x\": (lo, hi)}, depth, target=(a, b))`" in readme
+    assert '`compose_bound(f, {"x": (lo, hi)}, depth, target=(a, b))`' in readme
