@@ -43,7 +43,9 @@ What is here
 * witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds; re-checked standalone with
   ``allow_modules``/``--allow-module``); :func:`divergence_claim` (an iteration that leaves every bound violates
   a convergence claim, witness kind ``divergence``); ``MinEig`` (the smallest eigenvalue of a symmetric matrix, in
-  a witness's conditions, enclosed rigorously);
+  a witness's conditions, enclosed rigorously); ``SingVal``, ``PolarFactor``, ``Rank`` (a matrix's k-th singular value,
+  its orthogonal polar factor's entries and its numerical rank, recomputed by the re-check from the matrix's entries
+  at 60 digits);
 * packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`;
 * "proved" is earned (issue 44): a record's evidence ``proved`` needs the certificate of a toolkit decision
   (:mod:`proofs_checks.certificates`): :func:`branch_and_bound`/:func:`bnb_record`, :func:`enclose_max`,
@@ -140,7 +142,7 @@ from .matrix_space import MatrixSpace, matrix_symbols
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
 from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
-from .recheck import DPS, Undecided, recheck
+from .recheck import DPS, Undecided
 from .recheck import register as register_recheck
 from .records import Claim, format_table, is_control, mark_exhaustive
 from .safe_parse import RefusedExpression, parse_expression
@@ -156,7 +158,17 @@ from .verdict import (
     decide_step,
     scope_to_instances,
 )
-from .witnesses import MinEig, bnb_record, divergence_claim, gate_on_controls, prove_expression
+from .verdict import certified_recheck as recheck
+from .witnesses import (
+    MinEig,
+    PolarFactor,
+    Rank,
+    SingVal,
+    bnb_record,
+    divergence_claim,
+    gate_on_controls,
+    prove_expression,
+)
 
 __all__ = [
     "Assumption",
@@ -256,4 +268,7 @@ __all__ = [
     "identity_claim",
     "prove_identity",
     "spot_gap",
+    "SingVal",
+    "PolarFactor",
+    "Rank",
 ]

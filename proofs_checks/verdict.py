@@ -136,14 +136,15 @@ def _interval_side(relation: str, ci, bound) -> str:
     raise ValueError(f"an interval verdict needs <= or >=, got {relation!r}")
 
 
-def certified_recheck(witness: dict) -> dict:
+def certified_recheck(witness: dict, dps: int | None = None, *, allow_modules=()) -> dict:
     """:func:`proofs_checks.recheck.recheck` of ``witness`` (its ``recheck`` entry ignored), with the certificate
     (:mod:`proofs_checks.certificates`, kind ``ball-recheck``) of the violation under ``"certificate"`` when the
-    re-check proved it in ball arithmetic: the decision behind a ``violated`` record's evidence ``proved``."""
+    re-check proved it in ball arithmetic: the decision behind a ``violated`` record's evidence ``proved``. The
+    claim API's ``recheck`` (``proofs_checks.api.recheck``) is this function; the standalone module's is not."""
     from .certificates import issue
     from .recheck import recheck
 
-    chk = recheck({k: v for k, v in witness.items() if k != "recheck"})
+    chk = recheck({k: v for k, v in witness.items() if k != "recheck"}, dps, allow_modules=allow_modules)
     if chk.get("violated") and chk.get("proved"):
         chk["certificate"] = issue(
             "ball-recheck",

@@ -24,6 +24,9 @@ __all__ = [
     "claim_record",
     "control_record",
     "MinEig",
+    "SingVal",
+    "PolarFactor",
+    "Rank",
     "gate_on_controls",
     "divergence_claim",
     "bnb_record",
@@ -38,6 +41,24 @@ expressions), for a witness's conditions such as ``("H <= diag(L)", MinEig(Immut
 The re-check evaluates it at 60 digits and encloses it rigorously for any n x n (Rayleigh quotient above, interval
 LDL^T below), so a witness with such a condition can be proved."""
 MinEig.__module__ = "proofs_checks.witnesses"  # sympy's undefined functions have neither (help() and pydoc need both)
+
+SingVal = sp.Function("SingVal")
+SingVal.__doc__ = """SingVal(M, k): the k-th largest singular value (k = 1, 2, ...) of the matrix ``M`` (a
+``sympy.ImmutableMatrix`` of numbers or expressions of the witness's scalars), in a witness's sides or conditions. The
+re-check computes it from M's entries by an SVD at 60 digits, so the singular values a witness speaks of are those
+of the matrix it carries (not enclosed in ball arithmetic: such a violation is ``exact``, not ``proved``)."""
+SingVal.__module__ = "proofs_checks.witnesses"
+
+PolarFactor = sp.Function("PolarFactor")
+PolarFactor.__doc__ = """PolarFactor(M, i, j): entry (i, j) (from 0) of the orthogonal polar factor U V^T of
+``M = U S V^T`` (rows >= cols, full column rank: the factor is unique), e.g. Muon's orthogonalized update; the
+re-check computes it by an SVD of M's entries at 60 digits."""
+PolarFactor.__module__ = "proofs_checks.witnesses"
+
+Rank = sp.Function("Rank")
+Rank.__doc__ = """Rank(M, tol): how many singular values of ``M`` exceed ``tol`` (the numerical rank), computed by the
+re-check from M's entries at 60 digits."""
+Rank.__module__ = "proofs_checks.witnesses"
 
 
 def srepr_text(e) -> str:
