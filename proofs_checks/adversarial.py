@@ -55,6 +55,7 @@ def adversarial_search(
     scale: float = 1.0,
     require=None,
     progress=None,
+    scope: str | None = None,
 ) -> Claim:
     """The worst ratio over the distributions of ``spaces`` that meet the spec's assumptions exactly
     (every constant defined by an assumption takes its tightest admissible value). The worst point is
@@ -65,7 +66,28 @@ def adversarial_search(
 
     ``spaces`` may also be :class:`~proofs_checks.matrix_space.MatrixSpace` objects (claims about a matrix's
     entries ``M_i_j``): each is searched (:func:`~proofs_checks.matrix_space.matrix_search`) and the record of
-    the worst one returned (a violated one first)."""
+    the worst one returned (a violated one first). ``scope``: what was searched, in words (default: derived, "searched
+    (the stated budget) at the setting ...")."""
+    from .witnesses import scoped
+
+    return scoped(
+        _adversarial_search(
+            spec,
+            spaces,
+            params,
+            scalars=scalars,
+            seed=seed,
+            budget=budget,
+            scale=scale,
+            require=require,
+            progress=progress,
+        ),
+        scope,
+    )
+
+
+def _adversarial_search(spec, spaces, params, *, scalars, seed, budget, scale, require, progress) -> Claim:
+    """:func:`adversarial_search` without its scope."""
     from .matrix_space import MatrixSpace, matrix_search
 
     spaces = list(spaces)

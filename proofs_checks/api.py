@@ -43,8 +43,18 @@ What is here
 * witnesses: :func:`recheck` and :func:`register_recheck` (new witness kinds; re-checked standalone with
   ``allow_modules``/``--allow-module``); :func:`divergence_claim` (an iteration that leaves every bound violates
   a convergence claim, witness kind ``divergence``); ``MinEig`` (the smallest eigenvalue of a symmetric matrix, in
-  a witness's conditions, enclosed rigorously);
-* packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`.
+  a witness's conditions, enclosed rigorously); ``SingVal``, ``PolarFactor``, ``Rank`` (a matrix's k-th singular value,
+  its orthogonal polar factor's entries and its numerical rank, recomputed by the re-check from the matrix's entries
+  at 60 digits);
+* packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`;
+* "proved" is earned (issue 44): a record's evidence ``proved`` needs the certificate of a toolkit decision
+  (:mod:`proofs_checks.certificates`): :func:`branch_and_bound`/:func:`bnb_record`, :func:`enclose_max`,
+  :func:`compose_bound` (proved interval images through f o f o ... o f, no hand chaining),
+  :func:`prove_expression` or a re-checked witness, :func:`prove_identity`/:func:`identity_claim` (an identity
+  with its case split and spot checks, :func:`spot_gap`), :func:`decide_identity` given ``lhs``/``rhs``;
+  a hand-built ``Verdict(..., evidence="proved")`` is refused (ValueError) when its record is built;
+  :func:`is_issued` (whether a certificate was issued by a toolkit decision in this process), :func:`certify`
+  (the packs shipped here only: refused from any other file).
 
 Pack-author tools (what the packs shipped here use beyond the list above; every pack in the repository
 imports from ``proofs_checks`` only names of this module, ``tests/test_pack_names.py``):
@@ -81,7 +91,8 @@ from typing import TYPE_CHECKING
 
 from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
 
-from .bnb import TightPoint, branch_and_bound, enclose_max
+from .bnb import TightPoint, branch_and_bound, compose_bound, enclose_max
+from .certificates import certify, is_issued
 from .corrections import (
     CORRECTION_COLUMNS,
     EVIDENCE_KINDS,
@@ -128,11 +139,12 @@ from .expressions import (
     sigma,
     x,
 )
+from .identity import identity_claim, prove_identity, spot_gap
 from .matrix_space import MatrixSpace, matrix_symbols
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
 from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
-from .recheck import DPS, Undecided, prove_expression, recheck
+from .recheck import DPS, Undecided
 from .recheck import register as register_recheck
 from .records import Claim, format_table, is_control, mark_exhaustive
 from .safe_parse import RefusedExpression, parse_expression
@@ -148,7 +160,17 @@ from .verdict import (
     decide_step,
     scope_to_instances,
 )
-from .witnesses import MinEig, bnb_record, divergence_claim, gate_on_controls
+from .verdict import certified_recheck as recheck
+from .witnesses import (
+    MinEig,
+    PolarFactor,
+    Rank,
+    SingVal,
+    bnb_record,
+    divergence_claim,
+    gate_on_controls,
+    prove_expression,
+)
 
 __all__ = [
     "Assumption",
@@ -244,6 +266,15 @@ __all__ = [
     "matrix_symbols",
     "PracticeTask",
     "split_arrays",
+    "compose_bound",
+    "certify",
+    "is_issued",
+    "identity_claim",
+    "prove_identity",
+    "spot_gap",
+    "SingVal",
+    "PolarFactor",
+    "Rank",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover

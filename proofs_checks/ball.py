@@ -506,6 +506,8 @@ class BallEval(SymbolLookup):
             if op == "Sup1":
                 return self._max(self.ev(arg, c) for c, _ in outcomes)
             return self._sum(pr * self.ev(arg, c) for c, pr in outcomes)
+        if op in ("SingVal", "PolarFactor", "Rank"):  # no rigorous enclosure here: re-checked at 60 digits
+            raise Undecided(f"{op}: singular values are not enclosed in ball arithmetic")
         if op == "MinEig":
             M = e.args[0]
             if M.rows != M.cols:

@@ -30,6 +30,7 @@ def exact_expectation(
     given: dict | None = None,
     setting: dict | None = None,
     data=None,
+    scope: str | None = None,
 ) -> Claim:
     """E[term] against the bound for one finite distribution (``dist``, S = 1), exactly.
 
@@ -48,7 +49,9 @@ def exact_expectation(
     v = decide(
         spec.relation, float(term[0]), float(bound[0]), method="exact", witness=witness, applicable=applicable, why=why
     )
-    return claim_record(spec, v, params=params, method="exact", empirical=term[0], bound=bound[0], data=data)
+    return claim_record(
+        spec, v, params=params, method="exact", empirical=term[0], bound=bound[0], data=data, scope=scope
+    )
 
 
 def monte_carlo(
@@ -62,6 +65,7 @@ def monte_carlo(
     tests: int = 1,
     level: float = 0.95,
     data=None,
+    scope: str | None = None,
 ) -> Claim:
     """E[term] against the bound from samples (N, d) of the random vector: the spec's term must be
     ``Expect(inner)`` (times constants); the interval is Student-t at ``level``, Bonferroni over
@@ -88,7 +92,15 @@ def monte_carlo(
     w = sample_witness(spec, per, bound, tests=tests, level=level)
     v = decide(spec.relation, m, bound, method="monte-carlo", ci=ci, witness=w, applicable=applicable, why=why)
     return claim_record(
-        spec, v, params={**params, "samples": N}, method="monte-carlo", empirical=m, bound=bound, ci=ci, data=data
+        spec,
+        v,
+        params={**params, "samples": N},
+        method="monte-carlo",
+        empirical=m,
+        bound=bound,
+        ci=ci,
+        data=data,
+        scope=scope,
     )
 
 
@@ -120,6 +132,7 @@ def interval_claim(
     data=None,
     note: str = "",
     of=None,
+    scope: str | None = None,
 ) -> Claim:
     """The mean of per-replicate ``values`` against ``bound`` (Student-t interval, Bonferroni over
     ``tests``), e.g. a quantity measured along simulator runs.
@@ -151,7 +164,9 @@ def interval_claim(
     verdict = decide(
         spec.relation, m, float(bound), method=method, ci=ci, witness=w, applicable=applicable, why=why, note=note
     )
-    return claim_record(spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data)
+    return claim_record(
+        spec, verdict, params=params, method=method, empirical=m, bound=bound, ci=ci, data=data, scope=scope
+    )
 
 
 def _function_of_mean(spec, of):
@@ -224,6 +239,8 @@ def value_claim(
     budget: str | None = None,
     at: Point | None = None,
     uncertified: str | None = None,
+    setting: dict | None = None,
+    scope: str | None = None,
 ) -> Claim:
     """A computed value against a bound (exact methods).
 
@@ -232,8 +249,15 @@ def value_claim(
     another kind (:func:`proofs_checks.recheck.register`). ``uncertified``: the numbers are estimates
     that certify neither side (e.g. both lower bounds): the record is ``inconclusive`` with this
     reason, the numbers kept. ``relation``: the record's relation when it is not the spec's (an
-    equality measured as a difference against a tolerance)."""
+    equality measured as a difference against a tolerance). ``setting``: the setting the spec's setting-form
+    assumptions (``Assumption(name, check=fn)``) are checked on, as the other engines do (a broken one gives
+    ``not-applicable``, its reason joined to ``why``). ``scope``: what was tested, in words (default: derived
+    from the evidence and the setting)."""
     require_finite(spec, "value", empirical, params)
+    if setting is not None:
+        ok, broken = applicability(spec, setting)
+        if not ok:
+            applicable, why = False, "; ".join(w for w in (why, broken) if w)
     require_finite(spec, "bound", bound, params)
     rel = relation or spec.relation
     if at is not None:
@@ -243,7 +267,15 @@ def value_claim(
     if uncertified is not None:
         v = Verdict("inconclusive", uncertified)
         return claim_record(
-            spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel
+            spec,
+            v,
+            params=params,
+            method=method,
+            empirical=empirical,
+            bound=bound,
+            data=data,
+            relation=rel,
+            scope=scope,
         )
     v = decide(
         rel,
@@ -258,5 +290,5 @@ def value_claim(
         budget=budget,
     )
     return claim_record(
-        spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel
+        spec, v, params=params, method=method, empirical=empirical, bound=bound, data=data, relation=rel, scope=scope
     )

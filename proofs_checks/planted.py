@@ -118,6 +118,8 @@ def planted_record_control(rec: Claim, planted: Claim, *, size: float, what: str
         reason=cv.reason,
         data={k: v for k, v in (planted.data or {}).items() if k != "correction"} or None,
         show=[*(rec.show or []), "control"],
-        scope=f"{rec.scope}; planted violation of {size:.0%}",
+        # what the control's own evidence covers (a proved counterexample of the planted violation, or what its
+        # check tried), then the claim's record it controls
+        scope=f"{planted.scope} (the planted violation of {size:.0%}); the claim's record: {rec.scope}",
     )
     return _gate(rec, found, f"a planted violation of {size:.0%} ({what})", f"planted record {planted.status}"), ctrl

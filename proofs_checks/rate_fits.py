@@ -64,6 +64,7 @@ def rate_claim(
     why: str | None = None,
     method: str = "simulation",
     tail: int | None = None,
+    scope: str | None = None,
 ) -> Claim:
     """A fitted decay exponent against the claimed one (:func:`proofs_checks.verdict.decide_rate`).
 
@@ -71,7 +72,8 @@ def rate_claim(
     when it gives them the ``grid`` the x-values must equal and the ``tail`` of largest points the fit
     uses); ``theory``/``tail`` given here must agree with it (a conflict is a ClaimError), or stand in
     for it when the spec has no ``rate``. ``reference``: ``(x, y)`` of another method of the same claimed
-    class on the same instance. ``method``: how the data were obtained (``simulation`` for runs).
+    class on the same instance. ``method``: how the data were obtained (``simulation`` for runs). ``scope``: what
+    was fitted, in words (default: derived from the evidence and the setting).
 
     The record keeps its data (``data["rate"]``: x, y, the fit, the claimed exponent; drawn by the
     generic rate figure), a ratio-like size ``theory / fitted exponent`` (> 1 when the fitted decay is
@@ -132,6 +134,7 @@ def rate_claim(
         ci=[lo, hi],
         data={**(data or {}), "rate": rate},
         relation="rate",
+        scope=scope,
     )
     rec.ratio = float(theory) / e if e > 0 and math.isfinite(e) else None
     return rec

@@ -31,7 +31,12 @@ Kinds shipped here:
     listed in ``coords``), ``CoordSum``, ``Expect`` (over the mean of ``n`` samples of the
     distribution, enumerated here, independently of the toolkit), ``Expect1`` and ``Sup1`` (one sample)
     ``MaxOver(e, t, lo, hi)`` (the maximum over t in [lo, hi] of e: a 4096-point grid refined by
-    local maximization) and ``MinEig(M)`` (the smallest eigenvalue of a symmetric matrix).
+    local maximization) and ``MinEig(M)`` (the smallest eigenvalue of a symmetric matrix); ``SingVal(M, k)`` (the
+    k-th largest singular value of M, k = 1, 2, ...), ``PolarFactor(M, i, j)`` (entry (i, j), from 0, of the
+    orthogonal polar factor U V^T of M = U S V^T, M of full column rank) and ``Rank(M, tol)`` (how many singular
+    values of M exceed tol): computed here from M's entries by an SVD at the working precision (60 digits), so a
+    witness's singular values, polar factor and rank are those of the matrix it carries (in ball arithmetic they
+    are not enclosed: such a witness is re-checked at 60 digits, not proved).
     Fields: ``relation`` (``<=``, ``>=``, ``==``), ``lhs``, ``rhs``, ``scalars``
     (name -> number), ``coords`` (name -> list over coordinates), optional ``distribution``
     (``{"coupling": "independent"|"joint", "n": n, "values": ..., "weights": ...}``; independent:
@@ -125,6 +130,8 @@ class _Eval(SymbolLookup):
             if op == "Sup1":
                 return max(self.ev(arg, c) for c, pr in outcomes if pr > 0)
             return mpmath.fsum(pr * self.ev(arg, c) for c, pr in outcomes)
+        if op in ("SingVal", "PolarFactor", "Rank"):  # an SVD of the matrix's entries, evaluated here
+            return _svd_op(op, e, lambda u: self.ev(u, ctx))
         if op == "MinEig":  # the smallest eigenvalue of a symmetric matrix (entries evaluated here)
             M = e.args[0]
             vals = [[self.ev(M[i, j], ctx) for j in range(M.cols)] for i in range(M.rows)]
@@ -180,6 +187,37 @@ class _Eval(SymbolLookup):
                 raise ValueError(f"complex value {out} for {e}")
             out = out.real
         return mpmath.mpf(out) if not isinstance(out, bool) else mpmath.mpf(int(out))
+
+
+def _svd_op(op: str, e, value):
+    """``SingVal(M, k)``, ``PolarFactor(M, i, j)`` or ``Rank(M, tol)`` at the working precision (mpmath's SVD of
+    M's entries, ``value(entry)``); ValueError on a malformed call (an index outside M, a rank-deficient M for
+    the polar factor)."""
+    M = e.args[0]
+    if not isinstance(M, sp.MatrixBase):
+        raise ValueError(f"{op} needs a matrix as its first argument, got {type(M).__name__}")
+    A = mpmath.matrix([[value(M[i, j]) for j in range(M.cols)] for i in range(M.rows)])
+    if op == "PolarFactor":
+        if len(e.args) != 3 or not all(a.is_Integer for a in e.args[1:]):
+            raise ValueError("PolarFactor(M, i, j) needs integer i, j")
+        i, j = (int(a) for a in e.args[1:])
+        if not (0 <= i < M.rows and 0 <= j < M.cols) or M.rows < M.cols:
+            raise ValueError(f"PolarFactor: entry ({i}, {j}) outside a {M.rows}x{M.cols} matrix (rows >= cols)")
+        U, S, V = mpmath.svd_r(A, full_matrices=False)
+        if min(S[k] for k in range(len(S))) <= mpmath.mpf(10) ** (-(mpmath.mp.dps // 2)) * max(
+            S[k] for k in range(len(S))
+        ):
+            raise ValueError("PolarFactor: M is (numerically) rank deficient: its polar factor is not unique")
+        return (U * V)[i, j]
+    S = sorted((mpmath.svd_r(A, compute_uv=False)[k] for k in range(min(M.rows, M.cols))), reverse=True)
+    if op == "SingVal":
+        if len(e.args) != 2 or not e.args[1].is_Integer or not 1 <= int(e.args[1]) <= len(S):
+            raise ValueError(f"SingVal(M, k) needs an integer k in [1, {len(S)}], got {e.args[1:]}")
+        return S[int(e.args[1]) - 1]
+    if len(e.args) != 2:
+        raise ValueError("Rank(M, tol) needs a tolerance")
+    tol = value(e.args[1])
+    return mpmath.mpf(sum(1 for s in S if s > tol))
 
 
 _SCREEN_BITS = 128

@@ -168,10 +168,18 @@ class Claim:
             from .verdict import evidence_for
 
             self.evidence = evidence_for(self.method, self.status, self.relation, self.witness, self.reason)
+            if self.evidence == "proved" and not _certified(self):  # derived, but no toolkit decision behind it
+                self.evidence = evidence_for(
+                    self.method, self.status, self.relation, self.witness, self.reason, certified=False
+                )
+        elif self.evidence == "proved" and not _certified(self):  # issue 44: proved is earned, never written
+            from .certificates import refusal
+
+            raise ValueError(refusal(self.id, self.data, self.witness))
         if self.evidence not in EVIDENCE:
             raise ValueError(f"claim {self.id}: evidence must be one of {EVIDENCE}, got {self.evidence!r}")
         if self.scope is None:
-            self.scope = default_scope(self.evidence, self.params, self.show)
+            self.scope = default_scope(self.evidence, self.params, self.show, self.status)
         if not isinstance(self.scope, str) or not self.scope.strip():
             raise ValueError(f"claim {self.id}: scope must be a non-empty string, got {self.scope!r}")
         _check_exhaustive(self.id, self.data)  # a data["exhaustive"] marker, where present, is well-formed
@@ -186,6 +194,13 @@ class Claim:
     def _repr_html_(self) -> str:
         """The record as a one-row HTML table (Jupyter and other notebooks)."""
         return to_html([self])
+
+
+def _certified(rec: Claim) -> bool:
+    """Whether the record carries a certificate of a toolkit decision (:mod:`proofs_checks.certificates`)."""
+    from .certificates import certified
+
+    return certified(rec.data, rec.witness)
 
 
 def ratio(relation: str, empirical: float, bound: float) -> float | None:
@@ -237,12 +252,25 @@ SCOPE_WORDS = {
 """How :func:`default_scope` words what a record of each evidence level tested."""
 
 
-def default_scope(evidence: str | None, params: dict, show=None) -> str:
+PROVED_NOT_HOLDS_WORDS = {
+    "violated": "a counterexample proved at the setting",
+    "inconclusive": "decided rigorously at the setting, without settling the claim (e.g. a control's proved "
+    "counterexample)",
+    "not-applicable": "decided rigorously at the setting, outside the claim's assumptions",
+}
+"""How :func:`default_scope` words a ``proved`` record that is not ``holds``: what was proved is a counterexample
+(or a control's), never the claim for the setting (issue 44)."""
+
+
+def default_scope(evidence: str | None, params: dict, show=None, status: str | None = None) -> str:
     """What a record tested, in words, when its check does not say: the evidence level's phrase
-    (:data:`SCOPE_WORDS`) and the setting (the parameters shown, else every scalar parameter), e.g.
-    ``"measured at the setting p=3 problem=quadratic-diagonal"``. The records reader derives it the same way
-    for files written before the ``scope`` field."""
+    (:data:`SCOPE_WORDS`; for a ``proved`` record that is not ``holds``, :data:`PROVED_NOT_HOLDS_WORDS`: a
+    counterexample was proved there, not the claim) and the setting (the parameters shown, else every scalar
+    parameter), e.g. ``"measured at the setting p=3 problem=quadratic-diagonal"``. The records reader derives it
+    the same way for files written before the ``scope`` field."""
     words = SCOPE_WORDS.get(evidence or "exact", SCOPE_WORDS["exact"])
+    if evidence == "proved" and status in PROVED_NOT_HOLDS_WORDS:
+        words = PROVED_NOT_HOLDS_WORDS[status]
     setting = setting_text(params or {}, show, sep=" ") if params else ""
     if not setting and params:
         setting = "(" + ", ".join(sorted(str(k) for k in params)) + ")"
@@ -321,7 +349,7 @@ def mark_exhaustive(claim: Claim, cls: str, members: int, checked: int) -> Claim
     words = f"{checked} of the {members} members of {cls} computed exactly" + (
         " (the claim's whole class)" if checked == members else " (not the whole class)"
     )
-    derived = claim.scope == default_scope(claim.evidence, claim.params, claim.show)
+    derived = claim.scope == default_scope(claim.evidence, claim.params, claim.show, claim.status)
     claim.scope = words if derived else f"{claim.scope}; {words}"
     claim.data = {**(claim.data or {}), EXHAUSTIVE_KEY: marker}
     return claim

@@ -46,6 +46,7 @@ __all__ = [
     "decide_rate",
     "decide_identity",
     "decide_step",
+    "certified_recheck",
     "combine",
     "relation_holds",
     "RATE_MARGIN",
@@ -69,14 +70,18 @@ EVIDENCE_TEXT = {
 }
 
 
-def evidence_for(method: str, status: str, relation: str = "<=", witness=None, reason=None) -> str:
+def evidence_for(
+    method: str, status: str, relation: str = "<=", witness=None, reason=None, *, certified: bool = True
+) -> str:
     """The evidence level of a record decided by ``method`` (the default when the engine does not say):
     a witness whose re-check proved the violation is ``proved``; a rate is a ``fit``; interval methods
     are ``measured``; a search that found nothing is ``searched`` (``exact`` when its worst point
     violates); a symbolic step is ``proved`` only when sympy reduced the identity (:func:`decide_identity`),
-    ``searched`` when it rests on random spot checks; everything else is ``exact``."""
+    ``searched`` when it rests on random spot checks; everything else is ``exact``. ``certified=False``: the
+    level without the proof (the record carries no certificate of a toolkit decision:
+    :mod:`proofs_checks.certificates`)."""
     chk = witness.get("recheck") if isinstance(witness, dict) else None
-    if isinstance(chk, dict) and chk.get("proved") and status == "violated":
+    if certified and isinstance(chk, dict) and chk.get("proved") and status == "violated":
         return "proved"
     if relation == "rate":
         return "fit"
@@ -85,7 +90,7 @@ def evidence_for(method: str, status: str, relation: str = "<=", witness=None, r
     if method == "adversarial-search":
         return "exact" if status == "violated" else "searched"
     if method == "symbolic":
-        if status == "holds" and isinstance(reason, str) and reason.startswith(_IDENTITY_PROVED):
+        if certified and status == "holds" and isinstance(reason, str) and reason.startswith(_IDENTITY_PROVED):
             return "proved"
         return "exact" if status == "violated" else "searched"
     return "exact"
@@ -101,6 +106,7 @@ class Verdict:
     witness: dict | None = None
     recheck: dict | None = field(default=None, repr=False)
     evidence: str | None = None
+    certificate: dict | None = field(default=None, repr=False)  # a toolkit decision's (proofs_checks.certificates)
 
 
 def relation_holds(relation: str, lhs: float, rhs: float, tolerance: float = 0.0) -> bool:
@@ -130,13 +136,30 @@ def _interval_side(relation: str, ci, bound) -> str:
     raise ValueError(f"an interval verdict needs <= or >=, got {relation!r}")
 
 
-def _confirm(witness, fails_txt: str) -> Verdict:
-    """A failure turns into ``violated`` only when the witness re-checks."""
+def certified_recheck(witness: dict, dps: int | None = None, *, allow_modules=()) -> dict:
+    """:func:`proofs_checks.recheck.recheck` of ``witness`` (its ``recheck`` entry ignored), with the certificate
+    (:mod:`proofs_checks.certificates`, kind ``ball-recheck``) of the violation under ``"certificate"`` when the
+    re-check proved it in ball arithmetic: the decision behind a ``violated`` record's evidence ``proved``. The
+    claim API's ``recheck`` (``proofs_checks.api.recheck``) is this function; the standalone module's is not."""
+    from .certificates import issue
     from .recheck import recheck
 
+    chk = recheck({k: v for k, v in witness.items() if k != "recheck"}, dps, allow_modules=allow_modules)
+    if chk.get("violated") and chk.get("proved"):
+        chk["certificate"] = issue(
+            "ball-recheck",
+            f"{witness.get('kind')} witness of {witness.get('claim', 'the claim')}: {chk.get('proof')}",
+            outcome="violated",
+            dps=chk.get("dps"),
+        )
+    return chk
+
+
+def _confirm(witness, fails_txt: str) -> Verdict:
+    """A failure turns into ``violated`` only when the witness re-checks."""
     if not witness:
         return Verdict("inconclusive", fails_txt + "; no witness to re-check, so no violation is claimed")
-    chk = recheck({k: v for k, v in witness.items() if k != "recheck"})
+    chk = certified_recheck(witness)
     w = {**witness, "recheck": chk}
     if chk["violated"]:
         dps = chk.get("dps")
@@ -327,15 +350,20 @@ def control_verdict(control: str, v: Verdict, what: str | None = None, failed: b
             "inconclusive",
             f"negative control {control!r} PASSES the rule it must fail: {v.reason}",
             evidence=v.evidence,
+            certificate=v.certificate,
         )
     if v.status == "violated":  # a control's failure is the expected outcome, not a finding about the paper
         return Verdict(
-            "inconclusive", f"negative control {control!r} fails as it must: {v.reason}", evidence=v.evidence
+            "inconclusive",
+            f"negative control {control!r} fails as it must: {v.reason}",
+            evidence=v.evidence,
+            certificate=v.certificate,
         )
     return Verdict(
         "inconclusive",
         f"negative control {control!r} fails as it must (the rule does not give it holds): {v.reason}",
         evidence=v.evidence,
+        certificate=v.certificate,
     )
 
 
@@ -347,12 +375,13 @@ def _control_not_applicable(control: str, v: Verdict, what: str | None) -> Verdi
     failure (the rule did not apply, so the control has not shown that the check can fail)."""
     head = f"negative control {control!r} {CONTROL_NOT_APPLICABLE}"
     if what is None:
-        return Verdict("not-applicable", f"{head}: {v.reason}", evidence=v.evidence)
+        return Verdict("not-applicable", f"{head}: {v.reason}", evidence=v.evidence, certificate=v.certificate)
     return Verdict(
         "not-applicable",
         f"{head}. The control: {what}. The claim's rule, applied to the control, {_RULE_SAID[v.status]}: "
         f"\u201c{v.reason}\u201d. It neither counts for nor against the method's holds.",
         evidence=v.evidence,
+        certificate=v.certificate,
     )
 
 
@@ -375,12 +404,14 @@ def _control_plain(control: str, v: Verdict, what: str, failed: bool) -> Verdict
             f"{what}. {said} The check cannot tell the method from this control, so the method's holds is "
             "withdrawn.",
             evidence=v.evidence,
+            certificate=v.certificate,
         )
     return Verdict(
         "inconclusive",
         f"negative control {control!r} fails as it must. The control: {what}. {said} This failure is the "
         "expected outcome (the check's evidence that it can fail), not a finding about the paper.",
         evidence=v.evidence,
+        certificate=v.certificate,
     )
 
 
@@ -405,6 +436,7 @@ def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
             v.witness,
             v.recheck,
             v.evidence,
+            v.certificate,
         )
     failing = [name for name, cv in controls.items() if cv.status != "not-applicable"]
     idle = [name for name, cv in controls.items() if cv.status == "not-applicable"]
@@ -416,6 +448,7 @@ def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
             v.witness,
             v.recheck,
             v.evidence,
+            v.certificate,
         )
     names = ", ".join(failing) if failing else "none"
     also = f"; not applicable here, so not counted: {', '.join(idle)}" if idle else ""
@@ -425,6 +458,7 @@ def gate_on_controls(method: str, v: Verdict, controls: dict) -> Verdict:
         v.witness,
         v.recheck,
         v.evidence,
+        v.certificate,
     )
 
 
@@ -474,12 +508,37 @@ def combine(parts: list[Verdict]) -> Verdict:
     return Verdict(worst.status, reason, worst.witness, worst.recheck)
 
 
-def decide_identity(proved: bool, gap: float, *, witness: dict | None = None, how: str = "") -> Verdict:
+def decide_identity(
+    proved: bool,
+    gap: float,
+    *,
+    witness: dict | None = None,
+    how: str = "",
+    lhs=None,
+    rhs=None,
+    certificate: dict | None = None,
+) -> Verdict:
     """An equality of a proof: ``holds`` when sympy reduces lhs - rhs to 0 and the numerical spot checks
     agree (``gap``, relative, <= 1e-20); ``violated`` when sympy does not and a witness point re-checks;
-    else ``inconclusive`` (sympy failing to simplify a true identity is no proof either way)."""
+    else ``inconclusive`` (sympy failing to simplify a true identity is no proof either way).
+
+    The ``holds`` carries a certificate (its record's evidence ``proved``: :mod:`proofs_checks.certificates`) only
+    when the toolkit made the decision: ``lhs`` and ``rhs`` given (expressions or equal-length lists), which
+    :func:`proofs_checks.identity.prove_identity` reduces itself, or ``certificate`` from such a decision. Without
+    them (``proved`` is the caller's word) the record's evidence is ``searched``."""
     if proved and gap <= 1e-20:
-        return Verdict("holds", f"sympy reduces lhs - rhs to 0 ({how}); random points agree to {gap:.1e} at 30 digits")
+        from .certificates import is_issued
+
+        cert = certificate if is_issued(certificate) and certificate.get("kind") == "sympy-identity" else None
+        if cert is None and lhs is not None and rhs is not None:
+            from .identity import prove_identity
+
+            cert = prove_identity(lhs, rhs, how=how)["certificate"]
+        return Verdict(
+            "holds",
+            f"sympy reduces lhs - rhs to 0 ({how}); random points agree to {gap:.1e} at 30 digits",
+            certificate=cert,
+        )
     if not proved and gap > 1e-20:
         return _confirm(witness, f"sympy does not reduce lhs - rhs to 0 and random points differ (relative {gap:.2e})")
     return Verdict(

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-OPS = ("CoordSum", "Expect", "Expect1", "Sup1", "MaxOver", "MinEig")
+OPS = ("CoordSum", "Expect", "Expect1", "Sup1", "MaxOver", "MinEig", "SingVal", "PolarFactor", "Rank")
 
 
 def op_of(e):

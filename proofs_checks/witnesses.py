@@ -24,9 +24,15 @@ __all__ = [
     "claim_record",
     "control_record",
     "MinEig",
+    "SingVal",
+    "PolarFactor",
+    "Rank",
     "gate_on_controls",
     "divergence_claim",
     "bnb_record",
+    "with_certificate",
+    "prove_expression",
+    "scoped",
 ]
 
 MinEig = sp.Function("MinEig")
@@ -35,6 +41,24 @@ expressions), for a witness's conditions such as ``("H <= diag(L)", MinEig(Immut
 The re-check evaluates it at 60 digits and encloses it rigorously for any n x n (Rayleigh quotient above, interval
 LDL^T below), so a witness with such a condition can be proved."""
 MinEig.__module__ = "proofs_checks.witnesses"  # sympy's undefined functions have neither (help() and pydoc need both)
+
+SingVal = sp.Function("SingVal")
+SingVal.__doc__ = """SingVal(M, k): the k-th largest singular value (k = 1, 2, ...) of the matrix ``M`` (a
+``sympy.ImmutableMatrix`` of numbers or expressions of the witness's scalars), in a witness's sides or conditions. The
+re-check computes it from M's entries by an SVD at 60 digits, so the singular values a witness speaks of are those
+of the matrix it carries (not enclosed in ball arithmetic: such a violation is ``exact``, not ``proved``)."""
+SingVal.__module__ = "proofs_checks.witnesses"
+
+PolarFactor = sp.Function("PolarFactor")
+PolarFactor.__doc__ = """PolarFactor(M, i, j): entry (i, j) (from 0) of the orthogonal polar factor U V^T of
+``M = U S V^T`` (rows >= cols, full column rank: the factor is unique), e.g. Muon's orthogonalized update; the
+re-check computes it by an SVD of M's entries at 60 digits."""
+PolarFactor.__module__ = "proofs_checks.witnesses"
+
+Rank = sp.Function("Rank")
+Rank.__doc__ = """Rank(M, tol): how many singular values of ``M`` exceed ``tol`` (the numerical rank), computed by the
+re-check from M's entries at 60 digits."""
+Rank.__module__ = "proofs_checks.witnesses"
 
 
 def srepr_text(e) -> str:
@@ -252,7 +276,9 @@ def claim_record(
     are built, for checks whose verdict combines several parts (a bound along a grid and a rate, a
     proof step's rule and spot checks). ``empirical``/``bound`` may be None (nothing measured); ``show``
     (default: the spec's), ``scope`` (default: derived from the evidence and setting) and ``evidence``
-    (default: the verdict's own level, else derived) override the record's fields."""
+    (default: the verdict's own level, else derived) override the record's fields. A verdict's certificate (a
+    toolkit decision's: :mod:`proofs_checks.certificates`) is kept in ``data["certificate"]``."""
+    data = with_certificate(data, getattr(verdict, "certificate", None))
     return Claim(
         id=spec.id,
         statement=spec.statement,
@@ -273,6 +299,33 @@ def claim_record(
         evidence=evidence or getattr(verdict, "evidence", None),
         scope=scope,
     )
+
+
+def scoped(rec: Claim, scope: str | None) -> Claim:
+    """``rec`` with the scope ``scope`` (what was tested, in words) when given: the ``scope=`` of every engine
+    (:func:`bnb_record`, :func:`divergence_claim`, :func:`proofs_checks.api.adversarial_search`,
+    :func:`~proofs_checks.api.rate_claim`, ...); None keeps the derived one. Raises ValueError on an empty
+    string (a record's scope names what was tested)."""
+    if scope is None:
+        return rec
+    if not isinstance(scope, str) or not scope.strip():
+        raise ValueError(f"claim {rec.id}: scope must be a non-empty string (what was tested), got {scope!r}")
+    return dataclasses.replace(rec, scope=scope)
+
+
+def with_certificate(data, cert):
+    """``data`` (a dict or None) with the certificate ``cert`` added under ``data["certificate"]`` (a list when
+    there are several); ``data`` unchanged when ``cert`` is None."""
+    if not cert:
+        return data
+    data = dict(data or {})
+    old = data.get("certificate")
+    if old is None:
+        data["certificate"] = cert
+    else:
+        olds = old if isinstance(old, list) else [old]
+        data["certificate"] = olds + ([cert] if cert not in olds else [])
+    return data
 
 
 def control_record(rec: Claim, control: str, what: str, *, failed: bool | None = None) -> Claim:
@@ -347,6 +400,7 @@ def divergence_claim(
     scalars: dict | None = None,
     measure=None,
     max_steps: int = 10000,
+    scope: str | None = None,
 ) -> Claim:
     """The record of a convergence (boundedness) claim against an iteration ``state <- update(state)``
     (``update``: state name -> sympy expression of the state symbols and ``scalars``), run from ``start`` in
@@ -356,7 +410,28 @@ def divergence_claim(
     The claim is ``violated`` with a witness of kind ``divergence`` (the update, start, the iterate count and the
     finite last values; re-checked at 60 digits by :func:`proofs_checks.recheck.recheck`) when the measure
     exceeds the threshold at a finite iterate; ``inconclusive`` when nothing exceeds it in ``max_steps`` steps (a
-    finite run shows no convergence). The numbers are the last finite iterate's: never NaN or infinite."""
+    finite run shows no convergence). The numbers are the last finite iterate's: never NaN or infinite.
+    ``scope``: what was run, in words (default: derived from the evidence and the setting)."""
+    return scoped(
+        _divergence_claim(
+            spec, update, start, params, threshold=threshold, scalars=scalars, measure=measure, max_steps=max_steps
+        ),
+        scope,
+    )
+
+
+def _divergence_claim(
+    spec: ClaimSpec,
+    update: dict,
+    start: dict,
+    params: dict,
+    *,
+    threshold: float,
+    scalars: dict | None = None,
+    measure=None,
+    max_steps: int = 10000,
+) -> Claim:
+    """The record of :func:`divergence_claim` (without its scope)."""
     if not isinstance(update, dict) or not update:
         raise ValueError("update must map each state name to its update expression")
     if set(start) != set(update):
@@ -404,9 +479,9 @@ def divergence_claim(
     from .verdict import decide
 
     if overflow:  # the float iterate at `steps` is not finite: only the high-precision re-check can show it
-        from .recheck import recheck
+        from .verdict import certified_recheck
 
-        chk = recheck(w)
+        chk = certified_recheck(w)
         if chk["violated"]:
             v = Verdict(
                 "violated",
@@ -444,12 +519,18 @@ def divergence_claim(
 # branch-and-bound results as records
 
 
-def bnb_record(result, spec: ClaimSpec, params: dict | None = None) -> Claim:
+def bnb_record(result, spec: ClaimSpec, params: dict | None = None, *, scope: str | None = None) -> Claim:
     """The record of ``spec`` decided by :func:`proofs_checks.bnb.branch_and_bound` (``result``, which keeps the
     claim it decided): ``proved`` -> ``holds`` with evidence ``proved`` (every box of the stated box proved: the
     box is in the record's params); ``violated`` -> a witness of kind ``expression`` at the separating point
     (the point's coordinates and the scalars), re-checked (60 digits, then ball arithmetic) before the record says
-    ``violated``; ``inconclusive`` -> ``inconclusive`` with the unresolved boxes in the data."""
+    ``violated``; ``inconclusive`` -> ``inconclusive`` with the unresolved boxes in the data.
+    ``scope``: what the box covers, in words (default: derived from the evidence and the setting)."""
+    return scoped(_bnb_record(result, spec, params), scope)
+
+
+def _bnb_record(result, spec: ClaimSpec, params: dict | None = None) -> Claim:
+    """The record of :func:`bnb_record` (without its scope)."""
     claim = getattr(result, "claim", None)
     if not claim:
         raise ValueError("bnb_record needs a result of branch_and_bound (it keeps the claim it decided)")
@@ -462,6 +543,7 @@ def bnb_record(result, spec: ClaimSpec, params: dict | None = None) -> Claim:
             "holds",
             f"proved on every point of the box {box} by interval branch-and-bound: {result.reason}",
             evidence="proved",
+            certificate=result.certificate,
         )
         return claim_record(spec, v, params=where, method="exact", data=data, relation=rel)
     if result.status == "violated":
@@ -490,3 +572,24 @@ def bnb_record(result, spec: ClaimSpec, params: dict | None = None) -> Claim:
         return claim_record(spec, v, params=where, method="exact", empirical=emp, bound=bnd, data=data, relation=rel)
     v = Verdict("inconclusive", f"not decided on the whole box {box}: {result.reason}")
     return claim_record(spec, v, params=where, method="exact", data=data, relation=rel)
+
+
+def prove_expression(witness: dict, **kw) -> dict:
+    """:func:`proofs_checks.recheck.prove_expression` (a witness's violation proved in ball arithmetic), with the
+    certificate of the proof (:mod:`proofs_checks.certificates`, kind ``ball-recheck``) under ``"certificate"``
+    when it is proved: keep it in the record (``data={"certificate": ...}``) to earn evidence ``proved``."""
+    from .certificates import issue
+    from .recheck import prove_expression as prove
+
+    out = prove(witness, **kw)
+    if out.get("proved"):
+        out = {
+            **out,
+            "certificate": issue(
+                "ball-recheck",
+                f"{witness.get('lhs')} {witness.get('relation', '<=')} {witness.get('rhs')} fails at the witness's "
+                f"values: {out.get('proof')}",
+                outcome="violated",
+            ),
+        }
+    return out

@@ -33,9 +33,14 @@ def test_every_record_carries_an_evidence_level_derived_from_its_method():
     assert Claim(**base, status="holds", method="symbolic", reason="no counterexample in 9 cases").evidence == (
         "searched"
     )
-    assert Claim(**base, status="holds", method="symbolic", reason="sympy reduces lhs - rhs to 0 (x)").evidence == (
-        "proved"
-    )
+    # the reason's words alone are not a proof (issue 44): "proved" needs the certificate of the toolkit's decision
+    said = "sympy reduces lhs - rhs to 0 (x)"
+    assert Claim(**base, status="holds", method="symbolic", reason=said).evidence == "searched"
+    from proofs_checks.identity import prove_identity
+
+    cert = prove_identity(a**2 - b**2, (a - b) * (a + b))["certificate"]
+    rec = Claim(**base, status="holds", method="symbolic", reason=said, data={"certificate": cert})
+    assert rec.evidence == "proved"
     with pytest.raises(ValueError, match="evidence"):
         Claim(**base, status="holds", method="exact", evidence="believed")
     rec = Claim(**base, status="holds", method="exact").to_dict()

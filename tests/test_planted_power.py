@@ -81,7 +81,10 @@ def test_thm1_C_records_say_which_form_they_check():
     assert recs and all(r.statement.endswith(LEM.C_CHECKED_FORM) for r in recs if r.id == "thm1.C")
     assert "||g~_t||_{p*}^{2/(p-1)}" in LEM.C_CHECKED_FORM and "typo" in LEM.C_CHECKED_FORM
     again = LEM.checked_form(recs[0])
-    assert again.statement.count("[checked form") == 1
+    assert again.statement.count("[the checked form") == 1
+    # issue 44: the record opens with the form it checks (and holds for), never with the typo's false equality
+    assert all(r.statement.startswith(LEM.C_CHECKED_HEAD) for r in recs if r.id == "thm1.C")
+    assert "||g_t||_{p*}^{2/(p-1)} <=" not in recs[0].statement
 
 
 def test_corrected_proof_steps_find_their_planted_violation():

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sympy as sp
 
 import figures.report as report
 from proofs_checks.engines import claim_record
@@ -80,8 +81,19 @@ def test_each_level_explained_once(rendered):
 def test_engines_keep_the_verdicts_own_level():
     spec = ClaimSpec(id="t.ev", statement="x <= 1", source="test")
     # a verdict that sets its level: kept (the default derivation would say "exact")
-    rec = claim_record(spec, Verdict("holds", "enclosures separate", evidence="proved"), params={}, method="exact")
-    assert rec.evidence == "proved"
+    rec = claim_record(spec, Verdict("holds", "a search", evidence="searched"), params={}, method="exact")
+    assert rec.evidence == "searched"
+    # "proved" only with the certificate of a toolkit decision (issue 44); written by hand it is refused
+    from proofs_checks.bnb import branch_and_bound
+
+    x_ = sp.Symbol("x_")
+    cert = branch_and_bound(x_**2, x_ + 1, {"x_": (0.0, 1.0)}).certificate
+    rec = claim_record(
+        spec, Verdict("holds", "enclosures separate", evidence="proved", certificate=cert), params={}, method="exact"
+    )
+    assert rec.evidence == "proved" and rec.data["certificate"] == cert
+    with pytest.raises(ValueError, match="evidence 'proved' is refused: it carries no certificate"):
+        claim_record(spec, Verdict("holds", "enclosures separate", evidence="proved"), params={}, method="exact")
     # a verdict that does not: derived from the method
     rec = claim_record(
         spec, Verdict("holds", "ci below"), params={}, method="monte-carlo", empirical=0.5, bound=1.0, ci=(0.4, 0.6)

@@ -526,6 +526,8 @@ def test_pack_newton_schulz_findings():
     # no source states the description as a bound: not a finding; read as a bound it fails (witness kept)
     assert recs["ns.interval"].status == "not-applicable" and recs["ns.interval"].witness["kind"] == "ns-polynomial"
     assert recs["ns.interval.scoped"].status == "holds"
+    assert recs["ns.interval.scoped"].evidence == "proved"  # with the certificate of its interval enclosure
+    assert recs["ns.interval.scoped"].data["certificate"]["kind"] == "interval-enclosure"
     assert recs["ns.cubic-bound"].status == "holds"
     from proofs_checks.spectral.newton_schulz import prove_range, threshold
 

@@ -39,7 +39,7 @@ import mpmath
 import numpy as np
 
 from lptheory import norms as N
-from proofs_checks.api import ClaimSpec, Verdict, claim_record, value_claim
+from proofs_checks.api import ClaimSpec, Verdict, certify, claim_record, value_claim
 
 COEF = N.MUON_COEFFICIENTS
 JORDAN = (
@@ -292,6 +292,10 @@ def _scoped_record(s_star, at_star, below, proof):
             f"including the endpoint (phi^5(s*) >= {mpmath.nstr(at_star.a, 20)}); at the double below s*, "
             f"phi^5 <= {mpmath.nstr(below.b, 20)} < 0.5, so no larger double range starts lower",
             evidence="proved",
+            certificate=certify(
+                "interval-enclosure",
+                f"phi^5([{s_star!r}, 1]) lies in [{lo_all!r}, {hi_all!r}] (mpmath.iv, {used} pieces)",
+            ),
         )
     else:
         verdict = Verdict("inconclusive", "the interval enclosure did not close")

@@ -139,7 +139,7 @@ def _asm1(p: float, max_boxes: int):
     return opp, same
 
 
-def _record(id_, statement, source, params, parts, *, show=("p",), witness=None, note=""):
+def _record(id_, statement, source, params, parts, *, show=("p",), witness=None, note="", scope=None):
     if any(r.status == "violated" for r in parts):
         bad = next(r for r in parts if r.status == "violated")
         status, reason = "violated", f"counterexample: {bad.reason}"
@@ -174,6 +174,7 @@ def _record(id_, statement, source, params, parts, *, show=("p",), witness=None,
         relation="<=",
         show=list(show),
         evidence="proved" if status in ("holds", "violated") else "exact",
+        scope=scope if status == "holds" else None,
     )
 
 
@@ -272,6 +273,11 @@ def run_proved(ctx):
                 [rb, ra],
                 show=("p", "kappa_hi"),
                 witness=wit,
+                scope=(
+                    f"proved at p = {p:g} for the two-point laws of one coordinate in the branch-and-bound box only: "
+                    f"weights >= {EDGE:g} and |x_1 - x_2| >= {EDGE:g} max|x| (n_t = 1, G and sigma tightest); laws "
+                    "with a smaller weight or gap, and laws of more points, are not covered"
+                ),
             )
         )
         opp, same = _asm1(p, budget)

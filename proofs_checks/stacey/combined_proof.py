@@ -51,7 +51,7 @@ import math
 import mpmath
 import sympy as sp
 
-from ..api import Claim, enclose_max
+from ..api import Claim, certify, enclose_max
 
 __all__ = [
     "m_enclosure",
@@ -340,7 +340,7 @@ def prove_records(records: list) -> list:
             dataclasses.replace(
                 rec,
                 evidence="proved",
-                data=data,
+                data={**data, "certificate": certify("combined-proof", f"{rec.id} at p = {p:g}: {pr['detail']}")},
                 scope=(
                     f"proved for every law meeting {covers} at p = {p:g}; the adversarial search ({rec.scope}) is "
                     "a cross-check"

@@ -41,9 +41,11 @@ from ..api import (
     adversarial_search_many,
     as_correction,
     cached_limit,
+    certify,
     expression_witness,
     family_supremum,
     planted_scale_control,
+    prove_identity,
     recheck,
     value_claim,
 )
@@ -321,11 +323,16 @@ def _theorem_record(cons, *, seed: int = 0, quick: bool = True) -> Claim:
         witness=None,
     )
     proved = ok and all(r.evidence == "proved" for _, _, r in cons)
+    certs = []  # the combined lemma's certificates, one per p (combined_proof): the theorem's coefficient rests on them
+    for _, _, r in cons:
+        c = (r.data or {}).get("certificate")
+        certs += [u for u in (c if isinstance(c, list) else [c]) if u]
     if proved:  # the combined lemma is proved at every p (combined_proof): so is the theorem's coefficient
         K = {p: r.data["proof"]["K"] for p, _, r in cons}
         rec = dataclasses.replace(
             rec,
             evidence="proved",
+            data={**(rec.data or {}), "certificate": certs},
             scope=(
                 f"the noise term only: proved for every law meeting Assumptions 2-4 at p = "
                 f"{', '.join(f'{p:g}' for p in K)} (every d, n_t, G, sigma) by the combined lemma's proof "
@@ -363,7 +370,8 @@ def _theorem_record(cons, *, seed: int = 0, quick: bool = True) -> Claim:
                 else []
             ),
             "consequence": alg3_text,
-        }
+        },
+        **({"certificate": certs} if proved else {}),
     }
     return rec
 
@@ -537,9 +545,18 @@ def asm1_records(p_list, *, seed: int, quick: bool) -> list[Claim]:
             + ", ".join(f"d={d}: {v:.4f}" for d, v in per_d.items()),
         )
         proof = asm1_proof(p)
+        cert = None
         if proof["proved"] and rec.status == "holds":  # the search's holds, now for every d
+            cert = certify("exact-polynomial", f"Assumption 1's two forms at p = {p:g}, every d: {proof['detail']}")
             rec = dataclasses.replace(
-                rec, evidence="proved", reason=f"proved, {proof['detail']}; the search: {rec.reason}"
+                rec,
+                evidence="proved",
+                reason=f"proved, {proof['detail']}; the search: {rec.reason}",
+                data={**(rec.data or {}), "certificate": cert},
+                scope=(
+                    f"proved for every d and every symmetric H at p = {p:g} (exact polynomial inequalities, sympy); "
+                    f"the search ({rec.scope}) is a cross-check"
+                ),
             )
         rec.data = {
             "correction": {
@@ -567,7 +584,8 @@ def asm1_records(p_list, *, seed: int, quick: bool) -> list[Claim]:
                 ],
                 "per_d": per_d,
                 "consequence": "Theorem 1 only uses the upper quadratic bound, which either form implies: unaffected",
-            }
+            },
+            **({"certificate": cert} if cert else {}),
         }
         out.append(rec)
     return out
@@ -598,7 +616,8 @@ def lionk_records(p_list, *, seed: int) -> list[Claim]:
     ps = pp / (pp - 1)
     lion = -(eta * N ** (1 / (pp - 1))) * ci ** (ps - 1) / N ** (ps - 1)
     stacey = -eta * ci ** (1 / (pp - 1))
-    proved = sp.simplify(sp.powsimp(lion - stacey, force=True)) == 0
+    identity = prove_identity(lion, stacey, how="positive symbols, powers combined")  # the toolkit decides it
+    proved = identity["proved"]
     rng = np.random.default_rng([seed, 404])
     out = []
     for p in p_list:
@@ -633,6 +652,7 @@ def lionk_records(p_list, *, seed: int) -> list[Claim]:
             rec = dataclasses.replace(
                 rec,
                 evidence="proved",
+                data={**(rec.data or {}), "certificate": identity["certificate"]},
                 scope=(
                     f"proved with sympy for every g~_0 at p = {p:g} (Algorithm 1's first step at tau = 0, eps = 0 "
                     "is -eta sgn(c)|c|^(1/(p-1)), c = (1 - beta1) g~_0; the difference from the rescaled Lion-K "
@@ -653,7 +673,8 @@ def lionk_records(p_list, *, seed: int) -> list[Claim]:
                     {"kind": "holds-in-search", "detail": f"Algorithm 1 vs rescaled Lion-K in float64: {worst:.3g}"},
                 ],
                 "consequence": "the two first steps differ by the g-dependent factor ||c||_{p*}^{1/(p-1)}",
-            }
+            },
+            **({"certificate": identity["certificate"]} if identity["certificate"] else {}),
         }
         out.append(rec)
     return out

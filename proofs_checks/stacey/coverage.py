@@ -36,7 +36,10 @@ DEFAULT_P = (3.0, 4.0, 8.0)
 def _symbolic_claim(vd, **kw) -> Claim:
     """The record of an identity decided symbolically (:func:`decide_identity`'s verdict ``vd``): ``kw`` are the
     claim's id, statement, source and params."""
-    return Claim(status=vd.status, method="symbolic", reason=vd.reason, relation="==", witness=vd.witness, **kw)
+    data = {"certificate": vd.certificate} if vd.certificate else None  # the toolkit's decision, when it made one
+    return Claim(
+        status=vd.status, method="symbolic", reason=vd.reason, relation="==", witness=vd.witness, data=data, **kw
+    )
 
 
 def _validate(options):
@@ -71,7 +74,13 @@ def signsgd_record() -> Claim:
     lim_neg = sp.limit(step(-v), p, sp.oo)
     proved = sp.simplify(lim_pos - 1) == 0 and sp.simplify(lim_neg + 1) == 0
     gap = _spot_gap([(lim_pos, sp.Integer(1)), (lim_neg, sp.Integer(-1))])
-    vd = decide_identity(proved, gap, how=f"lim_(p->inf) of v/|v|^((p-2)/(p-1)) = {lim_pos} (v > 0), {lim_neg} (v < 0)")
+    vd = decide_identity(
+        proved,
+        gap,
+        how=f"lim_(p->inf) of v/|v|^((p-2)/(p-1)) = {lim_pos} (v > 0), {lim_neg} (v < 0)",
+        lhs=[lim_pos, lim_neg],
+        rhs=[sp.Integer(1), sp.Integer(-1)],
+    )
     return _symbolic_claim(
         vd,
         id="alg3.signsgd",
@@ -97,6 +106,8 @@ def p_inf_record() -> Claim:
         proved,
         gap,
         how=f"lim_(p->inf) rhs = {lim}; rate -> {sp.simplify(lim_rate)}; |g_i|^(p*) -> |g_i|",
+        lhs=[lim, lim_rate, lim_lhs],
+        rhs=[signsgd, signsgd_rate, gv],
     )
     return _symbolic_claim(
         vd,
@@ -134,6 +145,7 @@ def bias_record(p: float) -> Claim:
         relation=">=",
         reason=("proved in ball arithmetic: " if ok else "not proved: ") + pr["proof"],
         evidence="proved" if ok else "exact",
+        data={"certificate": pr["certificate"]} if ok else None,
     )
 
 
@@ -142,7 +154,7 @@ def mirror_step_record() -> Claim:
 
     p = sp.Symbol("p", positive=True)
     wpos = sp.Symbol("w", positive=True)
-    checks = []
+    checks, sides = [], []
     for w in (wpos, -wpos):
         u = w / sp.Abs(w) ** ((p - 2) / (p - 1))  # Alg. 2 line 6 at eps = 0
         grad_psi_u = sp.Abs(u) ** (p - 2) * u  # grad of (1/p)|u|^p
@@ -151,6 +163,7 @@ def mirror_step_record() -> Claim:
             lambda z: z.is_Pow, lambda z: z.base ** sp.cancel(sp.together(z.exp))
         )  # exponents to lowest terms
         checks.append(sp.simplify(e - w) == 0)
+        sides.append((e, w))
     proved = all(checks)
     # numerical spot check at 30 digits
     import mpmath
@@ -161,7 +174,13 @@ def mirror_step_record() -> Claim:
             for wv in (mpmath.mpf("0.3"), mpmath.mpf(-2), mpmath.mpf("1e-5")):
                 u = wv / abs(wv) ** ((pv - 2) / (pv - 1))
                 worst = max(worst, abs(abs(u) ** (pv - 2) * u - wv) / abs(wv))
-    vd = decide_identity(proved, float(worst), how="grad psi(z+) = |z+|^{p-2} z+ = w for w > 0 and w < 0")
+    vd = decide_identity(
+        proved,
+        float(worst),
+        how="grad psi(z+) = |z+|^{p-2} z+ = w for w > 0 and w < 0",
+        lhs=[e for e, _ in sides],
+        rhs=[w for _, w in sides],
+    )
     return _symbolic_claim(
         vd,
         id="alg2.mirror-step",

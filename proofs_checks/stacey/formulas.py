@@ -78,7 +78,8 @@ LEMMA_STATEMENTS = {
     ),
     "thm1.B": (
         "E[B] = E[eta <g_t, s(g_t) - s(g~_t)>] <= eta (2p-1) G^{1/(p-1)} ||sigma||_1 / ((p-1) sqrt(n_t)) "
-        "(B <= B1 + B2 with Lemmas 1 and 2 combined)",
+        "(the 'Therefore' line; the paper reaches it through B <= B1 + B2 and Lemmas 1 and 2, a route that breaks for "
+        "p > 2.7518 where Lemma 2 fails; the records' proof goes through the combined lemma instead)",
         "Appendix A.1, proof of Theorem 1 (the 'Therefore' line); Section 4.1",
     ),
     "thm1.C": (

@@ -306,18 +306,21 @@ def run_lemmas(ctx):
     return [checked_form(r) for r in recs]
 
 
+C_CHECKED_HEAD = "C = (L eta^2/2) ||s(g~_t)||_p^2 = (L eta^2/2) ||g~_t||_{p*}^{2/(p-1)} <= L eta^2 G^{2/(p-1)} / 2"
+"""The form the ``thm1.C`` records check and prove (g~_t in the middle term): their statement opens with it."""
+
 C_CHECKED_FORM = (
-    " [checked form: C = (L eta^2/2) ||s(g~_t)||_p^2 = (L eta^2/2) ||g~_t||_{p*}^{2/(p-1)} <= L eta^2 G^{2/(p-1)} / 2, "
-    "with g~_t in the middle term; the paper's ||g_t||_{p*} there is a typo (sym.thm1.C.step1 reports it violated): "
-    "C involves s(g~_t), and Assumption 4 bounds ||g~_t||_{p*}]"
+    " [the checked form, with g~_t in the middle term: ||g~_t||_{p*}^{2/(p-1)}; the paper writes ||g_t||_{p*} "
+    "there, a typo whose equality is false (sym.thm1.C.step1 reports it violated): C involves s(g~_t), and "
+    "Assumption 4 bounds ||g~_t||_{p*}]"
 )
-"""What the ``thm1.C`` records check: the paper's statement is kept as written (it carries the typo) and this
-names the form the numbers belong to."""
+"""What follows :data:`C_CHECKED_HEAD` in a ``thm1.C`` record's statement: which form it is and the paper's typo,
+named (the paper's statement, with the typo's false equality, is not what the record says holds; issue 44)."""
 
 
 def checked_form(rec):
     """``rec`` with the form it checks said in its statement, for a statement with a known typo (``thm1.C``:
     :data:`C_CHECKED_FORM`); other records unchanged."""
     if rec.id == "thm1.C" and C_CHECKED_FORM not in rec.statement:
-        rec.statement += C_CHECKED_FORM
+        rec.statement = C_CHECKED_HEAD + C_CHECKED_FORM
     return rec

@@ -947,7 +947,9 @@ def check_step(step: Step, *, samples: int = 1000, seed: int = 0) -> Claim:
         if point is not None and not isinstance(step.sym[0], sp.MatrixBase):
             at = Point(point, lhs=step.sym[0], rhs=step.sym[1], relation="==", extra={"note": "p = 2 + q"})
             w = at.witness(spec)
-        v = decide_identity(bool(zero), num, witness=w, how="positive symbols, p = 2 + q, q > 0")
+        v = decide_identity(
+            bool(zero), num, witness=w, how="positive symbols, p = 2 + q, q > 0", lhs=step.sym[0], rhs=step.sym[1]
+        )
         empirical, bound = num, 0.0
     else:
         pre_ok, pre_txt = step.pre() if step.pre else (None, "")
