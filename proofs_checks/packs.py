@@ -308,13 +308,15 @@ class Pack:
 
     def figure_functions(self) -> dict:
         """``{check: [(stem, fn), ...]}``: the figures registered with :meth:`figure`, after importing the
-        pack's ``figures`` module (once); a ``"module:NAME"`` reference gives its dict."""
+        pack's ``figures`` module (once); a ``"module:NAME"`` reference gives its dict, or a function of the pack
+        returning one."""
         if self.figures and not self._figures_loaded:
             self._figures_loaded = True
             mod, _, attr = self.figures.partition(":")
             obj = importlib.import_module(mod)
-            if attr:
-                for k, v in getattr(obj, attr).items():
+            if attr:  # a dict, or a function of the pack giving one (figures for checks made at run time)
+                got = getattr(obj, attr)
+                for k, v in (got(self) if callable(got) else got).items():
                     self._figures.setdefault(k, []).extend(v)
         return self._figures
 

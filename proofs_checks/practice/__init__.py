@@ -128,12 +128,13 @@ def task_pack(tasks, name: str, where: str):
         name,
         title=f"Practice on the user's tasks: {', '.join(t.name for t in tasks)}",
         description=f"The practice protocol (fair tuning, paired statistics, controls) on {where}.",
-        figures="proofs_checks.practice.figures",
+        figures="proofs_checks.practice.figures:for_pack",
     )
     import os
 
     for t in tasks:
         task_check(pack, t, ref=f"{os.path.abspath(where)}:{t.name}")
+    _register_profile(pack)
     return pack
 
 
@@ -219,3 +220,8 @@ PACK.report_section(
         ("budget", "trial budget"),
     ),
 )(_verdict_rows)
+
+
+from .profiles import register_section as _register_profile  # noqa: E402  (the across-tasks section)
+
+_register_profile(PACK)

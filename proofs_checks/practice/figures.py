@@ -31,7 +31,7 @@ import numpy as np
 from figures.style import d, plt, save
 
 from . import PACK
-from .tasks import BUILTIN
+from .tasks import installed
 
 __all__ = [
     "plot_tuning",
@@ -793,6 +793,6 @@ def for_pack(pack) -> dict:
     return {name: figures_for_task(name) for name in getattr(pack, "checks", {}) if name not in NOT_TASKS}
 
 
-for _name in BUILTIN:
+for _name in installed():  # the built-in tasks and those of installed packages
     register_task_figures(PACK, _name)
 PACK.figure("probe-controls", "practice_probe_controls")(plot_controls)
