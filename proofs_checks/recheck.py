@@ -120,7 +120,16 @@ __all__ = [
 _PLANS: dict = {}  # expression -> (operator children with placeholders, symbols, mpmath function): pure, shared
 
 
+MAX_EVALUATIONS = 500_000
+"""The most node evaluations one re-check of a witness makes (the evaluator's work; the quick report's witnesses
+need at most a few hundred; a MaxOver about 10^5). Beyond it a witness is refused naming the field: a
+nested MaxOver took minutes before."""
+
+
 class _Eval(SymbolLookup):
+    work = 0  # node evaluations so far (per evaluator: a re-check makes a few)
+    field = "the witness"  # what is being evaluated, for the refusal's message
+
     def __init__(self, w):
         self.scalars = {k: mp_number(v) for k, v in (w.get("scalars") or {}).items()}
         self.coords = {k: [mp_number(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
@@ -129,6 +138,12 @@ class _Eval(SymbolLookup):
         self._plans = _PLANS
 
     def ev(self, e, ctx):
+        self.work += 1
+        if self.work > MAX_EVALUATIONS:
+            raise WitnessRefused(
+                f"{self.field}: needs more than {MAX_EVALUATIONS:,} evaluations at 60 digits (nested MaxOver, Expect "
+                "or CoordSum over a large grid, batch or dimension): more work than a re-check does"
+            )
         op = op_of(e)
         if op == "CoordSum":
             return mpmath.fsum(self.ev(e.args[0], {**ctx, "i": i}) for i in range(self.d))
@@ -514,6 +529,7 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
             where = f"assumptions[{a.get('name', '?')!r}]"
             lhs_e, rhs_e = parse(a["lhs"], f"{where}.lhs"), parse(a["rhs"], f"{where}.rhs")
             idx = range(ev.d) if a.get("per_coordinate") else [None]
+            ev.field = where
             for i in idx:
                 ctx = {"i": i}
                 lv, rv = ev.ev(lhs_e, ctx), ev.ev(rhs_e, ctx)
@@ -527,13 +543,16 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
                 ok = ok and good
         if w.get("require"):  # the claim's precondition on the candidate, written into the witness
             req = parse(w["require"], "require")
+            ev.field = "require"
             inside = ev.ev(req, {"i": None}) != 0
             checks.append({"precondition": "require", "expression": str(req), "holds": bool(inside)})
             ok = ok and bool(inside)
         lhs_e, rhs_e = parse(w["lhs"], "lhs"), parse(w["rhs"], "rhs")
         bad = None
         try:
+            ev.field = "lhs"
             lhs = ev.ev(lhs_e, {"i": None})
+            ev.field = "rhs"
             rhs = ev.ev(rhs_e, {"i": None})
         except (ZeroDivisionError, OverflowError) as exc:  # 1/0 at 60 digits: no value, so no evidence either way
             lhs = rhs = mpmath.nan
@@ -687,15 +706,19 @@ def recheck_divergence(w: dict, dps: int = DPS) -> dict:
         base = {k: mp_number(v) for k, v in (w.get("scalars") or {}).items()}
         state = {k: mp_number(v) for k, v in w["start"].items()}
 
+        work = 0  # evaluations over all the steps: one budget (MAX_EVALUATIONS) for the whole iteration
+
         def evaluator():
             ev = _Eval({})
             ev.scalars = {**base, **{f"state {k}": v for k, v in state.items()}}
+            ev.work, ev.field = work, "update (over steps)"
             return ev
 
         finite = True
         for _ in range(steps):
             ev = evaluator()
             state = {k: ev.ev(e, {"i": None}) for k, e in upd.items()}
+            work = ev.work
             if not all(mpmath.isfinite(v) for v in state.values()):
                 finite = False
                 break

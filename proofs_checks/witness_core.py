@@ -183,7 +183,7 @@ def _short(v) -> str:
 MAX_BATCH = 10_000
 """The largest batch size ``n`` of a witness's distribution."""
 
-MAX_OUTCOMES = 200_000
+MAX_OUTCOMES = 50_000
 """The most outcomes a re-check enumerates for one expectation (the mean of ``n`` draws of ``k`` support points
 has C(n + k - 1, k - 1) of them per coordinate; independent coordinates multiply)."""
 

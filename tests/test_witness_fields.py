@@ -374,3 +374,25 @@ def test_big_batches_count_outcomes_not_overflow():
     w["distribution"]["n"] = 200_000  # C(200001, 1) outcomes: refused, naming the field
     with pytest.raises(ValueError, match="distribution.n"):
         recheck(w)
+
+
+def test_nested_work_is_bounded(monkeypatch):
+    """A MaxOver inside a MaxOver (4097^2 evaluations at 60 digits: minutes) is refused naming the side once the
+    evaluation budget is spent (the budget lowered here so that the test is fast; the mechanism is the same)."""
+    import proofs_checks.recheck as R
+
+    monkeypatch.setattr(R, "MAX_EVALUATIONS", 20_000)
+    inner = "Function('MaxOver')(Symbol('t'), Symbol('t'), Integer(0), Symbol('s'))"
+    w = {
+        "kind": "expression",
+        "relation": "<=",
+        "lhs": f"Function('MaxOver')({inner}, Symbol('s'), Integer(0), Integer(1))",
+        "rhs": "Integer(1)",
+        "scalars": {},
+    }
+    with pytest.raises(ValueError, match="lhs: needs more than 20,000 evaluations"):
+        recheck(w)
+    d = copy.deepcopy(DIVERGENCE)
+    d["steps"] = 50_000  # within MAX_STEPS, but 50,000 updates are more than the budget
+    with pytest.raises(ValueError, match="update"):
+        recheck(d)
