@@ -885,7 +885,7 @@ def _no_space(exc, args) -> str | None:
 
 
 def _bad_directory_switch(exc) -> str | None:
-    """'LPTHEORY_X=PATH: ...' when ``exc`` (or its cause) is an OSError on the directory a switch of
+    """'NAME=PATH: ...' when ``exc`` (or its cause) is an OSError on the directory a switch of
     :data:`lptheory.config.SWITCHES` that takes a directory names (``LPTHEORY_PRACTICE_CACHE=/dev/null``, a
     read-only one): bad input from the environment, named, not a crash."""
     from lptheory.config import SWITCHES
