@@ -119,6 +119,10 @@ def adversarial_search_many(
     t0 = time.perf_counter()
     sc_in = dict(scalars or {})
     jobs = list(jobs)
+    for k, v in sc_in.items():  # inf, nan (--set r=inf, r=1e400): no evaluation at them is evidence
+        if isinstance(v, float) and not math.isfinite(v):
+            ids = ", ".join(sorted({jb.spec.id for jb in jobs}))
+            raise ClaimError(f"claim {ids}: the scalar {k} = {v!r} is not finite; a claim is searched at finite values")
     # setting-form assumptions (Assumption(check=...)) are checked on every candidate: a job with such
     # assumptions searches only the candidates that meet them (its own filtered spaces)
     filt = {j: _candidate_filter(jb.spec, job_scalars(jb, sc_in)) for j, jb in enumerate(jobs)}
@@ -158,6 +162,9 @@ def adversarial_search_many(
         extra = {"require": srepr_text(require)} if require is not None else None  # re-checked from the witness
         w = expression_witness(spec, scalars=wsc, coords=wco, dist=dist, rhs=bound_expr, extra=extra)
         chk = recheck(w)
+        if chk.get("inconclusive"):  # a side not finite at the worst case: the claim cannot be evaluated there
+            at = ", ".join(f"{k}={v:g}" for k, v in prm.items() if isinstance(v, (int, float)))
+            raise ClaimError(f"claim {spec.id}: at the worst case found ({at}) {chk['inconclusive']}")
         budget_txt = (
             f"{len(spaces)} restarts, {best['nfev']} exact evaluations, (d, k, n) in {[s.describe() for s in spaces]}"
         )
@@ -192,6 +199,7 @@ def adversarial_search_many(
             note=note,
             applicable=applicable,
             why=why,
+            float64=chk.get("float64"),
         )
         rec = claim_record(
             spec,

@@ -15,15 +15,25 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import stat
+import warnings
 
 import sympy as sp
 
 from .safe_parse import parse_expression
 
-__all__ = ["cached_limit", "cache_key", "signed_read", "signed_write"]
+__all__ = [
+    "cached_limit",
+    "cache_key",
+    "signed_read",
+    "signed_write",
+    "load_signed",
+    "save_signed",
+    "CacheEntryIgnored",
+]
 
 
 def key_path() -> str:
@@ -91,6 +101,68 @@ def signed_write(path: str, text: str) -> bool:
     except OSError:
         return False
     return True
+
+
+class CacheEntryIgnored(UserWarning):
+    """A cache entry that exists but is not used (unsigned, signed under another key, edited, damaged or of
+    the wrong shape): it counts as a miss, is recomputed and rewritten."""
+
+
+_READ_LIMIT = 512 * 1024 * 1024  # characters: an entry larger than this is damaged (or /dev/zero), not read whole
+
+
+def load_signed(path: str, parse=json.loads, *, what: str = "cache entry"):
+    """The content of the signed cache entry ``path``, read by ``parse`` (default :func:`json.loads`), or None:
+    a miss.
+
+    A missing file, or no signing key (:func:`cache_key`), is a plain miss. A file that is there but cannot be
+    used (unreadable, not text, larger than 512 MiB, no signature or one that does not verify under this user's
+    key: edited, copied from another installation, or written before entries were signed) is a miss too, with a
+    :class:`CacheEntryIgnored` warning naming the file; so is one whose ``parse`` raises (ValueError, TypeError,
+    KeyError, AttributeError, IndexError: a ``parse`` that checks the shape of what it read, e.g. that a JSON
+    document is an object with the fields the caller uses, makes a damaged entry a miss instead of a crash on
+    every later run). Nothing read is run (``parse`` gets text)."""
+    key = cache_key()
+    if key is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO planted there never blocks
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return _ignored(path, what, f"cannot be read ({exc.strerror or exc})")
+    try:
+        with os.fdopen(fd, "r", encoding="utf-8") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return _ignored(path, what, "not a regular file")
+            raw = fh.read(_READ_LIMIT + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        return _ignored(path, what, f"cannot be read as text ({exc})")
+    if len(raw) > _READ_LIMIT:
+        return _ignored(path, what, f"larger than {_READ_LIMIT} characters")
+    head, sep, text = raw.partition("\n")
+    if not sep or not hmac.compare_digest(head.encode("utf-8", "replace"), _signature(key, text).encode()):
+        return _ignored(
+            path,
+            what,
+            "its signature does not verify under this user's key (edited, copied, or written by another installation)",
+        )
+    try:
+        return parse(text)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        return _ignored(path, what, f"damaged ({type(exc).__name__}: {exc})")
+
+
+def save_signed(path: str, obj, dump=json.dumps) -> bool:
+    """Write ``dump(obj)`` (default :func:`json.dumps`) to the cache entry ``path``, signed under this user's key
+    and atomically (:func:`signed_write`, the entry :func:`load_signed` reads back); False where nothing could
+    be written (no key, an unwritable directory: the result is simply not cached)."""
+    return signed_write(path, dump(obj))
+
+
+def _ignored(path, what, why):
+    warnings.warn(f"{what} {path} ignored: {why}; recomputed", CacheEntryIgnored, stacklevel=3)
+    return None
 
 
 def _limit_cache_dir():

@@ -125,6 +125,10 @@ class Check:
         items = _split_values(value)
         default = self.defaults.get(key)
         if isinstance(default, (list, tuple)):
+            if default and not items:  # `r = []`: a run of nothing (an empty report, exit 0) is never meant
+                raise ValueError(
+                    f"{flag}: an empty list; give at least one value, or leave it out (default {default!r})"
+                )
             proto = default[0] if default else None
             return [_typed(flag, u, proto) for u in items]
         if default is None:
@@ -528,11 +532,21 @@ def _import_file(path: str):
         raise PackError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
     except PackError as exc:
         raise PackError(f"{path}: {exc}") from exc
+    except SystemExit as exc:  # sys.exit() in a claim file: never a silent exit 0 with no checks run
+        line = _line_in(exc, path)
+        raise PackError(
+            f"{path}:{line}: called sys.exit({exc.code!r}) while being imported (a claim file defines checks; "
+            "it does not exit)"
+        ) from None
     except Exception as exc:
-        tb = traceback.extract_tb(exc.__traceback__)
-        line = next((f.lineno for f in reversed(tb) if os.path.abspath(f.filename) == os.path.abspath(path)), "?")
-        raise PackError(f"{path}:{line}: {type(exc).__name__}: {exc}") from exc
+        raise PackError(f"{path}:{_line_in(exc, path)}: {type(exc).__name__}: {exc}") from exc
     return mod
+
+
+def _line_in(exc, path):
+    """The line of ``path`` where ``exc`` was raised (the innermost frame in that file), or "?"."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    return next((f.lineno for f in reversed(tb) if os.path.abspath(f.filename) == os.path.abspath(path)), "?")
 
 
 def load(target: str | None = None) -> Pack:
@@ -568,6 +582,8 @@ def load_ref(ref: str) -> Pack:
         ) from exc
     except SyntaxError as exc:
         raise PackError(f"{ref}: syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
+    except SystemExit as exc:  # sys.exit() at import: never a silent exit 0 with no checks run
+        raise PackError(f"{ref}: called sys.exit({exc.code!r}) while being imported") from None
     if attr:
         obj = getattr(mod, attr, None)
         if not isinstance(obj, Pack):

@@ -86,9 +86,19 @@ from .ball import (  # noqa: F401
 from .safe_parse import RefusedExpression
 from .t_quantiles import t_quantile
 from .witness_core import (  # noqa: F401
+    MAX_BATCH,
+    MAX_OUTCOMES,
     SymbolLookup,
     WitnessDistribution,
+    WitnessRefused,
+    check_distribution,
     dummy_names_in_order,
+    field_bool,
+    field_int,
+    field_mapping,
+    field_number,
+    field_numbers,
+    field_relation,
     lambdify_args,
     mp_number,
     op_of,
@@ -96,7 +106,18 @@ from .witness_core import (  # noqa: F401
     parse,
 )
 
-__all__ = ["recheck", "register", "RECHECKERS", "prove_expression", "ball_backend", "Undecided", "DPS"]
+__all__ = [
+    "recheck",
+    "register",
+    "RECHECKERS",
+    "prove_expression",
+    "ball_backend",
+    "Undecided",
+    "DPS",
+    "WitnessRefused",
+    "MAX_STEPS",
+    "MAX_POINTS",
+]
 # also importable from here (they lived here before the split): BallEval, BALL_INLINE, generate_ball_code,
 # dummy_names_in_order, lambdify_args, operator_placeholders (the names the evaluator and bnb use)
 
@@ -104,7 +125,16 @@ __all__ = ["recheck", "register", "RECHECKERS", "prove_expression", "ball_backen
 _PLANS: dict = {}  # expression -> (operator children with placeholders, symbols, mpmath function): pure, shared
 
 
+MAX_EVALUATIONS = 500_000
+"""The most node evaluations one re-check of a witness makes (the evaluator's work; the quick report's witnesses
+need at most a few hundred; a MaxOver about 10^5). Beyond it a witness is refused naming the field: a
+nested MaxOver took minutes before."""
+
+
 class _Eval(SymbolLookup):
+    work = 0  # node evaluations so far (per evaluator: a re-check makes a few)
+    field = "the witness"  # what is being evaluated, for the refusal's message
+
     def __init__(self, w):
         self.scalars = {k: mp_number(v) for k, v in (w.get("scalars") or {}).items()}
         self.coords = {k: [mp_number(v) for v in vals] for k, vals in (w.get("coords") or {}).items()}
@@ -113,6 +143,12 @@ class _Eval(SymbolLookup):
         self._plans = _PLANS
 
     def ev(self, e, ctx):
+        self.work += 1
+        if self.work > MAX_EVALUATIONS:
+            raise WitnessRefused(
+                f"{self.field}: needs more than {MAX_EVALUATIONS:,} evaluations at 60 digits (nested MaxOver, Expect "
+                "or CoordSum over a large grid, batch or dimension): more work than a re-check does"
+            )
         op = op_of(e)
         if op == "CoordSum":
             return mpmath.fsum(self.ev(e.args[0], {**ctx, "i": i}) for i in range(self.d))
@@ -164,7 +200,15 @@ class _Eval(SymbolLookup):
                     b = m2
             return max(best, f((a + b) / 2))
         if not e.args and not isinstance(e, sp.Symbol):
-            return mp_number(sp.Float(e, 70)) if e.is_number else self.value(str(e), ctx)
+            if not e.is_number:
+                return self.value(str(e), ctx)
+            if e in (sp.zoo, sp.nan) or e.is_infinite:  # 1/0, an undefined value, oo: not finite (never evidence)
+                return mpmath.nan if e in (sp.zoo, sp.nan) else (mpmath.inf if e.is_extended_positive else -mpmath.inf)
+            f = sp.Float(e, 70)
+            v = mp_number(f)
+            if not mpmath.isfinite(v) or (v == 0 and f != 0):  # beyond float64's range: the Float itself
+                v = mpmath.mpf(f._mpf_)
+            return v
         if isinstance(e, sp.Symbol):
             return self.value(e.name, ctx)
         # general node: evaluate operator children, then the node with mpmath (the node's plan, which does
@@ -343,7 +387,178 @@ raw numbers (``expression`` here; a pack's own kinds, e.g. the spectral pack's m
 same constant). The statistical kinds (``sample-mean``, ``rate-fit``) refit from the data at 30 digits."""
 
 
+MAX_STEPS = 100_000
+"""The most iterations a ``divergence`` re-check runs (``steps``; the toolkit's witnesses stop at 10^4)."""
+
+MAX_POINTS = 2_000
+"""The most points of a ``rate-fit`` witness (``x``, ``y``: the jackknife refits n times at 30 digits)."""
+
+MAX_VALUES = 1_000_000
+"""The most per-replicate ``values`` of a ``sample-mean`` witness (the toolkit writes at most 4096, then the
+count, mean and standard deviation)."""
+
+MAX_STATE = 1_000
+"""The most state variables of a ``divergence`` witness, scalars and coordinate constants of any witness."""
+
+
+def _expression_field(v, field):
+    """An expression field (``lhs``, ``rhs``, ...): srepr text or a number, read by the safe parser."""
+    if isinstance(v, bool) or not isinstance(v, (str, int, float, sp.Basic)):
+        raise WitnessRefused(f"{field}: an expression is a string (sympy srepr) or a number, got {type(v).__name__}")
+    if isinstance(v, (int, float)):
+        field_number(v, field)
+    return parse(v, field)
+
+
+def _scalars_field(w, field="scalars"):
+    sc = w.get(field)
+    if sc is None:
+        return
+    field_mapping(sc, field, max_len=MAX_STATE)
+    for k, v in sc.items():
+        field_number(v, f"{field}[{k!r}]")
+
+
+def check_expression_witness(w: dict) -> None:
+    """Every field of an ``expression`` witness checked before any arithmetic (WitnessRefused naming the field):
+    ``relation``; ``lhs``, ``rhs`` (and ``require``) expressions of the grammar; ``scalars`` finite numbers;
+    ``coords`` lists of finite numbers, one per coordinate (as many as the distribution's dimension);
+    ``distribution`` (:func:`~proofs_checks.witness_core.check_distribution`); ``assumptions`` a list of
+    ``{name, lhs, relation, rhs, per_coordinate}``; ``tolerance`` in [0, 1)."""
+    field_relation(w.get("relation"), "relation")
+    _expression_field(w.get("lhs"), "lhs")
+    _expression_field(w.get("rhs"), "rhs")
+    if w.get("require") is not None:
+        _expression_field(w["require"], "require")
+    _scalars_field(w)
+    d = None
+    if w.get("distribution") is not None:
+        dist = w["distribution"]
+        check_distribution(dist)
+        vals = dist["values"]
+        d = len(vals) if dist.get("coupling", "independent") == "independent" else len(vals[0])
+    coords = w.get("coords")
+    if coords is not None:
+        field_mapping(coords, "coords", max_len=MAX_STATE)
+        for k, v in coords.items():
+            field_numbers(v, f"coords[{k!r}]", min_len=1, max_len=MAX_OUTCOMES)
+            if d is None:
+                d = len(v)
+            elif len(v) != d:
+                raise WitnessRefused(f"coords[{k!r}]: {len(v)} coordinates, the witness has {d}")
+    if "tolerance" in w:
+        field_number(w["tolerance"], "tolerance", lo=0, hi=1, hi_open=True)
+    assumptions = w.get("assumptions", [])
+    if not isinstance(assumptions, list) or len(assumptions) > MAX_STATE:
+        raise WitnessRefused(f"assumptions: must be a list (of at most {MAX_STATE}), got {type(assumptions).__name__}")
+    for j, a in enumerate(assumptions):
+        field_mapping(a, f"assumptions[{j}]")
+        name = a.get("name")
+        if not isinstance(name, str):
+            raise WitnessRefused(f"assumptions[{j}].name: must be a string, got {type(name).__name__}")
+        where = f"assumptions[{name!r}]"
+        _expression_field(a.get("lhs"), f"{where}.lhs")
+        _expression_field(a.get("rhs"), f"{where}.rhs")
+        field_relation(a.get("relation"), f"{where}.relation")
+        field_bool(a.get("per_coordinate", False), f"{where}.per_coordinate")
+
+
+def check_sample_mean_witness(w: dict) -> None:
+    """Every field of a ``sample-mean`` witness checked before any arithmetic (WitnessRefused naming the field):
+    ``relation`` (<=, >= or ==); ``bound`` a finite number; ``level`` in (0, 1 - 1e-15]; ``tests`` an integer >= 1;
+    either ``values`` (2 to MAX_VALUES finite numbers) or ``n`` (an integer >= 2), ``mean`` (finite) and ``std``
+    (finite, >= 0), not both."""
+    field_relation(w.get("relation", "<="), "relation")
+    field_number(w.get("bound"), "bound")
+    field_number(w.get("level", 0.95), "level", lo=0, hi=1 - 1e-15, lo_open=True)
+    field_int(w.get("tests", 1), "tests", 1, 10**9)
+    if "values" in w:
+        both = [k for k in ("n", "mean", "std") if k in w]
+        if both:
+            raise WitnessRefused(f"{both[0]}: give either values or n, mean and std, not both")
+        field_numbers(w["values"], "values", min_len=2, max_len=MAX_VALUES)
+    else:
+        for k in ("n", "mean", "std"):
+            if k not in w:
+                raise WitnessRefused(f"{k}: missing (a sample-mean witness gives values, or n, mean and std)")
+        field_int(w["n"], "n", 2, 10**15)
+        field_number(w["mean"], "mean")
+        field_number(w["std"], "std", lo=0)
+
+
+def _xy_field(obj, where):
+    xs = field_numbers(obj.get("x"), f"{where}x", min_len=3, max_len=MAX_POINTS, lo=0, lo_open=True)
+    ys = field_numbers(obj.get("y"), f"{where}y", min_len=3, max_len=MAX_POINTS, lo=0)
+    if len(xs) != len(ys):
+        raise WitnessRefused(f"{where}y: {len(ys)} values for the {len(xs)} of {where}x (the same length)")
+    if len({mpmath.mpf(v) for v in xs}) < 3:
+        raise WitnessRefused(f"{where}x: needs at least 3 distinct values (a slope and its jackknife interval)")
+
+
+def check_rate_fit_witness(w: dict) -> None:
+    """Every field of a ``rate-fit`` witness checked before any arithmetic (WitnessRefused naming the field):
+    ``x`` (> 0) and ``y`` (>= 0) of the same length, 3 to MAX_POINTS points, at least 3 distinct x; ``theory``
+    finite; ``margin`` finite, >= 0; ``pinned`` true or false; ``reference`` (when not pinned) an object whose
+    ``x`` and ``y`` obey the same rules."""
+    _xy_field(w, "")
+    field_number(w.get("theory"), "theory")
+    field_number(w.get("margin", 0.05), "margin", lo=0)
+    pinned = field_bool(w.get("pinned", True), "pinned")
+    ref = w.get("reference")
+    if ref is not None and not pinned:
+        field_mapping(ref, "reference")
+        _xy_field(ref, "reference.")
+
+
+def check_divergence_witness(w: dict) -> None:
+    """Every field of a ``divergence`` witness checked before any arithmetic (WitnessRefused naming the field):
+    ``update`` an object (state name -> expression), ``start`` the same names -> finite numbers, ``steps`` an
+    integer in [0, MAX_STEPS], ``measure`` an expression, ``threshold`` finite, ``scalars`` finite numbers,
+    ``last`` (optional) state names -> finite numbers."""
+    upd = field_mapping(w.get("update"), "update", max_len=MAX_STATE)
+    if not upd:
+        raise WitnessRefused("update: must name at least one state variable")
+    start = field_mapping(w.get("start"), "start", max_len=MAX_STATE)
+    if set(start) != set(upd):
+        raise WitnessRefused(f"start: must give every state variable {sorted(upd)}, got {sorted(start)}")
+    for k, v in start.items():
+        field_number(v, f"start[{k!r}]")
+    for k, v in upd.items():
+        _expression_field(v, f"update[{k!r}]")
+    field_int(w.get("steps"), "steps", 0, MAX_STEPS)
+    _expression_field(w.get("measure"), "measure")
+    field_number(w.get("threshold"), "threshold")
+    _scalars_field(w)
+    if w.get("last") is not None:
+        field_mapping(w["last"], "last", max_len=MAX_STATE)
+        for k, v in w["last"].items():
+            field_number(v, f"last[{k!r}]")
+
+
+def _not_finite(lhs, rhs):
+    """The reason a 60-digit evaluation is no evidence (a side not finite, or beyond float64's range where the
+    verdict reads float64 values), or None."""
+    for name, v in (("lhs", lhs), ("rhs", rhs)):
+        if not mpmath.isfinite(v):
+            return f"the {name} evaluates to {v} (an overflow, a division by zero or an undefined value): not evidence"
+    return None
+
+
+def _float64_loss(lhs, rhs):
+    """Why the float64 values of two finite 60-digit sides do not stand for them (a side that underflows to 0 or
+    overflows float64), or None."""
+    big = mpmath.mpf(2) ** 1024
+    for name, v in (("lhs", lhs), ("rhs", rhs)):
+        size = f"about 10^{mpmath.nstr(mpmath.log10(abs(v)), 4)}" if v != 0 else ""
+        if abs(v) >= big:
+            return f"the {name} ({size}) overflows float64"
+        if v != 0 and float(v) == 0.0:
+            return f"the {name} ({size}) underflows float64 to 0"
+    return None
+
+
 def recheck_expression(w: dict, dps: int = DPS) -> dict:
+    check_expression_witness(w)
     with mpmath.workdps(dps):
         ev = _Eval(w)
         tol = mp_number(w.get("tolerance", 1e-9))
@@ -352,6 +567,7 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
             where = f"assumptions[{a.get('name', '?')!r}]"
             lhs_e, rhs_e = parse(a["lhs"], f"{where}.lhs"), parse(a["rhs"], f"{where}.rhs")
             idx = range(ev.d) if a.get("per_coordinate") else [None]
+            ev.field = where
             for i in idx:
                 ctx = {"i": i}
                 lv, rv = ev.ev(lhs_e, ctx), ev.ev(rhs_e, ctx)
@@ -365,14 +581,36 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
                 ok = ok and good
         if w.get("require"):  # the claim's precondition on the candidate, written into the witness
             req = parse(w["require"], "require")
+            ev.field = "require"
             inside = ev.ev(req, {"i": None}) != 0
             checks.append({"precondition": "require", "expression": str(req), "holds": bool(inside)})
             ok = ok and bool(inside)
         lhs_e, rhs_e = parse(w["lhs"], "lhs"), parse(w["rhs"], "rhs")
-        lhs = ev.ev(lhs_e, {"i": None})
-        rhs = ev.ev(rhs_e, {"i": None})
+        bad = None
+        try:
+            ev.field = "lhs"
+            lhs = ev.ev(lhs_e, {"i": None})
+            ev.field = "rhs"
+            rhs = ev.ev(rhs_e, {"i": None})
+        except (ZeroDivisionError, OverflowError) as exc:  # 1/0 at 60 digits: no value, so no evidence either way
+            lhs = rhs = mpmath.nan
+            bad = f"evaluating the sides raises {type(exc).__name__} (a division by zero or an overflow): not evidence"
         rel = w["relation"]
         rel_tol = mpmath.mpf(10) ** (-(dps - 20)) if rel != "==" else tol
+        bad = bad or _not_finite(lhs, rhs)
+        if bad:  # inf, nan: no relation between the sides is shown, whichever way it reads
+            return {
+                "violated": False,
+                "assumptions_ok": bool(ok),
+                "empirical": float(lhs) if not mpmath.isnan(lhs) else None,
+                "bound": float(rhs) if not mpmath.isnan(rhs) else None,
+                "ratio": None,
+                "checks": checks,
+                "dps": dps,
+                "inconclusive": bad,
+                "proved": False,
+                "proof": bad,
+            }
         fails = not _holds(lhs, rel, rhs, rel_tol)
         if fails:  # a failure beyond the relative tolerance: also beyond the measured rounding error?
             fails = not _holds(lhs, rel, rhs, rel_tol, _rounding_slack(w, dps, (lhs_e, rhs_e), {"i": None}, (lhs, rhs)))
@@ -391,6 +629,9 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
             "checks": checks,
             "dps": dps,
         }
+        lost = _float64_loss(lhs, rhs)
+        if lost:  # the 60-digit values decide here, but a reader of the float64 fields would not see why
+            out["float64"] = lost
     if out["violated"]:  # grade the violation: rigorous enclosures that separate, or why not
         pr = prove_expression(w)
         out["proved"], out["proof"] = bool(pr["proved"]), pr["proof"]
@@ -402,6 +643,7 @@ def recheck_expression(w: dict, dps: int = DPS) -> dict:
 
 
 def recheck_sample_mean(w: dict, dps: int = 30) -> dict:
+    check_sample_mean_witness(w)
     with mpmath.workdps(dps):
         if "values" in w:
             vals = [mp_number(v) for v in w["values"]]
@@ -417,7 +659,12 @@ def recheck_sample_mean(w: dict, dps: int = 30) -> dict:
         lo, hi = mean - half, mean + half
         bound = mp_number(w["bound"])
         rel = w.get("relation", "<=")
-        violated = lo > bound if rel == "<=" else hi < bound
+        if rel == "<=":
+            violated = lo > bound
+        elif rel == ">=":
+            violated = hi < bound
+        else:  # ==: the whole interval on one side of the bound
+            violated = lo > bound or hi < bound
         return {
             "violated": bool(violated),
             "assumptions_ok": True,
@@ -430,6 +677,7 @@ def recheck_sample_mean(w: dict, dps: int = 30) -> dict:
 
 
 def recheck_rate_fit(w: dict, dps: int = 30) -> dict:
+    check_rate_fit_witness(w)
     with mpmath.workdps(dps):
         xs = [mpmath.log(mp_number(v)) for v in w["x"]]
         ys = [mpmath.log(max(mp_number(v), mpmath.mpf(10) ** -300)) for v in w["y"]]
@@ -482,13 +730,10 @@ def recheck_divergence(w: dict, dps: int = DPS) -> dict:
     (the claim that the iteration stays bounded, ``measure <= threshold`` at every step, is false) when every
     iterate is finite and ``measure`` at the last one exceeds ``threshold`` (relative tolerance 10^-(dps-20)).
     The checks compare the re-computed last state with the reported finite ``last`` values."""
+    check_divergence_witness(w)
     with mpmath.workdps(dps):
         steps = int(w["steps"])
-        if steps < 0:
-            raise ValueError(f"steps must be >= 0, got {steps}")
         names = list(w["update"])
-        if set(w["start"]) != set(names):
-            raise ValueError(f"start must give every state variable {sorted(names)}, got {sorted(w['start'])}")
 
         def own(e):  # the state's symbols under names of their own (a state may be called x, which the
             ren = {s: sp.Symbol(f"state {s.name}") for s in e.free_symbols if s.name in names}  # vocabulary reserves)
@@ -499,15 +744,19 @@ def recheck_divergence(w: dict, dps: int = DPS) -> dict:
         base = {k: mp_number(v) for k, v in (w.get("scalars") or {}).items()}
         state = {k: mp_number(v) for k, v in w["start"].items()}
 
+        work = 0  # evaluations over all the steps: one budget (MAX_EVALUATIONS) for the whole iteration
+
         def evaluator():
             ev = _Eval({})
             ev.scalars = {**base, **{f"state {k}": v for k, v in state.items()}}
+            ev.work, ev.field = work, "update (over steps)"
             return ev
 
         finite = True
         for _ in range(steps):
             ev = evaluator()
             state = {k: ev.ev(e, {"i": None}) for k, e in upd.items()}
+            work = ev.work
             if not all(mpmath.isfinite(v) for v in state.values()):
                 finite = False
                 break
@@ -614,8 +863,10 @@ def recheck(witness: dict, dps: int | None = None, *, allow_modules=()) -> dict:
     in ``allow_modules``: then it is imported (which registers the kind) and the witness re-checked; otherwise a
     ValueError says which module to allow. Nothing named by a witness is imported without that consent."""
     if not isinstance(witness, dict) or "kind" not in witness:
-        raise ValueError("a witness is a JSON object with a 'kind' field")
+        raise WitnessRefused("a witness is a JSON object with a 'kind' field")
     kind = witness["kind"]
+    if not isinstance(kind, str):
+        raise WitnessRefused(f"kind: must be a string (known: {sorted(RECHECKERS)}), got {type(kind).__name__}")
     if kind not in RECHECKERS:
         stored = witness.get("recheck") if isinstance(witness.get("recheck"), dict) else {}
         source = witness.get("module") or stored.get("module")
@@ -822,16 +1073,37 @@ def main(argv=None) -> int:
     try:
         if args:
             with open(args[0], encoding="utf-8") as fh:
-                witness = json.load(fh)
+                witness = json.loads(fh.read(_MAX_FILE + 1))
         else:
-            witness = json.load(sys.stdin)
+            witness = json.loads(sys.stdin.read(_MAX_FILE + 1))
         out = recheck(witness, allow_modules=allow)  # a record's witness: its stored result is set aside
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+    except RecursionError:
+        print(f"error: {name}: nested too deeply to read (not a witness)", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError, TypeError, ArithmeticError) as exc:
+        if isinstance(exc, KeyError):
+            what = f"missing field {exc}"
+        elif isinstance(exc, ArithmeticError):
+            what = f"cannot be evaluated ({type(exc).__name__}: {exc or 'no detail'})"
+        else:
+            what = str(exc)
         print(f"error: {name}: {what}", file=sys.stderr)
         return 2
-    print(json.dumps(out, indent=2, default=str))
+    try:
+        print(json.dumps(out, indent=2, default=str))
+        sys.stdout.flush()
+    except BrokenPipeError:  # piped into a reader that stopped (``| head``): no traceback at exit either
+        import os
+
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
     return 0
+
+
+_MAX_FILE = 256 * 1024 * 1024
+"""The most characters of a witness file read (a file of more is refused; ``/dev/zero`` is not read forever)."""
 
 
 if __name__ == "__main__":  # run the module's canonical copy: a kind registered by an allowed module (through

@@ -70,15 +70,33 @@ def read_document(path: str, what: str = "FILE") -> dict:
         path = os.path.join(path, "claims.json")
     if not os.path.exists(path):
         raise RecordsFileError(f"{what} {path}: no such file")
+    if not os.path.isfile(path):  # a FIFO, /dev/zero (through a symlink): never read without end
+        raise RecordsFileError(f"{what} {path}: not a regular file")
     try:
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh, parse_constant=_refuse_constant)
+            text = fh.read(MAX_CHARS + 1)
+        if len(text) > MAX_CHARS:
+            raise RecordsFileError(f"{what} {path}: larger than {MAX_CHARS} characters (not a claims JSON file)")
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int)
     except RecursionError:
         raise RecordsFileError(f"{what} {path}: nested too deeply (more than {MAX_DEPTH} levels)") from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         raise RecordsFileError(f"{what} {path}: not a claims JSON file ({exc})") from None
     validate_records(doc, f"{what} {path}")
     return doc
+
+
+MAX_CHARS = 1 << 30
+"""The largest records file read (characters)."""
+
+
+def _bounded_int(text: str) -> int:
+    """An integer literal of a records file: at most 308 digits (float64's range; an integer beyond it cannot
+    be compared or plotted, and ``math.isfinite`` of it raised OverflowError)."""
+    digits = text.lstrip("-")
+    if len(digits) > 308:
+        raise ValueError(f"an integer literal of {len(digits)} digits, beyond float64's range (at most 1e308)")
+    return int(text)
 
 
 def _is_value(v) -> bool:

@@ -220,6 +220,38 @@ def _atom(name: str, node: ast.Call):
 
 _ATOMS = ("Symbol", "Integer", "Rational", "Float")
 
+MAX_EXACT_BITS = 1 << 17
+"""The most bits of an exact number that a constructor may compute while a text is read (about 39,000 digits):
+``Pow(Integer(10), Integer(100000000))`` would have sympy compute a number of 10^8 digits, and
+``Pow(Integer(10), Pow(Integer(10), Integer(10)))`` one of 10^10, before anything is evaluated."""
+
+
+def _bits(v) -> int:
+    """The size in bits of an exact rational (numerator and denominator), 0 for anything else."""
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, int):
+        return v.bit_length()
+    if isinstance(v, sp.Rational):
+        return int(v.p).bit_length() + int(v.q).bit_length()
+    return 0
+
+
+def _exact_size(name: str, args) -> None:
+    """Refuse an exact power or product of exact numbers larger than :data:`MAX_EXACT_BITS` (sympy computes it
+    as the text is read)."""
+    if name == "Pow" and len(args) == 2:
+        base, expo = args
+        b = _bits(base) if not (isinstance(base, (int, sp.Rational)) and abs(base) in (0, 1)) else 0
+        if b and isinstance(expo, (int, sp.Rational)) and not isinstance(expo, bool):
+            size = abs(float(expo)) * b  # float: an exponent of any size, compared without computing the power
+            if size > MAX_EXACT_BITS:
+                raise _Refused(f"an exact power of about {size:.3g} bits (at most {MAX_EXACT_BITS})")
+    elif name == "Mul":
+        size = sum(_bits(a) for a in args)
+        if size > MAX_EXACT_BITS:
+            raise _Refused(f"an exact product of about {size:.3g} bits (at most {MAX_EXACT_BITS})")
+
 
 def _build(node):
     """The sympy object of a node: a whitelisted call, an applied undefined function, a named constant, a
@@ -231,7 +263,10 @@ def _build(node):
                 return _atom(func.id, node)
             if func.id not in CONSTRUCTORS:
                 raise _Refused(f"a call of {func.id!r} (allowed: {', '.join(sorted(CONSTRUCTORS))})")
-            return CONSTRUCTORS[func.id](*[_build(a) for a in node.args], **_keywords(node))
+            args = [_build(a) for a in node.args]
+            if func.id in ("Pow", "Mul"):
+                _exact_size(func.id, args)
+            return CONSTRUCTORS[func.id](*args, **_keywords(node))
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "Function":
             # Function('Name', assumptions...)(args): an applied undefined function (the vocabulary's operators)
             if len(func.args) != 1:

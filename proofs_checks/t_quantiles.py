@@ -28,7 +28,12 @@ def _t_quantile_raw(prob, df):
 
     def cdf(t):
         xx = df / (df + t * t)
-        tail = mpmath.betainc(df / 2, mpmath.mpf(1) / 2, 0, xx, regularized=True) / 2
+        try:
+            tail = mpmath.betainc(df / 2, mpmath.mpf(1) / 2, 0, xx, regularized=True) / 2
+        except mpmath.libmp.NoConvergence:  # far in the tail at many degrees of freedom (df >= 10^4, |t| >= 40:
+            if df < 10**4 or abs(t) < 40:  # the tail is below 10^-300, far past any quantile asked for)
+                raise
+            tail = mpmath.mpf(0)
         return 1 - tail if t > 0 else tail
 
     lo, hi = mpmath.mpf(-1e6), mpmath.mpf(1e6)

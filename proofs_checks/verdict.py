@@ -204,17 +204,29 @@ def decide(
     why: str | None = None,
     budget: str | None = None,
     note: str = "",
+    float64: str | None = None,
 ) -> Verdict:
     """The verdict on ``empirical <relation> bound`` measured by ``method`` (module docstring).
 
     ``ci``: the interval of an estimate (interval methods); ``witness``: re-checked before any
     ``violated``; ``applicable``/``why``: the setting's assumptions; ``budget``: a search's budget,
-    quoted when nothing is found; ``note``: appended to the reason.
+    quoted when nothing is found; ``note``: appended to the reason; ``float64``: why the float64 values
+    compared do not stand for the quantities (one underflows to 0 or overflows, as the high-precision
+    re-check says): a relation that then holds is ``inconclusive`` (``0 <= 0`` from underflow is no evidence),
+    one that fails goes to the witness's re-check as any other.
+
+    A value that is None, inf or NaN raises :class:`~proofs_checks.spec.ClaimError` (a claim that cannot be
+    evaluated as written: exit 2 naming it on the command line).
     """
+    from .spec import ClaimError
+
     extra = f"; {note}" if note else ""
     for name, v in (("empirical", empirical), ("bound", bound)):
         if v is None or (isinstance(v, float) and not math.isfinite(v)):
-            raise ValueError(f"the {name} value is {v!r}: a verdict needs finite numbers")
+            raise ClaimError(
+                f"the {name} value is {v!r}: a verdict needs finite numbers (an evaluation that overflows or "
+                "divides by zero is not evidence)"
+            )
     if method in INTERVAL_METHODS:
         if ci is None:
             raise ValueError(f"method {method!r} needs a confidence interval")
@@ -230,6 +242,8 @@ def decide(
     if not applicable:
         survives = {"good": "survives", "bad": "does not survive", "straddles": "may or may not survive"}[side]
         return Verdict("not-applicable", f"{why}; measured anyway, the bound {survives} ({txt}){extra}")
+    if side == "good" and float64:
+        return Verdict("inconclusive", f"{txt} in float64, but {float64}: not evidence{extra}")
     if side == "good":
         if method == "adversarial-search":
             return Verdict("holds", f"no violation within the search budget ({budget}); worst case {txt}{extra}")

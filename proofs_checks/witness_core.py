@@ -20,6 +20,15 @@ import sympy as sp
 from .safe_parse import parse_expression
 
 __all__ = [
+    "WitnessRefused",
+    "field_number",
+    "field_int",
+    "field_numbers",
+    "field_relation",
+    "field_bool",
+    "field_mapping",
+    "MAX_OUTCOMES",
+    "MAX_BATCH",
     "remembered",
     "OPS",
     "op_of",
@@ -69,8 +78,120 @@ def remembered(memo: dict, key, compute, limit: int):
     return got
 
 
+class WitnessRefused(ValueError):
+    """A witness field of the wrong type, out of its range, inconsistent with another field, or asking for more
+    work than a re-check does (the message names the field and the allowed range). Refused before any
+    arithmetic: a refused witness is never "violated"."""
+
+
+MAX_MAGNITUDE = mpmath.mpf(2) ** 1024
+"""The largest magnitude of a number in a witness (float64's range: the toolkit writes float64 values, or
+decimal strings of them)."""
+
+MAX_NUMBER_TEXT = 200
+"""The longest decimal string accepted as a number (characters)."""
+
+
+def field_number(v, field: str, *, lo=None, hi=None, lo_open: bool = False, hi_open: bool = False):
+    """``v`` (a JSON number, or a decimal string) checked: a finite number of magnitude at most 2**1024 (float64's
+    range), in [lo, hi] (open ends with ``lo_open``/``hi_open``); returns it as given. WitnessRefused naming
+    ``field`` otherwise (a bool, a list, NaN, inf, a 400-digit integer, ``"1e400"``, a value out of range)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise WitnessRefused(f"{field}: must be a number, got {type(v).__name__} {_short(v)}")
+    if isinstance(v, str):
+        if len(v) > MAX_NUMBER_TEXT:
+            raise WitnessRefused(f"{field}: a number written in {len(v)} characters (at most {MAX_NUMBER_TEXT})")
+        try:
+            m = mpmath.mpf(v)
+        except (ValueError, TypeError):
+            raise WitnessRefused(f"{field}: must be a number, got the string {_short(v)}") from None
+    elif isinstance(v, int):
+        if v.bit_length() > 1024:
+            raise WitnessRefused(
+                f"{field}: an integer of {len(str(abs(v))) if v.bit_length() < 40000 else 'many'} digits, beyond "
+                "float64's range (at most 2**1024 in magnitude)"
+            )
+        m = mpmath.mpf(v)
+    else:
+        m = mpmath.mpf(v) if math.isfinite(v) else None
+    if m is None or not mpmath.isfinite(m) or abs(m) > MAX_MAGNITUDE:
+        raise WitnessRefused(f"{field}: must be a finite number of magnitude at most 2**1024, got {_short(v)}")
+    if lo is not None and (m <= lo if lo_open else m < lo) or hi is not None and (m >= hi if hi_open else m > hi):
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        rng = f"{left}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{right}"
+        raise WitnessRefused(f"{field}: must be in {rng}, got {_short(v)}")
+    return v
+
+
+def field_int(v, field: str, lo: int, hi: int) -> int:
+    """``v`` checked: an integer (a JSON integer, or a float with an integral value) in [lo, hi]; WitnessRefused
+    naming ``field`` otherwise. ``hi`` bounds the work a count asks for."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(v, float) and not v.is_integer():
+        raise WitnessRefused(f"{field}: must be an integer in [{lo}, {hi}], got {type(v).__name__} {_short(v)}")
+    if not lo <= v <= hi:
+        raise WitnessRefused(f"{field}: must be an integer in [{lo}, {hi}], got {_short(v)}")
+    return int(v)
+
+
+def field_numbers(v, field: str, *, min_len: int = 0, max_len: int = 1_000_000, **bounds) -> list:
+    """``v`` checked: a list of :func:`field_number` values (each in the range ``bounds``), of length in
+    [min_len, max_len]; WitnessRefused naming ``field`` (and the element) otherwise."""
+    if not isinstance(v, list):
+        raise WitnessRefused(f"{field}: must be a list of numbers, got {type(v).__name__} {_short(v)}")
+    if not min_len <= len(v) <= max_len:
+        raise WitnessRefused(f"{field}: must hold {min_len} to {max_len} numbers, got {len(v)}")
+    for i, u in enumerate(v):
+        field_number(u, f"{field}[{i}]", **bounds)
+    return v
+
+
+def field_relation(v, field: str, allowed=("<=", ">=", "==")) -> str:
+    """``v`` checked: one of the relations ``allowed``."""
+    if not isinstance(v, str) or v not in allowed:
+        raise WitnessRefused(f"{field}: must be one of {', '.join(allowed)}, got {_short(v)}")
+    return v
+
+
+def field_bool(v, field: str) -> bool:
+    """``v`` checked: true or false."""
+    if not isinstance(v, bool):
+        raise WitnessRefused(f"{field}: must be true or false, got {_short(v)}")
+    return v
+
+
+def field_mapping(v, field: str, *, max_len: int = 10_000) -> dict:
+    """``v`` checked: a JSON object with string keys (at most ``max_len`` of them)."""
+    if not isinstance(v, dict):
+        raise WitnessRefused(f"{field}: must be an object (name -> value), got {type(v).__name__} {_short(v)}")
+    if len(v) > max_len:
+        raise WitnessRefused(f"{field}: at most {max_len} entries, got {len(v)}")
+    for k in v:
+        if not isinstance(k, str):
+            raise WitnessRefused(f"{field}: keys must be names (strings), got {_short(k)}")
+    return v
+
+
+def _short(v) -> str:
+    try:
+        text = repr(v)
+    except (ValueError, RecursionError):  # an int too long for str(), a deep structure
+        text = f"<{type(v).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+MAX_BATCH = 10_000
+"""The largest batch size ``n`` of a witness's distribution."""
+
+MAX_OUTCOMES = 50_000
+"""The most outcomes a re-check enumerates for one expectation (the mean of ``n`` draws of ``k`` support points
+has C(n + k - 1, k - 1) of them per coordinate; independent coordinates multiply)."""
+
+
 def mp_number(v):
     if isinstance(v, str):
+        return mpmath.mpf(v)
+    if type(v) is int:  # exactly where it fits the working precision (float(v) overflows above 1.8e308)
         return mpmath.mpf(v)
     return mpmath.mpf(float(v)) if not isinstance(v, mpmath.mpf) else v
 
@@ -88,6 +209,7 @@ class WitnessDistribution:
     def __init__(self, spec, num=None):
         num = num or mp_number
         self.num = num
+        check_distribution(spec)
         self.coupling = spec.get("coupling", "independent")
         self.n = int(spec.get("n", 1))
         if self.coupling == "independent":
@@ -117,6 +239,7 @@ class WitnessDistribution:
         """Outcomes of the mean of n draws: list of (value, probability) by the multinomial law."""
         out = []
         k = len(points)
+        _outcomes_at_most(math.comb(n + k - 1, k - 1))
         for combo in itertools.combinations_with_replacement(range(k), n):
             counts = [combo.count(j) for j in range(k)]
             prob = self.num(math.factorial(n))
@@ -148,6 +271,10 @@ class WitnessDistribution:
                 lambda a, b: [u + v for u, v in zip(a, b)],
                 lambda a, c: [u * c for u in a],
             )
+        total = 1
+        for row in self.values:
+            total *= math.comb(n + len(row) - 1, len(row) - 1)
+            _outcomes_at_most(total)
         per = [self.marginal(i, n) for i in range(self.d)]
         out = []
         for combo in itertools.product(*per):
@@ -156,6 +283,58 @@ class WitnessDistribution:
                 pr = pr * q
             out.append(([v for v, _ in combo], pr))
         return out
+
+
+def _outcomes_at_most(count: int) -> None:
+    if count > MAX_OUTCOMES:
+        raise WitnessRefused(
+            f"distribution.n: the mean of n draws has {count:.3g} outcomes here, more than a re-check enumerates "
+            f"({MAX_OUTCOMES}); a smaller n or fewer support points"
+        )
+
+
+def check_distribution(spec) -> None:
+    """Every field of a witness's ``distribution`` checked before anything is computed (WitnessRefused naming
+    the field): ``coupling`` independent or joint; ``n`` an integer in [1, MAX_BATCH]; independent: ``values`` a
+    list of d >= 1 rows of support points and ``weights`` the same shape; joint: ``values`` a list of k >= 1
+    points of one dimension d >= 1 and ``weights`` k numbers; weights >= 0 with a positive sum (per row)."""
+    where = "distribution"
+    field_mapping(spec, where)
+    coupling = spec.get("coupling", "independent")
+    if coupling not in ("independent", "joint"):
+        raise WitnessRefused(f"{where}.coupling: must be independent or joint, got {_short(coupling)}")
+    field_int(spec.get("n", 1), f"{where}.n", 1, MAX_BATCH)
+    for key in ("values", "weights"):
+        if key not in spec:
+            raise WitnessRefused(f"{where}.{key}: missing")
+        if not isinstance(spec[key], list) or not spec[key]:
+            raise WitnessRefused(f"{where}.{key}: must be a non-empty list, got {_short(spec[key])}")
+    values, weights = spec["values"], spec["weights"]
+    if coupling == "independent":
+        if len(weights) != len(values):
+            raise WitnessRefused(
+                f"{where}.weights: {len(weights)} rows for the {len(values)} rows (coordinates) of {where}.values"
+            )
+        for i, (row, wrow) in enumerate(zip(values, weights)):
+            field_numbers(row, f"{where}.values[{i}]", min_len=1, max_len=MAX_OUTCOMES)
+            field_numbers(wrow, f"{where}.weights[{i}]", min_len=1, max_len=MAX_OUTCOMES, lo=0)
+            if len(wrow) != len(row):
+                raise WitnessRefused(
+                    f"{where}.weights[{i}]: {len(wrow)} weights for the {len(row)} values of {where}.values[{i}]"
+                )
+            if not any(mpmath.mpf(u) > 0 for u in wrow):
+                raise WitnessRefused(f"{where}.weights[{i}]: weights must be >= 0 with a positive sum")
+    else:
+        d = None
+        for j, pt in enumerate(values):
+            field_numbers(pt, f"{where}.values[{j}]", min_len=1, max_len=MAX_OUTCOMES)
+            if d is None:
+                d = len(pt)
+            elif len(pt) != d:
+                raise WitnessRefused(f"{where}.values[{j}]: a point of dimension {len(pt)}, the first has {d}")
+        field_numbers(weights, f"{where}.weights", min_len=len(values), max_len=len(values), lo=0)
+        if not any(mpmath.mpf(u) > 0 for u in weights):
+            raise WitnessRefused(f"{where}.weights: weights must be >= 0 with a positive sum")
 
 
 class SymbolLookup:

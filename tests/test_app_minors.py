@@ -172,6 +172,7 @@ def test_a_corrupt_sweep_json_is_named(tmp_path, capsys):
     cfg = _sweep_file(tmp_path, '"sim.steps" = [64, 256, 1024, 4096]', '"sim.steps" = [4]')
     out = tmp_path / "o"
     out.mkdir()
+    (out / ".lptheory-command").write_text("sweep\n")  # a sweep's directory (a foreign one is refused before)
     (out / "sweep.json").write_text("{not json")
     assert cli.main(["sweep", cfg, "--out", str(out), "--resume", "--workers", "0", "--quiet"]) == 2
     err = capsys.readouterr().err

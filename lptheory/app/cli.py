@@ -671,6 +671,9 @@ def _resolve_target(target: str, names):
     """(pack, check names) for ``lptheory check TARGET [NAME ...]``."""
     from proofs_checks.packs import DEFAULT_PACK, PackError, load
 
+    if not target.strip():  # '' used to mean the default pack: every check run
+        raise UsageError("TARGET is empty: give a check name, a claim file, a module or a pack")
+
     default = load(DEFAULT_PACK)
     if target in default.checks:
         return default, [target, *names]
@@ -697,6 +700,12 @@ def _plan_checks(pack, names, p, sets, skip=()):
             else:
                 o["p"] = [float(v) for v in p]
         for k, v in sets.items():
+            if k == "p":  # --set p=1e308: the same range as --p, named the same way
+                for u in str(v).split(","):
+                    try:
+                        _p_arg(u.strip())
+                    except argparse.ArgumentTypeError as exc:
+                        raise UsageError(f"--set p={v}: {exc} (as --p)") from None
             if k in c.options or len(names) == 1:
                 try:
                     o[k] = c.coerce_option(k, v)
@@ -875,6 +884,26 @@ def _no_space(exc, args) -> str | None:
     return f"{what} ({where}); free some space or choose another --out, then run again"
 
 
+def _bad_directory_switch(exc) -> str | None:
+    """'NAME=PATH: ...' when ``exc`` (or its cause) is an OSError on the directory a switch of
+    :data:`lptheory.config.SWITCHES` that takes a directory names (``LPTHEORY_PRACTICE_CACHE=/dev/null``, a
+    read-only one): bad input from the environment, named, not a crash."""
+    from lptheory.config import SWITCHES
+
+    errors = [e for e in _exception_chain(exc) if isinstance(e, OSError) and e.filename]
+    for sw in SWITCHES:
+        value = os.environ.get(sw.name, "").strip()
+        if "directory" not in sw.values or not value or value == "0":
+            continue
+        root = os.path.realpath(value)
+        for e in errors:
+            got = os.path.realpath(os.fsdecode(e.filename))
+            if got == root or got.startswith(root.rstrip(os.sep) + os.sep):
+                why = e.strerror or type(e).__name__
+                return f"{sw.name}={value}: not a writable directory ({why}: {e.filename}); {sw.effect}"
+    return None
+
+
 def _run_failure(exc, pack, args) -> int:
     """A check raised: a claim that cannot be evaluated as written (ClaimError, also as the cause of
     another exception) is bad input in the claim file (exit 2, naming it); anything else is a crash
@@ -889,7 +918,7 @@ def _run_failure(exc, pack, args) -> int:
     if stop_requested():  # the workers were stopped by Ctrl-C/SIGTERM/SIGHUP: an interruption, not a crash
         raise KeyboardInterrupt
     _cleanup_owned(args)
-    full = _no_space(exc, args)
+    full = _no_space(exc, args) or _bad_directory_switch(exc)
     if full:
         print(f"lptheory: error: {full}", file=sys.stderr)
         return EXIT_USAGE
@@ -913,9 +942,11 @@ _FAIL_ON = ("violated", "inconclusive", "regressed", "unproved")  # unproved: a 
 
 
 def _parse_fail_on(text):
-    if not text:
+    if text is None:
         return ()
     items = tuple(s.strip() for s in text.split(",") if s.strip())
+    if not items:  # --fail-on '' or ',,': failing on nothing was never asked for
+        raise UsageError(f"--fail-on {text!r}: names no finding (comma-separated among {', '.join(_FAIL_ON)})")
     bad = [s for s in items if s not in _FAIL_ON]
     if bad:
         raise UsageError(f"--fail-on {bad[0]!r}: allowed values are {', '.join(_FAIL_ON)}")
@@ -956,6 +987,7 @@ def _plan_report(pack, names: list, skip: list, cfg: dict, path) -> dict:
                 pack.checks[n].resolve(options[n])
             except ValueError as exc:
                 text = str(exc).replace("--p ", f"checks.{n}.p ").replace("--p:", f"checks.{n}.p:")
+                text = re.sub(r"--set ([\w.-]+)", rf"checks.{n}.\1", text)  # the file's key
                 where = f"--config {path}: " if path else "configuration: "
                 raise UsageError(f"{where}{text}" + ("" if f"checks.{n}" in text else f" (check {n})")) from exc
     try:
@@ -977,8 +1009,10 @@ def _cmd_report(args) -> int:
     except PackError as exc:
         raise UsageError(str(exc)) from exc
     cfg = load_config(args.config, pack)
-    only = [s for s in (args.only or "").split(",") if s]
-    skip = [s for s in (args.skip or "").split(",") if s]
+    only = [s.strip() for s in (args.only or "").split(",") if s.strip()]
+    skip = [s.strip() for s in (args.skip or "").split(",") if s.strip()]
+    if args.only is not None and not only:  # --only '' ran every check
+        raise UsageError(f"--only {args.only!r}: names no check (comma-separated check names; leave it out for all)")
     for flag, lst in (("--only", only), ("--skip", skip)):
         for n in lst:
             if n not in pack.checks:
@@ -1498,6 +1532,8 @@ def _cmd_diff(args) -> int:
 
     old = _load_claims(args.old, "OLD")
     new = _load_claims(args.new, "NEW")
+    for recs, what, path in ((old, "OLD", args.old), (new, "NEW", args.new)):
+        _no_duplicate_records(recs, f"{what} {path}")
     rows = diff(old, new)
     summary = {
         "old": len(old),
@@ -1523,6 +1559,22 @@ def _cmd_diff(args) -> int:
     return EXIT_OK
 
 
+def _no_duplicate_records(recs, where: str) -> None:
+    """UsageError when two records of one file are the same record (:func:`proofs_checks.regression.key`): a
+    diff would compare only one of them ("2 -> 1 records")."""
+    from proofs_checks.regression import key
+
+    seen = {}
+    for i, r in enumerate(recs):
+        k = key(r)
+        if k in seen:
+            raise UsageError(
+                f"{where}: records {seen[k]} and {i} are the same record (id {r.get('id')!r}, same check and "
+                "setting): a diff compares one record with one"
+            )
+        seen[k] = i
+
+
 def _load_claims(path, what):
     """The records of a claims JSON file or a report directory, every field the readers use validated
     (:func:`proofs_checks.records_io.read_records`); UsageError naming ``what``, the file and the key."""
@@ -1534,8 +1586,28 @@ def _load_claims(path, what):
         raise UsageError(str(exc)) from None
 
 
+def _needs_extra(extra: str, command: str, *modules) -> None:
+    """UsageError naming the extra when one of ``modules`` does not import (``lptheory sweep`` without
+    ``pip install 'lptheory[sweep]'``: a missing optional dependency, not a bug)."""
+    import importlib
+
+    for mod in modules:
+        try:
+            importlib.import_module(mod)
+        except ImportError as exc:
+            raise UsageError(
+                f"lptheory {command} needs the {extra!r} extra ({mod} does not import: {exc}); "
+                f"pip install 'lptheory[{extra}]'"
+            ) from None
+
+
 def _cmd_sweep(args) -> int:
     from lptheory.app import sweep as S
+
+    if not args.dry_run and not (args.workers == 0 and args.scheduler is None):
+        _needs_extra("sweep", "sweep", "pyarrow", "dask", "distributed")
+    else:
+        _needs_extra("sweep", "sweep", "pyarrow")
 
     if args.workers is not None and args.workers < 0:
         raise UsageError(f"--workers must be >= 0, got {args.workers}")
@@ -1604,6 +1676,7 @@ def _sweep_preview(pv: dict, args, swept: list) -> int:
 def _cmd_plot(args) -> int:
     import json
 
+    _needs_extra("sweep", "plot", "pyarrow")
     import pyarrow.parquet as pq
 
     from figures.sweep import plot_sweep
@@ -1674,6 +1747,8 @@ def _import_optimizer_modules(argv) -> None:
     import importlib.util
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if _command_of(argv) not in _TAKES_OPTIMIZER_MODULE:  # parsed first: a command without the flag rejects it
+        return  # (argparse, exit 2) and nothing named by it is imported
     named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--optimizer-module"]
     named += [a.split("=", 1)[1] for a in argv if a.startswith("--optimizer-module=")]
     for target in named:
@@ -1688,8 +1763,28 @@ def _import_optimizer_modules(argv) -> None:
                 spec.loader.exec_module(module)
             else:
                 importlib.import_module(target)
+        except SystemExit as exc:  # sys.exit() in the module: never a silent exit 0
+            raise UsageError(
+                f"--optimizer-module {target}: called sys.exit({exc.code!r}) while being imported (a module of "
+                "optimizers defines classes; it does not exit)"
+            ) from None
+        except KeyboardInterrupt:  # Ctrl-C, or the module raised it: an interruption (exit 130), one line
+            raise _ImportInterrupted(f"--optimizer-module {target}") from None
         except Exception as exc:  # any failure of the user's module: exit 2 naming the flag
             raise UsageError(f"--optimizer-module {target}: does not import ({type(exc).__name__}: {exc})") from exc
+
+
+_TAKES_OPTIMIZER_MODULE = ("run",)
+
+
+class _ImportInterrupted(Exception):
+    """A KeyboardInterrupt while a user's module was imported (the message names it)."""
+
+
+def _command_of(argv) -> str | None:
+    """The sub-command of ``argv``: its first word that is not an option (the top-level parser's only options are
+    -h/--help, which take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def main(argv=None) -> int:
@@ -1698,6 +1793,9 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"lptheory: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except _ImportInterrupted as exc:
+        print(f"lptheory: interrupted while importing {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -1743,8 +1841,8 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # a crash: no staging directory or half-made output left behind, the traceback, exit 3
         _cleanup_owned(args)
-        full = _no_space(exc, args)
-        if full:  # not a bug: the disk is full (nothing half-written is left behind)
+        full = _no_space(exc, args) or _bad_directory_switch(exc)
+        if full:  # not a bug: the disk is full (nothing half-written is left behind), a switch names a bad directory
             print(f"lptheory: error: {full}", file=sys.stderr)
             return EXIT_USAGE
         from .guard import stop_requested

@@ -68,9 +68,22 @@ def claim_directory(directory: str, command: str) -> None:
         owner = None
     if owner is not None and owner != command:
         raise OutputOwned(f"{directory} holds the output of `lptheory {owner}` (see its {OWNER_NAME})")
-    if owner is None:
+    if owner is None:  # a directory of someone else's files: never overwritten (report.md, index.html, ...)
+        foreign = sorted(n for n in os.listdir(directory) if not _ours(n))
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise OutputOwned(
+                f"{directory} is not empty ({shown}) and was not made by lptheory (no {OWNER_NAME}): its files "
+                "would be overwritten"
+            )
         with open(path, "w") as fh:
             fh.write(command + "\n")
+
+
+def _ours(name: str) -> bool:
+    """Whether ``name`` in an output directory is lptheory's own bookkeeping (its lock, staging directories, the
+    write probe), present before the directory is claimed."""
+    return name == LOCK_NAME or name.startswith((STAGING_PREFIX, ".lptheory-write-test-"))
 
 
 class OutputLock:

@@ -90,14 +90,30 @@ def load_config(path: str) -> dict:
     except ImportError:  # Python 3.10
         import tomli as tomllib
 
+    if os.path.isdir(path):
+        raise SweepConfigError(f"{path}: a directory, not a config file")
     try:
         with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
+            data = fh.read(_MAX_CONFIG + 1)
+        if len(data) > _MAX_CONFIG:
+            raise SweepConfigError(f"{path}: larger than {_MAX_CONFIG} bytes (not a sweep config)")
+        raw = tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise SweepConfigError(f"{path}: no such config file") from None
+    except UnicodeDecodeError as exc:
+        raise SweepConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); a TOML file is UTF-8"
+        ) from None
+    except OSError as exc:
+        raise SweepConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise SweepConfigError(f"{path}: nested too deeply to read (not a sweep config)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepConfigError(f"{path}: not valid TOML ({exc})") from None
     return parse_config(raw)
+
+
+_MAX_CONFIG = 16 * 1024 * 1024  # bytes: a sweep config is a few lines (and /dev/zero is not read forever)
 
 
 def parse_config(raw: dict) -> dict:
