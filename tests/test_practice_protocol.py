@@ -256,7 +256,7 @@ def test_damaged_cache_entry_is_a_miss_with_a_warning(small_budget, tmp_path):
     for f in os.listdir(d):
         with open(os.path.join(d, f), "a") as fh:
             fh.write("tampered")
-    with pytest.warns(UserWarning, match="damaged or not signed"):
+    with pytest.warns(UserWarning, match="practice trial .* ignored"):
         again = run_trials(task, trials, **kw)
     assert again == first
 

@@ -200,35 +200,27 @@ def trial_key(tk: dict, trial: Trial) -> str:
 
 
 def _read(path: str, key: str):
-    from proofs_checks.disk_cache import signed_read
+    """The cached result of the trial ``key`` (a signed entry, :func:`proofs_checks.disk_cache.load_signed`), or
+    None: a miss; an entry edited, damaged, signed by someone else or of another trial is a miss with a warning
+    naming the file."""
+    from proofs_checks.disk_cache import load_signed
 
-    if not os.path.exists(path):
-        return None
-    text = signed_read(path)
-    if text is None:
-        import warnings
-
-        warnings.warn(f"practice cache: {path} is damaged or not signed by this user; trained again", stacklevel=3)
-        return None
-    try:
+    def parse(text):
         got = json.loads(text, parse_constant=lambda c: {"Infinity": math.inf, "-Infinity": -math.inf}.get(c))
         if not isinstance(got, dict) or got.get("key") != key or not isinstance(got.get("result"), dict):
-            raise ValueError("not an entry of this trial")
+            raise ValueError("not the entry of this trial")
         curve = got["result"]["curve"]
         if not isinstance(curve, dict) or not all(isinstance(v, list) for v in curve.values()):
             raise ValueError("no curve")
         return got["result"]
-    except (ValueError, KeyError, TypeError) as e:
-        import warnings
 
-        warnings.warn(f"practice cache: {path} is not a valid entry ({e}); trained again", stacklevel=3)
-        return None
+    return load_signed(path, parse, what="practice trial")
 
 
 def _write(path: str, key: str, result: dict) -> None:
-    from proofs_checks.disk_cache import signed_write
+    from proofs_checks.disk_cache import save_signed
 
-    signed_write(path, json.dumps({"key": key, "result": result}, sort_keys=True))
+    save_signed(path, {"key": key, "result": result}, lambda o: json.dumps(o, sort_keys=True))
 
 
 # -- running trials -------------------------------------------------------------------------------------------------
