@@ -1,7 +1,7 @@
 """Does Stacey beat AdamW on my model? A user's own task, in one file, under the practice protocol.
 
     lptheory check examples/practice_wine.py --quick          # in this process
-    lptheory check examples/practice_wine.py --quick --set workers=2   # on a local Dask cluster
+    lptheory check examples/practice_wine.py --quick --workers 2   # on a local Dask cluster
 
 scikit-learn's wine table (178 x 13, three cultivars, shipped with the package), a small MLP. Every optimizer is
 tuned with the same budget, compared over fresh paired seeds with Holm's correction; no claim of the paper speaks

@@ -66,11 +66,12 @@ def load(target: str):
             mod = importlib.import_module(key)
     except PluginError:
         raise
-    except SystemExit as exc:
-        raise PluginError(f"{target}: exits at import (SystemExit {exc.code!r})") from None
-    except KeyboardInterrupt:
-        raise PluginError(f"{target}: raised KeyboardInterrupt at import") from None
-    except BaseException as exc:  # the user's module: name it, and the line inside it
+    except SystemExit as exc:  # never a silent exit
+        raise PluginError(f"{target}: called sys.exit({exc.code!r}) while being imported") from None
+    except KeyboardInterrupt:  # Ctrl-C (or the module raised it): the caller's interruption
+        _forget(key)
+        raise
+    except Exception as exc:  # the user's module: name it, and the line inside it
         import traceback
 
         line = ""
@@ -81,6 +82,11 @@ def load(target: str):
         raise PluginError(f"{target}{line}: does not import ({type(exc).__name__}: {exc})") from exc
     _LOADED[key] = mod
     return mod
+
+
+def _forget(key: str) -> None:
+    name = "lptheory_user_" + os.path.splitext(os.path.basename(key))[0].replace("-", "_")
+    sys.modules.pop(name, None)
 
 
 def loaded() -> list:

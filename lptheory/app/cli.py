@@ -737,7 +737,12 @@ def _cmd_check(args) -> int:
         if args.jobs < 1:
             raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
         pack, names = _resolve_target(args.target, args.names)
-        planned = _plan_checks(pack, names, args.p, _parse_sets(args.set))
+        sets = _parse_sets(args.set)
+        # --workers / --scheduler: the Dask engine of the checks that train many runs (the practice pack's tasks)
+        for flag, key in ((args.workers, "workers"), (args.scheduler, "scheduler")):
+            if flag is not None:
+                sets[key] = str(flag)
+        planned = _plan_checks(pack, names, args.p, sets)
         if not (math.isfinite(args.ratio_tolerance) and args.ratio_tolerance >= 0):
             raise UsageError(f"--ratio-tolerance must be a finite number >= 0, got {args.ratio_tolerance}")
         baseline = _load_baseline(args.baseline) if args.baseline else None
@@ -1349,6 +1354,16 @@ def _check_options() -> list:
         ("target", {"metavar": "TARGET", "help": "a check name, a claim file, a module or a pack"}),
         ("names", {"metavar": "NAME", "nargs": "*", "help": "checks of TARGET to run (default: all)"}),
         (
+            "--workers",
+            {"type": int, "default": None, "metavar": "N"}
+            | {"help": "checks that train many runs (practice tasks): a Dask LocalCluster of N workers (0: here)"},
+        ),
+        (
+            "--scheduler",
+            {"default": None, "metavar": "ADDRESS"}
+            | {"help": "checks that train many runs (practice tasks): an existing Dask scheduler, tcp://host:port"},
+        ),
+        (
             "--p",
             {"type": _p_arg, "action": "extend", "nargs": "+", "default": None}
             | {"help": "p values (checks that take p; their defaults otherwise)"},
@@ -1446,6 +1461,14 @@ def _sweep_options() -> list:
             {"action": "store_true", "help": "print the cells, what is cached and the work; run nothing"},
         ),
         ("--yes", {"action": "store_true", "help": "run a grid larger than sweep.max_cells"}),
+        (
+            "--optimizer-module",
+            {"action": "append", "default": argparse.SUPPRESS, "metavar": "FILE_OR_MODULE"}
+            | {
+                "help": "import this .py file or module first (and on every Dask worker): the optimizer classes it "
+                "defines join the grid's optimizer.name (repeatable; default: none)"
+            },
+        ),
         _quiet_option(),
     ]
 
@@ -1742,39 +1765,28 @@ def _quiet_colorama_reset() -> None:
 def _import_optimizer_modules(argv) -> None:
     """Import the modules named by ``--optimizer-module`` (a .py file or a module name) before the parser is
     built: the optimizer classes they define register themselves, so ``--optimizer`` and the hyper-parameter
-    flags of ``lptheory run`` include them. UsageError naming the flag when one does not import."""
-    import importlib
-    import importlib.util
-
+    flags of ``lptheory run`` include them, and ``lptheory sweep`` passes them to its workers. UsageError naming
+    the flag when one does not import."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if _command_of(argv) not in _TAKES_OPTIMIZER_MODULE:  # parsed first: a command without the flag rejects it
         return  # (argparse, exit 2) and nothing named by it is imported
     named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--optimizer-module"]
     named += [a.split("=", 1)[1] for a in argv if a.startswith("--optimizer-module=")]
-    for target in named:
+    from lptheory import plugins
+
+    for target in named:  # one plug-in mechanism (lptheory.plugins): the sweep's workers load the same list
         try:
-            if target.endswith(".py"):
-                mod_name = "lptheory_user_optimizers_" + os.path.splitext(os.path.basename(target))[0]
-                spec = importlib.util.spec_from_file_location(mod_name, target)
-                if spec is None or not os.path.isfile(target):
-                    raise FileNotFoundError(target)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[mod_name] = module
-                spec.loader.exec_module(module)
-            else:
-                importlib.import_module(target)
-        except SystemExit as exc:  # sys.exit() in the module: never a silent exit 0
-            raise UsageError(
-                f"--optimizer-module {target}: called sys.exit({exc.code!r}) while being imported (a module of "
-                "optimizers defines classes; it does not exit)"
-            ) from None
+            plugins.load(target)
         except KeyboardInterrupt:  # Ctrl-C, or the module raised it: an interruption (exit 130), one line
             raise _ImportInterrupted(f"--optimizer-module {target}") from None
-        except Exception as exc:  # any failure of the user's module: exit 2 naming the flag
-            raise UsageError(f"--optimizer-module {target}: does not import ({type(exc).__name__}: {exc})") from exc
+        except plugins.PluginError as exc:  # any failure of the user's module: exit 2 naming the flag
+            msg = str(exc)
+            if "sys.exit(" in msg:
+                msg += " (a module of optimizers defines classes; it does not exit)"
+            raise UsageError(f"--optimizer-module {msg}") from None
 
 
-_TAKES_OPTIMIZER_MODULE = ("run",)
+_TAKES_OPTIMIZER_MODULE = ("run", "sweep")
 
 
 class _ImportInterrupted(Exception):

@@ -73,7 +73,9 @@ def _validate(mods, task=None):
             raise ValueError(f"--set seeds must be 0 (automatic: 5 quick, 6 default) or in [2, 12], got {seeds!r}")
         workers = opts.get("workers", 0)
         if not isinstance(workers, int) or not 0 <= workers <= 256:
-            raise ValueError(f"--set workers must be an integer in [0, 256] (0: in this process), got {workers!r}")
+            raise ValueError(
+                f"--workers (or --set workers) must be an integer in [0, 256] (0: in this process), got {workers!r}"
+            )
         dev = opts.get("device", "cpu")
         if dev not in ("cpu", "cuda") and not str(dev).startswith("cuda:"):
             raise ValueError(f"--set device must be cpu or cuda, got {dev!r}")
