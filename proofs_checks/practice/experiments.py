@@ -37,7 +37,7 @@ import numpy as np
 from proofs_checks.api import ClaimSpec, Verdict, claim_record, control_record, decide
 
 from . import stats
-from .protocol import BASELINES, BUDGETS, LABELS, VARIANTS, Budget, Runner, run_trials, tune
+from .protocol import BASELINES, BUDGETS, LABELS, PILOT, VARIANTS, Budget, Runner, run_trials, tune
 from .stacked import Trial
 from .task import NO_CLAIM
 
@@ -460,7 +460,7 @@ def run_task(ctx, task, task_ref=None) -> list:
         "headline": headline,
         "checkpoints": cps,
         "budget": budget.text(),
-        "trials": {t.label: len(t.points) * budget.tuning_seeds + 7 for t in tuned.values()},
+        "trials": {t.label: len(t.points) * budget.tuning_seeds + len(PILOT) for t in tuned.values()},
     }
     records.append(
         claim_record(
