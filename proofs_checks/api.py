@@ -44,7 +44,12 @@ What is here
   ``allow_modules``/``--allow-module``); :func:`divergence_claim` (an iteration that leaves every bound violates
   a convergence claim, witness kind ``divergence``); ``MinEig`` (the smallest eigenvalue of a symmetric matrix, in
   a witness's conditions, enclosed rigorously);
-* packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`.
+* packs: :class:`Pack`, :func:`check`, :class:`Context`, :func:`load_pack`;
+* the moment engine (issue 44, :mod:`proofs_checks.moment`): :func:`sharp_bound` (the sharp constant of a
+  one-coordinate moment bound E phi(X; g) <= C tau over laws with E X = g, Var X <= tau^2 on a bounded support,
+  an explicit law re-checked at 50 digits below and quadratic majorants decided in arb above),
+  :func:`check_certificate` (a quadratic majorant decided by branch and bound), :func:`law_value` (a law re-checked
+  at 50 digits).
 
 Pack-author tools (what the packs shipped here use beyond the list above; every pack in the repository
 imports from ``proofs_checks`` only names of this module, ``tests/test_pack_names.py``):
@@ -127,6 +132,7 @@ from .expressions import (
     x,
 )
 from .matrix_space import MatrixSpace, matrix_symbols
+from .moment import check_certificate, law_value, sharp_bound
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
 from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
@@ -240,4 +246,7 @@ __all__ = [
     "divergence_claim",
     "MatrixSpace",
     "matrix_symbols",
+    "sharp_bound",
+    "check_certificate",
+    "law_value",
 ]
