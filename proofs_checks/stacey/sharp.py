@@ -42,7 +42,8 @@ import math
 import mpmath
 import sympy as sp
 
-from ..api import ClaimSpec, g, sharp_bound, value_claim, x
+from ..api import ClaimSpec, Distribution, check_certificate, expression_witness, g, sharp_bound, value_claim, x
+from . import formulas as F
 from .combined_proof import b2_bound_proof, combined_proof
 
 __all__ = ["SHARP_P", "TERMS", "phi_pieces", "phi_exact", "sharp_constant", "sharp_records", "lemma2_crossing"]
@@ -138,6 +139,7 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
         gaps=(3e-2, 1e-2, 1e-3, 1e-4, 1e-6) if budget_s > 0 else (),
         cache=f"{term} p={p!r}: the paper's definition (proofs_checks/stacey/sharp.py phi_exact)",
     )
+    controls = _controls(term, p, r)
     proved_up, proved_from = _proved_upper(term, p)
     upper = min(r.upper, proved_up)
     frm = "moment engine" if r.upper <= proved_up else proved_from
@@ -154,7 +156,51 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
         "evidence": "proved" if math.isfinite(upper) and upper - lower <= RTOL * lower else "searched",
         "seconds": r.seconds,
         "reason": r.reason,
+        "controls": controls,
     }
+    return out
+
+
+def _witness(term: str, p: float, s: dict) -> dict:
+    """The sharp law as a witness of the paper's lemma (formulas.LEMMA_SPECS[term], eta = n = G = 1, sigma its
+    standard deviation), for the import-free re-check at 60 digits; atoms below 1e-300 in size are moved to +-1e-300
+    (float64), which lowers the value by a relative 10^(-300 a) at most."""
+    import math as m
+
+    import numpy as np
+
+    xs = []
+    for a in s["law"]["atoms"]:
+        v = float(mpmath.mpf(a))
+        xs.append(m.copysign(max(abs(v), 1e-300), v) if mpmath.mpf(a) != 0 else 0.0)
+    w0 = float(mpmath.mpf(s["law"]["weights"][0]))
+    ws = [w0, 1.0 - w0] if len(xs) == 2 else [float(mpmath.mpf(v)) for v in s["law"]["weights"]]
+    vals, w = np.array([xs]), np.array([ws])
+    gm = float((vals * w).sum())
+    sd = m.sqrt(float((w * (vals - gm) ** 2).sum())) * (1 + 1e-12)
+    return expression_witness(
+        F.LEMMA_SPECS[term],
+        scalars={"p": float(p), "eta": 1.0, "n": 1.0, "G": 1.0},
+        coords={"g": [gm], "sigma": [sd]},
+        dist=Distribution(vals, w, 1),
+    )
+
+
+def _controls(term: str, p: float, r) -> dict:
+    """The negative controls of a sharp constant, through the engine's own decisions: a claimed constant 0.999 x the
+    lower end must be found false by the law (its value exceeds it), and the certificate at the law's (g, tau) with
+    its constant term lowered by 1% (planted) must be refused by the branch and bound."""
+    out = {"claimed_0.999_lower": 0.999 * r.lower, "found_false": bool(r.lower > 0.999 * r.lower)}
+    cert = (r.certificate or {}).get("at_law")
+    if cert and cert.get("check") == "proved":
+        bad = check_certificate(
+            phi_pieces(term, p), (-1.0, 1.0), cert["g"], (0.99 * cert["c0"], cert["c1"], cert["c2"])
+        )
+        out["planted_certificate"] = bad["status"]
+        out["planted_refused"] = bad["status"] == "violated"
+    else:
+        out["planted_certificate"] = None
+        out["planted_refused"] = None
     return out
 
 
@@ -171,8 +217,12 @@ def _spec(term: str) -> ClaimSpec:
 
 
 def sharp_records(p_list, *, budget_s: float = 0.0) -> list:
-    """One record per term and p (module docstring)."""
+    """One record per term and p (module docstring); Lemma 2's records carry :func:`lemma2_crossing`."""
     out = []
+    try:
+        crossing = lemma2_crossing()
+    except (ValueError, ArithmeticError) as exc:  # reported, never hidden
+        crossing = {"error": str(exc)}
     for p in p_list:
         _check_p(p)
         for term in TERMS:
@@ -187,15 +237,18 @@ def sharp_records(p_list, *, budget_s: float = 0.0) -> list:
             )
             params = {"p": float(p), "term": term}
             data = {"sharp": {k: s[k] for k in ("lower", "upper", "law", "certificate", "normalised_by")}}
-            data["sharp"].update(upper_from=s["upper_from"], evidence=s["evidence"], gap=s["gap"])
-            if lo > paper:  # the law beats the paper's constant: the lemma is refuted at this p by an explicit law
-                rec = value_claim(_spec(term), lo, paper, params, method="exact", note=note, data=data, witness=None)
-                rec.status, rec.evidence = "violated", "proved"
-                rec.reason = (
-                    f"an explicit two-point law (re-checked at 50 digits) gives E[term]/(G^a tau) = {lo:.10g} > the "
-                    f"paper's {paper:.6g}; " + note
+            data["sharp"].update(
+                upper_from=s["upper_from"], evidence=s["evidence"], gap=s["gap"], controls=s["controls"]
+            )
+            if (
+                lo > paper
+            ):  # the law beats the paper's constant: a witness of the paper's lemma, re-checked at 60 digits
+                rec = value_claim(
+                    _spec(term), lo, paper, params, method="exact", note=note, data=data, witness=_witness(term, p, s)
                 )
-                rec.scope = "proved for the stated law (one coordinate, G = 1; any d by the sum over coordinates)"
+                rec.scope = (
+                    "refuted at this p by the stated law (one coordinate, G = 1; any d by the sum over coordinates)"
+                )
             elif up <= paper:
                 rec = value_claim(_spec(term), up, paper, params, method="exact", note=note, data=data)
                 rec.evidence = "proved"  # the certified upper end is below the paper's constant
@@ -216,10 +269,13 @@ def sharp_records(p_list, *, budget_s: float = 0.0) -> list:
                     f"{up:.10g}]: neither side decides it; " + note,
                 )
             rec.show = ["p"]
+            if term == "thm1.B2":
+                rec.data["sharp"]["lemma2_crossing"] = crossing
             out.append(rec)
     return out
 
 
+@functools.lru_cache(maxsize=8)
 def lemma2_crossing(lo: float = 2.05, hi: float = 3.0, *, tol: float = 1e-3) -> dict:
     """An interval [p_lo, p_hi] of width <= ``tol`` with Lemma 2 failing at p_hi (an explicit law, re-checked at 50
     digits, with kappa > 1: :func:`_kappa_law`) and not refuted at p_lo by the two-point family R_p(q) of
