@@ -121,3 +121,31 @@ def test_outer_upper_certified_on_a_box():
     assert r.certificate["boxes"] >= 1
     low = sharp_bound(ph, "tau", (-1, 1), box, value=phi_exact("thm1.B", 3.0), gaps=(-0.01,), budget_s=30)
     assert not low.upper_certified
+
+
+@pytest.mark.slow
+def test_sharp_records_data_structure_and_verdicts(tmp_path, monkeypatch):
+    """The sharper check's records at p = 3: ids, data["sharp"] fields, brackets inside [searched, proved], Lemma 2
+    refuted by a law whose witness re-checks at 60 digits, the controls found false, Lemma 2's crossing bracketed
+    near 2.752, and the second call read back from the cache."""
+    from proofs_checks.api import recheck
+    from proofs_checks.stacey.sharp import sharp_records
+
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    recs = sharp_records([3.0])
+    assert [r.id for r in recs] == ["thm1.B.sharp", "thm1.B1.sharp", "thm1.B2.sharp"]
+    for r in recs:
+        s = r.data["sharp"]
+        assert {"lower", "upper", "law", "certificate", "normalised_by"} <= set(s)
+        assert s["normalised_by"] == "G^{1/(p-1)} tau" and s["lower"] < s["upper"]
+        assert s["controls"]["found_false"] and s["controls"]["planted_refused"]
+    b, b1, b2 = recs
+    k3 = (1 + math.sqrt(2)) / 4  # K(3) = M_a/2, combined_proof's closed form at p = 3
+    assert b.status == "holds" and b.data["sharp"]["upper"] == pytest.approx(k3, rel=1e-9)
+    assert 0.287 <= b.data["sharp"]["lower"] <= 0.2875 and 0.4538 <= b1.data["sharp"]["lower"] <= k3
+    assert b2.status == "violated" and recheck(b2.witness)["violated"]
+    assert 1.117 <= 2 * b2.data["sharp"]["lower"] <= 1.5  # kappa(3): attained 1.117 <= p/2 (proved)
+    cr = b2.data["sharp"]["lemma2_crossing"]
+    assert 2.75 <= cr["p_lo"] < cr["p_hi"] <= 2.753 and cr["kappa_at_p_hi"] > 1
+    again = sharp_records([3.0])
+    assert [r.data["sharp"]["lower"] for r in again] == [r.data["sharp"]["lower"] for r in recs]
