@@ -36,7 +36,11 @@ a two-variable claim in (g, x), decided by branch and bound in arb. A box touchi
 over tau in (0, t1] of q: with A = B = U/2, min_tau q = c1 y + U |y| for |y| <= t1 and c1 y + U t1/2 + U y^2/(2 t1)
 beyond (y = x - g). The boxes are split (g halved, tau split geometrically) until each is certified or a budget
 runs out: the upper end is then the constant U tried for every box, and nothing is claimed where a box was left
-(the result says so). **Monotonicity** bounds the tau range: a law on [lo, hi] with mean g has variance at most
+(the result says so). In practice a box touching tau = 0 is decided only where phi is flat at g: elsewhere the
+claim is tight along y = 0 (both sides vanish there) and interval enclosures cannot separate them, so such a range
+stays unresolved and no upper end is given; each box costs a two-variable branch and bound, so the whole range
+of (g, tau) takes minutes (give ``constraints["sd"]`` a range (tau_lo, tau_hi) with tau_lo > 0 to certify the
+supremum over it). **Monotonicity** bounds the tau range: a law on [lo, hi] with mean g has variance at most
 (hi - g)(g - lo) (Bhatia-Davis), so V(g, tau) is constant for tau beyond it and V/tau decreasing: tau in
 (0, max over the g box of sqrt((hi - g)(g - lo))] is the whole problem.
 
@@ -235,7 +239,8 @@ def _dual_lp(num, pieces, g, tau, *, rounds=8):
     """min c0 + c2 tau^2 over q = c0 + c1 y + c2 y^2 >= phi at the grid points (y = x - g), c2 >= 0, refined by
     exchange (the points where phi - q is largest, located by a bounded scalar search on each piece, join the
     grid, ``rounds`` times): the certificate (c0, c1, c2) with c0 raised by the largest violation left on a
-    fine grid, the LP's value, and the primal law (the multipliers: atoms and weights)."""
+    fine grid, the LP's value, the primal law (the multipliers: atoms and weights) and the refined points where q
+    meets phi (candidate atoms)."""
     from scipy.optimize import linprog, minimize_scalar
 
     xs = _grid(pieces, g)
@@ -285,8 +290,7 @@ def _dual_lp(num, pieces, g, tau, *, rounds=8):
         vt = viol(touch)
         touch = touch[np.isfinite(vt) & (vt >= worst - 1e-9 * max(1.0, abs(res.fun)))]
     xa, wa = xs_solved[keep], w[keep] / w[keep].sum()
-    _dual_lp.touch = touch  # the refined points where q meets phi (candidate atoms of the law)
-    return (c0 + worst, c1, c2), float(res.fun) + worst, xa, wa
+    return (c0 + worst, c1, c2), float(res.fun) + worst, xa, wa, touch
 
 
 def check_certificate(phi, support, g, certificate, *, slack=0.0, max_boxes=4000) -> dict:
@@ -370,8 +374,8 @@ def inner_bound(phi, support, g: float, tau: float, *, rtol: float = RTOL, value
     t_start = time.perf_counter()
     pieces = pieces_of(phi, support)
     num = _Numeric(pieces)
-    (c0, c1, c2), val, xs, ws = _dual_lp(num, pieces, g, tau)
-    law = _inner_law(num, pieces, g, tau, xs, ws, value)
+    (c0, c1, c2), val, xs, ws, touch = _dual_lp(num, pieces, g, tau)
+    law = _inner_law(num, pieces, g, tau, xs, ws, value, touch)
     lower = float(law["value"])
     slack = max(abs(val), 1e-300) * rtol / 4
     chk = check_certificate(pieces_as_list(pieces), support, g, (c0, c1, c2), slack=slack)
@@ -393,7 +397,7 @@ def pieces_as_list(pieces):
     return [((pc.lo, pc.hi), pc.expr) for pc in pieces]
 
 
-def _inner_law(num, pieces, g, tau, xs, ws, value):
+def _inner_law(num, pieces, g, tau, xs, ws, value, touch=()):
     """The LP's law as at most 3 atoms (nearby multipliers merged into their weighted mean), re-weighted to mean g
     (and variance tau^2 with 3 atoms) in mpmath, shrunk towards g where its variance exceeds tau^2, re-checked at
     50 digits; the best of the candidates."""
@@ -408,7 +412,7 @@ def _inner_law(num, pieces, g, tau, xs, ws, value):
             clusters.append((xv * wv, wv, xv))
     cen = sorted(((s_ / w_, w_) for s_, w_, _ in clusters), key=lambda t: -t[1])[:3]
     atoms = [c for c, _ in cen]
-    for t in sorted(set(np.round(getattr(_dual_lp, "touch", np.array([])), 12).tolist())):
+    for t in sorted(set(np.round(np.asarray(touch, dtype=float), 12).tolist())):
         if all(abs(t - a) > 1e-12 for a in atoms) and len(atoms) < 8:
             atoms.append(t)
     cands = []
@@ -670,7 +674,7 @@ def _certify_box(num, pieces, box, U, max_boxes):
     lo, hi = pieces[0].lo, pieces[-1].hi
     if not (lo < gc < hi):
         gc = min(max(gc, lo + 1e-12), hi - 1e-12)
-    (c0, c1, c2), val, _, _ = _dual_lp(num, pieces, gc, tc, rounds=2)
+    (c0, c1, c2), val, _, _, _ = _dual_lp(num, pieces, gc, tc, rounds=2)
 
     if box.t0 > 0:
         A, B = max(c0, 0.0) / tc, max(c2, 0.0) * tc
