@@ -474,7 +474,15 @@ def plot_sharp(records, stem) -> list[str]:
         c = colors[key]
         name = key.removesuffix(".sharp")
         ax.plot(ps, [q[1] for q in pts], "o-", color=c, label=f"{name}: sharp C*(p), certified lower end (a law)")
-        ax.plot(ps, [q[2] for q in pts], "v--", color=c, alpha=0.6, label=f"{name}: certified upper end")
+        up = "K(p) = M_a/2" if name != "thm1.B2" else "(1+a)/2"
+        ax.plot(
+            ps,
+            [q[2] for q in pts],
+            "v--",
+            color=c,
+            alpha=0.6,
+            label=f"{name}: certified upper end ({up} or the engine's)",
+        )
         ax.fill_between(ps, [q[1] for q in pts], [q[2] for q in pts], color=c, alpha=0.12)
         lab, f = paper[key]
         ax.plot(ps, [f(p) for p in ps], ":", color=c, lw=1.6, label=lab)
