@@ -143,7 +143,8 @@ def test_sharp_records_data_structure_and_verdicts(tmp_path, monkeypatch):
     k3 = (1 + math.sqrt(2)) / 4  # K(3) = M_a/2, combined_proof's closed form at p = 3
     assert b.status == "holds" and b.data["sharp"]["upper"] == pytest.approx(k3, rel=1e-9)
     assert 0.287 <= b.data["sharp"]["lower"] <= 0.2875 and 0.4538 <= b1.data["sharp"]["lower"] <= k3
-    assert b2.status == "violated" and recheck(b2.witness)["violated"]
+    chk = recheck(b2.witness)
+    assert b2.status == "violated" and chk["violated"] and chk["assumptions_ok"]
     assert 1.117 <= 2 * b2.data["sharp"]["lower"] <= 1.5  # kappa(3): attained 1.117 <= p/2 (proved)
     cr = b2.data["sharp"]["lemma2_crossing"]
     assert 2.75 <= cr["p_lo"] < cr["p_hi"] <= 2.753 and cr["kappa_at_p_hi"] > 1
