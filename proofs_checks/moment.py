@@ -302,12 +302,14 @@ def check_certificate(phi, support, g, certificate, *, slack=0.0, max_boxes=4000
     if not all(math.isfinite(v) for v in (c0, c1, c2, g, slack)) or c2 < 0:
         raise ValueError(f"certificate must be finite (c0, c1, c2) with c2 >= 0, got {certificate!r}")
     pieces = pieces_of(phi, support)
-    gq = sp.Rational(g)
-    q = sp.Rational(c0) + sp.Rational(slack) + sp.Rational(c1) * (X - gq) + sp.Rational(c2) * (X - gq) ** 2
+    # g stays a symbol, given to the branch and bound as an exact scalar (a ball of the float g): substituting the
+    # float's exact rational into powers with rational exponents makes sympy search for exact roots (very slowly)
+    gs = sp.Symbol("g")
+    q = sp.Rational(c0) + sp.Rational(slack) + sp.Rational(c1) * (X - gs) + sp.Rational(c2) * (X - gs) ** 2
     out = []
     for pc in pieces:
-        lhs, rhs, bx = _nonneg_var(_xsym(pc.expr).subs(MEAN, gq), q, pc, {})
-        r = branch_and_bound(lhs, rhs, bx, max_boxes=max_boxes)
+        lhs, rhs, bx = _nonneg_var(_xsym(pc.expr).subs(MEAN, gs), q, pc, {})
+        r = branch_and_bound(lhs, rhs, bx, max_boxes=max_boxes, scalars={"g": float(g)})
         out.append({"piece": [pc.lo, pc.hi], "status": r.status, "reason": r.reason, "witness": r.witness})
     st = (
         "violated"
