@@ -597,7 +597,23 @@ def _outer_law(num, pieces, gbox, tmax, value, seed, tmin=0.0):
             if b - a < 1e-3:
                 rec, r = score(a, b, ww)
                 if r > best_r:
-                    best, best_r = rec, r
+                    best, best_r, cur = rec, r, (a, b, ww)
+        # the weight re-optimised for the snapped atoms (golden section at 50 digits on a bracket around it)
+        a, b, ww = cur
+        lo_w, hi_w = (
+            max(ww - mpmath.mpf("0.05"), mpmath.mpf(10) ** -30),
+            min(ww + mpmath.mpf("0.05"), 1 - mpmath.mpf(10) ** -30),
+        )
+        phi_ = (mpmath.sqrt(5) - 1) / 2
+        for _ in range(90):
+            m1, m2 = hi_w - phi_ * (hi_w - lo_w), lo_w + phi_ * (hi_w - lo_w)
+            if score(a, b, m1)[1] < score(a, b, m2)[1]:
+                lo_w = m1
+            else:
+                hi_w = m2
+        rec, r = score(a, b, (lo_w + hi_w) / 2)
+        if r > best_r:
+            best, best_r = rec, r
     if best is not None:
         best["ratio"] = mpmath.nstr(best_r, DIGITS)
     return best, float(best_r), ratio
