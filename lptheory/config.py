@@ -104,6 +104,12 @@ SWITCHES: tuple[Switch, ...] = (
         "where the claim checks keep their sympy limits (0: recomputed every time)",
     ),
     Switch(
+        "LPTHEORY_SHARP_CACHE",
+        "0, a directory",
+        "~/.cache/lptheory/sharp-constants",
+        "where the sharper check keeps the moment engine's sharp constants (0: recomputed every time)",
+    ),
+    Switch(
         "LPTHEORY_PRACTICE_CACHE",
         "a directory",
         "~/.cache/lptheory/practice",

@@ -55,6 +55,11 @@ What is here
   a hand-built ``Verdict(..., evidence="proved")`` is refused (ValueError) when its record is built;
   :func:`is_issued` (whether a certificate was issued by a toolkit decision in this process), :func:`certify`
   (the packs shipped here only: refused from any other file).
+* the moment engine (issue 44, :mod:`proofs_checks.moment`): :func:`sharp_bound` (the sharp constant of a
+  one-coordinate moment bound E phi(X; g) <= C tau over laws with E X = g, Var X <= tau^2 on a bounded support,
+  an explicit law re-checked at 50 digits below and quadratic majorants decided in arb above),
+  :func:`check_certificate` (a quadratic majorant decided by branch and bound), :func:`law_value` (a law re-checked
+  at 50 digits).
 
 Pack-author tools (what the packs shipped here use beyond the list above; every pack in the repository
 imports from ``proofs_checks`` only names of this module, ``tests/test_pack_names.py``):
@@ -141,6 +146,7 @@ from .expressions import (
 )
 from .identity import identity_claim, prove_identity, spot_gap
 from .matrix_space import MatrixSpace, matrix_symbols
+from .moment import check_certificate, law_value, sharp_bound
 from .packs import Check, Context, Pack, PackError, check
 from .packs import load as load_pack
 from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
@@ -275,6 +281,9 @@ __all__ = [
     "SingVal",
     "PolarFactor",
     "Rank",
+    "sharp_bound",
+    "check_certificate",
+    "law_value",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover

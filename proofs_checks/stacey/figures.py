@@ -21,6 +21,7 @@ __all__ = [
     "plot_acceleration",
     "plot_majorization",
     "plot_corrections",
+    "plot_sharp",
 ]
 
 _NOISE_COLOR = {"rademacher": "C0", "two-point": "C1", "uniform": "C2", "gaussian": "C3", "student-t": "C4"}
@@ -438,4 +439,62 @@ def plot_corrections(records, stem) -> list[str]:
         a.set_xlabel("exponent p of the norm (log scale)")
         a.legend(fontsize=8, loc="best", frameon=False)
         a.grid(True, which="both", alpha=0.3)
+    return save(fig, stem)
+
+
+@PACK.figure("sharper", "sharp_constants")
+def plot_sharp(records, stem) -> list[str]:
+    """Theorem 1's noise terms (Appendix A.1) with their sharp constants (issue 44; ``thm1.B.sharp``,
+    ``thm1.B1.sharp``, ``thm1.B2.sharp``): the certified bracket [lower, upper] of each sharp constant C*(p) against
+    p (lower: an explicit law re-checked at 50 digits; upper: the engine's certificate or the proved constant of
+    combined_proof, K(p) = M_a/2 for B and B1), beside the paper's coefficients (2p-1)/(p-1) (B), 2 (B1) and
+    1/(p-1) (B2), all against eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t)."""
+    recs = [d(r) for r in records]
+    rows = {}
+    for r in recs:
+        s = (r.get("data") or {}).get("sharp")
+        if s and r["id"].endswith(".sharp"):
+            rows.setdefault(r["id"], []).append((r["params"]["p"], float(s["lower"]), float(s["upper"])))
+    if not rows:
+        return []
+    paper = {
+        "thm1.B.sharp": ("(2p-1)/(p-1) (the paper, B)", lambda p: (2 * p - 1) / (p - 1)),
+        "thm1.B1.sharp": ("2 (Lemma 1)", lambda p: 2.0),
+        "thm1.B2.sharp": ("1/(p-1) (Lemma 2)", lambda p: 1 / (p - 1)),
+    }
+    colors = {"thm1.B.sharp": "C0", "thm1.B1.sharp": "C1", "thm1.B2.sharp": "C3"}
+    fig, ax = plt.subplots(figsize=(8.2, 4.6))
+    allp = set()
+    for key in ("thm1.B.sharp", "thm1.B1.sharp", "thm1.B2.sharp"):
+        pts = sorted(rows.get(key, []))
+        if not pts:
+            continue
+        ps = [q[0] for q in pts]
+        allp.update(ps)
+        c = colors[key]
+        name = key.removesuffix(".sharp")
+        ax.plot(ps, [q[1] for q in pts], "o-", color=c, label=f"{name}: sharp C*(p), certified lower end (a law)")
+        up = "K(p) = M_a/2" if name != "thm1.B2" else "(1+a)/2"
+        ax.plot(
+            ps,
+            [q[2] for q in pts],
+            "v--",
+            color=c,
+            alpha=0.6,
+            label=f"{name}: certified upper end ({up} or the engine's)",
+        )
+        ax.fill_between(ps, [q[1] for q in pts], [q[2] for q in pts], color=c, alpha=0.12)
+        lab, f = paper[key]
+        ax.plot(ps, [f(p) for p in ps], ":", color=c, lw=1.6, label=lab)
+    ps = sorted(allp)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(mticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    ax.set_xticks(ps)
+    ax.set_xlabel("exponent p of the norm (log scale)")
+    ax.set_ylabel("constant against eta G^(1/(p-1)) ||sigma||_1 / sqrt(n_t)")
+    ax.set_title("Theorem 1's noise terms: sharp constants (bracket) beside K(p) and the paper's", fontsize=10)
+    ax.legend(fontsize=7, loc="best", frameon=False, ncol=2)
+    ax.grid(True, which="both", alpha=0.3)
     return save(fig, stem)

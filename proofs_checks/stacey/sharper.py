@@ -90,4 +90,9 @@ def run_sharper(ctx):
 
     out = prove_records(out)  # the searched holds, proved for every law (combined_proof), or the proof refuted
     ctx.say(f"{len(out)} exponents searched, {sum(r.evidence == 'proved' for r in out)} proved")
-    return out
+    from .sharp import SHARP_P, sharp_records  # issue 44: the sharp constants (the moment engine)
+
+    p_sharp = list(getattr(ctx, "p", None) or SHARP_P)
+    sharp = sharp_records(p_sharp)
+    ctx.say(f"sharp constants of B, B1, B2 at p = {', '.join(f'{p:g}' for p in p_sharp)}")
+    return out + sharp

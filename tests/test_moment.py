@@ -1,0 +1,152 @@
+"""The moment engine (issue 44, proofs_checks/moment.py): Cantelli's closed form certified on both sides, the
+planted controls (a constant below the sharp one found false, a wrong certificate refused), Lemma 2's family
+closed form at p = 3 and 4, the sharp constants inside the earlier brackets, and the records' data."""
+
+import math
+
+import mpmath
+import pytest
+import sympy as sp
+
+from proofs_checks.api import check_certificate, law_value, sharp_bound
+from proofs_checks.moment import MEAN, X, pieces_of
+from proofs_checks.stacey.sharp import phi_exact, phi_pieces
+
+G = 10.0
+ERROR = [((-G, 0.0), sp.Integer(1)), ((0.0, G), sp.Integer(0))]  # 1[x <= 0]: P(X <= 0), mean g > 0
+
+
+@pytest.mark.parametrize("g, tau", [(1.0, 0.5), (2.0, 0.1)])
+def test_cantelli_certified_on_both_sides(g, tau):
+    """sup P(X <= 0) over E X = g, Var X <= tau^2 is Cantelli's tau^2/(tau^2 + g^2): the engine's bracket holds it
+    and is proved (both sides certified, within 1e-6)."""
+    r = sharp_bound(ERROR, 1.0, (-G, G), {"mean": g, "sd": tau})
+    c = tau**2 / (tau**2 + g**2)
+    assert r.upper_certified and r.evidence == "proved"
+    assert r.lower <= c * (1 + 1e-12) and c <= r.upper
+    assert (r.upper - r.lower) <= 1e-6 * r.lower
+    assert len(r.law["atoms"]) <= 3
+    # the law is admissible: re-checked independently at 50 digits
+    chk = law_value(ERROR, (-G, G), r.law["atoms"], r.law["weights"])
+    assert abs(float(chk["mean"]) - g) < 1e-30 and float(chk["var"]) <= tau**2 * (1 + 1e-30)
+
+
+def test_negative_controls_constant_below_sharp_and_planted_certificate():
+    """A claimed constant 0.999 x Cantelli is refuted by the engine's law; a certificate with its constant term
+    lowered by 1% (planted) is refused by the branch and bound (violated, with the point), the right one proved."""
+    g, tau = 1.0, 0.5
+    r = sharp_bound(ERROR, 1.0, (-G, G), {"mean": g, "sd": tau})
+    c = tau**2 / (tau**2 + g**2)
+    assert r.lower > 0.999 * c
+    cert = r.certificate
+    good = check_certificate(ERROR, (-G, G), g, (cert["c0"], cert["c1"], cert["c2"]))
+    bad = check_certificate(ERROR, (-G, G), g, (0.99 * cert["c0"], cert["c1"], cert["c2"]))
+    assert good["status"] == "proved"
+    assert bad["status"] == "violated"
+    with pytest.raises(ValueError, match="c2 >= 0"):
+        check_certificate(ERROR, (-G, G), g, (1.0, 0.0, -1.0))
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="weights"):
+        law_value(ERROR, (-G, G), [0.0, 1.0], [1.5, -0.5])
+    with pytest.raises(ValueError, match="support"):
+        law_value(ERROR, (-G, G), [0.0, 11.0], [0.5, 0.5])
+    with pytest.raises(ValueError, match="cover the support"):
+        pieces_of([((-1.0, 0.0), X), ((0.5, 1.0), X)], (-1, 1))
+    with pytest.raises(ValueError, match="x and g only"):
+        pieces_of(X * sp.Symbol("z"), (-1, 1))
+    with pytest.raises(ValueError, match="normaliser"):
+        sharp_bound(X, "G", (-1, 1), {"mean": (0, 1), "sd": (0, 1)})
+    with pytest.raises(ValueError, match="mean"):
+        sharp_bound(X * MEAN, 1.0, (-1, 1), {"mean": 2.0, "sd": 0.1})
+
+
+def _family_sup(p: float) -> float:
+    """Lemma 2's two-point family (corrections.py): sup_q R_p(q)/(p-1), R_p(q) = (p-1)[q^2 (1 - q^a) + (1-q)
+    q^(1+a)]/sqrt(q(1-q)), maximised at 40 digits (mpmath.findroot of R_p'(q) = 0)."""
+    a = 1 / (mpmath.mpf(p) - 1)
+
+    def R(q):
+        return (q**2 * (1 - q**a) + (1 - q) * q ** (1 + a)) / mpmath.sqrt(q * (1 - q))
+
+    with mpmath.workdps(40):
+        qs = [mpmath.mpf(k) / 200 for k in range(1, 200)]
+        q0 = max(qs, key=R)
+        q = mpmath.findroot(lambda t: mpmath.diff(R, t), q0)
+        return float(R(q))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", [3.0, 4.0])
+def test_lemma2_sharp_lower_matches_the_family_closed_form(p):
+    """At p = 3 and 4 the engine's lower side for Lemma 2's term (its law: 0+ and G) equals the family's closed
+    form sup_q R_p(q)/(p-1) to 1e-9 (kappa(3) = 1.1171..., kappa(4) > 1: Lemma 2 fails)."""
+    r = sharp_bound(
+        phi_pieces("thm1.B2", p),
+        "tau",
+        (-1, 1),
+        {"mean": (0, 1), "sd": (0, 1)},
+        value=phi_exact("thm1.B2", p),
+        gaps=(),
+    )
+    fam = _family_sup(p)
+    assert r.lower == pytest.approx(fam, rel=1e-9)
+    assert (p - 1) * r.lower > 1.0  # Lemma 2 refuted by an explicit law, re-checked at 50 digits
+    if p == 3.0:
+        assert (p - 1) * r.lower == pytest.approx(1.117111244, rel=1e-8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("term, lo, hi", [("thm1.B", 0.2874, 0.6036), ("thm1.B1", 0.4538, 0.6036)])
+def test_sharp_lower_inside_the_earlier_bracket_at_p3(term, lo, hi):
+    """At p = 3 the sharp constants' lower sides lie in [searched D(p), proved K(p)] (the last session's note):
+    B 0.287 <= C* <= 0.604, B1 0.4539 <= C* <= 0.604."""
+    r = sharp_bound(
+        phi_pieces(term, 3.0), "tau", (-1, 1), {"mean": (0, 1), "sd": (0, 1)}, value=phi_exact(term, 3.0), gaps=()
+    )
+    assert lo <= r.lower <= hi
+    assert r.evidence == "searched" and not r.upper_certified and math.isinf(r.upper)
+
+
+@pytest.mark.slow
+def test_outer_upper_certified_on_a_box():
+    """The outer upper side on a small box of (g, tau) around B's worst law at p = 3 (g ~ 0.60, tau ~ 0.52):
+    certified boxes, an upper end above the lower one. Planted: a target U below the box's supremum cannot be
+    certified (the engine gives no upper end then)."""
+    ph = phi_pieces("thm1.B", 3.0)
+    box = {"mean": (0.55, 0.65), "sd": (0.45, 0.6)}
+    r = sharp_bound(ph, "tau", (-1, 1), box, value=phi_exact("thm1.B", 3.0), gaps=(0.3,), budget_s=120)
+    assert r.upper_certified and r.lower < r.upper <= 1.3 * r.lower * (1 + 1e-12)
+    assert r.certificate["boxes"] >= 1
+    low = sharp_bound(ph, "tau", (-1, 1), box, value=phi_exact("thm1.B", 3.0), gaps=(-0.01,), budget_s=30)
+    assert not low.upper_certified
+
+
+@pytest.mark.slow
+def test_sharp_records_data_structure_and_verdicts(tmp_path, monkeypatch):
+    """The sharper check's records at p = 3: ids, data["sharp"] fields, brackets inside [searched, proved], Lemma 2
+    refuted by a law whose witness re-checks at 60 digits, the controls found false, Lemma 2's crossing bracketed
+    near 2.752, and the second call read back from the cache."""
+    from proofs_checks.api import recheck
+    from proofs_checks.stacey.sharp import sharp_records
+
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    recs = sharp_records([3.0])
+    assert [r.id for r in recs] == ["thm1.B.sharp", "thm1.B1.sharp", "thm1.B2.sharp"]
+    for r in recs:
+        s = r.data["sharp"]
+        assert {"lower", "upper", "law", "certificate", "normalised_by"} <= set(s)
+        assert s["normalised_by"] == "G^{1/(p-1)} tau" and s["lower"] < s["upper"]
+        assert s["controls"]["found_false"] and s["controls"]["planted_refused"]
+    b, b1, b2 = recs
+    k3 = (1 + math.sqrt(2)) / 4  # K(3) = M_a/2, combined_proof's closed form at p = 3
+    assert b.status == "holds" and b.data["sharp"]["upper"] == pytest.approx(k3, rel=1e-9)
+    assert 0.287 <= b.data["sharp"]["lower"] <= 0.2875 and 0.4538 <= b1.data["sharp"]["lower"] <= k3
+    chk = recheck(b2.witness)
+    assert b2.status == "violated" and chk["violated"] and chk["assumptions_ok"]
+    assert 1.117 <= 2 * b2.data["sharp"]["lower"] <= 1.5  # kappa(3): attained 1.117 <= p/2 (proved)
+    cr = b2.data["sharp"]["lemma2_crossing"]
+    assert 2.75 <= cr["p_lo"] < cr["p_hi"] <= 2.753 and cr["kappa_at_p_hi"] > 1
+    again = sharp_records([3.0])
+    assert [r.data["sharp"]["lower"] for r in again] == [r.data["sharp"]["lower"] for r in recs]
