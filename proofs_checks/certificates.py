@@ -66,6 +66,7 @@ DECIDER_FILES = frozenset(
         os.path.join("stacey", "combined_proof.py"),  # the combined proofs (enclosure + identities + grid steps)
         os.path.join("stacey", "corrections.py"),  # Assumption 1's exact polynomial proof, Lion-K's identity
         os.path.join("stacey", "sharper.py"),  # the sharp constants (moment engine)
+        os.path.join("stacey", "sharp.py"),  # the sharp records: the combined proof's upper end below the paper's
         os.path.join("spectral", "newton_schulz.py"),  # phi^5's interval enclosure
     }
 )

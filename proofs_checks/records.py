@@ -183,6 +183,21 @@ class Claim:
         if not isinstance(self.scope, str) or not self.scope.strip():
             raise ValueError(f"claim {self.id}: scope must be a non-empty string, got {self.scope!r}")
         _check_exhaustive(self.id, self.data)  # a data["exhaustive"] marker, where present, is well-formed
+        object.__setattr__(self, "_built", True)  # from here on, an assigned "proved" passes the gate again
+
+    def __setattr__(self, name, value):
+        # "proved" is earned also after construction: a record's evidence set to "proved" by assignment (not by a
+        # toolkit decision whose certificate the record carries) is refused as at construction
+        if (
+            name == "evidence"
+            and value == "proved"
+            and self.__dict__.get("_built")
+            and not certified_data(self.data, self.witness)
+        ):
+            from .certificates import refusal
+
+            raise ValueError(refusal(self.id, self.data, self.witness))
+        object.__setattr__(self, name, value)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -194,6 +209,12 @@ class Claim:
     def _repr_html_(self) -> str:
         """The record as a one-row HTML table (Jupyter and other notebooks)."""
         return to_html([self])
+
+
+def certified_data(data, witness) -> bool:
+    from .certificates import certified
+
+    return certified(data, witness)
 
 
 def _certified(rec: Claim) -> bool:

@@ -140,3 +140,17 @@ def test_the_refusal_is_documented_in_the_readme():
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "evidence 'proved' is refused: it carries no certificate" in readme
     assert '`compose_bound(f, {"x": (lo, hi)}, depth, target=(a, b))`' in readme
+
+
+def test_proved_assigned_after_construction_is_refused_too():
+    """``rec.evidence = "proved"`` on a built record (no certificate) is refused as at construction (the sharp
+    records once did that by assignment)."""
+    import pytest
+
+    from proofs_checks.api import ClaimSpec, value_claim
+
+    rec = value_claim(ClaimSpec(id="t.assigned", statement="s", source="here"), 1.0, 2.0, {"p": 3.0})
+    with pytest.raises(ValueError, match="refused"):
+        rec.evidence = "proved"
+    rec.evidence = "exact"  # any other level is the engine's business
+    assert rec.evidence == "exact"

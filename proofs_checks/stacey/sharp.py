@@ -36,6 +36,7 @@ the first run computes them, later runs read them back.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -43,6 +44,7 @@ import mpmath
 import sympy as sp
 
 from ..api import ClaimSpec, Distribution, check_certificate, expression_witness, g, sharp_bound, value_claim, x
+from ..certificates import certify
 from . import formulas as F
 from .combined_proof import b2_bound_proof, combined_proof
 
@@ -251,10 +253,18 @@ def sharp_records(p_list, *, budget_s: float = 0.0) -> list:
                 )
             elif up <= paper:
                 rec = value_claim(_spec(term), up, paper, params, method="exact", note=note, data=data)
-                rec.evidence = "proved"  # the certified upper end is below the paper's constant
-                rec.scope = (
-                    f"proved for every law meeting Assumptions 2-4 at p = {p:g} (upper end: {s['upper_from']}); the "
-                    f"sharp constant itself {'proved to 1e-6' if s['evidence'] == 'proved' else 'bracketed (searched)'}"
+                # the proved upper end is below the paper's constant: proved, with combined_proof's certificate (the
+                # gate of proofs_checks.certificates: a record's "proved" needs a toolkit decision behind it)
+                cert = certify("combined-proof", f"{term} at p = {p:g}: C*(p) <= {up:.10g} ({s['upper_from']})")
+                rec = dataclasses.replace(
+                    rec,
+                    evidence="proved",
+                    data={**data, "certificate": cert},
+                    scope=(
+                        f"proved for every law meeting Assumptions 2-4 at p = {p:g} (upper end: {s['upper_from']}); "
+                        f"the sharp constant itself "
+                        f"{'proved to 1e-6' if s['evidence'] == 'proved' else 'bracketed (searched)'}"
+                    ),
                 )
             else:  # the paper's constant lies inside the certified bracket
                 rec = value_claim(
