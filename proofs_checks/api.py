@@ -77,76 +77,131 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
 
 from __future__ import annotations
 
-from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
+import importlib
+from typing import TYPE_CHECKING
 
-from .bnb import TightPoint, branch_and_bound, enclose_max
-from .corrections import (
-    CORRECTION_COLUMNS,
-    EVIDENCE_KINDS,
-    annotate_supported,
-    as_correction,
-    best_constant,
-    correction_record,
-    correction_rows,
-    family_supremum,
-    recheck_correction,
-)
-from .disk_cache import cached_limit
-from .engines import (
-    DistributionSpace,
-    Point,
-    SearchBudget,
-    SearchJob,
-    adversarial_search,
-    adversarial_search_many,
-    claim_record,
-    control_record,
-    exact_expectation,
-    expression_witness,
-    fit_exponent,
-    fit_slope,
-    interval_claim,
-    monte_carlo,
-    pointwise,
-    rate_claim,
-    sample_witness,
-    value_claim,
-)
-from .expressions import (
-    CoordSum,
-    Distribution,
-    Env,
-    Expect,
-    Expect1,
-    Sup1,
-    batch_outcomes,
-    evaluate,
-    g,
-    indicator,
-    sigma,
-    x,
-)
-from .matrix_space import MatrixSpace, matrix_symbols
-from .packs import Check, Context, Pack, PackError, check
-from .packs import load as load_pack
-from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
-from .recheck import DPS, Undecided, prove_expression, recheck
-from .recheck import register as register_recheck
-from .records import Claim, format_table, is_control, mark_exhaustive
-from .safe_parse import RefusedExpression, parse_expression
-from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
-from .verdict import (
-    RATE_MARGIN,
-    Verdict,
-    combine,
-    control_verdict,
-    decide,
-    decide_identity,
-    decide_rate,
-    decide_step,
-    scope_to_instances,
-)
-from .witnesses import MinEig, bnb_record, divergence_claim, gate_on_controls
+if TYPE_CHECKING:  # the names for readers and type checkers; at run time __getattr__ below imports them
+    from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
+
+    from .bnb import TightPoint, branch_and_bound, enclose_max
+    from .corrections import (
+        CORRECTION_COLUMNS,
+        EVIDENCE_KINDS,
+        annotate_supported,
+        as_correction,
+        best_constant,
+        correction_record,
+        correction_rows,
+        family_supremum,
+        recheck_correction,
+    )
+    from .disk_cache import cached_limit
+    from .engines import (
+        DistributionSpace,
+        Point,
+        SearchBudget,
+        SearchJob,
+        adversarial_search,
+        adversarial_search_many,
+        claim_record,
+        control_record,
+        exact_expectation,
+        expression_witness,
+        fit_exponent,
+        fit_slope,
+        interval_claim,
+        monte_carlo,
+        pointwise,
+        rate_claim,
+        sample_witness,
+        value_claim,
+    )
+    from .expressions import (
+        CoordSum,
+        Distribution,
+        Env,
+        Expect,
+        Expect1,
+        Sup1,
+        batch_outcomes,
+        evaluate,
+        g,
+        indicator,
+        sigma,
+        x,
+    )
+    from .matrix_space import MatrixSpace, matrix_symbols
+    from .packs import Check, Context, Pack, PackError, check
+    from .packs import load as load_pack
+    from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
+    from .recheck import DPS, Undecided, prove_expression, recheck
+    from .recheck import register as register_recheck
+    from .records import Claim, format_table, is_control, mark_exhaustive
+    from .safe_parse import RefusedExpression, parse_expression
+    from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
+    from .verdict import (
+        RATE_MARGIN,
+        Verdict,
+        combine,
+        control_verdict,
+        decide,
+        decide_identity,
+        decide_rate,
+        decide_step,
+        scope_to_instances,
+    )
+    from .witnesses import MinEig, bnb_record, divergence_claim, gate_on_controls
+
+# module -> the names it gives this one, separated by spaces ("a=b": that module's b, named a here), each imported
+# on first use (PEP 562 __getattr__): ``import proofs_checks.api`` itself imports neither sympy nor scipy.optimize
+# (issue 46: a pack or a command that needs only Pack, the records or the verdict rules does not pay for them)
+_EXPORTS = {
+    "lptheory.simulate": "Metric Observer Regret Series StateNorm StepView exact_oracle simulate",
+    ".bnb": "TightPoint branch_and_bound enclose_max",
+    ".corrections": (
+        "CORRECTION_COLUMNS EVIDENCE_KINDS annotate_supported as_correction best_constant correction_record "
+        "correction_rows family_supremum recheck_correction"
+    ),
+    ".disk_cache": "cached_limit",
+    ".engines": (
+        "DistributionSpace Point SearchBudget SearchJob adversarial_search adversarial_search_many claim_record "
+        "control_record exact_expectation expression_witness fit_exponent fit_slope interval_claim monte_carlo "
+        "pointwise rate_claim sample_witness value_claim"
+    ),
+    ".expressions": "CoordSum Distribution Env Expect Expect1 Sup1 batch_outcomes evaluate g indicator sigma x",
+    ".matrix_space": "MatrixSpace matrix_symbols",
+    ".packs": "Check Context Pack PackError check load_pack=load",
+    ".planted": "PLANTED PLANTED_SIZE planted_record_control planted_scale_control",
+    ".recheck": "DPS Undecided prove_expression recheck register_recheck=register",
+    ".records": "Claim format_table is_control mark_exhaustive",
+    ".safe_parse": "RefusedExpression parse_expression",
+    ".spec": "Assumption ClaimError ClaimSpec RateSpec",
+    ".verdict": (
+        "RATE_MARGIN Verdict combine control_verdict decide decide_identity decide_rate decide_step scope_to_instances"
+    ),
+    ".witnesses": "MinEig bnb_record divergence_claim gate_on_controls",
+}
+_WHERE = {
+    name.partition("=")[0]: (module, name.partition("=")[2] or name)
+    for module, names in _EXPORTS.items()
+    for name in names.split()
+}
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module on first use (then kept in this module's namespace)."""
+    try:
+        module, attr = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __package__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "Assumption",
