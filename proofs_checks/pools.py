@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["map_tasks", "search_pool", "search_threads", "process_budget", "holding", "budget_active"]
+__all__ = ["map_tasks", "search_pool", "search_threads", "process_budget", "holding", "budget_active", "fork_context"]
 
 _BUDGET: dict = {"sem": None}
 """The semaphore of the active process budget (None: no budget), inherited by forked processes."""
@@ -18,7 +18,8 @@ _SINGLE = ("LPTHEORY_THREADS", "LPTHEORY_SEARCH_THREADS")
 """The thread counts a process of a budget runs with, each 1 unless the user set it."""
 
 
-def _fork_context():
+def fork_context():
+    """multiprocessing's "fork" context, or None where the platform has none."""
     import multiprocessing as mp
 
     return mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
@@ -37,7 +38,7 @@ def process_budget(jobs: int):
     then runs one thread (``LPTHEORY_THREADS`` and ``LPTHEORY_SEARCH_THREADS`` 1 unless set, and the BLAS's
     threads 1 through threadpoolctl where it is installed): ``jobs`` tokens, ``jobs`` busy cores. Needs the
     "fork" start method (the budget is inherited); elsewhere it does nothing. Records never depend on it."""
-    ctx = _fork_context()
+    ctx = fork_context()
     if ctx is None or jobs < 1:
         yield
         return
@@ -125,7 +126,7 @@ def map_tasks(fn, state, tasks, workers: int, cost=None):
     counts as one of them: a helper is forked only for a token it takes from the budget, and this process
     runs a task itself whenever no token is free."""
     workers = min(int(workers), len(tasks))
-    ctx = _fork_context()
+    ctx = fork_context()
     if workers <= 1 or ctx is None:
         return [fn(state, t) for t in tasks]
     import concurrent.futures as cf

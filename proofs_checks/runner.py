@@ -102,7 +102,7 @@ def run_checks(
     def n_jobs(name):
         return jobs if pack.checks[name].parallel else 1
 
-    fork = pools._fork_context()
+    fork = pools.fork_context()
     if jobs > 1 and len(planned) > 1 and fork is None:
         # no fork: no budget to share; every check in a pool of ``jobs`` processes, each check on one
         with cf.ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as ex:
