@@ -57,11 +57,14 @@ def _run_one(target: str, name: str, opts: dict, seed: int, quick: bool, n_jobs:
     with pools.holding():
         t0 = time.perf_counter()
         recs = _run_check(pack, name, Context(seed=seed, quick=quick, options=opts, say=say, jobs=n_jobs))
-        return name, [r.to_dict() for r in recs], time.perf_counter() - t0
+        dicts, dt = [r.to_dict() for r in recs], time.perf_counter() - t0
+        after = _SAY.get("after")
+        return name, dicts, dt, (after(name, dicts) if after is not None else None)
 
 
 _SAY: dict = {}
-"""``{"queue": the progress queue}`` of a pooled run, inherited by its forked workers."""
+"""``{"queue": the progress queue, "after": the hook run after each check}`` of a pooled run, inherited by its
+forked workers (neither is pickled)."""
 
 
 def _pool_order(pack: Pack, planned: dict) -> list[str]:
@@ -72,11 +75,23 @@ def _pool_order(pack: Pack, planned: dict) -> list[str]:
 
 
 def run_checks(
-    pack: Pack, planned: dict[str, dict], *, seed: int, quick: bool, jobs: int = 1, say=None, on_done=None
+    pack: Pack,
+    planned: dict[str, dict],
+    *,
+    seed: int,
+    quick: bool,
+    jobs: int = 1,
+    say=None,
+    on_done=None,
+    after=None,
+    on_after=None,
 ) -> tuple[dict[str, list[dict]], dict[str, float]]:
     """Run the planned checks; returns (records as dicts by check, seconds by check). ``say(msg)``
     receives progress lines from inside the checks; ``on_done(name, n_records, seconds)`` is called as
-    each check finishes.
+    each check finishes. ``after(name, record dicts)``, when given, runs in the worker process that ran a
+    pooled check, right after it (the report draws the check's figures there, while other checks run); its
+    value comes back to ``on_after(name, value)`` here, before ``on_done``. Checks run in this process do not
+    call it (their caller does that work itself).
 
     With ``jobs > 1``: one budget of ``jobs`` busy processes (:func:`proofs_checks.pools.process_budget`) for
     the whole run: the checks run in a pool of ``jobs`` processes, each holding a token while it runs, and a
@@ -108,7 +123,7 @@ def run_checks(
         with cf.ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as ex:
             futs = [ex.submit(_run_one, pack.target, n, o, seed, quick) for n, o in planned.items()]
             for fut in cf.as_completed(futs):
-                name, recs, dt = fut.result()
+                name, recs, dt, _ = fut.result()
                 results[name], elapsed[name] = recs, dt
                 if on_done:
                     on_done(name, len(recs), dt)
@@ -119,7 +134,8 @@ def run_checks(
                 with pools.holding():
                     local(name, opts, n_jobs(name))
             else:
-                _pooled(pack, planned, seed, quick, jobs, fork, n_jobs, say, on_done, results, elapsed)
+                hooks = (say, on_done, after, on_after)
+                _pooled(pack, planned, seed, quick, jobs, fork, n_jobs, hooks, results, elapsed)
     else:
         for name, opts in planned.items():
             local(name, opts, n_jobs(name))
@@ -127,11 +143,12 @@ def run_checks(
     return ordered, {n: elapsed[n] for n in planned}
 
 
-def _pooled(pack, planned, seed, quick, jobs, fork, n_jobs, say, on_done, results, elapsed) -> None:
+def _pooled(pack, planned, seed, quick, jobs, fork, n_jobs, hooks, results, elapsed) -> None:
     """The checks in a pool of forked workers under the active budget; their progress lines come back through
     a queue and are passed to ``say`` here."""
+    say, on_done, after, on_after = hooks
     q = fork.SimpleQueue() if say else None
-    _SAY["queue"] = q
+    _SAY["queue"], _SAY["after"] = q, after
 
     def drain():
         while q is not None and not q.empty():
@@ -156,8 +173,10 @@ def _pooled(pack, planned, seed, quick, jobs, fork, n_jobs, say, on_done, result
                     done, waiting = cf.wait(waiting, timeout=0.2, return_when=cf.FIRST_COMPLETED)
                     drain()
                     for fut in done:
-                        name, recs, dt = fut.result()
+                        name, recs, dt, extra = fut.result()
                         results[name], elapsed[name] = recs, dt
+                        if on_after is not None and after is not None:
+                            on_after(name, extra)
                         if on_done:
                             on_done(name, len(recs), dt)
             except BaseException:
@@ -166,6 +185,7 @@ def _pooled(pack, planned, seed, quick, jobs, fork, n_jobs, say, on_done, result
                 raise
     finally:
         _SAY.pop("queue", None)
+        _SAY.pop("after", None)
         if q is not None:
             drain()
             q.close()
