@@ -3,9 +3,10 @@
 Both commits are checked out into temporary worktrees (the candidate too, so that edits made while the benchmark
 runs do not leak into it), each gets one warm-up report (numba compiles its kernels once per source path), then
 the runs alternate A/B, B/A, A/B, ... per mode (``--jobs 1`` and ``--jobs 2`` by default). Every run is a fresh
-process; its wall time and the machine's load average before and after are logged. The result: the median of
-each side, the ratio of medians (candidate / baseline) per mode, the ratio of each adjacent pair, and whether the
-records (``claims.json``, every record, the run's metadata aside) are identical between the two sides.
+process; its wall time, its CPU time (with its workers') and the machine's load average before and after are
+logged. The result: the median of each side, the ratio of medians (candidate / baseline) per mode, the ratio of
+each adjacent pair, the ratio of CPU medians, and whether the records (``claims.json``, every record, the run's
+metadata aside) are identical between the two sides.
 
     python benchmarks/bench_report.py --baseline 7f2e8e7 --repeats 3 [--quick] [--modes 1,2] [--json out.json]
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,14 +44,17 @@ def _run(tree: str, jobs: int, quick: bool, out: str) -> dict:
     if quick:
         cmd.append("--quick")
     load0 = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)  # the report and its workers
     if proc.returncode != 0:
         raise SystemExit(f"report failed in {tree} (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     with open(os.path.join(out, "claims.json"), encoding="utf-8") as fh:
         claims = json.load(fh)["claims"]
-    return {"wall": wall, "load_before": load0, "load_after": os.getloadavg()[0], "claims": claims}
+    return {"wall": wall, "cpu": cpu, "load_before": load0, "load_after": os.getloadavg()[0], "claims": claims}
 
 
 def main(argv=None) -> int:
@@ -84,7 +89,8 @@ def main(argv=None) -> int:
                     r.update(side=s, jobs=jobs, repeat=i)
                     runs.append(r)
                     print(
-                        f"repeat {i} --jobs {jobs} {s}: {r['wall']:.1f} s (load {r['load_before']:.2f} -> "
+                        f"repeat {i} --jobs {jobs} {s}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU (load "
+                        f"{r['load_before']:.2f} -> "
                         f"{r['load_after']:.2f})",
                         flush=True,
                     )
@@ -93,6 +99,7 @@ def main(argv=None) -> int:
             a = [r for r in runs if r["jobs"] == jobs and r["side"] == "A"]
             b = [r for r in runs if r["jobs"] == jobs and r["side"] == "B"]
             ma, mb = statistics.median(r["wall"] for r in a), statistics.median(r["wall"] for r in b)
+            ca, cb = statistics.median(r["cpu"] for r in a), statistics.median(r["cpu"] for r in b)
             pairs = [rb["wall"] / ra["wall"] for ra, rb in zip(a, b)]
             same = all(ra["claims"] == rb["claims"] for ra, rb in zip(a, b)) and all(
                 r["claims"] == a[0]["claims"] for r in a + b
@@ -104,6 +111,9 @@ def main(argv=None) -> int:
                     "median_A": ma,
                     "median_B": mb,
                     "ratio": mb / ma,
+                    "cpu_A": ca,
+                    "cpu_B": cb,
+                    "cpu_ratio": cb / ca,
                     "pair_ratios": pairs,
                     "records_identical": same,
                     "n_records": len(a[0]["claims"]),
@@ -111,12 +121,13 @@ def main(argv=None) -> int:
                     "load_max": max(loads),
                 }
             )
-        print("\n| --jobs | A median | B median | B / A (medians) | pair ratios | load | records |")
-        print("|---|---|---|---|---|---|---|")
+        print("\n| --jobs | A median | B median | B / A (medians) | pair ratios | CPU B / A | load | records |")
+        print("|---|---|---|---|---|---|---|---|")
         for s in summary:
             print(
                 f"| {s['jobs']} | {s['median_A']:.1f} s | {s['median_B']:.1f} s | **{s['ratio']:.2f}x** | "
-                f"{', '.join(f'{x:.2f}' for x in s['pair_ratios'])} | {s['load_min']:.1f}-{s['load_max']:.1f} | "
+                f"{', '.join(f'{x:.2f}' for x in s['pair_ratios'])} | {s['cpu_ratio']:.2f}x | "
+                f"{s['load_min']:.1f}-{s['load_max']:.1f} | "
                 f"{'identical' if s['records_identical'] else 'DIFFERENT'} ({s['n_records']}) |"
             )
         if args.json:
