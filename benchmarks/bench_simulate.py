@@ -124,12 +124,14 @@ def main(argv=None):
         print(f"simulate numpy: {rate:.3g} coordinate-steps/s; torch / numpy throughput = {trate / rate:.2f}x")
     # breakdown: one part of the split step (the first thread's rows) on this thread, thread CPU time per
     # step, over a tenth of the steps in record intervals: the multi-step kernel (oracle and the optimizer's
-    # fused update, row by row and step after step: lptheory._simfused.run_steps), and the metrics of a
+    # fused update, row by row and step after step: lptheory.fast.simfused.run_steps), and the metrics of a
     # recorded step (f, gradient, the two norms) divided by the record interval; then, for comparison, the
     # step-by-step path of the same part: the oracle (gradient and noise in one pass) and the optimizer's
     # step (its kernel counts the non-finite gradient and new parameter entries)
-    from lptheory import _fused, _pool, _simfused
-    from lptheory import _simkernels as _sk
+    from lptheory.fast import fused as _fused
+    from lptheory.fast import pool as _pool
+    from lptheory.fast import simfused as _simfused
+    from lptheory.fast import simkernels as _sk
     from lptheory.optimizers import deferred_nonfinite
 
     every = args.record_every

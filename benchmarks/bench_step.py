@@ -4,7 +4,7 @@ interleaved, minimum of the repeats (>= 9):
 * the memory floor: a fused numba kernel that reads 4 arrays and writes 3 (theta, grad and two state
   arrays: the traffic of an AdamW or a StaceyPP step), threaded like the fused engine;
 * the project's AdamW and StaceyPP (p = 3 and p = 2.7) on the fused engine (the default when numba is
-  installed) and on the reference numpy engine (``lptheory._engine.apply``: ~20 chunked passes);
+  installed) and on the reference numpy engine (``lptheory.fast.engine.apply``: ~20 chunked passes);
 * a plain numpy transcription of Alg. 2 (fresh arrays, the baseline kept from the first issue);
 * p = 2.7 on the fused engine's numpy.power path (numpy.power between fused loops on chunks), and the floor
   of the one-pass kernel: the fractional powers that remain (two since StaceyPP keeps its dual state:
@@ -100,7 +100,7 @@ def _svml_floor(flats, nthreads, pool, es=(0.7 / 1.7, 0.7, 1.0 / 1.7)):
     (``__svml_pow8_ha``, what numpy.power runs here) on 512-element blocks of |g| held in L1, threaded like
     the engine. With the memory floor, the p = 2.7 step's floor (the fused kernel computes its powers the
     same way). None where the SVML route is not available."""
-    from lptheory import _svml
+    from lptheory.fast import svml as _svml
 
     if not _svml.available():
         return None
@@ -159,7 +159,7 @@ def small_arrays(repeats: int, d: int = 129, steps: int = 2000) -> dict:
     acceleration check's runs), and per call of the step's fused kernel alone on the same arrays: their
     difference is the step's fixed cost (validation, dispatch, the non-finite check). Thread CPU time,
     min over ``repeats`` runs of ``steps`` steps, interleaved."""
-    from lptheory import _fused
+    from lptheory.fast import fused as _fused
     from lptheory.optimizers import AdamW, StaceyPP
 
     rng = np.random.default_rng(np.random.SeedSequence(1))
@@ -216,7 +216,7 @@ class _OldPath:
         return self.opt.init(theta)
 
     def step(self, th, g, st, donate=False):
-        from lptheory import _fused
+        from lptheory.fast import fused as _fused
 
         _fused.USE_SVML = False
         try:
@@ -235,7 +235,8 @@ def main(argv=None):
         raise SystemExit("--repeats must be >= 9 (min of >= 9 interleaved repeats)")
     if args.threads:
         os.environ["LPTHEORY_THREADS"] = str(args.threads)
-    from lptheory import _engine, parallel
+    from lptheory import parallel
+    from lptheory.fast import engine as _engine
     from lptheory.optimizers import AdamW, StaceyPP
 
     nthreads = parallel.threads(fused=True)

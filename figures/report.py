@@ -39,6 +39,7 @@ from . import figures_for
 
 __all__ = [
     "write_report",
+    "draw_figures",
     "evidence_levels",
     "load_config",
     "RESULT_COLUMNS",
@@ -746,6 +747,24 @@ def _warn(what: str, exc: BaseException) -> None:
     warnings.warn(f"{what} not drawn: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
 
 
+def draw_figures(pack, check: str, records, out_dir: str) -> tuple[list[str], list]:
+    """``check``'s figures drawn into ``out_dir`` as :func:`write_report` draws them, for another process (the
+    worker that ran the check): ``(file names, [(what, exception)] of the figures skipped)``; an exception that
+    cannot travel between processes comes back as a RuntimeError with its type and message."""
+    import pickle
+
+    skipped = []
+
+    def keep(what, exc):
+        try:
+            pickle.dumps(exc)
+        except Exception:  # noqa: BLE001 -- whatever stops it travelling, its text does
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+        skipped.append((what, exc))
+
+    return [os.path.basename(p) for p in figures_for(pack, check, records, out_dir, keep)], skipped
+
+
 def write_report(
     out_dir: str,
     *,
@@ -755,8 +774,11 @@ def write_report(
     elapsed: dict | None = None,
     options: dict | None = None,
     on_figure_error=None,
+    figures: dict | None = None,
 ) -> dict:
     """Write the report of ``records`` (``{check: [record dicts]}``, the pack's order) to ``out_dir``.
+    ``figures`` (optional): ``{check: [file names in out_dir]}`` of checks whose figures are already drawn there
+    (by :func:`draw_figures`, e.g. in the worker that ran the check); the others are drawn here.
 
     A figure that raises while it is drawn is skipped and the report written without it:
     ``on_figure_error(what, exc)`` is told (``what`` names the figure and its check), by default a
@@ -785,7 +807,10 @@ def write_report(
     }
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
-        figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir, on_figure_error or _warn)]
+        if figures is not None and check in figures:
+            figs = list(figures[check])
+        else:
+            figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir, on_figure_error or _warn)]
         paths += [os.path.join(out_dir, f) for f in figs]
         sections.append(_check_section(pack, check, recs, figs, run=run, findings_by=findings_by, open_q=open_q))
     ctx = _context(pack, records, claims, sections, findings_by, open_q, meta)

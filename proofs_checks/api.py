@@ -92,91 +92,151 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
-from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
+if TYPE_CHECKING:  # the names for readers and type checkers; at run time __getattr__ below imports them
+    from lptheory.simulate import Metric, Observer, Regret, Series, StateNorm, StepView, exact_oracle, simulate
 
-from .bnb import TightPoint, branch_and_bound, compose_bound, enclose_max
-from .certificates import certify, is_issued
-from .corrections import (
-    CORRECTION_COLUMNS,
-    EVIDENCE_KINDS,
-    annotate_supported,
-    as_correction,
-    best_constant,
-    correction_record,
-    correction_rows,
-    family_supremum,
-    recheck_correction,
-)
-from .disk_cache import cached_limit
-from .engines import (
-    DistributionSpace,
-    Point,
-    SearchBudget,
-    SearchJob,
-    adversarial_search,
-    adversarial_search_many,
-    claim_record,
-    control_record,
-    exact_expectation,
-    expression_witness,
-    fit_exponent,
-    fit_slope,
-    interval_claim,
-    monte_carlo,
-    pointwise,
-    rate_claim,
-    sample_witness,
-    value_claim,
-)
-from .expressions import (
-    CoordSum,
-    Distribution,
-    Env,
-    Expect,
-    Expect1,
-    Sup1,
-    batch_outcomes,
-    evaluate,
-    g,
-    indicator,
-    sigma,
-    x,
-)
-from .identity import identity_claim, prove_identity, spot_gap
-from .matrix_space import MatrixSpace, matrix_symbols
-from .moment import check_certificate, law_value, sharp_bound
-from .packs import Check, Context, Pack, PackError, check
-from .packs import load as load_pack
-from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
-from .recheck import DPS, Undecided
-from .recheck import register as register_recheck
-from .records import Claim, format_table, is_control, mark_exhaustive
-from .safe_parse import RefusedExpression, parse_expression
-from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
-from .verdict import (
-    RATE_MARGIN,
-    Verdict,
-    combine,
-    control_verdict,
-    decide,
-    decide_identity,
-    decide_rate,
-    decide_step,
-    scope_to_instances,
-)
-from .verdict import certified_recheck as recheck
-from .witnesses import (
-    MinEig,
-    PolarFactor,
-    Rank,
-    SingVal,
-    bnb_record,
-    divergence_claim,
-    gate_on_controls,
-    prove_expression,
-)
+    from .bnb import TightPoint, branch_and_bound, compose_bound, enclose_max
+    from .certificates import certify, is_issued
+    from .corrections import (
+        CORRECTION_COLUMNS,
+        EVIDENCE_KINDS,
+        annotate_supported,
+        as_correction,
+        best_constant,
+        correction_record,
+        correction_rows,
+        family_supremum,
+        recheck_correction,
+    )
+    from .disk_cache import cached_limit
+    from .engines import (
+        DistributionSpace,
+        Point,
+        SearchBudget,
+        SearchJob,
+        adversarial_search,
+        adversarial_search_many,
+        claim_record,
+        control_record,
+        exact_expectation,
+        expression_witness,
+        fit_exponent,
+        fit_slope,
+        interval_claim,
+        monte_carlo,
+        pointwise,
+        rate_claim,
+        sample_witness,
+        value_claim,
+    )
+    from .expressions import (
+        CoordSum,
+        Distribution,
+        Env,
+        Expect,
+        Expect1,
+        Sup1,
+        batch_outcomes,
+        evaluate,
+        g,
+        indicator,
+        sigma,
+        x,
+    )
+    from .identity import identity_claim, prove_identity, spot_gap
+    from .matrix_space import MatrixSpace, matrix_symbols
+    from .moment import check_certificate, law_value, sharp_bound
+    from .packs import Check, Context, Pack, PackError, check
+    from .packs import load as load_pack
+    from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
+    from .practice.task import PracticeTask, split_arrays
+    from .recheck import DPS, Undecided
+    from .recheck import register as register_recheck
+    from .records import Claim, format_table, is_control, mark_exhaustive
+    from .safe_parse import RefusedExpression, parse_expression
+    from .spec import Assumption, ClaimError, ClaimSpec, RateSpec
+    from .verdict import (
+        RATE_MARGIN,
+        Verdict,
+        combine,
+        control_verdict,
+        decide,
+        decide_identity,
+        decide_rate,
+        decide_step,
+        scope_to_instances,
+    )
+    from .verdict import certified_recheck as recheck
+    from .witnesses import (
+        MinEig,
+        PolarFactor,
+        Rank,
+        SingVal,
+        bnb_record,
+        divergence_claim,
+        gate_on_controls,
+        prove_expression,
+    )
+
+
+# module -> the names it gives this one, separated by spaces ("a=b": that module's b, named a here), each imported
+# on first use (PEP 562 __getattr__): ``import proofs_checks.api`` itself imports neither sympy nor scipy.optimize
+# (issue 46: a pack or a command that needs only Pack, the records or the verdict rules does not pay for them)
+_EXPORTS = {
+    "lptheory.simulate": "Metric Observer Regret Series StateNorm StepView exact_oracle simulate",
+    ".bnb": "TightPoint branch_and_bound compose_bound enclose_max",
+    ".certificates": "certify is_issued",
+    ".corrections": (
+        "CORRECTION_COLUMNS EVIDENCE_KINDS annotate_supported as_correction best_constant correction_record "
+        "correction_rows family_supremum recheck_correction"
+    ),
+    ".disk_cache": "cached_limit",
+    ".engines": (
+        "DistributionSpace Point SearchBudget SearchJob adversarial_search adversarial_search_many claim_record "
+        "control_record exact_expectation expression_witness fit_exponent fit_slope interval_claim monte_carlo "
+        "pointwise rate_claim sample_witness value_claim"
+    ),
+    ".expressions": "CoordSum Distribution Env Expect Expect1 Sup1 batch_outcomes evaluate g indicator sigma x",
+    ".identity": "identity_claim prove_identity spot_gap",
+    ".matrix_space": "MatrixSpace matrix_symbols",
+    ".moment": "check_certificate law_value sharp_bound",
+    ".packs": "Check Context Pack PackError check load_pack=load",
+    ".planted": "PLANTED PLANTED_SIZE planted_record_control planted_scale_control",
+    ".practice.task": "PracticeTask split_arrays",  # the practice pack's task value (torch only when used)
+    ".recheck": "DPS Undecided register_recheck=register",
+    ".records": "Claim format_table is_control mark_exhaustive",
+    ".safe_parse": "RefusedExpression parse_expression",
+    ".spec": "Assumption ClaimError ClaimSpec RateSpec",
+    ".verdict": (
+        "RATE_MARGIN Verdict combine control_verdict decide decide_identity decide_rate decide_step scope_to_instances "
+        "recheck=certified_recheck"
+    ),
+    ".witnesses": "MinEig PolarFactor Rank SingVal bnb_record divergence_claim gate_on_controls prove_expression",
+}
+_WHERE = {
+    name.partition("=")[0]: (module, name.partition("=")[2] or name)
+    for module, names in _EXPORTS.items()
+    for name in names.split()
+}
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module on first use (then kept in this module's namespace)."""
+    try:
+        module, attr = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __package__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "Assumption",
@@ -285,18 +345,3 @@ __all__ = [
     "check_certificate",
     "law_value",
 ]
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .practice.task import PracticeTask, split_arrays
-
-# the practice task value lives with the practice pack (torch and scikit-learn only when used); read lazily so that
-# importing the API neither imports the pack nor closes an import cycle (the pack imports this module)
-_LAZY = {"PracticeTask": "proofs_checks.practice.task", "split_arrays": "proofs_checks.practice.task"}
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -190,3 +190,97 @@ def test_exponent_is_exact_for_the_float_p():
     # nsimplify would turn 2.0000000001 into 2 (a = 1): the enclosure must be of the float's own exponent
     a = CP._a(2.0000000001)
     assert a != 1 and abs(float(a) - 1 / 1.0000000001) < 1e-15
+
+
+def _step1_per_point(p, m):
+    """The spot check of step 1 as first written: every power computed at every (g, x) (the reference for
+    :func:`CP._step1_worst`, which computes each grid value's powers once)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
+        tstar = mpmath.mpf(CP.m_enclosure(p)["argmax"]["t"])
+        gs = [mpmath.mpf(i) / (CP._GRID - 1) for i in range(1, CP._GRID)]
+        xs = [mpmath.mpf(2 * j) / (CP._GRID - 1) - 1 for j in range(CP._GRID)] + [-tstar]
+
+        def s(v):
+            return mpmath.sign(v) * abs(v) ** a
+
+        worst, where = -mpmath.inf, None
+        for g in gs:
+            for x in xs:
+                rhs = m * max(g - x, 0)
+                k = g * (s(g) - s(x))
+                lterm = g * (g**a + abs(x) ** a) if mpmath.sign(x) != 1 else mpmath.mpf(0)
+                v = max(k, lterm) - rhs
+                if v > worst:
+                    worst, where = v, (float(g), float(x))
+        return float(worst), where
+
+
+def _b2_per_point(p, alpha, beta):
+    import mpmath
+
+    with mpmath.workdps(50):
+        a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
+        worst = -mpmath.inf
+        for g in [mpmath.mpf(i) / 48 for i in range(1, 49)]:
+            xs = [mpmath.mpf(j) / 96 for j in range(1, 97)]
+            xs += [g * mpmath.mpf(10) ** (-(j * 2 * (p - 1))) for j in range(1, 21)]
+            xs += [g * (1 + mpmath.mpf(10) ** (-k)) for k in range(3, 30, 2) if g * (1 + mpmath.mpf(10) ** (-k)) <= 1]
+            for x in xs:
+                worst = max(worst, g * abs(g**a - x**a) - alpha * max(g - x, 0) - beta * a * max(x - g, 0))
+        return float(worst)
+
+
+@pytest.mark.parametrize("p", (2.0, 3.0, 50.0))
+def test_step1_grid_gives_the_per_point_digits(p, monkeypatch):
+    """Each power computed once per grid value (issue 46) gives bit for bit the per-point computation: the
+    worst value and where, with M_a and with the control's 0.99 M_a."""
+    monkeypatch.setattr(CP, "_GRID", 17)  # a coarser grid, the same code (the tight point is always in it)
+    enc = CP.m_enclosure(p)
+    for m in (enc["hi"], 0.99 * enc["lo"]):
+        assert CP._step1_worst(p, m) == _step1_per_point(p, m)
+
+
+def test_lemma2_grid_gives_the_per_point_digits():
+    """The same for Lemma 2's grid, with the bound and one of its controls."""
+    for alpha, beta in ((1.0, 1.0), (1.0, 0.9)):
+        assert CP._b2_grid_worst(3.0, alpha, beta) == _b2_per_point(3.0, alpha, beta)
+
+
+def test_mpmath_runs_on_gmpy2_with_the_same_digits():
+    """gmpy2 (the ``proofs`` extra) is mpmath's backend when installed, and its 50-digit results are those of
+    mpmath's pure-Python integers (a fresh interpreter with MPMATH_NOGMPY=1), digit for digit: a few elementary
+    values and the operations of the step-1 grid check (powers, signs, products, maxima) on a small grid."""
+    import os
+    import subprocess
+    import sys
+
+    import mpmath
+
+    pytest.importorskip("gmpy2")
+    assert mpmath.libmp.BACKEND == "gmpy"
+    code = """
+import mpmath
+mp = mpmath.mpf
+with mpmath.workdps(50):
+    a = mp(1) / (mp(2.7) - 1)
+    out = [mp(2) ** (mp(1) / 3), mpmath.exp(mp(1) / 7), mpmath.log(mp(10) / 3), mp("0.123456789") ** a]
+    worst = -mpmath.inf
+    for g in [mp(i) / 8 for i in range(1, 9)]:
+        for x in [mp(2 * j) / 8 - 1 for j in range(9)]:
+            s = lambda v: mpmath.sign(v) * abs(v) ** a
+            worst = max(worst, g * (s(g) - s(x)) - mp(0.9) * max(g - x, 0))
+    out.append(worst)
+    print(mpmath.libmp.BACKEND, *(mpmath.nstr(v, 50) for v in out))
+"""
+    runs = {}
+    for nogmpy in ("", "1"):
+        env = {k: v for k, v in os.environ.items() if k != "MPMATH_NOGMPY"}
+        if nogmpy:
+            env["MPMATH_NOGMPY"] = nogmpy
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        runs[nogmpy] = out.stdout.split()
+    assert runs[""][0] == "gmpy" and runs["1"][0] == "python"  # the two backends were used
+    assert runs[""][1:] == runs["1"][1:] and len(runs[""]) == 6 and all(len(v) > 45 for v in runs[""][1:])

@@ -7,7 +7,7 @@ public in their layer. The rule, checked on the source of the packages (``lptheo
 * ``from M import _f`` and ``M._f`` (``M`` an imported module) are errors when ``_f`` is a function,
   class or variable of ``M``;
 * a private *module* (``_engine``, ``_validate``, ...) is private to its top-level package: importing it
-  (``from lptheory import _validate``, ``import lptheory._fused``, ``from lptheory._engine import x``) from
+  (``from lptheory import _validate``, ``import lptheory._xp``, ``from lptheory._kernels import x``) from
   another top-level package is an error; inside its own package it is how the package is built.
 
 The examples are scanned too. Tests and benchmarks may use private names (white-box tests and timings of

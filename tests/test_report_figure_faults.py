@@ -5,7 +5,10 @@ without the figure; the other figures are drawn."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+
+import pytest
 
 from lptheory.app import cli
 
@@ -41,6 +44,10 @@ CLAIMS = textwrap.dedent(
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
+        import os
+
+        with open(stem + ".pid", "w") as fh:  # which process drew it
+            fh.write(str(os.getpid()))
         fig = plt.figure(figsize=(1, 1))
         fig.savefig(stem + ".png", dpi=50)
         plt.close(fig)
@@ -59,8 +66,11 @@ def _report(tmp_path, capsys, *extra):
     return rc, out, capsys.readouterr()
 
 
-def test_a_pack_figure_that_raises_is_skipped_and_the_report_written(tmp_path, capsys):
-    rc, out, cap = _report(tmp_path, capsys)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_pack_figure_that_raises_is_skipped_and_the_report_written(tmp_path, capsys, jobs):
+    """In this process (--jobs 1) and in the worker that ran the check (--jobs 2: the figures are drawn there,
+    the skipped one comes back by name)."""
+    rc, out, cap = _report(tmp_path, capsys, "--jobs", jobs)
     assert rc == 0, cap.err
     assert "warning: figure drawn_broken of check drawn not drawn: ValueError: Data cannot be log-scaled" in cap.err
     assert "Traceback" not in cap.err
@@ -72,6 +82,8 @@ def test_a_pack_figure_that_raises_is_skipped_and_the_report_written(tmp_path, c
     assert (out / "drawn_fine.png").is_file() and (out / "plain_ratios.png").is_file()  # the others drawn
     html = (out / "index.html").read_text()
     assert "drawn_fine.png" in html and "drawn_broken" not in html
+    drew_here = int((out / "drawn_fine.pid").read_text()) == os.getpid()
+    assert drew_here == (jobs == "1")  # with --jobs 2, drawn by the worker that ran the check
 
 
 def test_with_traceback_the_skipped_figure_shows_where_it_failed(tmp_path, capsys):

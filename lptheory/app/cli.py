@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import re
+import shutil
 import sys
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_CRASH, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -1002,7 +1003,7 @@ def _plan_report(pack, names: list, skip: list, cfg: dict, path) -> dict:
 
 
 def _cmd_report(args) -> int:
-    from figures.report import load_config, write_report
+    from figures.report import draw_figures, load_config, write_report
     from proofs_checks.packs import PackError, load
     from proofs_checks.records import meta
     from proofs_checks.runner import run_checks
@@ -1030,28 +1031,48 @@ def _cmd_report(args) -> int:
     _prepare_out(args.out, args=args)
     say = _say_factory(args.quiet, "lptheory report")
     bar = _CheckBar(len(planned), args.quiet)
+    from .guard import publish, staging
+
+    stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
+    drawn: dict = {}  # the figures drawn by the workers that ran the checks (--jobs > 1), while others run
+
+    def figures_drawn(name, got):
+        drawn[name] = got[0]
+        for what, exc in got[1]:
+            _figure_skipped(args, what, exc)  # skipped, named; the data written
+
     try:
-        stopped = None
         try:
-            results, elapsed = run_checks(
-                pack, planned, seed=seed, quick=args.quick, jobs=args.jobs, say=say, on_done=bar.done
-            )
-        except BaseException as exc:  # KeyboardInterrupt, SystemExit... too: the bar is closed whatever stops it
-            stopped = exc
-            raise
-        finally:
-            bar.close(stopped)
-    except Exception as exc:
-        return _run_failure(exc, pack, args)
+            stopped = None
+            try:
+                results, elapsed = run_checks(
+                    pack,
+                    planned,
+                    seed=seed,
+                    quick=args.quick,
+                    jobs=args.jobs,
+                    say=say,
+                    on_done=bar.done,
+                    after=lambda name, recs: draw_figures(pack, name, recs, stage),
+                    on_after=figures_drawn,
+                )
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit... too: the bar is closed whatever stops it
+                stopped = exc
+                raise
+            finally:
+                bar.close(stopped)
+        except Exception as exc:
+            shutil.rmtree(stage, ignore_errors=True)
+            return _run_failure(exc, pack, args)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
     info = meta(
         "report",
         seed,
         {"pack": pack.target, "checks": planned, "quick": args.quick, "config": args.config},
         quick=args.quick,
     )
-    from .guard import publish, staging
-
-    stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
     res = write_report(
         stage,
         pack=pack,
@@ -1060,6 +1081,7 @@ def _cmd_report(args) -> int:
         elapsed=elapsed,
         options=planned,
         on_figure_error=lambda what, exc: _figure_skipped(args, what, exc),  # skipped, named; the data written
+        figures=drawn,
     )
     publish(stage, args.out)
     from proofs_checks.records import is_control, status_counts_text

@@ -103,7 +103,9 @@ def m_enclosure(p: float) -> dict:
 def _step1_worst(p: float, m: float) -> tuple[float, tuple]:
     """The largest of k(x) - m (g - x)_+ and l(x) - m (g - x)_+ over a grid of g in (0, 1], x in [-1, 1] (G = 1;
     the theorem is homogeneous in G), at 50 digits, and where: step 1 of the proof says it is <= 0 for m = M_a.
-    The grid holds the point g = 1, x = -t* of the enclosure's argmax, where step 1 is tight."""
+    The grid holds the point g = 1, x = -t* of the enclosure's argmax, where step 1 is tight. Each grid value's
+    powers are computed once (the same mpmath operations on the same numbers as per point: the same digits,
+    ``tests/test_combined_proof.py``)."""
     with mpmath.workdps(50):
         a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
         tstar = mpmath.mpf(m_enclosure(p)["argmax"]["t"])
@@ -113,12 +115,16 @@ def _step1_worst(p: float, m: float) -> tuple[float, tuple]:
         def s(v):
             return mpmath.sign(v) * abs(v) ** a
 
+        # per x: s(x), |x|^a and whether l(x) is counted (sgn x != 1)
+        xcols = [(x, s(x), abs(x) ** a, mpmath.sign(x) != 1) for x in xs]
+        m, zero = mpmath.mpf(m), mpmath.mpf(0)  # exact conversions, once
         worst, where = -mpmath.inf, None
         for g in gs:
-            for x in xs:
+            sg, ga = s(g), g**a
+            for x, sx, xa, counted in xcols:
                 rhs = m * max(g - x, 0)
-                k = g * (s(g) - s(x))
-                lterm = g * (g**a + abs(x) ** a) if mpmath.sign(x) != 1 else mpmath.mpf(0)
+                k = g * (sg - sx)
+                lterm = g * (ga + xa) if counted else zero
                 v = max(k, lterm) - rhs
                 if v > worst:
                     worst, where = v, (float(g), float(x))
@@ -199,19 +205,24 @@ def c_term_proof(p: float) -> dict:
 def _b2_grid_worst(p: float, alpha: float, beta: float) -> float:
     """The largest of f(x) - alpha (g - x)_+ - beta a (x - g)_+ over a grid of g in (0, 1], x in (0, 1] (G = 1),
     f(x) = g |g^a - x^a| (Lemma 2's same-sign term; x <= 0 gives f = 0), at 50 digits, the grid refined near
-    x = 0 (down to x = 10^(-40 (p-1)) g, where x^a <= 10^(-40) g^a) and x = g, where the two slopes are reached."""
+    x = 0 (down to x = 10^(-40 (p-1)) g, where x^a <= 10^(-40) g^a) and x = g, where the two slopes are reached.
+    Each power is computed once per value (the same mpmath operations as per point: the same digits)."""
     with mpmath.workdps(50):
         a = mpmath.mpf(1) / (mpmath.mpf(float(p)) - 1)
         worst = -mpmath.inf
         gs = [mpmath.mpf(i) / 48 for i in range(1, 49)]
+        # the x shared by every g, with x^a
+        common = [(x, x**a) for x in (mpmath.mpf(j) / 96 for j in range(1, 97))]
+        # x -> 0+ (slope g^a): x^a / g^a = 10^(-k a) must get small, so k runs up to 40 (p - 1)
+        near0 = [mpmath.mpf(10) ** (-(j * 2 * (p - 1))) for j in range(1, 21)]
+        neargp = [1 + mpmath.mpf(10) ** (-k) for k in range(3, 30, 2)]  # x -> g+: slope a g^a
+        alpha, beta_a = mpmath.mpf(alpha), beta * a  # exact conversion; beta * a as the product below groups it
         for g in gs:
-            xs = [mpmath.mpf(j) / 96 for j in range(1, 97)]
-            # x -> 0+ (slope g^a): x^a / g^a = 10^(-k a) must get small, so k runs up to 40 (p - 1)
-            xs += [g * mpmath.mpf(10) ** (-(j * 2 * (p - 1))) for j in range(1, 21)]
-            xs += [g * (1 + mpmath.mpf(10) ** (-k)) for k in range(3, 30, 2) if g * (1 + mpmath.mpf(10) ** (-k)) <= 1]
-            for x in xs:  # x -> g+: slope a g^a
-                f = g * abs(g**a - x**a)
-                v = f - alpha * max(g - x, 0) - beta * a * max(x - g, 0)
+            xs = [g * e for e in near0] + [x for x in (g * e for e in neargp) if x <= 1]
+            ga = g**a
+            for x, xa in common + [(x, x**a) for x in xs]:
+                f = g * abs(ga - xa)
+                v = f - alpha * max(g - x, 0) - beta_a * max(x - g, 0)
                 worst = max(worst, v)
         return float(worst)
 
