@@ -202,6 +202,10 @@ def _cleanup(path: str | None, created: bool) -> None:
 # info, demo
 
 
+# the CPU wheel (the README's install): PyPI's torch for Linux x86-64 is the CUDA build, which pulls gigabytes
+TORCH_CPU_INSTALL = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+
+
 def _cmd_info(args) -> int:
     import platform
 
@@ -217,7 +221,7 @@ def _cmd_info(args) -> int:
 
         print(f"torch    {torch.__version__} (cuda available: {torch.cuda.is_available()})")
     except ImportError:
-        print("torch    not installed (CPU wheel: pip install torch==2.13.0; CUDA: see pytorch.org)")
+        print(f"torch    not installed (CPU wheel: {TORCH_CPU_INSTALL}; CUDA: see pytorch.org)")
     eng = lptheory.engine_info()
     extra = f", numba {eng['numba']}, verified: {eng['verified']}" if eng.get("numba") else ""
     print(f"engine   {eng['engine']} ({eng['threads']} threads{extra}): {eng.get('reason', '')}")
@@ -358,7 +362,7 @@ def _run_plan(args):
         try:
             import torch
         except ImportError:
-            raise UsageError("--backend torch: torch is not installed (pip install torch==2.13.0)") from None
+            raise UsageError(f"--backend torch: torch is not installed ({TORCH_CPU_INSTALL})") from None
         if args.device is not None:
             try:
                 torch.device(args.device)
