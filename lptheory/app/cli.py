@@ -1035,6 +1035,16 @@ def _cmd_report(args) -> int:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
         for line in _violated_table(found):
             print("  " + line)
+        from figures.report import RECHECK_CMD, witness_files
+
+        if files := witness_files(results):  # the files the report wrote: the hint names one that exists
+            import shlex
+
+            first = shlex.quote(os.path.join(args.out, next(iter(files.values()))))
+            print(
+                f"witnesses: {os.path.join(args.out, 'witnesses')}{os.sep} (one JSON file per violated record); "
+                f"re-check one: {RECHECK_CMD.format(path=first)}"
+            )
     print(
         f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
         f"{args.out}/results.csv"
