@@ -652,10 +652,12 @@ def _check_section(pack, check, recs, figs, *, run: dict, findings_by: dict, ope
             [r for r in recs if is_control(r)],
             next(("c-" + _anchor(check, i) for i, r in enumerate(recs) if is_control(r)), ""),
         ),
-        "figures": [f for f in figs if f.endswith(".png")],
+        "figures": [f for f in figs if f.endswith(".png") and not f.endswith(".narrow.png")],
         "figure_sizes": {
             f: wh for f in figs if f.endswith(".png") and (wh := png_css_size(os.path.join(run["dir"], f)))
         },
+        # a figure's layout for a phone (figures.style.save: its panels stacked), shown there instead
+        "narrow": {f[: -len(".narrow.png")] + ".png": f for f in figs if f.endswith(".narrow.png")},
         "seconds": f"{run['elapsed'].get(check, 0.0):.1f}",
         "counts": _section_counts(recs),
         "command": pack.reproduce(check, seed=run["seed"], quick=run["quick"], options=options.get(check, {})).replace(
