@@ -222,6 +222,9 @@ def test_figures_readable(tmp_path, doc, monkeypatch):
                 assert a.get_ylabel() or a.get_yticklabels(), (stem, "y")
             if a.get_xlabel() == "" and not a.get_xticklabels():
                 raise AssertionError(stem)
+        # readable: no text under 8 pt (10.7 CSS px at the page's 96 px per inch; issue 45 met 5.5 pt, ~7 px)
+        small = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text() and t.get_fontsize() < 8]
+        assert not small, (stem, small[:5])
         matplotlib.pyplot.close(fig)
     assert len(set(titles)) == len(titles), titles
     # the generic figure of the claims check shows its violated (equality) record

@@ -226,7 +226,7 @@ def plot_bound_terms(records, stem) -> list[str]:
         ax.errorbar(i, m, yerr=[[m - lo], [hi - m]], fmt="o", color=col, capsize=3)
         ax.plot(i, r["data"]["terms"]["total"], "_", color="k", ms=18, mew=2)
     ax.set_yscale("log")
-    ax.set_xticks(list(xs), labels, fontsize=7, rotation=40, ha="right")
+    ax.set_xticks(list(xs), labels, fontsize=8, rotation=40, ha="right")
     ax.set_ylabel(r"$E[\frac{1}{T}\sum_t \|g_t\|_{p^*}^{p^*}]$ (mean, 95% interval)")
     ax.set_xlabel("setting (exponent p, batch n, noise)")
     ax.set_title("left side (colour = verdict) and Theorem 1's bound (black bar)", fontsize=9)
@@ -234,7 +234,7 @@ def plot_bound_terms(records, stem) -> list[str]:
     ax.legend(
         handles=status_handles({r["status"] for r in recs})
         + [plt.Line2D([], [], marker="_", ls="", color="k", ms=14, mew=2, label="bound")],
-        fontsize=7,
+        fontsize=8,
         loc="lower center",
         bbox_to_anchor=(0.5, 1.06),
         ncol=5,
@@ -247,12 +247,12 @@ def plot_bound_terms(records, stem) -> list[str]:
         fr = [r["data"]["terms"][k] / r["data"]["terms"]["total"] for r in recs]
         bx.bar(list(xs), fr, bottom=bottoms, color=("tab:cyan", "tab:olive", "tab:purple")[j], label=names[j])
         bottoms = [b + f for b, f in zip(bottoms, fr)]
-    bx.set_xticks(list(xs), labels, fontsize=7, rotation=40, ha="right")
+    bx.set_xticks(list(xs), labels, fontsize=8, rotation=40, ha="right")
     bx.set_ylim(0, 1)
     bx.set_ylabel("share of the bound (fraction)")
     bx.set_xlabel("setting (exponent p, batch n, noise)")
     bx.set_title("what the bound is made of", fontsize=9)
-    bx.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    bx.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle(
         f"Theorem 1 along runs of Algorithm 3 (T = {recs[0]['params']['T']} steps, the theorem's step size): "
         "measured left side against the bound, and the bound's three terms",
@@ -392,7 +392,7 @@ def plot_majorization(records, stem) -> list[str]:
     y = range(len(vals))
     ax.barh(list(y), vals, color=cols)
     for yi, r in zip(y, recs):
-        ax.text(0.01, yi, r["status"], va="center", fontsize=7, color="white")
+        ax.text(0.01, yi, r["status"], va="center", fontsize=8, color="white")
     ax.axvline(1.0, color="k", ls="--", lw=1)
     ax.set_yticks(list(y), labels, fontsize=8)
     ax.invert_yaxis()
@@ -401,7 +401,7 @@ def plot_majorization(records, stem) -> list[str]:
     ax.legend(
         handles=[plt.Rectangle((0, 0), 1, 1, color=c, label=k) for k, c in kinds.items()]
         + [plt.Line2D([], [], color="k", ls="--", label="claimed constant")],
-        fontsize=7,
+        fontsize=8,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         frameon=False,
