@@ -11,7 +11,7 @@ from matplotlib import ticker as mticker
 
 from figures.style import STATUS_COLOR, d, plt, save, status_handles
 
-from ..records import is_control
+from ..api import is_control
 from . import PACK
 
 __all__ = [
