@@ -17,7 +17,8 @@ def registered(pack) -> dict:
 
 
 def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[str]:
-    """Draw ``check``'s figures from ``records`` into ``out_dir``; returns the paths (PNG and SVG).
+    """Draw ``check``'s figures from ``records`` into ``out_dir``; returns the paths (PNG and SVG, and the phone
+    layout ``.narrow.png`` of a wide one: :func:`figures.style.save`).
 
     ``on_error(what, exc)``, when given, is called for a figure that raises while it is drawn (``what`` names
     the figure and the check; its partial files are removed) and the other figures are still drawn; without it
@@ -48,7 +49,7 @@ def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[
         except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
             if on_error is None:
                 raise
-            for ext in (".png", ".svg"):  # what the figure wrote before it failed
+            for ext in (".png", ".svg", ".narrow.png"):  # what the figure wrote before it failed
                 if os.path.exists(base + ext):
                     os.remove(base + ext)
             on_error(f"figure {stem} of check {check}", exc)

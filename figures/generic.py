@@ -57,14 +57,14 @@ def plot_ratios(records, stem, title: str | None = None) -> list[str]:
             ax.annotate(
                 f" {'equality' if r.get('relation') == '==' else r.get('relation', '')} off by {diff:.3g}",
                 (1.0, i),
-                fontsize=7,
+                fontsize=8,
                 va="center",
                 xytext=(6, 0),
                 textcoords="offset points",
                 color=col,
             )
     ax.axvline(1.0, color="k", ls="--", lw=1)
-    ax.set_yticks(range(len(recs)), [_label(r) for r in recs], fontsize=7)
+    ax.set_yticks(range(len(recs)), [_label(r) for r in recs], fontsize=8)
     ax.invert_yaxis()
     vals = [float(r["ratio"]) for r in recs if isinstance(r.get("ratio"), num)] or [1.0]
     vals.append(1.0)
@@ -88,7 +88,7 @@ def plot_ratios(records, stem, title: str | None = None) -> list[str]:
         handles.append(plt.Line2D([], [], marker="D", ls="", color="k", label="no ratio (equality): difference shown"))
     if any(isinstance(r.get("ci"), list) for r in recs):
         handles.append(plt.Line2D([], [], marker="|", ls="-", color="k", label="95% interval (Monte Carlo)"))
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return save(fig, stem)
 
 
@@ -114,5 +114,5 @@ def plot_rates(records, stem) -> list[str]:
     ax.set_xlabel(recs[0]["data"]["rate"].get("x_label", "x"))
     ax.set_title("Rates: measured (markers) and claimed slope through the last point (dotted)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return save(fig, stem)

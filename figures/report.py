@@ -49,7 +49,10 @@ __all__ = [
     "png_css_size",
 ]
 
-RECHECK_CMD = 'python -c "import json,sys; from proofs_checks.recheck import recheck; print(recheck(json.load(sys.stdin)))" < witness.json'
+# the re-check of a witness file the report writes (witnesses/ID.json, :func:`witness_files`), run in the report's
+# folder; proofs_checks.recheck.main reads the file and prints the re-check as JSON
+RECHECK_CMD = "python -m proofs_checks.recheck {path}"
+WITNESS_DIR = "witnesses"
 # the tidy columns of results.csv (one row per record and recorded quantity); documented in the README.
 # The setting columns between "relation" and "setting" are the pack's (Pack.setting_columns).
 BASE_COLUMNS = ("check", "id", "record", "status", "holds_scope", "evidence", "control", "method", "relation")
@@ -495,6 +498,42 @@ def _write_claims_json(out_dir: str, claims: list[dict], meta: dict) -> str:
     return path
 
 
+def witness_files(records: dict) -> dict:
+    """Where the report writes each violated record's witness: ``{(check, i): "witnesses/NAME.json"}`` for
+    record ``i`` of ``check`` (``records``: ``{check: [record dicts]}``), NAME the record's id with every character
+    outside ``[A-Za-z0-9._-]`` written ``_``, then ``-2``, ``-3``, ... on the second, third record of the same
+    name (compared without case, so that no two files collide on a case-insensitive disk), in the report's
+    order. Records without a witness object get none."""
+    import re
+
+    out, seen = {}, {}
+    for check, recs in records.items():
+        for i, r in enumerate(recs):
+            if r.get("status") != "violated" or not isinstance(r.get("witness"), dict):
+                continue
+            name = re.sub(r"[^A-Za-z0-9._-]", "_", str(r.get("id", ""))).lstrip(".") or "witness"
+            k = seen[name.lower()] = seen.get(name.lower(), 0) + 1
+            out[(check, i)] = f"{WITNESS_DIR}/{name}{'' if k == 1 else f'-{k}'}.json"
+    return out
+
+
+def _write_witnesses(out_dir: str, records: dict, files: dict) -> list[str]:
+    """Write each violated record's witness to its file of ``files`` (:func:`witness_files`), under
+    ``out_dir``, as strict JSON (what the re-check command of the report's details reads)."""
+    paths = []
+    if files:
+        os.makedirs(os.path.join(out_dir, WITNESS_DIR), exist_ok=True)
+    for (check, i), rel in files.items():
+        path = os.path.join(out_dir, *rel.split("/"))
+        tmp = path + ".part"
+        with open(tmp, "w") as fh:
+            json.dump(clean(records[check][i]["witness"]), fh, indent=1, sort_keys=True, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
 def _record_row(pack, check: str, i: int, r: dict, *, seed: int, quick: bool, options: dict) -> dict:
     """The report row of record ``i`` of ``check``: what the templates show of it (formatted numbers, its
     size, its statement in the pack's notation, its anchor, the command that reproduces it)."""
@@ -529,6 +568,8 @@ def _record_row(pack, check: str, i: int, r: dict, *, seed: int, quick: bool, op
             options={k: v for k, v in options.get(check, {}).items() if k != "p"},
         ),
         "witness": "",
+        "witness_file": "",  # set by _check_section where the report writes one (witnesses/ID.json)
+        "recheck_cmd": "",
     }
     # a negative control: neither a finding nor an open question (counted apart)
     row["control"] = _control_outcome(r) if is_control(r) else ""
@@ -585,6 +626,8 @@ def _check_section(pack, check, recs, figs, *, run: dict, findings_by: dict, ope
     options = run["options"]
     for i, r in enumerate(recs):
         row = _record_row(pack, check, i, r, seed=run["seed"], quick=run["quick"], options=options)
+        if wf := run.get("witness_files", {}).get((check, i)):
+            row["witness_file"], row["recheck_cmd"] = wf, RECHECK_CMD.format(path=wf)
         control = bool(row["control"])
         if r["status"] == "violated":
             if not control:
@@ -610,10 +653,12 @@ def _check_section(pack, check, recs, figs, *, run: dict, findings_by: dict, ope
             [r for r in recs if is_control(r)],
             next(("c-" + _anchor(check, i) for i, r in enumerate(recs) if is_control(r)), ""),
         ),
-        "figures": [f for f in figs if f.endswith(".png")],
+        "figures": [f for f in figs if f.endswith(".png") and not f.endswith(".narrow.png")],
         "figure_sizes": {
             f: wh for f in figs if f.endswith(".png") and (wh := png_css_size(os.path.join(run["dir"], f)))
         },
+        # a figure's layout for a phone (figures.style.save: its panels stacked), shown there instead
+        "narrow": {f[: -len(".narrow.png")] + ".png": f for f in figs if f.endswith(".narrow.png")},
         "seconds": f"{run['elapsed'].get(check, 0.0):.1f}",
         "counts": _section_counts(recs),
         "command": pack.reproduce(check, seed=run["seed"], quick=run["quick"], options=options.get(check, {})).replace(
@@ -735,7 +780,6 @@ def _context(pack, records: dict, claims: list[dict], sections: list[dict], find
         "checks": list(records),
         "open_questions": open_q,
         "sections": sections,
-        "recheck_cmd": RECHECK_CMD,
         "evidence_legend": evidence_levels(claims),
     }
 
@@ -804,7 +848,9 @@ def write_report(
         "quick": bool(meta.get("quick")),
         "options": options or {},
         "elapsed": elapsed or {},
+        "witness_files": witness_files(records),
     }
+    paths += _write_witnesses(out_dir, records, run["witness_files"])
     sections, findings_by, open_q = [], {}, []
     for check, recs in records.items():
         if figures is not None and check in figures:

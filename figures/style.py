@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # constrained layout: axis labels, titles and outside legends are never clipped (tight_layout is not needed)
 matplotlib.rcParams["figure.constrained_layout.use"] = True
 
-__all__ = ["plt", "STATUS_COLOR", "status_handles", "save", "d"]
+__all__ = ["plt", "STATUS_COLOR", "status_handles", "save", "d", "narrow_layout"]
 
 STATUS_COLOR = {
     "holds": "tab:green",
@@ -39,14 +39,33 @@ def save(fig, stem, dpi: int = 130) -> list[str]:
     """Write ``fig`` as ``stem.png`` and ``stem.svg`` (``dpi`` for the PNG), cropped to the tight bounding box
     of its artists, and close it. The layout (constrained) and the tight box are computed once, at the PNG's
     dpi, without a dry draw, and both files are drawn from them (``savefig(bbox_inches="tight")`` per file would
-    compute both again: a dry draw with the layout, then the drawing, for each format)."""
+    compute both again: a dry draw with the layout, then the drawing, for each format).
+
+    A figure wider than a phone also gets ``stem.narrow.png`` (returned third), the same figure re-laid for a
+    390 px screen (:func:`narrow_layout`: its panels stacked in one column, its outside legends below their
+    panels, long titles, labels and category tick labels wrapped), which the report shows on a phone instead
+    of the wide file; none where that layout cannot keep every panel at least :data:`NARROW_MIN_AXES` of the
+    width (e.g. a colour bar, a panel spanning cells)."""
     import matplotlib as mpl
 
-    with _ticks_computed_once():
-        return _save(fig, stem, dpi, mpl)
+    try:
+        with _ticks_computed_once():
+            paths = [f"{stem}.png", f"{stem}.svg"]
+            bbox = _write(fig, paths, dpi, mpl)
+        if bbox.width > NARROW_WIDTH_IN * 1.15 and narrow_layout(fig):
+            with _ticks_computed_once():  # memos of their own: the narrow layout changed formatters and texts
+                paths += _write_narrow(fig, f"{stem}.narrow.png", dpi, mpl)
+    finally:
+        plt.close(fig)
+    return paths
 
 
-def _save(fig, stem, dpi, mpl) -> list[str]:
+NARROW_WIDTH_IN = 3.8  # a 390 px phone shows ~370 CSS px of the page's width: 3.85 in at 96 CSS px per inch
+NARROW_MIN_AXES = 0.35  # the narrowest panel of a narrow layout, as a fraction of its width
+
+
+def _write(fig, paths, dpi, mpl):
+    """Lay ``fig`` out once at ``dpi`` and write it to ``paths`` cropped to its tight box; returns the box."""
     orig_dpi = fig.dpi
     try:
         fig.set_dpi(dpi)
@@ -58,18 +77,171 @@ def _save(fig, stem, dpi, mpl) -> list[str]:
         bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
     finally:
         fig.set_dpi(orig_dpi)
-    paths = []
     # no layout engine while saving: the positions just computed are kept, and savefig makes no dry draw
     # (the rc setting too: savefig restores the engine it found through set_layout_engine, which would
     # otherwise bring the constrained layout back after the first file)
     with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)
-        for ext in ("png", "svg"):
-            path = f"{stem}.{ext}"
+        for path in paths:
             fig.savefig(path, dpi=dpi, bbox_inches=bbox)
-            paths.append(path)
-    plt.close(fig)
-    return paths
+    return bbox
+
+
+def _write_narrow(fig, path, dpi, mpl) -> list[str]:
+    """Write ``fig``, re-laid by :func:`narrow_layout`, to ``path``: ``[path]``, or ``[]`` (no file) where the
+    layout does not fit the phone's width or leaves a panel narrower than :data:`NARROW_MIN_AXES`."""
+    import os
+    import warnings
+
+    fig.set_layout_engine("constrained")
+    with warnings.catch_warnings():  # a layout that collapses is refused below, not reported
+        warnings.simplefilter("ignore", UserWarning)
+        box = _write(fig, [path], dpi, mpl)
+    if box.width <= NARROW_WIDTH_IN * 1.25 and _panels_wide_enough(fig):
+        return [path]
+    os.remove(path)  # the page shows the wide figure, scrolling in its box
+    return []
+
+
+def _panels_wide_enough(fig) -> bool:
+    return all(a.get_position().width >= NARROW_MIN_AXES for a in fig.axes if a.get_visible() and a.axison)
+
+
+def _outside(leg, ax) -> bool:
+    """Whether axes legend ``leg`` is anchored outside ``ax`` (beside or above it, by ``bbox_to_anchor``)."""
+    if leg._bbox_to_anchor is None:
+        return False
+    x, y = ax.transAxes.inverted().transform(leg.get_bbox_to_anchor().p0)
+    return not (-0.005 <= x <= 1.005 and -0.005 <= y <= 1.005)
+
+
+def _legend_spec(leg) -> dict:
+    import math
+
+    labels = [t.get_text() for t in leg.get_texts()]
+    size = leg.prop.get_size_in_points()
+    title = leg.get_title().get_text()
+    # a column: its longest label, the handle, the pad and the spacing (2, 0.8 and 2 font sizes)
+    col_in = (max(map(len, labels), default=1) * 0.6 * size + 4.8 * size) / 72
+    ncols = max(1, min(len(labels), int(0.92 * NARROW_WIDTH_IN / col_in)))
+    rows = math.ceil(len(labels) / ncols)
+    height = (rows * 1.45 * size + (1.8 * size if title else 0.0)) / 72 + 0.12
+    return {
+        "handles": list(leg.legend_handles),
+        "labels": labels,
+        "title": title,
+        "fontsize": size,
+        "ncols": ncols,
+        "height": height,
+    }
+
+
+def _wrap(text, width_in, size) -> str:
+    import textwrap
+
+    chars = max(12, int(width_in * 72 / (0.55 * size)))
+    return "\n".join(textwrap.fill(line, chars) if len(line) > chars else line for line in text.split("\n"))
+
+
+def _categories(axis) -> bool:
+    """Whether ``axis`` has category ticks: fixed places labelled with words (set by ``set_yticks(..., labels)``)."""
+    from matplotlib import ticker
+
+    if not isinstance(axis.get_major_locator(), ticker.FixedLocator):
+        return False
+    return any(c.isalpha() for t in axis.get_ticklabels() for c in t.get_text())
+
+
+def narrow_layout(fig) -> bool:
+    """Re-lay ``fig`` in place for a phone (:data:`NARROW_WIDTH_IN` wide): its panels (the axes of one grid,
+    one cell each, twins with their host) stacked in one column in reading order, each keeping its height;
+    each legend anchored outside its panel moved into a row of its own below the panel, each figure legend into
+    one above the panels; the suptitle, the panels' titles and axis labels, and category tick labels
+    of the y axis (fixed ones, e.g. record names) wrapped to the width, slanted ones of the x axis set upright;
+    hidden tick labels of shared axes shown. Returns False,
+    the figure unchanged, when its axes are not such a grid (a colour bar, an inset, a panel spanning cells)."""
+
+    axes = [a for a in fig.axes if a.get_visible()]
+    cells, grid = {}, None
+    for a in axes:
+        ss = a.get_subplotspec()
+        if ss is None:
+            return False
+        if grid is None:
+            grid = ss.get_gridspec()
+        if ss.get_gridspec() is not grid or len(ss.rowspan) != 1 or len(ss.colspan) != 1:
+            return False
+        cells.setdefault((ss.rowspan.start, ss.colspan.start), []).append(a)
+    if not cells:
+        return False
+    nrows, _ = grid.get_geometry()
+    w, h = fig.get_size_inches()
+    panel_h = h if nrows == 1 else min(max(h / nrows, 2.4), 4.2)
+    rows, heights = [], []  # (axes of the cell, or a legend spec), height in inches
+    for key in sorted(cells):
+        rows.append(("axes", cells[key]))
+        height = panel_h
+        for a in cells[key]:
+            if _categories(a.yaxis):  # category labels (record names): wrapped to a third of the width, and
+                labels = a.yaxis.get_ticklabels()  # the panel as tall as their lines need
+                size = labels[0].get_fontsize() if labels else 8
+                wrapped = [_wrap(t.get_text(), NARROW_WIDTH_IN / 3, size) for t in labels]
+                a.yaxis.set_ticklabels(wrapped)
+                lines = max((t.count("\n") + 1 for t in wrapped), default=1)
+                height = max(height, len(wrapped) * (lines + 0.6) * 1.2 * size / 72 + 1.2)
+        heights.append(height)
+        for a in cells[key]:
+            leg = a.get_legend()
+            if leg is not None and _outside(leg, a):
+                spec = _legend_spec(leg)
+                leg.remove()
+                rows.append(("legend", spec))
+                heights.append(spec["height"])
+    for leg in list(reversed(fig.legends)):  # a figure's legend explains every panel: read first, above them
+        spec = _legend_spec(leg)
+        leg.remove()
+        rows.insert(0, ("legend", spec))
+        heights.insert(0, spec["height"])
+    title_h = 0.0
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        t = fig._suptitle
+        t.set_text(_wrap(t.get_text(), NARROW_WIDTH_IN, t.get_fontsize()))
+        title_h = (t.get_text().count("\n") + 1) * 1.4 * t.get_fontsize() / 72
+    fig.set_size_inches(NARROW_WIDTH_IN, sum(heights) + title_h + 0.2)
+    gs = fig.add_gridspec(len(rows), 1, height_ratios=heights)
+    for k, (kind, what) in enumerate(rows):
+        if kind == "legend":
+            lax = fig.add_subplot(gs[k])
+            lax.axis("off")
+            lax.legend(
+                handles=what["handles"],
+                labels=what["labels"],
+                title=what["title"] or None,
+                fontsize=what["fontsize"],
+                title_fontsize=what["fontsize"],
+                ncols=what["ncols"],
+                loc="upper center",
+                frameon=False,
+                borderaxespad=0.0,
+            )
+            continue
+        for a in what:
+            a.set_subplotspec(gs[k])
+            if a.yaxis.get_label_position() == "left":
+                a.yaxis.set_tick_params(which="both", labelleft=True)
+            if a.xaxis.get_label_position() == "bottom":
+                a.xaxis.set_tick_params(which="both", labelbottom=True)
+            for t in (a.title, a._left_title, a._right_title, a.xaxis.label):
+                if t.get_text():
+                    t.set_text(_wrap(t.get_text(), NARROW_WIDTH_IN * 0.9, t.get_fontsize()))
+            if a.yaxis.label.get_text():
+                a.yaxis.label.set_text(_wrap(a.yaxis.label.get_text(), heights[k] * 0.9, a.yaxis.label.get_fontsize()))
+            if _categories(a.xaxis):  # slanted category labels: upright
+                for t in a.xaxis.get_ticklabels():
+                    if t.get_rotation():
+                        t.set_rotation(90)
+                        t.set_horizontalalignment("center")
+    return True
 
 
 _PATCH_LOCK = threading.Lock()

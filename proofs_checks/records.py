@@ -73,6 +73,7 @@ __all__ = [
     "control_failed",
     "controls_text",
     "controls_breakdown",
+    "control_names",
     "control_label",
     "status_text",
     "CONTROL_MARK",
@@ -659,9 +660,14 @@ def status_text(rec: dict) -> str:
 
 def control_label(rec: dict) -> str:
     """A negative control named so that it can be found among its claim's records: ``id [control=NAME,
-    for=CONTROL_FOR]`` (the parameters it has; the id alone when it has neither)."""
+    for=CONTROL_FOR]`` (the parameters it has, ``for=`` left out where it repeats the id; the id alone when it has
+    neither)."""
     pr = rec.get("params") or {}
-    bits = [f"{label}={pr[k]}" for k, label in (("control", "control"), ("control_for", "for")) if pr.get(k)]
+    bits = [
+        f"{label}={pr[k]}"
+        for k, label in (("control", "control"), ("control_for", "for"))
+        if pr.get(k) and not (k == "control_for" and str(pr[k]) == str(rec.get("id")))
+    ]
     return str(rec.get("id")) + (f" [{', '.join(bits)}]" if bits else "")
 
 
@@ -671,31 +677,53 @@ def _n(k: int, one: str, many: str) -> str:
 
 def controls_text(rows: list) -> str:
     """The negative controls among ``rows``, counted apart from the claims (empty when there are none):
-    ``"4 negative controls apart (4 fail as they must, the check's evidence that it can fail; not findings
-    about the paper)"`` ("1 fails as it must"), naming (:func:`control_label`) those not applicable here
-    (they show nothing) and those that do not fail (their method's holds is withdrawn)."""
+    ``"4 negative controls, counted apart (4 fail as they must: runs built to fail, which show that the check
+    can fail; not findings about the paper)"`` ("1 fails as it must"), naming (:func:`control_names`) those not
+    applicable here (they show nothing) and those that do not fail (the holds verdicts they guard are withdrawn,
+    counted as inconclusive)."""
     ctl = [r for r in rows if is_control(r)]
     if not ctl:
         return ""
-    return f"{_n(len(ctl), 'negative control', 'negative controls')} apart ({controls_breakdown(ctl)})"
+    return f"{_n(len(ctl), 'negative control', 'negative controls')}, counted apart ({controls_breakdown(ctl)})"
+
+
+def control_names(rows: list) -> str:
+    """The controls ``rows`` named for the count lines: each :func:`control_label` once, with the values of p
+    its records have (``"maj.lp-smoothness [control=planted-violation, for=maj.lp-smoothness] at p = 4, 8"``),
+    or its number of records where they have no p and are several (``"x.claim.control-a (2 records)"``)."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(control_label(r), []).append(r)
+    names = []
+    for label in sorted(groups):
+        recs = groups[label]
+        ps = [(r.get("params") or {}).get("p") for r in recs]
+        if all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in ps):
+            label += " at p = " + ", ".join(f"{p:g}" for p in sorted(set(ps)))
+        elif len(recs) > 1:
+            label += f" ({len(recs)} records)"
+        names.append(label)
+    return "; ".join(names)
 
 
 def controls_breakdown(rows: list) -> str:
-    """How the negative controls among ``rows`` came out, in words (the part of :func:`controls_text` in
-    parentheses): how many fail as they must, and, named, those not applicable here and those that do not
-    fail."""
+    """How the negative controls among ``rows`` came out, in plain words (the part of :func:`controls_text` in
+    parentheses): how many fail as they must and what that shows, and, named (:func:`control_names`), those not
+    applicable here and those that do not fail, with what follows for the verdicts they guard."""
     ctl = [r for r in rows if is_control(r)]
     idle = [r for r in ctl if r.get("status") == "not-applicable"]
     bad = [r for r in ctl if not control_failed(r) and r.get("status") != "not-applicable"]
     k = len(ctl) - len(bad) - len(idle)
-    text = f"{_n(k, 'fails as it must', 'fail as they must')}, the check's evidence that it can fail; not findings "
-    text += "about the paper"
+    text = f"{_n(k, 'fails as it must', 'fail as they must')}: runs built to fail, which show that the check can "
+    text += "fail; not findings about the paper"
     if idle:
-        names = ", ".join(sorted({control_label(r) for r in idle}))
-        text += f"; {_n(len(idle), 'is', 'are')} not applicable here ({names}): no evidence that the check can fail"
+        text += f"; {_n(len(idle), 'is', 'are')} not applicable here ({control_names(idle)}): no evidence that the "
+        text += "check can fail"
     if bad:
-        names = ", ".join(sorted({control_label(r) for r in bad}))
-        text += f"; {_n(len(bad), 'does', 'do')} not fail ({names}): their method's holds is withdrawn"
+        text += f"; {_n(len(bad), 'does', 'do')} not fail ({control_names(bad)}): the check has not shown that it "
+        text += "catches a failure there, so the holds verdicts "
+        text += "it guards are" if len(bad) == 1 else "they guard are"
+        text += " withdrawn (counted as inconclusive)"
     return text
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -94,7 +95,15 @@ def test_report_from_a_claim_file(tmp_path, capsys):
     assert "Example: a moment inequality" in page and "moment.jensen" in page
     assert (out / "jensen_ratios.png").exists()  # the generic figure of a pack without registered figures
     assert f"lptheory check {EXAMPLES / 'claim_moment_lemma.py'} jensen" in (out / "report.md").read_text()
-    capsys.readouterr()
+    # r = 3 is violated: its witness is written beside the report, and the printed re-check names that file
+    printed = capsys.readouterr().out
+    hint = re.search(r"^witnesses: .*re-check one: python -m proofs_checks\.recheck (\S+)$", printed, re.M)
+    assert hint, printed
+    assert hint.group(1) == str(out / "witnesses" / "moment.jensen.json") and Path(hint.group(1)).is_file()
+    from proofs_checks.recheck import main as recheck_main
+
+    assert recheck_main([hint.group(1)]) == 0
+    assert json.loads(capsys.readouterr().out)["violated"] is True
 
 
 def test_planted_wrong_bound_in_a_user_claim_is_found():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,7 +125,11 @@ def test_interrupt_is_short_and_leaves_nothing(tmp_path, capsys, monkeypatch):
 def test_info_suggests_the_pinned_cpu_wheel():
     import inspect
 
-    assert "pip install torch==2.13.0" in inspect.getsource(cli._cmd_info)
+    # PyTorch's CPU index: PyPI's Linux torch wheel is the CUDA build (issue 45); the README says the same
+    assert cli.TORCH_CPU_INSTALL == "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+    assert "TORCH_CPU_INSTALL" in inspect.getsource(cli._cmd_info)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert cli.TORCH_CPU_INSTALL in readme
 
 
 def test_small_replicate_counts_get_student_t_intervals():

@@ -145,7 +145,7 @@ def test_report_counts_controls_apart_and_labels_evidence_links_distinctly(stace
     marked = {int(r["record"]) for r in rows if r["control"] == "True"}
     assert marked == {k for k, c in enumerate(doc["claims"]) if is_control(c)} and marked
     md = (out / "report.md").read_text()
-    assert re.search(r"^Verdicts: .*; \d+ negative controls apart \(", md, re.M)
+    assert re.search(r"^Verdicts: .*; \d+ negative controls, counted apart \(", md, re.M)
     inconclusive = [ln for ln in md.splitlines() if ln.startswith("**Inconclusive**")]
     assert len(inconclusive) == 1 and "control=" not in inconclusive[0]  # the open questions' line exists
     notes = [ln for ln in md.splitlines() if re.match(r"- \*\*(inconclusive|not-applicable)\*\* \(", ln)]
@@ -280,7 +280,7 @@ def test_a_not_applicable_control_does_not_count_as_failing():
     legacy = {"id": "x.control", "params": {}, "status": "not-applicable", "reason": legacy_reason}
     assert not control_failed(legacy)
     assert "1 is not applicable here (acc.exponent [control=static, for=AGD])" in controls_text([rec])
-    assert controls_text([rec]).startswith("1 negative control apart (0 fail as they must")
+    assert controls_text([rec]).startswith("1 negative control, counted apart (0 fail as they must")
 
     held = Verdict("holds", "exponent 2.0 [1.98, 2.02]")
     fails = Verdict("inconclusive", "exponent 0.0")
@@ -306,9 +306,12 @@ def test_controls_text_names_a_control_by_its_setting_and_counts_in_good_grammar
     bad = {**ok, "params": {"control": "steepest-lp", "control_for": "AGD"},
            "reason": "negative control 'steepest-lp' PASSES the rule it must fail"}  # fmt: skip
     txt = controls_text([ok, bad])
-    assert txt.startswith("2 negative controls apart (1 fails as it must, ")
-    assert "1 does not fail (acc.exponent [control=steepest-lp, for=AGD]): their method's holds is withdrawn" in txt
-    assert controls_text([ok, ok]).startswith("2 negative controls apart (2 fail as they must, ")
+    assert txt.startswith("2 negative controls, counted apart (1 fails as it must: runs built to fail, ")
+    assert (
+        "1 does not fail (acc.exponent [control=steepest-lp, for=AGD]): the check has not shown that it catches a "
+        "failure there, so the holds verdicts it guards are withdrawn (counted as inconclusive)"
+    ) in txt
+    assert controls_text([ok, ok]).startswith("2 negative controls, counted apart (2 fail as they must: ")
     named_by_id = {**ok, "id": "x.claim.control-a", "params": {}, "reason": "negative control 'a' PASSES"}
     assert "1 does not fail (x.claim.control-a)" in controls_text([named_by_id])
 
@@ -393,8 +396,8 @@ def test_report_groups_controls_apart_marks_them_in_tables_and_filters_them(tmp_
     md = (tmp_path / "report.md").read_text()
     (group,) = [ln for ln in md.splitlines() if ln.startswith("- **negative controls** (3 records")]
     assert "1 fails as it must" in group
-    assert "1 is not applicable here (thm1.rate [control=off, for=Alg. 3])" in group
-    assert "1 does not fail (thm1.rate [control=slow, for=Alg. 3])" in group
+    assert "1 is not applicable here (thm1.rate [control=off, for=Alg. 3] at p = 3)" in group
+    assert "1 does not fail (thm1.rate [control=slow, for=Alg. 3] at p = 3)" in group
     notes = [ln for ln in md.splitlines() if re.match(r"- \*\*(inconclusive|not-applicable)\*\*", ln)]
     assert notes and not any("negative control" in ln for ln in notes)
     (open_q,) = [ln for ln in md.splitlines() if ln.startswith("**Inconclusive**")]
@@ -461,3 +464,32 @@ def test_distinguishing_keys_adds_only_what_tells_records_apart():
     keys = distinguishing_keys(recs, [["p"]] * 5, same)
     assert keys[:3] == [["p", "d"], ["p", "d"], ["p"]]  # d (shown) suffices; seed is not needed; p = 4 alone
     assert keys[3:] == [["p"], ["p"]]  # only a list tells them apart: nothing scalar to add
+
+
+def test_the_counts_line_names_each_failing_control_once_with_its_settings_in_plain_words():
+    """Issue 45: "2 do not fail (maj.lp-smoothness [control=planted-violation, for=...]): their method's holds is
+    withdrawn" named one control for two records and said what follows in jargon. Each control is named once,
+    with the values of p its records have (or their number), ``for=`` left out where it repeats the id, and the
+    line says in words what a control is and what follows when one does not fail."""
+    from proofs_checks.records import control_names, controls_text
+
+    def rec(p, fails, **params):
+        head = "fails as it must" if fails else "PASSES the rule it must fail"
+        params = {"control": "planted-violation", "control_for": "maj.lp-smoothness", "p": p, **params}
+        return {"id": "maj.lp-smoothness", "status": "inconclusive", "reason": f"negative control 'pv' {head}.",
+                "params": params}  # fmt: skip
+
+    recs = [rec(3.0, True), rec(4.0, False), rec(8.0, False), rec(8.0, False, problem="other")]
+    txt = controls_text(recs)
+    assert txt == (
+        "4 negative controls, counted apart (1 fails as it must: runs built to fail, which show that the check can "
+        "fail; not findings about the paper; 3 do not fail (maj.lp-smoothness [control=planted-violation] at p = 4, "
+        "8): the check has not shown that it catches a failure there, so the holds verdicts they guard are withdrawn "
+        "(counted as inconclusive))"
+    )
+    assert "their method's holds" not in txt and txt.count("maj.lp-smoothness") == 1
+    no_p = {"id": "x.claim.control-a", "params": {}, "status": "inconclusive", "reason": "negative control 'a' PASSES"}
+    assert control_names([no_p, no_p]) == "x.claim.control-a (2 records)"
+    assert control_names([no_p]) == "x.claim.control-a"
+    other = {**no_p, "params": {"control": "static", "control_for": "AGD"}, "id": "acc.exponent"}
+    assert control_names([other, no_p]) == "acc.exponent [control=static, for=AGD]; x.claim.control-a"

@@ -49,9 +49,10 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     a = style.save(_texts(_figure()), str(tmp_path / "a"))
     monkeypatch.setattr(style, "_ticks_computed_once", _Noop)
     b = style.save(_texts(_figure()), str(tmp_path / "b"))
-    assert [p.rsplit(".", 1)[1] for p in a] == ["png", "svg"]
+    assert a == [str(tmp_path / "a.png"), str(tmp_path / "a.svg"), str(tmp_path / "a.narrow.png")]  # a phone's too
     assert open(a[0], "rb").read() == open(b[0], "rb").read()
     assert open(a[1], "rb").read() == open(b[1], "rb").read()
+    assert open(a[2], "rb").read() == open(b[2], "rb").read()
     import matplotlib.mathtext as mmath
     import matplotlib.text as mtext
     from matplotlib.axis import Axis
@@ -81,3 +82,44 @@ def test_save_gives_matplotlibs_own_tight_png(tmp_path):
         fig.savefig(tmp_path / f"mpl{k}.png", dpi=130, bbox_inches="tight")
         style.plt.close(fig)
         assert open(ours, "rb").read() == open(tmp_path / f"mpl{k}.png", "rb").read()
+
+
+def test_a_wide_figure_gets_a_phone_layout_with_its_panels_stacked(tmp_path):
+    """Issue 45: at 390 px a 2 x 2 figure showed its first panel only. save writes ``stem.narrow.png`` too: the
+    same panels stacked in one column in reading order, the figure's legend above them, as wide as a 390 px
+    phone shows (~370 CSS px, 3.85 in at 96 px per inch); a figure that fits, or one whose axes are no grid (a
+    colour bar), gets none."""
+    from figures.report import png_css_size
+
+    seen = {}
+    orig = style._write
+
+    def spy(fig, paths, dpi, mpl):
+        box = orig(fig, paths, dpi, mpl)
+        if paths[0].endswith(".narrow.png"):
+            seen["panels"] = [(a.get_title(), a.get_position()) for a in fig.axes if a.axison]
+            seen["legend"] = [a.get_position().y0 for a in fig.axes if not a.axison and a.get_legend()]
+        return box
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(style, "_write", spy)
+        paths = style.save(_figure(), str(tmp_path / "wide"))
+    assert paths[2] == str(tmp_path / "wide.narrow.png")
+    w, h = png_css_size(paths[2])
+    assert 340 <= w <= 380 and h > 2.5 * w  # four panels one above the other
+    assert png_css_size(paths[0])[0] > 600  # the wide file as it was
+    titles = [t for t, _ in seen["panels"]]
+    assert titles == ["panel 0", "panel 1", "panel 2", "panel 3"]
+    pos = [p for _, p in seen["panels"]]
+    assert all(abs(p.x0 - pos[0].x0) < 0.02 and p.width > 0.6 for p in pos)  # one column, each panel wide
+    assert all(a.y0 > b.y1 for a, b in zip(pos, pos[1:]))  # in reading order, top to bottom, apart
+    assert len(seen["legend"]) == 1 and seen["legend"][0] > pos[0].y1  # the legend, above the panels
+
+    fig, ax = style.plt.subplots(figsize=(3.4, 2.6))  # fits a phone already
+    ax.plot([1, 2], [1, 2])
+    assert len(style.save(fig, str(tmp_path / "small"))) == 2
+    fig, ax = style.plt.subplots(figsize=(8, 3))  # a colour bar: not a grid of panels
+    fig.colorbar(ax.imshow(np.eye(3)), ax=ax)
+    assert len(style.save(fig, str(tmp_path / "bar"))) == 2 and not (tmp_path / "bar.narrow.png").exists()

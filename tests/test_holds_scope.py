@@ -47,7 +47,7 @@ def test_counts_split_the_holds_and_leave_controls_apart():
     ]
     text = status_counts_text(rows)
     assert text.startswith("3 holds (1 proved, 2 on what was tested), 1 violated, 0 inconclusive, 0 not-applicable")
-    assert "1 negative control apart" in text
+    assert "1 negative control, counted apart" in text
     assert holds_scope_sentence(rows).startswith("Of the 3 holds, 1 is proved")
     assert holds_scope_sentence([_rec("d", "violated", "proved")]) == ""
 

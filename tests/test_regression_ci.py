@@ -280,10 +280,13 @@ def test_the_check_table_tells_negative_controls_from_findings():
     assert [is_control(r) for r in (finding, control, moved)] == [False, True, True]
     text = format_table([control, moved])
     assert text.count("VIOLATED (control)") == 2 and "finding about the paper, not a failure" not in text
-    assert "verdicts: 0 holds, 0 violated, 0 inconclusive, 0 not-applicable; 2 negative controls apart (2 fail" in text
+    assert (
+        "verdicts: 0 holds, 0 violated, 0 inconclusive, 0 not-applicable; 2 negative controls, counted apart (2 fail"
+        in text
+    )
     text = format_table([finding, control])
     assert "finding about the paper, not a failure of the run" in text
-    assert "verdicts: 0 holds, 1 violated, 0 inconclusive, 0 not-applicable; 1 negative control apart" in text
+    assert "verdicts: 0 holds, 1 violated, 0 inconclusive, 0 not-applicable; 1 negative control, counted apart" in text
 
 
 def test_controls_by_the_one_convention_are_counted_apart_everywhere():
@@ -301,7 +304,7 @@ def test_controls_by_the_one_convention_are_counted_apart_everywhere():
     assert [control_failed(r) for r in (fails, passes)] == [True, False]
     text = status_counts_text([claim, fails, passes])
     assert text.startswith("1 holds (0 proved, 1 on what was tested), 0 violated, 0 inconclusive, 0 not-applicable; ")
-    assert "; 2 negative controls apart (1 fails" in text
+    assert "; 2 negative controls, counted apart (1 fails" in text
     assert "1 does not fail (x.claim.control-b)" in text
     table = format_table([claim, fails])
     assert (

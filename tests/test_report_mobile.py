@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from figures.report import png_css_size
-from tests.report_pages import render_saved
+from tests.report_pages import measure_in_chromium, render_saved
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,8 @@ def test_viewport_and_tables_in_their_own_scrolling_box(page_dir):
     assert ".scroll{overflow-x:auto" in css and "img{max-width:100%;height:auto" in css
     phone = css[css.index("@media (max-width:700px)") :]
     assert "figure{overflow-x:auto" in phone and "figure img{max-width:none}" in phone
+    assert "figure.stack img{max-width:100%}" in phone  # a figure's phone layout fits the width
+    assert "#vt,#vt tbody,#vt tr,#vt td{display:block}" in phone  # the verdict table as cards
 
 
 def test_figures_get_their_natural_size(tmp_path):
@@ -80,3 +82,77 @@ def test_page_is_no_wider_than_a_390px_screen(page_dir):
     assert m, out.stdout[-500:] + out.stderr[-1500:]
     width, client = int(m.group(1)), int(m.group(2))
     assert 370 <= client <= 390 and width <= client  # nothing scrolls the page sideways
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 45: the verdict table was 1605 px wide in a 1300 px window (empirical, bound and size off-screen) and
+# showed three columns at 390 px; figures at 390 px showed their first panel only
+
+
+def _wide_figure(pack, check, recs, out_dir, on_error=None):
+    """A 2 x 2 figure with a legend beside it, for the section of check lemmas (figures.style.save)."""
+    if check != "lemmas":
+        return []
+    import os
+
+    import numpy as np
+
+    from figures import style
+
+    fig, axes = style.plt.subplots(2, 2, figsize=(9, 5.5))
+    for k, ax in enumerate(axes.flat):
+        ax.loglog([1, 10, 100], 1e-3 * np.array([1, 10, 100]) ** -(1 + k / 3), "o-", label=f"run {k}")
+        ax.set_title(f"panel {k}")
+    fig.legend(loc="outside right center", title="runs")
+    fig.suptitle("four panels")
+    return [os.path.basename(p) for p in style.save(fig, os.path.join(out_dir, "wide_panels"))]
+
+
+@pytest.fixture(scope="module")
+def figure_page(tmp_path_factory):
+    return render_saved(tmp_path_factory.mktemp("layout"), figures_for=_wide_figure)
+
+
+_MEASURE = """
+var d=doc.getElementById("verdicts"); d.open=true;
+var e=doc.documentElement, vt=doc.getElementById("vt"), wrap=vt.parentElement;
+var ths=Array.from(vt.querySelectorAll("thead th")).map(function(h){var r=h.getBoundingClientRect();
+ return [h.textContent, Math.round(r.right)];});
+var rows=Array.from(vt.querySelectorAll("tbody tr[data-status]")).slice(0, 40);
+var cells=[].concat.apply([], rows.map(function(tr){return Array.from(tr.children).map(function(td){
+ var st=win.getComputedStyle(td); return [st.display, win.getComputedStyle(td,"::before").content,
+ Math.round(td.getBoundingClientRect().right)];});}));
+var imgs=Array.from(doc.querySelectorAll("figure img")).map(function(i){var r=i.getBoundingClientRect();
+ return [i.currentSrc.split("/").pop(), Math.round(r.right)];});
+return {sw:e.scrollWidth, cw:e.clientWidth, table:Math.round(vt.getBoundingClientRect().width),
+ box:wrap.clientWidth, boxScroll:wrap.scrollWidth, ths:ths, cells:cells, imgs:imgs};
+"""
+
+
+@pytest.mark.slow
+def test_verdict_table_fits_a_1300px_window_with_its_key_columns_first(figure_page):
+    m = measure_in_chromium(figure_page, 1300, _MEASURE)
+    assert m["sw"] <= m["cw"] == 1300  # the page does not scroll sideways
+    assert m["table"] <= m["box"] and m["boxScroll"] <= m["box"]  # nor does the table in its box (it did: 1605)
+    names = [name for name, _ in m["ths"]]
+    assert names[:7] == ["claim id", "status", "evidence", "empirical", "relation", "bound", "size"]
+    assert all(right <= m["cw"] for _, right in m["ths"]), m["ths"]  # every column on screen
+    assert all(display == "table-cell" for display, _, _ in m["cells"])
+    assert m["imgs"] == [["wide_panels.png", m["imgs"][0][1]]] and m["imgs"][0][1] <= m["cw"]  # the wide figure
+
+
+@pytest.mark.slow
+def test_at_390px_each_record_is_a_card_and_a_figure_shows_its_stacked_layout(figure_page):
+    m = measure_in_chromium(figure_page, 390, _MEASURE)
+    assert m["sw"] <= m["cw"] and 370 <= m["cw"] <= 390
+    assert m["table"] <= m["box"] and m["boxScroll"] <= m["box"]
+    labels = ["claim id", "status", "evidence", "empirical", "relation", "bound", "size", "setting", "claim"]
+    labels += ["scope", "source", "method"]
+    per_row = [m["cells"][i : i + len(labels)] for i in range(0, len(m["cells"]), len(labels))]
+    assert len(per_row) == 40
+    for row in per_row:  # every value under its column's name, inside the screen
+        assert [c[1] for c in row] == [f'"{name}"' for name in labels]
+        assert all(right <= m["cw"] for _, _, right in row), row
+        assert all(d == "block" for d, _, _ in row[:4]) and {d for d, _, _ in row} <= {"block", "none"}  # none: empty
+    ((src, right),) = m["imgs"]
+    assert src == "wide_panels.narrow.png" and right <= m["cw"]  # all four panels, stacked, within the screen

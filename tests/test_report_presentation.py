@@ -222,6 +222,9 @@ def test_figures_readable(tmp_path, doc, monkeypatch):
                 assert a.get_ylabel() or a.get_yticklabels(), (stem, "y")
             if a.get_xlabel() == "" and not a.get_xticklabels():
                 raise AssertionError(stem)
+        # readable: no text under 8 pt (10.7 CSS px at the page's 96 px per inch; issue 45 met 5.5 pt, ~7 px)
+        small = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text() and t.get_fontsize() < 8]
+        assert not small, (stem, small[:5])
         matplotlib.pyplot.close(fig)
     assert len(set(titles)) == len(titles), titles
     # the generic figure of the claims check shows its violated (equality) record
@@ -307,3 +310,53 @@ def test_the_assumption1_finding_groups_its_ratios_by_p_and_dimension():
     text = _by_p_and_d(recs)
     assert text.startswith("$p = 3$ (ratio 1.260 in $d = 2$, 1.145 in $d = 3$, 1.260 in $d = 4$), $p = 4$ (")
     assert text.count("$p = 3$") == 1 and text.count("$p = 4$") == 1
+
+
+def test_acceleration_figure_draws_every_method_once_in_a_style_of_its_own(monkeypatch):
+    """Issue 45: static, gd-euclidean and heavy-ball were drawn as the same solid blue line (no style of their
+    own) and the static control guarding a second method as an unexplained red one; the panels' text was 5.5 pt
+    (~7 px) and listed static twice. Each method is now one line per panel (a control guarding two methods is one
+    run), in a colour, marker and dash pattern no other method has, the same in the legend (controls named as
+    such), and every text of the figure is at least 8 pt (10.7 CSS px at the page's 96 px per inch)."""
+    import matplotlib
+
+    import proofs_checks.stacey.figures as sf
+
+    drawn = []
+    monkeypatch.setattr(sf, "save", lambda fig, stem: drawn.append(fig) or [f"{stem}.png"])
+    methods = ["accelerated-lp", "steepest-lp", "agd-euclidean", "stacey-p2", "stacey-pp", "my-method"]
+    controls = [("static", "accelerated-lp"), ("gd-euclidean", "accelerated-lp"), ("heavy-ball", "accelerated-lp")]
+    controls.append(("static", "steepest-lp"))  # the same run, guarding another method
+    recs = []
+    for p in (2.0, 4.0):
+        for inst in ("flat", "quarter"):
+            for k, (m, ctl) in enumerate([(m, None) for m in methods] + controls):
+                params = {"p": p, "instance": inst, "method": m}
+                if ctl:
+                    params.update(control=m, control_for=ctl)
+                gap = [0.1 / (t + 1) ** (0.5 + 0.1 * k) if m != "static" else 0.1 for t in (8, 16, 32, 64)]
+                recs.append({"id": "acc.exponent", "params": params, "status": "inconclusive", "empirical": 1.0,
+                             "ci": [0.9, 1.1], "data": {"T": [8, 16, 32, 64], "gap": gap}})  # fmt: skip
+    sf.plot_acceleration(recs, "acc")
+    fig, fig_exp = drawn
+    every = methods + ["static", "gd-euclidean", "heavy-ball"]
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+        assert sorted(ln.get_label() for ln in lines) == sorted(every)  # each method once, static included
+        looks = {(matplotlib.colors.to_hex(ln.get_color()), ln.get_marker()) for ln in lines}
+        strokes = {(ln.get_linestyle(), tuple(ln._dash_pattern[1] or ()), ln.get_linewidth()) for ln in lines}
+        assert len(looks) == len(strokes) == len(every)  # colour and marker, and dashes and width, tell each apart
+        assert not ax.texts  # the fitted exponents are the next figure's, not 7 px text in the panels
+    (leg,) = fig.legends
+    labels = [t.get_text() for t in leg.get_texts()]
+    assert labels[: len(every)] == [m + (" (negative control)" if m in dict(controls) else "") for m in every]
+    by_label = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    for handle, m in zip(leg.legend_handles, every):  # the legend shows each line's own style
+        line = by_label[m]
+        assert handle.get_color() == line.get_color() and handle.get_marker() == line.get_marker()
+        assert handle.get_linestyle() == line.get_linestyle()
+    for f in (fig, fig_exp):
+        texts = [t for t in f.findobj(matplotlib.text.Text) if t.get_text() and t.get_visible()]
+        small = [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < 8]
+        assert not small, small
+        matplotlib.pyplot.close(f)

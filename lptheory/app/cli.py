@@ -203,6 +203,10 @@ def _cleanup(path: str | None, created: bool) -> None:
 # info, demo
 
 
+# the CPU wheel (the README's install): PyPI's torch for Linux x86-64 is the CUDA build, which pulls gigabytes
+TORCH_CPU_INSTALL = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+
+
 def _cmd_info(args) -> int:
     import platform
 
@@ -218,7 +222,7 @@ def _cmd_info(args) -> int:
 
         print(f"torch    {torch.__version__} (cuda available: {torch.cuda.is_available()})")
     except ImportError:
-        print("torch    not installed (CPU wheel: pip install torch==2.13.0; CUDA: see pytorch.org)")
+        print(f"torch    not installed (CPU wheel: {TORCH_CPU_INSTALL}; CUDA: see pytorch.org)")
     eng = lptheory.engine_info()
     extra = f", numba {eng['numba']}, verified: {eng['verified']}" if eng.get("numba") else ""
     print(f"engine   {eng['engine']} ({eng['threads']} threads{extra}): {eng.get('reason', '')}")
@@ -359,7 +363,7 @@ def _run_plan(args):
         try:
             import torch
         except ImportError:
-            raise UsageError("--backend torch: torch is not installed (pip install torch==2.13.0)") from None
+            raise UsageError(f"--backend torch: torch is not installed ({TORCH_CPU_INSTALL})") from None
         if args.device is not None:
             try:
                 torch.device(args.device)
@@ -1092,6 +1096,16 @@ def _cmd_report(args) -> int:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
         for line in _violated_table(found):
             print("  " + line)
+        from figures.report import RECHECK_CMD, witness_files
+
+        if files := witness_files(results):  # the files the report wrote: the hint names one that exists
+            import shlex
+
+            first = shlex.quote(os.path.join(args.out, next(iter(files.values()))))
+            print(
+                f"witnesses: {os.path.join(args.out, 'witnesses')}{os.sep} (one JSON file per violated record); "
+                f"re-check one: {RECHECK_CMD.format(path=first)}"
+            )
     print(
         f"report: {args.out}/index.html, {args.out}/report.md, {args.out}/report.tex, {args.out}/claims.json, "
         f"{args.out}/results.csv"

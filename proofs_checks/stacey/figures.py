@@ -11,6 +11,7 @@ from matplotlib import ticker as mticker
 
 from figures.style import STATUS_COLOR, d, plt, save, status_handles
 
+from ..api import is_control
 from . import PACK
 
 __all__ = [
@@ -31,7 +32,36 @@ _METHOD_STYLE = {
     "agd-euclidean": dict(color="C2", marker="^", ls="--", lw=1.4),
     "stacey-p2": dict(color="C3", marker="v", ls=":", lw=1.6),
     "stacey-pp": dict(color="C4", marker="D", ls="-.", lw=1.4),
+    # the negative controls of acc.exponent: grey, brown and cyan, each with a dash pattern of its own
+    "static": dict(color="0.45", marker="p", ls=(0, (1, 1.6)), lw=1.6),
+    # gd-euclidean and heavy-ball often nearly coincide: the first drawn broad and pale under the second
+    "gd-euclidean": dict(color="C5", marker="P", ls=(0, (7, 2)), lw=3.2, alpha=0.55, ms=9),
+    "heavy-ball": dict(color="C9", marker="X", ls=(0, (5, 1.5, 1, 1.5, 1, 1.5)), lw=1.4),
 }
+# a method of no style above (a user's): the next unused colour, marker and dash pattern, so that no two lines
+# of a figure look alike
+_SPARE_STYLES = [
+    dict(color=c, marker=m, ls=ls, lw=1.4)
+    for c, m, ls in zip(
+        ("C6", "C7", "C8", "k", "C0", "C1"),
+        ("*", "h", "<", ">", "d", "8"),
+        ((0, (3, 1)), (0, (8, 2, 2, 2)), (0, (2, 2)), (0, (4, 1, 1, 1)), (0, (9, 3)), (0, (1, 3))),
+    )
+]
+
+
+def _method_styles(methods) -> dict:
+    """A distinct style (colour, marker, dash pattern) for each of ``methods``: :data:`_METHOD_STYLE`'s, then the
+    spare ones in order (cycled with a growing line width past the last)."""
+    out, k = {}, 0
+    for m in methods:
+        if m in _METHOD_STYLE:
+            out[m] = _METHOD_STYLE[m]
+        else:
+            spare = dict(_SPARE_STYLES[k % len(_SPARE_STYLES)])
+            spare["lw"] += 0.8 * (k // len(_SPARE_STYLES))
+            out[m], k = spare, k + 1
+    return out
 
 
 @PACK.figure("theorem1", "theorem1_rate")
@@ -197,7 +227,7 @@ def plot_bound_terms(records, stem) -> list[str]:
         ax.errorbar(i, m, yerr=[[m - lo], [hi - m]], fmt="o", color=col, capsize=3)
         ax.plot(i, r["data"]["terms"]["total"], "_", color="k", ms=18, mew=2)
     ax.set_yscale("log")
-    ax.set_xticks(list(xs), labels, fontsize=7, rotation=40, ha="right")
+    ax.set_xticks(list(xs), labels, fontsize=8, rotation=40, ha="right")
     ax.set_ylabel(r"$E[\frac{1}{T}\sum_t \|g_t\|_{p^*}^{p^*}]$ (mean, 95% interval)")
     ax.set_xlabel("setting (exponent p, batch n, noise)")
     ax.set_title("left side (colour = verdict) and Theorem 1's bound (black bar)", fontsize=9)
@@ -205,7 +235,7 @@ def plot_bound_terms(records, stem) -> list[str]:
     ax.legend(
         handles=status_handles({r["status"] for r in recs})
         + [plt.Line2D([], [], marker="_", ls="", color="k", ms=14, mew=2, label="bound")],
-        fontsize=7,
+        fontsize=8,
         loc="lower center",
         bbox_to_anchor=(0.5, 1.06),
         ncol=5,
@@ -218,12 +248,12 @@ def plot_bound_terms(records, stem) -> list[str]:
         fr = [r["data"]["terms"][k] / r["data"]["terms"]["total"] for r in recs]
         bx.bar(list(xs), fr, bottom=bottoms, color=("tab:cyan", "tab:olive", "tab:purple")[j], label=names[j])
         bottoms = [b + f for b, f in zip(bottoms, fr)]
-    bx.set_xticks(list(xs), labels, fontsize=7, rotation=40, ha="right")
+    bx.set_xticks(list(xs), labels, fontsize=8, rotation=40, ha="right")
     bx.set_ylim(0, 1)
     bx.set_ylabel("share of the bound (fraction)")
     bx.set_xlabel("setting (exponent p, batch n, noise)")
     bx.set_title("what the bound is made of", fontsize=9)
-    bx.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    bx.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle(
         f"Theorem 1 along runs of Algorithm 3 (T = {recs[0]['params']['T']} steps, the theorem's step size): "
         "measured left side against the bound, and the bound's three terms",
@@ -235,7 +265,8 @@ def plot_bound_terms(records, stem) -> list[str]:
 @PACK.figure("acceleration", "acceleration")
 def plot_acceleration(records, stem) -> list[str]:
     """Normalized gap against N = T + 1 for every method on each instance (one row per p, one column
-    per instance) with the slope -(p+2)/p drawn; and the fitted exponents against p with (p+2)/p."""
+    per instance) with the slope -(p+2)/p drawn, every method (negative controls included, named as such in
+    the legend) in a style of its own; and the fitted exponents against p with (p+2)/p."""
     # records with a series (a control measured as a method of the run carries only its spread over grids)
     recs = [r for r in map(d, records) if r["id"] == "acc.exponent" and "T" in (r.get("data") or {})]
     if not recs:
@@ -243,81 +274,88 @@ def plot_acceleration(records, stem) -> list[str]:
     ps = sorted({r["params"]["p"] for r in recs})
     insts = list(dict.fromkeys(r["params"]["instance"] for r in recs))
     methods = list(dict.fromkeys(r["params"]["method"] for r in recs))
-    fig, axes = plt.subplots(len(ps), len(insts), figsize=(3.5 * len(insts) + 1.8, 2.7 * len(ps) + 0.6), squeeze=False)
+    styles = _method_styles(methods)
+    # a method run once per panel: a control guarding two methods (static for accelerated-lp and for steepest-lp)
+    # is the same run, drawn and listed once
+    series: dict = {}
     for r in recs:
-        i, j = ps.index(r["params"]["p"]), insts.index(r["params"]["instance"])
+        key = (r["params"]["p"], r["params"]["instance"], r["params"]["method"])
+        series.setdefault(key, r)
+    controls = {r["params"]["method"] for r in recs if is_control(r)}
+    fig, axes = plt.subplots(len(ps), len(insts), figsize=(3.9 * len(insts) + 2.6, 3.0 * len(ps) + 0.7), squeeze=False)
+    for (p, inst, m), r in series.items():
         N = [t + 1 for t in r["data"]["T"]]
-        st = _METHOD_STYLE.get(r["params"]["method"], {})
-        axes[i][j].loglog(N, r["data"]["gap"], ms=4, **st)
+        axes[ps.index(p)][insts.index(inst)].loglog(N, r["data"]["gap"], label=m, **{"ms": 5, **styles[m]})
     for i, p in enumerate(ps):
         for j, inst in enumerate(insts):
             ax = axes[i][j]
-            here = [r for r in recs if r["params"]["p"] == p and r["params"]["instance"] == inst]
             lines = ax.get_lines()
             if lines:
                 x0 = lines[0].get_xdata()[0]
                 y0 = max(max(ln.get_ydata()) for ln in lines)
                 xs = [x0, x0 * 16]
-                ax.loglog(xs, [y0 * (x / x0) ** (-(p + 2) / p) for x in xs], "k--", lw=1)
-            txt = "\n".join(f"{r['params']['method']}: {r['empirical']:.2f}" for r in here)
-            ax.text(
-                0.02,
-                0.02,
-                txt,
-                transform=ax.transAxes,
-                fontsize=5.5,
-                va="bottom",
-                family="monospace",
-                bbox=dict(facecolor="white", alpha=0.7, lw=0),
-            )
-            ax.set_title(f"p = {p:g}, {inst}", fontsize=8)
-            ax.tick_params(labelsize=7)
+                ax.loglog(xs, [y0 * (x / x0) ** (-(p + 2) / p) for x in xs], "k--", lw=1.2)
+            ax.set_title(f"p = {p:g}, {inst}", fontsize=10)
+            ax.tick_params(labelsize=8.5)
             if j == 0:
-                ax.set_ylabel(r"gap $(f - f^*)/(L R^2)$", fontsize=8)
+                ax.set_ylabel(r"gap $(f - f^*)/(L R^2)$", fontsize=9.5)
             if i == len(ps) - 1:
-                ax.set_xlabel(r"gradient calls $N = T + 1$", fontsize=8)
-    handles = [plt.Line2D([], [], **_METHOD_STYLE.get(m, {}), label=m) for m in methods]
-    handles.append(plt.Line2D([], [], color="k", ls="--", label="slope -(p+2)/p"))
+                ax.set_xlabel(r"gradient calls $N = T + 1$", fontsize=9.5)
+    handles = [
+        plt.Line2D([], [], **{"ms": 5, **styles[m]}, label=f"{m} (negative control)" if m in controls else m)
+        for m in methods
+    ]
+    handles.append(plt.Line2D([], [], color="k", ls="--", label="slope -(p+2)/p (the claim)"))
     fig.legend(
         handles=handles,
         loc="outside right center",
-        fontsize=8,
+        fontsize=9,
+        title_fontsize=9.5,
         frameon=False,
-        title="method (fitted exponents in each panel)",
+        title="method\n(fitted exponents: next figure)",
+        handlelength=3.2,
     )
     fig.suptitle(
         "Acceleration (eq. (1)): normalized gap against gradient calls, every method on every instance "
         "(dashed: slope -(p+2)/p)",
-        fontsize=10,
+        fontsize=11,
     )
     paths = save(fig, stem)
     # the fitted exponents: one panel per instance, methods side by side at each p, 95% intervals
-    fig, axes = plt.subplots(1, len(insts), figsize=(3.6 * len(insts) + 2.0, 4.2), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(insts), figsize=(3.6 * len(insts) + 2.4, 4.4), squeeze=False, sharey=True)
     grid = [min(ps) + k * (max(ps) - min(ps)) / 100 for k in range(101)] if len(ps) > 1 else ps
     width = 0.6 * (min(b - a for a, b in zip(ps, ps[1:])) if len(ps) > 1 else 1.0)
     for ax, inst in zip(axes[0], insts):
         ax.plot(grid, [(p + 2) / p for p in grid], "k-", lw=1.2)
         ax.axhline(1.0, color="gray", ls=":")
         for k, m in enumerate(methods):
-            col = _METHOD_STYLE.get(m, {}).get("color", "k")
+            col, mk = styles[m]["color"], styles[m]["marker"]
             off = (k - (len(methods) - 1) / 2) * width / max(len(methods), 1)
-            for r in recs:
-                if r["params"]["method"] != m or r["params"]["instance"] != inst:
+            for (p, i2, m2), r in series.items():
+                if m2 != m or i2 != inst:
                     continue
-                x, y, ci = r["params"]["p"] + off, r["empirical"], r.get("ci")
+                x, y, ci = p + off, r["empirical"], r.get("ci")
                 if isinstance(ci, list) and len(ci) == 2:
                     ax.errorbar(x, y, yerr=[[max(y - ci[0], 0.0)], [max(ci[1] - y, 0.0)]], fmt="none", ecolor=col, lw=1)
                 filled = r["status"] in ("holds", "violated")
-                ax.plot(x, y, "o", ms=5.5, mec=col, mfc=col if filled else "white", mew=1.4)
+                ax.plot(x, y, mk, ms=6.5, mec=col, mfc=col if filled else "white", mew=1.4)
                 if r["status"] == "violated":
                     ax.plot(x, y, "x", color="red", ms=10, mew=2)
-        ax.set_title(inst, fontsize=9)
+        ax.set_title(inst, fontsize=10)
         ax.set_xticks(ps)
-        ax.set_xlabel("exponent p of the norm")
+        ax.tick_params(labelsize=8.5)
+        ax.set_xlabel("exponent p of the norm", fontsize=9.5)
         ax.grid(True, axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("fitted decay exponent of the gap (95% interval)")
+    axes[0][0].set_ylabel("fitted decay exponent of the gap (95% interval)", fontsize=9.5)
     h1 = [
-        plt.Line2D([], [], color=_METHOD_STYLE.get(m, {}).get("color", "k"), marker="o", ls="", label=m)
+        plt.Line2D(
+            [],
+            [],
+            color=styles[m]["color"],
+            marker=styles[m]["marker"],
+            ls="",
+            label=f"{m} (negative control)" if m in controls else m,
+        )  # fmt: skip
         for m in methods
     ]
     h1 += [
@@ -325,8 +363,8 @@ def plot_acceleration(records, stem) -> list[str]:
         plt.Line2D([], [], color="gray", ls=":", label="1 (steepest descent)"),
         plt.Line2D([], [], marker="o", ls="", mfc="white", mec="k", label="inconclusive / not-applicable"),
     ]
-    fig.legend(handles=h1, fontsize=7, loc="outside right upper", frameon=False, title="method")
-    fig.suptitle("Fitted decay exponents against the claimed (p+2)/p, one panel per instance", fontsize=10)
+    fig.legend(handles=h1, fontsize=9, title_fontsize=9.5, loc="outside right upper", frameon=False, title="method")
+    fig.suptitle("Fitted decay exponents against the claimed (p+2)/p, one panel per instance", fontsize=11)
     return paths + save(fig, stem + "_exponents")
 
 
@@ -355,7 +393,7 @@ def plot_majorization(records, stem) -> list[str]:
     y = range(len(vals))
     ax.barh(list(y), vals, color=cols)
     for yi, r in zip(y, recs):
-        ax.text(0.01, yi, r["status"], va="center", fontsize=7, color="white")
+        ax.text(0.01, yi, r["status"], va="center", fontsize=8, color="white")
     ax.axvline(1.0, color="k", ls="--", lw=1)
     ax.set_yticks(list(y), labels, fontsize=8)
     ax.invert_yaxis()
@@ -364,7 +402,7 @@ def plot_majorization(records, stem) -> list[str]:
     ax.legend(
         handles=[plt.Rectangle((0, 0), 1, 1, color=c, label=k) for k, c in kinds.items()]
         + [plt.Line2D([], [], color="k", ls="--", label="claimed constant")],
-        fontsize=7,
+        fontsize=8,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         frameon=False,
