@@ -95,6 +95,7 @@ def test_sigterm_keeps_an_existing_report(tmp_path):
     out = tmp_path / "rep"
     out.mkdir()
     (out / "index.html").write_text("previous report")
+    (out / ".lptheory-command").write_text("report\n")  # a report's directory (a foreign one is refused at once)
     proc = subprocess.Popen(
         [sys.executable, "-m", "lptheory", "report", "--quick", "--jobs", "2", "--out", str(out), "--quiet"],
         env=_env(),

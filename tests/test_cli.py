@@ -145,6 +145,7 @@ def test_small_replicate_counts_get_student_t_intervals():
 @pytest.mark.slow
 def test_check_out_does_not_clobber_a_report(tmp_path, capsys):
     (tmp_path / "claims.json").write_text('{"claims": [], "meta": {}}')
+    (tmp_path / ".lptheory-command").write_text("check\n")  # an earlier check's directory (a foreign one is refused)
     assert main(["check", "claims", "--quick", "--quiet", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "claims.json").read_text() == '{"claims": [], "meta": {}}'
     assert (tmp_path / "check_claims.json").exists()
