@@ -693,9 +693,29 @@ def _provenance(meta: dict, pack, checks) -> list[tuple]:
     ]
 
 
-def _extra_sections(pack, claims: list[dict]) -> list[dict]:
+def _section_figures(pack, claims: list[dict], out_dir: str, on_error) -> dict:
+    """{section name: [PNG names]}: the figures of the pack's sections that have one (``ReportSection.figure``)
+    and rows, drawn from every record into ``out_dir`` (a figure that fails is skipped through ``on_error``)."""
+    import importlib
+
+    out = {}
+    for sec in getattr(pack, "report_sections", ()):
+        ref = getattr(sec, "figure", None)
+        if not ref or not list(sec.rows(claims)):
+            continue
+        mod, _, attr = ref.partition(":")
+        try:
+            files = getattr(importlib.import_module(mod), attr)(claims, os.path.join(out_dir, sec.name)) or []
+        except Exception as exc:  # a figure never stops the report
+            on_error(f"figure {ref} of section {sec.name}", exc)
+            continue
+        out[sec.name] = [os.path.basename(f) for f in files if str(f).endswith(".png") and ".narrow." not in str(f)]
+    return out
+
+
+def _extra_sections(pack, claims: list[dict], figures: dict | None = None) -> list[dict]:
     """The pack's own sections (:attr:`Pack.report_sections`, e.g. Corrections) with their cells
-    (:func:`_section_cell`); a section without rows is left out."""
+    (:func:`_section_cell`) and figures (:func:`_section_figures`); a section without rows is left out."""
     out = []
     for sec in getattr(pack, "report_sections", ()):
         rows = [dict(row) for row in sec.rows(claims)]
@@ -710,7 +730,16 @@ def _extra_sections(pack, claims: list[dict]) -> list[dict]:
             seen[rid] = True
             row["cells"] = [_section_cell(pack, k, rid, row[k], repeat) for k, _ in sec.columns]
             row.setdefault("status", "")
-        out.append({"name": sec.name, "title": sec.title, "intro": sec.intro, "columns": sec.columns, "rows": rows})
+        out.append(
+            {
+                "name": sec.name,
+                "title": sec.title,
+                "intro": sec.intro,
+                "columns": sec.columns,
+                "rows": rows,
+                "figures": (figures or {}).get(sec.name, []),
+            }
+        )
     return out
 
 
@@ -752,7 +781,9 @@ def _write_pages(out_dir: str, ctx: dict) -> list[str]:
     return paths
 
 
-def _context(pack, records: dict, claims: list[dict], sections: list[dict], findings_by: dict, open_q, meta) -> dict:
+def _context(
+    pack, records: dict, claims: list[dict], sections: list[dict], findings_by: dict, open_q, meta, section_figs=None
+) -> dict:
     """What the templates (HTML, Markdown) and :func:`figures.latex.render` get."""
     claim_counts = {s: sum(r["status"] == s and not is_control(r) for r in claims) for s in STATUSES}
     n_ctl = sum(is_control(r) for r in claims)
@@ -761,7 +792,7 @@ def _context(pack, records: dict, claims: list[dict], sections: list[dict], find
     ]
     return {
         "title": pack.title,
-        "extra_sections": _extra_sections(pack, claims),
+        "extra_sections": _extra_sections(pack, claims, section_figs),
         "description": pack.description,
         "provenance": _provenance(meta, pack, records),
         "counts": {s: sum(r["status"] == s for r in claims) for s in STATUSES},  # every record, controls included
@@ -859,7 +890,9 @@ def write_report(
             figs = [os.path.basename(p) for p in figures_for(pack, check, recs, out_dir, on_figure_error or _warn)]
         paths += [os.path.join(out_dir, f) for f in figs]
         sections.append(_check_section(pack, check, recs, figs, run=run, findings_by=findings_by, open_q=open_q))
-    ctx = _context(pack, records, claims, sections, findings_by, open_q, meta)
+    section_figs = _section_figures(pack, claims, out_dir, on_figure_error or _warn)
+    paths += [os.path.join(out_dir, f) for fs in section_figs.values() for f in fs]
+    ctx = _context(pack, records, claims, sections, findings_by, open_q, meta, section_figs)
     paths += copy_katex(out_dir)
     paths += _write_pages(out_dir, ctx)
     paths.append(write_latex(out_dir, ctx, lambda cid: _tex(pack, cid)))

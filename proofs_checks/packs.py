@@ -215,13 +215,16 @@ class ReportSection:
     of plain text under it; ``columns``: ``((key, label), ...)``, the first column naming the row;
     ``rows(claims) -> [dict]``: the rows from every record of the run (dicts with a ``check`` key), each a
     dict with the columns' keys (a value is text or a list of texts) and optionally ``status``. A section
-    with no rows is left out."""
+    with no rows is left out. ``figure``: optionally ``"module:function"``, a figure function ``fn(claims,
+    stem) -> [paths]`` drawn from every record of the run (a picture across checks, e.g. across tasks), imported
+    only when the report draws the section."""
 
     name: str
     title: str
     intro: str
     columns: tuple
     rows: Callable
+    figure: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or " " in self.name:
@@ -324,13 +327,13 @@ class Pack:
                     self._figures.setdefault(k, []).extend(v)
         return self._figures
 
-    def report_section(self, name: str, *, title: str, intro: str = "", columns):
+    def report_section(self, name: str, *, title: str, intro: str = "", columns, figure: str | None = None):
         """Decorator registering ``rows(claims) -> [dict]`` as a report section (:class:`ReportSection`)."""
 
         def deco(fn):
             if any(s.name == name for s in self.report_sections):
                 raise PackError(f"pack {self.name!r}: report section {name!r} registered twice")
-            self.report_sections.append(ReportSection(name, title, intro, tuple(columns), fn))
+            self.report_sections.append(ReportSection(name, title, intro, tuple(columns), fn, figure))
             return fn
 
         return deco

@@ -369,4 +369,5 @@ def register_section(pack) -> None:
         title="Across tasks: time to target and performance profile",
         intro=PROFILE_INTRO,
         columns=SECTION_COLUMNS,
+        figure="proofs_checks.practice.figures:plot_profile",  # drawn from every task's headline records
     )(section_rows)
