@@ -259,7 +259,12 @@ class Runner:
             for f in as_completed(list(futs)):
                 yield futs[f], f.result()
             return
-        if self.jobs > 1 and len(items) > 1:
+        from proofs_checks.pools import budget_active
+
+        # under a process budget (a report or a run of several checks: this check holds one of its tokens, the
+        # other checks the others) the chunks train here, one after the other: no nested pool, no more busy
+        # processes than --jobs
+        if self.jobs > 1 and len(items) > 1 and not budget_active():
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
