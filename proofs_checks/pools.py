@@ -80,6 +80,25 @@ def holding():
         sem.release()
 
 
+@contextlib.contextmanager
+def spare_tokens(wanted: int):
+    """``with spare_tokens(k) as n:`` -- take up to ``k`` free tokens of the active budget without waiting (n of
+    them, 0 when none is free), released at the end: a check that runs its own pool of processes sizes it to
+    ``1 + n`` (its own token and the spare ones). Without a budget: ``n = k``."""
+    sem = _BUDGET["sem"]
+    if sem is None:
+        yield max(0, int(wanted))
+        return
+    got = 0
+    try:
+        while got < wanted and sem.acquire(block=False):
+            got += 1
+        yield got
+    finally:
+        for _ in range(got):
+            sem.release()
+
+
 _POOL: dict = {}
 
 

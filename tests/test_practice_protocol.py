@@ -346,3 +346,21 @@ def test_stacked_on_cuda_matches_cpu():
     for a, b in zip(cpu, gpu):
         assert a["curve"].keys() == b["curve"].keys()
         np.testing.assert_allclose(a["curve"]["val_loss"], b["curve"]["val_loss"], rtol=1e-3)
+
+
+def test_spare_tokens_take_only_free_ones():
+    """A check's own pool takes only the budget's free tokens (no more busy processes than --jobs)."""
+    from proofs_checks import pools
+
+    with pools.spare_tokens(3) as n:
+        assert n == 3  # no budget: as many as asked
+    if pools.fork_context() is None:
+        pytest.skip("no fork start method")
+    with pools.process_budget(2):
+        with pools.holding():  # this check's own token
+            with pools.spare_tokens(3) as n:
+                assert n == 1
+                with pools.spare_tokens(3) as m:
+                    assert m == 0
+            with pools.spare_tokens(1) as n:
+                assert n == 1  # released again

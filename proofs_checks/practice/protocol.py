@@ -259,27 +259,27 @@ class Runner:
             for f in as_completed(list(futs)):
                 yield futs[f], f.result()
             return
-        from proofs_checks.pools import budget_active
+        from proofs_checks.pools import spare_tokens
 
-        # under a process budget (a report or a run of several checks: this check holds one of its tokens, the
-        # other checks the others) the chunks train here, one after the other: no nested pool, no more busy
-        # processes than --jobs
-        if self.jobs > 1 and len(items) > 1 and not budget_active():
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+        # under the run's process budget (a report, several checks) this check holds one token: its pool takes
+        # only the spare ones, so no more than --jobs processes are busy (no nested oversubscription)
+        with spare_tokens(max(0, min(self.jobs, len(items)) - 1)) as extra:
+            if extra and len(items) > 1:
+                import multiprocessing as mp
+                from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            from lptheory.lifetime import die_with_parent
+                from lptheory.lifetime import die_with_parent
 
-            with ProcessPoolExecutor(
-                max_workers=min(self.jobs, len(items)),
-                mp_context=mp.get_context("spawn"),
-                initializer=die_with_parent,  # a worker dies with this process, however it ends (SIGKILL too)
-                initargs=(os.getpid(),),
-            ) as ex:
-                futs = {ex.submit(fn, it): i for i, it in enumerate(items)}
-                for f in as_completed(futs):
-                    yield futs[f], f.result()
-            return
+                with ProcessPoolExecutor(
+                    max_workers=1 + extra,
+                    mp_context=mp.get_context("spawn"),
+                    initializer=die_with_parent,  # a worker dies with this process, however it ends (SIGKILL too)
+                    initargs=(os.getpid(),),
+                ) as ex:
+                    futs = {ex.submit(fn, it): i for i, it in enumerate(items)}
+                    for f in as_completed(futs):
+                        yield futs[f], f.result()
+                return
         for i, it in enumerate(items):
             yield i, fn(it)
 
