@@ -62,16 +62,27 @@ def test_fail_on_unproved_names_only_the_tested_holds():
 
 
 def _claim_file(tmp_path, evidences):
-    lines = "\n".join(
-        f"    c = value_claim(ClaimSpec(id='c{i}', statement='s', source='here'), 1.0, 2.0, {{'p': 3.0}})\n"
-        f"    c.evidence = {ev!r}\n    out.append(c)"
-        for i, ev in enumerate(evidences)
-    )
+    # a proved holds is earned (issue 44): a sympy identity decided by the toolkit, with its certificate; the
+    # other levels are set on a value claim
+    def one(i, ev):
+        if ev == "proved":
+            return (
+                f"    c = identity_claim(t**2 - 1, (t - 1) * (t + 1), id='c{i}', statement='s', source='here', "
+                "params={'p': 3.0})\n    out.append(c)"
+            )
+        return (
+            f"    c = value_claim(ClaimSpec(id='c{i}', statement='s', source='here'), 1.0, 2.0, {{'p': 3.0}})\n"
+            f"    c.evidence = {ev!r}\n    out.append(c)"
+        )
+
+    lines = "\n".join(one(i, ev) for i, ev in enumerate(evidences))
     f = tmp_path / f"claims_{'_'.join(evidences)}.py"
     f.write_text(
         textwrap.dedent(
             """
-            from proofs_checks.api import ClaimSpec, Pack, value_claim
+            import sympy
+            from proofs_checks.api import ClaimSpec, Pack, identity_claim, value_claim
+            t = sympy.Symbol("t")
             PACK = Pack("scoped", title="scoped claims")
 
             @PACK.check(title="one")

@@ -43,8 +43,17 @@ import math
 import mpmath
 import sympy as sp
 
-from ..api import ClaimSpec, Distribution, check_certificate, expression_witness, g, sharp_bound, value_claim, x
-from ..certificates import certify
+from ..api import (
+    ClaimSpec,
+    Distribution,
+    certify,
+    check_certificate,
+    expression_witness,
+    g,
+    sharp_bound,
+    value_claim,
+    x,
+)
 from . import formulas as F
 from .combined_proof import b2_bound_proof, combined_proof
 
