@@ -287,15 +287,21 @@ class Runner:
 def _train_chunk(item):
     """One chunk on a worker: ``(task_ref, split_seed, device, steps, trials, plugins, curve)`` -> results (one
     torch thread)."""
-    import torch
-
-    task_ref, split_seed, device, steps, trials, plugins, curve = item
     from lptheory.plugins import ensure
+
+    task_ref, plugins = item[0], item[5]
 
     from .task_ref import resolve
 
     ensure(plugins)  # the parent's user plug-ins (optimizer modules), loaded the same way here
-    task = resolve(task_ref)
+    return _train_chunk_local(resolve(task_ref), item)
+
+
+def _train_chunk_local(task, item):
+    """One chunk of ``task`` in this process, on one torch thread (the values do not depend on where it runs)."""
+    import torch
+
+    _, split_seed, device, steps, trials, _plugins, curve = item
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -350,20 +356,6 @@ def run_trials(
             f"about {el * (len(items) - n - 1) / (n + 1):.0f}s left"
         )
     return out
-
-
-def _train_chunk_local(task, item):
-    import torch
-
-    _, split_seed, device, steps, trials, _plugins, curve = item
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return train_stacked(
-            task, task.splits(split_seed, device), trials, steps=steps, evals=task.evals, device=device, curve=curve
-        )
-    finally:
-        torch.set_num_threads(before)
 
 
 def _json_round(r: dict) -> dict:
