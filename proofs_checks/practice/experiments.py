@@ -91,27 +91,27 @@ def _edge_text(tuned_list) -> str:
     return "; ".join(bits)
 
 
+def _holm_violation(family, i, adjusted: float, note: str) -> Verdict:
+    """``violated`` (after the ``practice-paired-holm`` witness re-checks) or ``inconclusive``: comparison ``i`` of
+    ``family`` (per-seed differences, a positive mean favouring the opponent) whose Holm-adjusted p-value for the
+    opponent is ``adjusted``, below alpha."""
+    w = {
+        "kind": "practice-paired-holm",
+        "differences": [list(map(float, d)) for d in family],
+        "index": int(i),
+        "alpha": ALPHA,
+    }
+    note = f"(the Holm-adjusted p-value that the opponent is better, against alpha = {ALPHA:g}): {note}"
+    return decide(">=", float(adjusted), ALPHA, method="exact", witness=w, note=note)
+
+
 def _pair_verdict(diff_family, i, holm_good, holm_bad, edges: str, txt: str) -> Verdict:
     """holds / violated (re-checked) / inconclusive for comparison ``i`` of a family (``diff_family``: positive
     mean favours the opponent)."""
     if holm_good[i] < ALPHA:
         v = Verdict("holds", f"Stacey better after Holm (adjusted p = {holm_good[i]:.3g}); {txt}", evidence="measured")
     elif holm_bad[i] < ALPHA:
-        w = {
-            "kind": "practice-paired-holm",
-            "differences": [list(map(float, d)) for d in diff_family],
-            "index": i,
-            "alpha": ALPHA,
-        }
-        v = decide(
-            ">=",
-            float(holm_bad[i]),
-            ALPHA,
-            method="exact",
-            witness=w,
-            note=f"(the Holm-adjusted p-value that the opponent is better, against alpha = {ALPHA:g}): the "
-            f"opponent better after Holm; {txt}",
-        )
+        v = _holm_violation(diff_family, i, holm_bad[i], f"the opponent better after Holm; {txt}")
     else:
         v = Verdict(
             "inconclusive",
@@ -639,20 +639,7 @@ def _best_p_records(task, v, ps, by, tuned, key, maximize, last, common, note, b
             )
         elif min(hb) < ALPHA and mass <= 0.05:
             j = int(np.argmin(hb))
-            w = {
-                "kind": "practice-paired-holm",
-                "differences": [list(map(float, d)) for d in fam],
-                "index": j,
-                "alpha": ALPHA,
-            }
-            verdict = decide(
-                ">=",
-                float(hb[j]),
-                ALPHA,
-                method="exact",
-                witness=w,
-                note=f"p = {ps[others[j]]:g} beats the claimed p after Holm; {txt}",
-            )
+            verdict = _holm_violation(fam, j, hb[j], f"p = {ps[others[j]]:g} beats the claimed p after Holm; {txt}")
         else:
             verdict = Verdict(
                 "inconclusive",
@@ -698,20 +685,7 @@ def _best_p_records(task, v, ps, by, tuned, key, maximize, last, common, note, b
         "planted_p": ps[far],
     }
     if hb[j] < ALPHA and others[j] == far:
-        w = {
-            "kind": "practice-paired-holm",
-            "differences": [list(map(float, d)) for d in fam],
-            "index": j,
-            "alpha": ALPHA,
-        }
-        cv = decide(
-            ">=",
-            float(hb[j]),
-            ALPHA,
-            method="exact",
-            witness=w,
-            note=f"the planted p = {ps[far]:g} is found better than the claimed p after Holm",
-        )
+        cv = _holm_violation(fam, j, hb[j], f"the planted p = {ps[far]:g} is found better than the claimed p")
     else:
         cv = Verdict("inconclusive", f"the planted p = {ps[far]:g} is not found (Holm {hb[j]:.3g})")
     crec = claim_record(
