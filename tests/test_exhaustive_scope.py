@@ -177,6 +177,7 @@ def test_fail_on_unproved_catches_a_planted_mis_marked_record():
     assert "8 of the 16 members" in found[0]["detail"]
 
 
+@pytest.mark.slow  # waits for the quick report (built in the background: minutes)
 def test_the_audited_pack_marks_exactly_the_audited_ids(stacey_quick_report):
     """No record of the Stacey pack is marked exhaustive except those the audit found (none): a check cannot
     start counting class-wide without the audit (and this set) changing with it; every marker present is

@@ -66,6 +66,7 @@ def _move_dependency(pkg):
     assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
 
 
+@pytest.mark.slow  # compiles kernels in fresh processes: seconds each
 def test_stale_entry_is_recompiled_with_one_warning(scratch):
     pkg, env, cache = scratch
     first = _run(CALL, env)
@@ -254,6 +255,7 @@ def _edit_callee(pkg, a):
 WITHOUT_CHECK = "from lptheory.fast import numba_cache as nc\nnc._older_than_sources = lambda cache: False\n"
 
 
+@pytest.mark.slow  # compiles kernels in fresh processes: seconds each
 def test_unchanged_tree_loads_from_cache(dep_pkg):
     pkg, env = dep_pkg
     assert _g(env) == (14.0, 0, 1)  # first run: compiled and written
@@ -261,6 +263,7 @@ def test_unchanged_tree_loads_from_cache(dep_pkg):
     assert _g(env) == (14.0, 1, 0)
 
 
+@pytest.mark.slow  # compiles kernels in fresh processes: seconds each
 def test_callee_edited_in_another_file_is_recompiled(dep_pkg):
     pkg, env = dep_pkg
     assert _g(env) == (14.0, 0, 1)
@@ -274,6 +277,7 @@ def test_callee_edited_in_another_file_is_recompiled(dep_pkg):
     assert _g(env, pre=WITHOUT_CHECK) == (22.0, 1, 0)
 
 
+@pytest.mark.slow  # compiles kernels in fresh processes: seconds each
 def test_every_signature_of_an_edited_callers_entry_is_dropped(dep_pkg):
     """An index holding two signatures: after the edit, the one compiled first rewrites the index; the
     other must not be loaded from it (numba rewrites an index only to add a key)."""
@@ -288,6 +292,7 @@ def test_every_signature_of_an_edited_callers_entry_is_dropped(dep_pkg):
     assert _g(env) == (22.0, 1, 0)
 
 
+@pytest.mark.slow  # compiles kernels in fresh processes: seconds each
 def test_edit_while_a_process_runs_is_seen_by_the_next(dep_pkg):
     pkg, env = dep_pkg
     assert _g(env) == (14.0, 0, 1)

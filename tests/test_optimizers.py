@@ -348,20 +348,49 @@ def _normwise(a, b):
     return float(np.max(np.abs(np.asarray(a, _LD) - np.asarray(b, _LD))) / np.max(np.abs(np.asarray(b, _LD))))
 
 
-@settings(max_examples=25, deadline=None)
-@given(
+_DUAL_CASES = dict(
     p=st.one_of(st.sampled_from([2.0, 2.5, 2.7, 3.0, 4.0]), st.floats(2.0, 8.0)),
     eps=st.sampled_from([0.0, 1e-8, 1e-3]),
     mode=st.sampled_from(["paper", "official"]),
     scale=st.sampled_from([1.0, 1e-6]),
     seed=st.integers(0, 2**16),
 )
+
+
+@pytest.mark.parametrize(
+    "p, eps, mode, scale, seed",
+    [
+        (2.0, 0.0, "paper", 1e-6, 1),
+        (2.7, 1e-8, "official", 1.0, 2),
+        (3.0, 1e-3, "paper", 1e-6, 3),
+        (6.3, 0.0, "official", 1e-6, 4),
+    ],
+)
 def test_dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed):
+    """The default run's four fixed cases of the property below (the slow run draws 25 more)."""
+    _dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed)
+
+
+@pytest.mark.slow  # 25 x 60 steps against an extended-precision transcription: about 16 s
+@settings(max_examples=25, deadline=None)
+@given(**_DUAL_CASES)
+def test_dual_state_iterates_equal_the_primal_iterates_drawn(p, eps, mode, scale, seed):
+    _dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed)
+
+
+def _dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed):
     """StaceyPP keeps w = |z|^{p-2} z instead of z (Alg. 2 line 6 in dual coordinates): over 60 steps its
     iterates (theta and z recovered by z_of) equal those of Algorithm 2 as printed, with the primal state
-    (tests/transcriptions.py), run in extended precision, within 1e-12 normwise; and those of the float64
-    transcription within 1e-11 (the transcription's own rounding). Gradients of mixed magnitudes (every
-    7th step scaled by 1e-6, and some coordinates tiny) reach the series' fallback to the power."""
+    (tests/transcriptions.py), run in extended precision, within 1e-12 normwise or within 64 times the
+    float64 transcription's own distance to that reference, whichever is larger; and those of the float64
+    transcription within 1e-11. Gradients of mixed magnitudes (every 7th step scaled by 1e-6, and some
+    coordinates tiny) reach the series' fallback to the power.
+
+    Why the relative form: the iteration is ill-conditioned where v = w_t - alpha c nearly cancels (the map
+    v -> |v|^{1/(p-1)} has an unbounded derivative at 0), so both float64 implementations drift from the
+    extended reference by more than their per-step rounding. Over 120 draws (p in [2, 8]) the dual state's
+    distance reached 1.3e-12, and hypothesis found 2.1e-12 (p = 5.458, seed 36554, where the float64
+    transcription's is 2.9e-13); its ratio to the transcription's stayed <= 27 (median 1.7)."""
     rng = np.random.default_rng(seed)
     hp = dict(lr=0.05, alpha=0.02, tau=0.3, beta1=0.9, beta2=0.99, eps=eps, weight_decay=0.01)
     opt = O.StaceyPP(p=p, eps_mode=mode, **hp)
@@ -370,7 +399,7 @@ def test_dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed
     ref = [theta.astype(_LD), theta.astype(_LD), np.zeros(theta.shape, _LD)]
     ref64 = [theta.copy(), theta.copy(), np.zeros_like(theta)]
     kw = dict(p=p, eta=0.05, alpha=0.02, tau=0.3, beta1=0.9, beta2=0.99, eps=eps, lam=0.01, variant="pp", mode=mode)
-    worst = worst64 = 0.0
+    worst = worst64 = worst_transcription = 0.0
     for i in range(60):
         g = rng.standard_normal(theta.shape) * (scale if i % 7 == 0 else 1.0)
         g[0, :3] *= 1e-9
@@ -381,9 +410,10 @@ def test_dual_state_iterates_equal_the_primal_iterates(p, eps, mode, scale, seed
         z = opt.z_of(state)
         worst = max(worst, _normwise(theta, ref[0]), _normwise(z, ref[1]))
         worst64 = max(worst64, _normwise(theta, ref64[0]), _normwise(z, ref64[1]))
+        worst_transcription = max(worst_transcription, _normwise(ref64[0], ref[0]), _normwise(ref64[1], ref[1]))
     assert worst64 <= 1e-11, worst64
     if _EXTENDED:
-        assert worst <= 1e-12, worst
+        assert worst <= max(1e-12, 64 * worst_transcription), (worst, worst_transcription)
 
 
 @pytest.mark.parametrize("p", [2.0, 2.7, 3.0, 4.5])

@@ -13,6 +13,9 @@ import pytest
 
 from proofs_checks.stacey import summary as S
 
+# every test here reads the quick report (built in the background: minutes), so the module runs with the slow tests
+pytestmark = pytest.mark.slow
+
 fmt, fmt_r = S._g, S._r  # the summary's number formats (the values are recomputed here)
 
 
