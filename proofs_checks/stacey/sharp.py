@@ -57,7 +57,17 @@ from ..api import (
 from . import formulas as F
 from .combined_proof import b2_bound_proof, combined_proof
 
-__all__ = ["SHARP_P", "TERMS", "phi_pieces", "phi_exact", "sharp_constant", "sharp_records", "lemma2_crossing"]
+__all__ = [
+    "SHARP_P",
+    "TERMS",
+    "phi_pieces",
+    "phi_exact",
+    "sharp_constant",
+    "sharp_records",
+    "lemma2_crossing",
+    "two_point_faces",
+    "two_point_upper",
+]
 
 SHARP_P = (2.05, 2.5, 3.0, 4.0, 8.0, 16.0, 50.0)
 TERMS = ("thm1.B", "thm1.B1", "thm1.B2")
@@ -152,22 +162,36 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
     )
     controls = _controls(term, p, r)
     proved_up, proved_from = _proved_upper(term, p)
-    upper = min(r.upper, proved_up)
-    frm = "moment engine" if r.upper <= proved_up else proved_from
     lower = float(r.lower)
+    engine_up, certificate, certs = r.upper, r.certificate, []
+    if term in ("thm1.B", "thm1.B1"):  # the outer supremum by the two-point faces (issue 44, item 2, step 1)
+        tp = two_point_upper(term, float(p), lower * (1 + RTOL / 2))
+        if tp["certified"] and tp["upper"] < engine_up:
+            engine_up, certs = tp["upper"], tp["certificates"]
+            certificate = {
+                **(certificate or {}),
+                "form": "two-point faces: sup over laws of E phi / sd = sup over two-point laws with an atom at +-1 "
+                "(homogeneity), each face's ratio enclosed by interval branch and bound in arb (enclose_max)",
+                "faces": tp["faces"],
+                "seconds": tp["seconds"],
+            }
+    upper = min(engine_up, proved_up)
+    frm = "moment engine (two-point faces, arb)" if engine_up <= proved_up else proved_from
+    certs = certs if engine_up <= proved_up else []
     out = {
         "lower": lower,
         "upper": upper,
         "upper_from": frm,
-        "engine_upper": r.upper if math.isfinite(r.upper) else None,
+        "engine_upper": engine_up if math.isfinite(engine_up) else None,
         "law": r.law,
-        "certificate": r.certificate,
+        "certificate": certificate,
         "normalised_by": NORMALISED_BY,
         "gap": (upper - lower) / lower if math.isfinite(upper) else None,
         "evidence": "proved" if math.isfinite(upper) and upper - lower <= RTOL * lower else "searched",
         "seconds": r.seconds,
         "reason": r.reason,
         "controls": controls,
+        "certificates": certs,
     }
     return out
 
@@ -264,7 +288,10 @@ def sharp_records(p_list, *, budget_s: float = 0.0) -> list:
                 rec = value_claim(_spec(term), up, paper, params, method="exact", note=note, data=data)
                 # the proved upper end is below the paper's constant: proved, with combined_proof's certificate (the
                 # gate of proofs_checks.certificates: a record's "proved" needs a toolkit decision behind it)
-                cert = certify("combined-proof", f"{term} at p = {p:g}: C*(p) <= {up:.10g} ({s['upper_from']})")
+                if s.get("certificates"):  # the faces' enclosures (enclose_max, arb), issued in this process
+                    cert = list(s["certificates"])
+                else:
+                    cert = certify("combined-proof", f"{term} at p = {p:g}: C*(p) <= {up:.10g} ({s['upper_from']})")
                 rec = dataclasses.replace(
                     rec,
                     evidence="proved",
@@ -337,3 +364,160 @@ def _kappa_law(p: float):
         sd = mpmath.sqrt(sum(w * (v - g) ** 2 for w, v in zip(ws, xs)))
         k = (p - 1) * sum(w * f(g, v) for w, v in zip(ws, xs)) / sd
         return float(k), {"atoms": [mpmath.nstr(v, 20) for v in xs], "weights": [mpmath.nstr(w, 50) for w in ws]}
+
+
+# ---------------------------------------------------------------------------------------------------
+# the upper side over (g, tau): two-point laws on the faces x_r = 1 and x_l = -1 (issue 44, item 2, step 1)
+
+
+def _pw(x, e):
+    """x^e for a ball x >= 0 and an exponent ball e, by monotonicity in x on the ball's ends (arb; 0^e = 0 for
+    e > 0, inf for e < 0)."""
+    lo, hi = x.lower(), x.upper()
+    lo = lo if lo > 0 else lo * 0
+    return (lo**e).union(hi**e)
+
+
+def _arb_a(num, p):
+    return num.arb(1) / (num.exact(sp.Rational(p)) - 1)
+
+
+def two_point_faces(term: str, p: float) -> list:
+    r"""The ratio E phi / sd of ``term`` over the two-point laws that the outer supremum needs, as faces of
+    (``name``, ``expr``, ``box``, ``range_form``) for :func:`proofs_checks.bnb.enclose_max`.
+
+    The reduction (every step a proof, no search): (i) sup over (g, tau) of V(g, tau)/tau = sup over laws of
+    E phi / sd (for a law with sd < tau the ratio only grows, and E phi > 0 at the supremum); (ii) = sup over
+    two-point laws (:mod:`proofs_checks.moment`, "Two points suffice": the concave envelope at g, Caratheodory);
+    (iii) phi is homogeneous of degree 1 + a in (x, g), so scaling a law by lam >= 1 multiplies E phi / sd by
+    lam^a >= 1: the supremum is over laws with an atom at 1 or at -1; (iv) (g, X) -> (-g, -X) leaves phi
+    unchanged, so g >= 0. A two-point law x_l < g < x_r has E phi / sd = sqrt(u v) phi[x_l, g, x_r]
+    (u = g - x_l, v = x_r - g, phi[.] the second divided difference in x, phi(g; g) = 0). The faces (g >= 0):
+
+    * F1a: x_r = 1, x_l = l in [0, 1], weight t on 1 (g = l + (1 - l) t): for B,
+      g sqrt(t (1 - t)) (D(l, g) - D(g, 1)) with D the divided difference of s(x) = sgn(x)|x|^a;
+    * F1b: x_r = 1, x_l = l in [-1, 0], mean g in [0, 1]: sqrt(u v)/(1 - l) g (D(l, g) - D(g, 1)) (B),
+      g (g^a + |l|^a) sqrt((1 - g)/(g - l))/(1 - l) (B1);
+    * F2: x_l = -1, x_r = r in [0, 1], mean g = r f, f in [0, 1].
+
+    (B1 on F1a is 0: both atoms > 0.) Each face's ``range_form`` encloses the ratio where the plain expression
+    has 0/0 (a degenerate law, x_l = g or g = x_r, or an atom at 0): divided differences of the concave x^a on
+    [0, 1] by the slopes at their ends and the chord from 0 (D(l, g) in [a g^(a-1), a l^(a-1)], g D(l, g) <= g^a,
+    D(g, 1) in [a, min(1, a g^(a-1))]); the plain expression gives the mean-value form (second order) inside."""
+    _check_p(p)
+    a = _a(p)
+    lv, tv, gv, rv, fv = sp.symbols("l t g r f", real=True)
+    out = []
+    if term == "thm1.B":
+        G = lv + (1 - lv) * tv
+        e1 = G * sp.sqrt(tv * (1 - tv)) * ((G**a - lv**a) / ((1 - lv) * tv) - (1 - G**a) / ((1 - lv) * (1 - tv)))
+
+        def rf1(b, num):
+            aa, arb = _arb_a(num, p), num.arb
+            L, T = b["l"], b["t"]
+            Gb = L + (1 - L) * T
+            glo, ghi = max(Gb.lower(), L.lower(), arb(0)), min(Gb.upper(), arb(1))
+            llo = L.lower()
+            d1hi = _pw(ghi, aa) if ghi > 0 else arb(0)  # g D(l, g) <= g^a (the chord from 0)
+            if llo > 0:
+                d1hi = min(d1hi, ghi * aa * _pw(llo, aa - 1))
+            d1lo = glo * aa * _pw(ghi, aa - 1) if ghi > 0 else arb(0)
+            d2lo = glo * aa
+            d2hi = ghi * (min(arb(1), aa * _pw(glo, aa - 1)) if glo > 0 else arb(1))
+            s_ = (T * (1 - T)).nonnegative_part().sqrt()
+            return s_ * num.hull(d1lo - d2hi, d1hi - d2lo)
+
+        out.append(("F1a: x_r = 1, x_l = l in [0, 1], weight t on 1", e1, {"l": (0.0, 1.0), "t": (0.0, 1.0)}, rf1))
+        u, v = gv - lv, 1 - gv
+        e2 = gv * sp.sqrt(u * v) * ((gv**a + (-lv) ** a) / u - (1 - gv**a) / v) / (1 - lv)
+
+        def rf2(b, num):
+            aa, arb = _arb_a(num, p), num.arb
+            L, Gb = b["l"], b["g"]
+            m = (-L).nonnegative_part()
+            glo, ghi = max(Gb.lower(), arb(0)), Gb.upper()
+            mlo, mhi = max(m.lower(), arb(0)), m.upper()
+            top = _pw(ghi, aa) + _pw(mhi, aa)
+            d1hi = top
+            if glo + mlo > 0:
+                d1hi = min(d1hi, ghi * top / (glo + mlo))
+            d1lo = glo * (_pw(glo, aa) + _pw(mlo, aa)) / (ghi + mhi) if glo > 0 else arb(0)
+            d2lo = glo * aa
+            d2hi = ghi * (min(arb(1), aa * _pw(glo, aa - 1)) if glo > 0 else arb(1))
+            s_ = ((Gb - L) * (1 - Gb)).nonnegative_part().sqrt() / (1 - L)
+            return s_ * num.hull(d1lo - d2hi, d1hi - d2lo)
+
+        out.append(("F1b: x_r = 1, x_l = l in [-1, 0], mean g", e2, {"l": (-1.0, 0.0), "g": (0.0, 1.0)}, rf2))
+        half = sp.Rational(1, 2)
+        e3 = (
+            rv * fv * (rv**a * fv**a + 1) * sp.sqrt(rv * (1 - fv) / (rv * fv + 1))
+            - fv * rv ** (a + half) * sp.sqrt(rv * fv + 1) * (1 - fv**a) / sp.sqrt(1 - fv)
+        ) / (rv + 1)
+
+        def rf3(b, num):
+            aa, arb = _arb_a(num, p), num.arb
+            R, F = b["r"], b["f"]
+            flo = F.lower()
+            one_m = (1 - F).nonnegative_part()
+            sec = num.hull(aa, min(arb(1), aa * _pw(flo, aa - 1)) if flo > 0 else arb(1))  # (1 - f^a)/(1 - f)
+            first = (
+                R * F * (_pw((R * F).nonnegative_part(), aa) + 1) * (R * one_m / (R * F + 1)).nonnegative_part().sqrt()
+            )
+            return (first - F * _pw(R, aa + arb(0.5)) * (R * F + 1).sqrt() * one_m.sqrt() * sec) / (R + 1)
+
+        out.append(("F2: x_l = -1, x_r = r in [0, 1], mean g = r f", e3, {"r": (0.0, 1.0), "f": (0.0, 1.0)}, rf3))
+    elif term == "thm1.B1":
+        e2 = gv * (gv**a + (-lv) ** a) * sp.sqrt((1 - gv) / (gv - lv)) / (1 - lv)
+
+        def rf2(b, num):
+            aa = _arb_a(num, p)
+            L, Gb = b["l"], b["g"]
+            m = (-L).nonnegative_part()
+            ghi = Gb.upper()
+            # g / sqrt(g - l) <= sqrt(g) (g - l >= g): the ratio <= sqrt(g) (g^a + |l|^a) sqrt(1 - g) / (1 - l)
+            hi = ghi.sqrt() * (_pw(ghi, aa) + _pw(m.upper(), aa)) * (1 - Gb.lower()).sqrt() / (1 - L.upper())
+            return num.hull(num.arb(0), hi)
+
+        out.append(("F1b: x_r = 1, x_l = l in [-1, 0], mean g", e2, {"l": (-1.0, 0.0), "g": (0.0, 1.0)}, rf2))
+        e3 = rv * fv * ((rv * fv) ** a + 1) * sp.sqrt(rv * (1 - fv) / (rv * fv + 1)) / (rv + 1)
+
+        def rf3(b, num):
+            aa = _arb_a(num, p)
+            R, F = b["r"], b["f"]
+            one_m = (1 - F).nonnegative_part()
+            rf_ = (R * F).nonnegative_part()
+            return R * F * (_pw(rf_, aa) + 1) * (R * one_m / (R * F + 1)).nonnegative_part().sqrt() / (R + 1)
+
+        out.append(("F2: x_l = -1, x_r = r in [0, 1], mean g = r f", e3, {"r": (0.0, 1.0), "f": (0.0, 1.0)}, rf3))
+    else:
+        raise ValueError(f"two_point_faces covers thm1.B and thm1.B1, got {term!r}")
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def two_point_upper(term: str, p: float, target: float, rtol: float = 3e-7, max_boxes: int = 200000) -> dict:
+    """A certified upper end of C*(p) for ``term`` (B or B1): the largest of the faces' suprema
+    (:func:`two_point_faces`), each enclosed by :func:`proofs_checks.bnb.enclose_max` (arb; a face stops as soon as
+    all its boxes are below ``target``, else it is enclosed to ``rtol``). ``{"upper", "certified", "faces": [...],
+    "certificates", "seconds"}``; ``certified`` False (and upper inf) when a face is left unresolved."""
+    import time
+
+    from ..api import enclose_max
+
+    t0 = time.perf_counter()
+    faces, certs, up, ok = [], [], -math.inf, True
+    for name, e, box, rf in two_point_faces(term, p):
+        r = enclose_max(e, box, range_form=rf, rtol=rtol, max_boxes=max_boxes, target=target)
+        fine = bool(r["converged"]) and math.isfinite(r["hi"])
+        ok = ok and fine
+        up = max(up, r["hi"])
+        faces.append({"face": name, "lo": r["lo"], "hi": r["hi"], "evaluations": r["evaluations"], "converged": fine})
+        if r.get("certificate"):
+            certs.append(r["certificate"])
+    return {
+        "upper": up if ok else math.inf,
+        "certified": ok,
+        "faces": faces,
+        "certificates": certs,
+        "seconds": time.perf_counter() - t0,
+    }
