@@ -214,6 +214,8 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
         "controls": controls,
         "certificates": certs,
         "missing": missing,
+        "proved_constant": proved_up if math.isfinite(proved_up) else None,
+        "proved_from": proved_from,
     }
     return out
 
@@ -296,7 +298,12 @@ def sharp_records(p_list, *, budget_s: float = 0.0, crossing_tol: float = 2e-5) 
             params = {"p": float(p), "term": term}
             data = {"sharp": {k: s[k] for k in ("lower", "upper", "law", "certificate", "normalised_by")}}
             data["sharp"].update(
-                upper_from=s["upper_from"], evidence=s["evidence"], gap=s["gap"], controls=s["controls"]
+                upper_from=s["upper_from"],
+                evidence=s["evidence"],
+                gap=s["gap"],
+                controls=s["controls"],
+                proved_constant=s["proved_constant"],
+                proved_from=s["proved_from"],
             )
             if (
                 lo > paper
@@ -388,7 +395,6 @@ def lemma2_crossing(lo: float = 2.75, hi: float = 2.76, *, tol: float = 2e-5) ->
         "kappa_at_p_hi": k_hi,
         "law_at_p_hi": law,
         "at_p_lo": "C*(p) <= 1/(p-1) proved (b2_at_most_a): " + proof["reason"],
-        "certificates_at_p_lo": proof["certificates"],
         "family_sup_at_p_lo": kappa_b2(lo)["sup"],
         "bisection": tried,
         "stopped": stopped,
