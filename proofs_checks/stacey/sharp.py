@@ -449,9 +449,11 @@ def two_point_faces(term: str, p: float, corner: float | None = None) -> list:
       g sqrt(t (1 - t)) (D(l, g) - D(g, 1)) with D the divided difference of s(x) = sgn(x)|x|^a;
     * F1b: x_r = 1, x_l = l in [-1, 0], mean g in [0, 1]: sqrt(u v)/(1 - l) g (D(l, g) - D(g, 1)) (B),
       g (g^a + |l|^a) sqrt((1 - g)/(g - l))/(1 - l) (B1);
+    * F1c (B2): x_r = 1, x_l = l in [-1, 0], mean g in [0, 1] (phi(l) = 0 there);
     * F2: x_l = -1, x_r = r in [0, 1], mean g = r f, f in [0, 1].
 
-    (B1 on F1a is 0: both atoms > 0.) Each face's ``range_form`` encloses the ratio where the plain expression
+    (B1 on F1a is 0: both atoms > 0. F1a and F1b are given in m = |l|^a, l = +-m^(p-1): the cusp of |l|^a at 0
+    becomes smooth. ``corner``: F1a only up to l = 1 - corner, for :func:`b2_at_most_a`.) Each face's ``range_form`` encloses the ratio where the plain expression
     has 0/0 (a degenerate law, x_l = g or g = x_r, or an atom at 0): divided differences of the concave x^a on
     [0, 1] by the slopes at their ends and the chord from 0 (D(l, g) in [a g^(a-1), a l^(a-1)], g D(l, g) <= g^a,
     D(g, 1) in [a, min(1, a g^(a-1))]); the plain expression gives the mean-value form (second order) inside."""
@@ -614,7 +616,7 @@ def _in_m(face, p, sign):
 
 @functools.lru_cache(maxsize=64)
 def two_point_upper(term: str, p: float, target: float, rtol: float = 3e-7, max_boxes: int = 200000) -> dict:
-    """A certified upper end of C*(p) for ``term`` (B or B1): the largest of the faces' suprema
+    """A certified upper end of C*(p) for ``term``: the largest of the faces' suprema
     (:func:`two_point_faces`), each enclosed by :func:`proofs_checks.bnb.enclose_max` (arb; a face stops as soon as
     all its boxes are below ``target``, else it is enclosed to ``rtol``). ``{"upper", "certified", "faces": [...],
     "certificates", "seconds"}``; ``certified`` False (and upper inf) when a face is left unresolved."""
