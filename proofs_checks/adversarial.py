@@ -110,10 +110,22 @@ def adversarial_search_many(
     budget: SearchBudget = SearchBudget(),  # noqa: B008 (a frozen dataclass)
     progress=None,
     workers: int = 1,
+    scope: str | None = None,
 ) -> list[Claim]:
     """:func:`adversarial_search` for several :class:`SearchJob` on the same spaces and scalars (one
     record each, the record it gets alone); their searches share evaluations
-    (:func:`search_worst_many`), spread over ``workers`` processes."""
+    (:func:`search_worst_many`), spread over ``workers`` processes. ``scope``: what was searched, in words, given to
+    every record (default: each record's derived one; :func:`~proofs_checks.witnesses.scoped`: ValueError on an
+    empty string, before any search runs)."""
+    from .witnesses import scoped
+
+    if scope is not None and (not isinstance(scope, str) or not scope.strip()):
+        raise ValueError(f"adversarial_search_many: scope must be a non-empty string (what was tested), got {scope!r}")
+    return [scoped(r, scope) for r in _search_many(jobs, spaces, params, scalars, budget, progress, workers)]
+
+
+def _search_many(jobs, spaces, params, scalars, budget, progress, workers) -> list[Claim]:
+    """:func:`adversarial_search_many` without its scope."""
     from .recheck import recheck
 
     t0 = time.perf_counter()

@@ -550,6 +550,7 @@ def enclose_max(
     max_boxes: int = 50000,
     backend: str | None = None,
     bits: int = 128,
+    target: float | None = None,
 ) -> dict:
     """A rigorous enclosure of sup_{z in box} f(z): ``{"lo", "hi", "argmax", "evaluations", "converged"}``.
 
@@ -558,10 +559,12 @@ def enclose_max(
     order near a smooth maximum), and ``range_form(balls, num) -> ball`` when given (any enclosure valid on
     the box, e.g. a rewriting that removes a singularity at the box's edge). ``lo`` is the largest exact
     point value found (attained), ``hi`` the largest upper bound over the boxes left (best first, boxes
-    pruned when they cannot exceed ``lo``); both rounded outward to floats."""
+    pruned when they cannot exceed ``lo``); both rounded outward to floats. ``target``: stop as soon as every box's
+    upper bound is <= ``target`` (``hi`` <= target then, ``converged`` True: the question "sup f <= target?" is
+    settled, without enclosing the supremum itself to ``rtol``)."""
     num = ball_backend(backend, bits)
     with working_precision(num, bits):
-        out = _enclose_max(_sym(f), dict(box), range_form, scalars, rtol, max_boxes, num)
+        out = _enclose_max(_sym(f), dict(box), range_form, scalars, rtol, max_boxes, num, target)
     if math.isfinite(out["hi"]) and math.isfinite(out["lo"]):
         from .certificates import issue
 
@@ -576,7 +579,7 @@ def enclose_max(
     return out
 
 
-def _enclose_max(f, box, range_form, scalars, rtol, max_boxes, num):
+def _enclose_max(f, box, range_form, scalars, rtol, max_boxes, num, target=None):
     obj = _Objective(f, sp.Integer(0), scalars, num)
     names = {s.name: s for s in f.free_symbols}
     derivs = {k: sp.diff(f, names[k]) for k in box if k in names}
@@ -625,6 +628,9 @@ def _enclose_max(f, box, range_form, scalars, rtol, max_boxes, num):
     converged = False
     while heap and evals < max_boxes:
         _, _, b, u = heap[0]
+        if target is not None and u is not None and num.ge(num.exact(float(target)), u):  # all below it
+            converged = True
+            break
         if best_lo is not None and u is not None:
             if float(u) - float(best_lo) <= rtol * max(abs(float(best_lo)), 1e-300):
                 converged = True

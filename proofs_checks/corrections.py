@@ -155,12 +155,20 @@ def correction_record(
     tight: bool = False,
     require=None,
     consequence: str = "",
+    scope: str | None = None,
 ) -> Claim:
     """The record ``<spec.id>.corrected``: the search re-check at ``kappa`` (its status is the record's
     status) plus the other evidence (``evidence``: dicts with ``kind`` and ``detail``). With ``tight``, the
-    search's worst ratio against kappa * bound is reported as the approach to 1."""
+    search's worst ratio against kappa * bound is reported as the approach to 1. ``scope``: what was searched, in
+    words (default: the search's derived one; ValueError on an empty string, before the search runs)."""
+    from .witnesses import scoped
+
+    if scope is not None and (not isinstance(scope, str) or not scope.strip()):
+        raise ValueError(
+            f"claim {spec.id}.corrected: scope must be a non-empty string (what was tested), got {scope!r}"
+        )
     rec = recheck_correction(spec, kappa, spaces, params, scalars, seed=seed, budget=budget, require=require)
-    return as_correction(
+    rec = as_correction(
         rec,
         spec,
         kappa,
@@ -169,6 +177,7 @@ def correction_record(
         tight=tight,
         consequence=consequence,
     )
+    return scoped(rec, scope)
 
 
 def as_correction(

@@ -40,7 +40,11 @@ runs out: the upper end is then the constant U tried for every box, and nothing 
 claim is tight along y = 0 (both sides vanish there) and interval enclosures cannot separate them, so such a range
 stays unresolved and no upper end is given; each box costs a two-variable branch and bound, so the whole range
 of (g, tau) takes minutes (give ``constraints["sd"]`` a range (tau_lo, tau_hi) with tau_lo > 0 to certify the
-supremum over it). **Monotonicity** bounds the tau range: a law on [lo, hi] with mean g has variance at most
+supremum over it). For a phi homogeneous in (x, g) the whole range is certified another way, by the reduction
+below to two-point laws with an atom at an end of the support, each face's ratio enclosed by
+:func:`proofs_checks.bnb.enclose_max` (the Stacey pack's ``two_point_faces``, ``two_point_upper`` and, for a
+supremum approached but not attained, ``b2_at_most_a`` in ``proofs_checks/stacey/sharp.py``). **Monotonicity**
+bounds the tau range: a law on [lo, hi] with mean g has variance at most
 (hi - g)(g - lo) (Bhatia-Davis), so V(g, tau) is constant for tau beyond it and V/tau decreasing: tau in
 (0, max over the g box of sqrt((hi - g)(g - lo))] is the whole problem.
 

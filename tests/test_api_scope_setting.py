@@ -79,3 +79,45 @@ def test_identity_claim_splits_cases_reduces_and_spot_checks():
     assert bad.evidence == "proved" and is_issued(bad.witness["recheck"]["certificate"])
     with pytest.raises(TypeError, match="cases"):
         identity_claim(y, y, [y], id="t", statement="s", source="s")
+
+
+def test_search_many_and_correction_record_take_a_scope():
+    """Issue 44, item 4: the two engines that lacked ``scope=`` (adversarial_search_many, correction_record) give
+    every record the stated scope, keep the derived one without it, and refuse an empty one before searching."""
+    from proofs_checks.api import SearchJob, adversarial_search_many, correction_record
+
+    budget = SearchBudget(maxiter=3, popsize=4)
+    spaces = [DistributionSpace(1, 2)]
+    s = "two-point laws on [-1, 1], a 3-generation search (test)"
+    jobs = [SearchJob(MEAN, 0, 1.0, None), SearchJob(MEAN, 1, 1.0, None)]
+    recs = adversarial_search_many(jobs, spaces, [{"j": 0}, {"j": 1}], budget=budget, scope=s)
+    assert [r.scope for r in recs] == [s, s]
+    plain = adversarial_search_many(jobs[:1], spaces, [{"j": 0}], budget=budget)
+    assert plain[0].scope and plain[0].scope != s  # the derived scope, untouched
+    rec = correction_record(
+        MEAN,
+        2.0,
+        corrected_statement="E x^2 <= 4",
+        spaces=spaces,
+        params={},
+        scalars={},
+        seed=0,
+        budget=budget,
+        scope=s,
+    )
+    assert rec.id == "t.mean.corrected" and rec.scope == s
+    for bad in ("", "  "):
+        with pytest.raises(ValueError, match="scope"):
+            adversarial_search_many(jobs, spaces, [{}, {}], budget=budget, scope=bad)
+        with pytest.raises(ValueError, match="scope"):
+            correction_record(
+                MEAN,
+                2.0,
+                corrected_statement="c",
+                spaces=spaces,
+                params={},
+                scalars={},
+                seed=0,
+                budget=budget,
+                scope=bad,
+            )

@@ -137,3 +137,14 @@ def test_shared_subexpressions_enclosed_once_give_the_same_balls(backend):
                 assert backend != "arb" or (g.mid(), g.rad()) == (w.mid(), w.rad())
             checked += 1
     assert checked >= 50
+
+
+def test_enclose_max_stops_at_a_target_and_never_below_the_supremum():
+    """``target=``: sup t (1 - t) = 1/4 on [0, 1]; a target above it is settled (hi <= target, converged) in fewer
+    boxes than the full enclosure; a target below it cannot be met (hi >= 1/4, the enclosure goes on to rtol)."""
+    t = sp.Symbol("t", real=True)
+    full = enclose_max(t * (1 - t), {"t": (0.0, 1.0)}, rtol=1e-12)
+    above = enclose_max(t * (1 - t), {"t": (0.0, 1.0)}, rtol=1e-12, target=0.26)
+    assert above["converged"] and 0.25 <= above["hi"] <= 0.26 and above["evaluations"] < full["evaluations"]
+    below = enclose_max(t * (1 - t), {"t": (0.0, 1.0)}, rtol=1e-9, target=0.2499)
+    assert below["hi"] >= 0.25 and below["lo"] <= 0.25

@@ -484,15 +484,25 @@ def plot_corrections(records, stem) -> list[str]:
 def plot_sharp(records, stem) -> list[str]:
     """Theorem 1's noise terms (Appendix A.1) with their sharp constants (issue 44; ``thm1.B.sharp``,
     ``thm1.B1.sharp``, ``thm1.B2.sharp``): the certified bracket [lower, upper] of each sharp constant C*(p) against
-    p (lower: an explicit law re-checked at 50 digits; upper: the engine's certificate or the proved constant of
-    combined_proof, K(p) = M_a/2 for B and B1), beside the paper's coefficients (2p-1)/(p-1) (B), 2 (B1) and
-    1/(p-1) (B2), all against eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t)."""
+    p, drawn as a band (lower: an explicit law re-checked at 50 digits; upper: the two-point faces' enclosure, or the
+    proved constant of combined_proof where the faces are not certified; a bracket proved to 1e-6 is a line), beside
+    the constants proved by combined_proof (K(p) = M_a/2 for B and B1, (1+a)/2 for B2) and the paper's coefficients
+    (2p-1)/(p-1) (B), 2 (B1) and 1/(p-1) (B2), all against eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t)."""
     recs = [d(r) for r in records]
     rows = {}
     for r in recs:
         s = (r.get("data") or {}).get("sharp")
         if s and r["id"].endswith(".sharp"):
-            rows.setdefault(r["id"], []).append((r["params"]["p"], float(s["lower"]), float(s["upper"])))
+            k = s.get("proved_constant")
+            rows.setdefault(r["id"], []).append(
+                (
+                    r["params"]["p"],
+                    float(s["lower"]),
+                    float(s["upper"]),
+                    float(k) if k is not None else None,
+                    s.get("evidence") == "proved",
+                )
+            )
     if not rows:
         return []
     paper = {
@@ -500,9 +510,10 @@ def plot_sharp(records, stem) -> list[str]:
         "thm1.B1.sharp": ("2 (Lemma 1)", lambda p: 2.0),
         "thm1.B2.sharp": ("1/(p-1) (Lemma 2)", lambda p: 1 / (p - 1)),
     }
+    proved = {"thm1.B.sharp": "K", "thm1.B1.sharp": "K", "thm1.B2.sharp": "B2"}
     colors = {"thm1.B.sharp": "C0", "thm1.B1.sharp": "C1", "thm1.B2.sharp": "C3"}
-    fig, ax = plt.subplots(figsize=(8.2, 4.6))
-    allp = set()
+    fig, ax = plt.subplots(figsize=(8.2, 6.4))
+    allp, drawn = set(), set()
     for key in ("thm1.B.sharp", "thm1.B1.sharp", "thm1.B2.sharp"):
         pts = sorted(rows.get(key, []))
         if not pts:
@@ -511,28 +522,35 @@ def plot_sharp(records, stem) -> list[str]:
         allp.update(ps)
         c = colors[key]
         name = key.removesuffix(".sharp")
-        ax.plot(ps, [q[1] for q in pts], "o-", color=c, label=f"{name}: sharp C*(p), certified lower end (a law)")
-        up = "K(p) = M_a/2" if name != "thm1.B2" else "(1+a)/2"
+        width = max((q[2] - q[1]) / q[1] for q in pts)
+        ax.fill_between(ps, [q[1] for q in pts], [q[2] for q in pts], color=c, alpha=0.3, lw=0)
         ax.plot(
             ps,
-            [q[2] for q in pts],
-            "v--",
+            [q[1] for q in pts],
+            "o-",
             color=c,
-            alpha=0.6,
-            label=f"{name}: certified upper end ({up} or the engine's)",
+            ms=4,
+            label=f"{name}: sharp C*(p), certified bracket (band; relative width <= {width:.1g})",
         )
-        ax.fill_between(ps, [q[1] for q in pts], [q[2] for q in pts], color=c, alpha=0.12)
+        kp = [(q[0], q[3]) for q in pts if q[3] is not None]
+        if kp and proved[key] not in drawn:  # K(p) is B's and B1's: drawn once
+            drawn.add(proved[key])
+            kc, lab = (
+                ("0.3", "K(p) = M_a/2 (proved; B and B1)") if key != "thm1.B2.sharp" else (c, "(1+a)/2 (proved; B2)")
+            )
+            ax.plot([q[0] for q in kp], [q[1] for q in kp], "v--", color=kc, alpha=0.8, ms=4, label=lab)
         lab, f = paper[key]
         ax.plot(ps, [f(p) for p in ps], ":", color=c, lw=1.6, label=lab)
     ps = sorted(allp)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(mticker.ScalarFormatter())
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
     ax.set_xticks(ps)
+    ax.tick_params(axis="x", labelrotation=45, labelsize=8)
     ax.set_xlabel("exponent p of the norm (log scale)")
     ax.set_ylabel("constant against eta G^(1/(p-1)) ||sigma||_1 / sqrt(n_t)")
-    ax.set_title("Theorem 1's noise terms: sharp constants (bracket) beside K(p) and the paper's", fontsize=10)
-    ax.legend(fontsize=7, loc="best", frameon=False, ncol=2)
+    ax.set_title("Theorem 1's noise terms: sharp constants C*(p) beside K(p) and the paper's", fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False, ncol=2)
     ax.grid(True, which="both", alpha=0.3)
     return save(fig, stem)

@@ -93,6 +93,6 @@ def run_sharper(ctx):
     from .sharp import SHARP_P, sharp_records  # issue 44: the sharp constants (the moment engine)
 
     p_sharp = list(getattr(ctx, "p", None) or SHARP_P)
-    sharp = sharp_records(p_sharp)
+    sharp = sharp_records(p_sharp, crossing_tol=2e-3 if ctx.quick else 2e-5)
     ctx.say(f"sharp constants of B, B1, B2 at p = {', '.join(f'{p:g}' for p in p_sharp)}")
     return out + sharp
