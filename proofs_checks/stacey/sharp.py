@@ -197,7 +197,12 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
         else:
             missing = pr["reason"]
     upper = min(engine_up, proved_up)
-    frm = "moment engine (two-point faces, arb)" if engine_up <= proved_up else proved_from
+    frm = (
+        "moment engine (two-point faces, arb; the reduction of every law to these faces is the written argument "
+        "of two_point_faces: mixtures of two-point laws with Jensen, homogeneity, symmetry)"
+        if engine_up <= proved_up
+        else proved_from
+    )
     certs = certs if engine_up <= proved_up else []
     out = {
         "lower": lower,
