@@ -132,8 +132,9 @@ def main():
     ap.add_argument("--de-iter", type=int, default=60)
     ap.add_argument("--deep", action="store_true", help="also 4-atom free laws and 3-atom laws with a tiny atom")
     ap.add_argument("--starts", type=int, default=4)
+    ap.add_argument("--out", default="search_results.json")
     args = ap.parse_args()
-    path = os.path.join(HERE, "search_results.json")
+    path = os.path.join(HERE, args.out)
     res = json.load(open(path)) if os.path.exists(path) else {}
     for p in args.p:
         for term in args.terms:
