@@ -3,6 +3,7 @@ planted controls (a constant below the sharp one found false, a wrong certificat
 closed form at p = 3 and 4, the sharp constants inside the earlier brackets, and the records' data."""
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -254,6 +255,29 @@ def test_lemma2_sharp_at_p25_proved_exactly_and_the_proof_refused_where_lemma2_f
         assert r.status == "violated"
 
 
+@pytest.mark.parametrize("p", [2.05, 2.5])
+def test_lemma2_upper_end_is_a_rounded_up_and_bounds_the_audits_law(p):
+    """The audit's witness (benchmarks/audit_sharp/AUDIT.md): X in {1 - 1e-25, 1}, weights 1/2, has E phi_B2 / sd
+    between 1/(p-1) rounded down and 1/(p-1); the stored upper end must lie above it (a rounded up), the lower
+    below 1/(p-1). Computed here at 120 digits from the paper's term, not with the toolkit's evaluators."""
+    import mpmath
+
+    from proofs_checks.stacey.sharp import b2_at_most_a
+
+    pr = b2_at_most_a(p)
+    assert pr["proved"]
+    with mpmath.workdps(120):
+        a = 1 / (mpmath.mpf(p) - 1)
+        xs, w = [1 - mpmath.mpf(10) ** -25, mpmath.mpf(1)], mpmath.mpf(1) / 2
+        g = w * xs[0] + w * xs[1]
+        sd = mpmath.sqrt(w * (xs[0] - g) ** 2 + w * (xs[1] - g) ** 2)
+        ratio = sum(w * g * abs(g**a - x**a) for x in xs) / sd
+        assert ratio < a
+        assert pr["a"] <= a <= pr["a_up"] and ratio <= pr["a_up"]
+        if mpmath.mpf(pr["a"]) < a:  # the float a rounded down is exceeded by the law: the reason for a_up
+            assert ratio > pr["a"]
+
+
 @pytest.mark.slow
 def test_lemma2_record_at_p25_holds_with_its_certificates():
     """thm1.B2.sharp at p = 2.5: holds, proved, the sharp constant a with issued certificates, and Lemma 2's crossing
@@ -264,7 +288,8 @@ def test_lemma2_record_at_p25_holds_with_its_certificates():
     (b2,) = [r for r in sharp_records([2.5], crossing_tol=5e-3) if r.id == "thm1.B2.sharp"]
     s = b2.data["sharp"]
     assert b2.status == "holds" and b2.evidence == "proved" and s["evidence"] == "proved"
-    assert s["lower"] <= s["upper"] <= 2 / 3 and s["upper"] - s["lower"] <= 1e-12
+    # the upper end is a rounded up (the audit, benchmarks/audit_sharp: laws lie between a rounded down and a)
+    assert Fraction(s["lower"]) <= Fraction(2, 3) <= Fraction(s["upper"]) and s["upper"] - s["lower"] <= 1e-12
     assert all(is_issued(c) for c in b2.data["certificate"])
     cr = s["lemma2_crossing"]
     assert cr["p_hi"] - cr["p_lo"] <= 5e-3 and cr["kappa_at_p_hi"] > 1 and cr["at_p_lo"].startswith("C*(p) <= 1/(p-1)")

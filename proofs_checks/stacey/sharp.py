@@ -181,11 +181,13 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
                 "faces": tp["faces"],
                 "seconds": tp["seconds"],
             }
-    missing = None
+    missing, exact_a = None, False
     if term == "thm1.B2" and lower <= 1 / (p - 1):  # not refuted by the law: is a = 1/(p-1) the sharp constant?
         pr = b2_at_most_a(float(p))
         if pr["proved"]:
-            engine_up, certs = pr["a"], pr["certificates"]
+            # C*(p) <= a exactly; as a float the upper end is a rounded up (a law's ratio can lie between a rounded
+            # down and a: the audit's X in {1 - 1e-25, 1}), and the verdict is the exact one (sharp_records)
+            engine_up, certs, exact_a = pr["a_up"], pr["certificates"], True
             certificate = {
                 **(certificate or {}),
                 "form": "C*(p) <= a exactly: two-point faces below a away from the corner (enclose_max, arb), the "
@@ -214,6 +216,7 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
         "normalised_by": NORMALISED_BY,
         "gap": (upper - lower) / lower if math.isfinite(upper) else None,
         "evidence": "proved" if math.isfinite(upper) and upper - lower <= RTOL * lower else "searched",
+        "upper_exact": "1/(p-1)" if exact_a and upper == engine_up else None,
         "seconds": r.seconds,
         "reason": r.reason,
         "controls": controls,
@@ -319,8 +322,11 @@ def sharp_records(p_list, *, budget_s: float = 0.0, crossing_tol: float = 2e-5) 
                 rec.scope = (
                     "refuted at this p by the stated law (one coordinate, G = 1; any d by the sum over coordinates)"
                 )
-            elif up <= paper:
-                rec = value_claim(_spec(term), up, paper, params, method="exact", note=note, data=data)
+            elif up <= paper or (term == "thm1.B2" and s.get("upper_exact") == "1/(p-1)"):
+                # thm1.B2 with C*(p) <= 1/(p-1) proved exactly: the paper's constant is that same 1/(p-1), so the
+                # claim holds by the exact proof, not by comparing the float upper end (rounded up) with it
+                shown = paper if up > paper else up
+                rec = value_claim(_spec(term), shown, paper, params, method="exact", note=note, data=data)
                 # the proved upper end is below the paper's constant: proved, with combined_proof's certificate (the
                 # gate of proofs_checks.certificates: a record's "proved" needs a toolkit decision behind it)
                 if s.get("certificates"):  # the faces' enclosures (enclose_max, arb), issued in this process
@@ -729,6 +735,7 @@ def b2_at_most_a(p: float, corner: float = B2_CORNER) -> dict:
         "faces": faces,
         "corner": {"l": [1 - corner, 1.0], "status": "proved" if corner_ok else "not decided", "reason": corner_txt},
         "certificates": certs,
-        "a": a_down,
+        "a": a_down,  # a rounded down: the faces are decided below it
+        "a_up": a_down if sp.Rational(a_down) == a_exact else math.nextafter(a_down, math.inf),  # a rounded up
         "seconds": time.perf_counter() - t0,
     }
