@@ -1024,7 +1024,7 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
             return {"proved": False, "proof": f"not a valid witness: {exc}", "backend": num.name}
         except Undecided as exc:
             return {"proved": False, "proof": f"ball arithmetic cannot decide: {exc}", "backend": num.name}
-        except RefusedExpression:  # a field outside the grammar: refused, not "not proved"
+        except (RefusedExpression, WitnessRefused):  # a field outside the grammar: refused, not "not proved"
             raise
         except (ValueError, ZeroDivisionError, TypeError, OverflowError) as exc:
             return {"proved": False, "proof": f"no rigorous evaluation: {exc}", "backend": num.name}

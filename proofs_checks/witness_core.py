@@ -40,6 +40,7 @@ __all__ = [
     "dummy_names_in_order",
     "operator_placeholders",
     "lambdify_args",
+    "operators_only",
 ]
 
 
@@ -63,8 +64,28 @@ def parse(text, field: str = "expression"):
     if isinstance(text, sp.Basic):
         return text
     if not isinstance(text, str):
-        return parse_expression(text, field)
-    return remembered(_PARSED, text, lambda: parse_expression(text, field), 4096)
+        return operators_only(parse_expression(text, field), field)
+    return remembered(_PARSED, text, lambda: operators_only(parse_expression(text, field), field), 4096)
+
+
+def operators_only(expr, field: str = "expression"):
+    """``expr`` when every applied undefined function in it is an operator of the vocabulary (:data:`OPS`), else
+    :class:`WitnessRefused` naming ``field`` and the function. The re-check evaluates the rest of an expression
+    through ``sympy.lambdify``, whose generated code calls an undefined function by its name: a witness's
+    ``Function('eval')(Function('bytes')(Tuple(...)))`` called Python's ``eval`` on text the witness spelled
+    out (code run by a data file), ``Function('exit')(Integer(0))`` ended the re-check with exit status 0."""
+    items = expr if isinstance(expr, (list, tuple)) else [expr]
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            operators_only(item, field)
+        elif isinstance(item, sp.Basic):
+            for f in item.atoms(sp.core.function.AppliedUndef):
+                if f.func.__name__ not in OPS:
+                    raise WitnessRefused(
+                        f"{field}: Function({f.func.__name__!r}) is not an operator of the vocabulary "
+                        f"(allowed: {', '.join(OPS)})"
+                    )
+    return expr
 
 
 def remembered(memo: dict, key, compute, limit: int):

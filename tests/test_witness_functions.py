@@ -1,0 +1,88 @@
+"""A witness's expressions call only the vocabulary's operators (issue 47's newcomer run).
+
+The safe parser builds ``Function('NAME')(...)`` for any identifier NAME, and the re-check evaluates what is not
+an operator through ``sympy.lambdify``, whose generated code calls an undefined function by its name: Python's
+builtins were reachable from a witness file. ``Function('eval')(Function('bytes')(Tuple(Integer(95), ...)))`` ran
+the text the integers spell (here: creating a file), ``Function('exit')(Integer(0))`` ended the re-check with exit
+status 0 and no output, ``Function('print')`` wrote to its stdout. Each is now refused naming the field and the
+function, before any evaluation; a witness built from the operators re-checks as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from proofs_checks.recheck import WitnessRefused, prove_expression, recheck
+from proofs_checks.witness_core import OPS, parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _spell(text: str) -> str:
+    return "Tuple(" + ", ".join(f"Integer({ord(c)})" for c in text) + ")"
+
+
+def _payloads(path):
+    code = f"open({str(path)!r}, 'w').write('ran')"
+    return {
+        "eval of bytes": f"Function('eval')(Function('bytes')({_spell(code)}))",
+        "exec of bytes": f"Function('exec')(Function('bytes')({_spell(code)}))",
+        "exit": "Function('exit')(Integer(0))",
+        "print": "Function('print')(Integer(12345))",
+        "inside a matrix": f"Function('MinEig')(ImmutableDenseMatrix([[Function('eval')(Function('bytes')("
+        f"{_spell(code)}))]]))",
+        "inside Piecewise": f"Piecewise((Function('eval')(Function('bytes')({_spell(code)})), true))",
+        "inside an operator": f"Function('Expect1')(Function('eval')(Function('bytes')({_spell(code)})))",
+    }
+
+
+def _witness(lhs):
+    return {"kind": "expression", "relation": "<=", "lhs": lhs, "rhs": "Integer(2)"}
+
+
+@pytest.mark.parametrize("name", list(_payloads("x")))
+def test_a_function_outside_the_vocabulary_is_refused(tmp_path, name):
+    marker = tmp_path / "ran"
+    lhs = _payloads(marker)[name]
+    with pytest.raises(WitnessRefused, match=r"^lhs: Function\('(eval|exec|exit|print|bytes)'\) is not an operator"):
+        recheck(_witness(lhs))
+    with pytest.raises(WitnessRefused, match="lhs"):
+        prove_expression(_witness(lhs))
+    for field in ("rhs", "require"):
+        w = {**_witness("Integer(3)"), field: lhs}
+        with pytest.raises(WitnessRefused, match=f"^{field}: Function"):
+            recheck(w)
+    assert not marker.exists()
+
+
+def test_the_command_line_refuses_it_with_exit_2_and_runs_nothing(tmp_path):
+    marker = tmp_path / "ran"
+    for name in ("eval of bytes", "exit", "print"):
+        path = tmp_path / "w.json"
+        path.write_text(json.dumps(_witness(_payloads(marker)[name])))
+        p = subprocess.run([sys.executable, "-m", "proofs_checks.recheck", str(path)], cwd=ROOT, capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+        assert p.returncode == 2, (name, p.returncode, p.stderr)
+        assert "lhs: Function(" in p.stderr and "Traceback" not in p.stderr
+        assert p.stdout == ""  # print(12345) no longer reaches stdout
+    assert not marker.exists()
+
+
+def test_the_operators_still_parse_and_a_real_violation_still_rechecks():
+    for op in OPS:
+        assert parse(f"Function('{op}')(Symbol('a'))", "lhs").func.__name__ == op
+    w = {
+        "kind": "expression",
+        "relation": "<=",
+        "lhs": "Function('Expect1')(Pow(Symbol('x'), Integer(2)))",
+        "rhs": "Rational(1, 2)",
+        "distribution": {"coupling": "independent", "n": 1, "values": [[-1, 1]], "weights": [[0.5, 0.5]]},
+    }
+    got = recheck(w)
+    assert got["violated"] and got["empirical"] == 1.0
+    assert not recheck({**w, "rhs": "Integer(2)"})["violated"]
