@@ -914,6 +914,31 @@ def _bad_directory_switch(exc) -> str | None:
     return None
 
 
+def _check_directory_switches() -> None:
+    """Refuse (UsageError naming it) a switch of :data:`lptheory.config.SWITCHES` that takes a directory and is set
+    to a path that exists but is not a writable directory (``LPTHEORY_PRACTICE_CACHE=/dev/null``, a file, a
+    read-only directory): bad input from the environment, refused before any work (the practice check found it
+    only when it first wrote a trial, 37 s in, and exited 3, "a check failed to run"). A path that does not exist
+    yet is left to the code that creates it."""
+    from lptheory.config import SWITCHES
+
+    for sw in SWITCHES:
+        value = os.environ.get(sw.name, "").strip()
+        if "directory" not in sw.values or not value or value == "0":
+            continue
+        if not os.path.exists(value):  # made when first needed: only under a directory
+            up = os.path.dirname(os.path.abspath(value))
+            while up != os.path.dirname(up) and not os.path.exists(up):
+                up = os.path.dirname(up)
+            if os.path.isdir(up):
+                continue
+            raise UsageError(f"{sw.name}={value}: cannot be created ({up} is not a directory); {sw.effect}")
+        if not os.path.isdir(value):
+            raise UsageError(f"{sw.name}={value}: exists and is not a directory; {sw.effect}")
+        if not os.access(value, os.W_OK | os.X_OK):
+            raise UsageError(f"{sw.name}={value}: not a writable directory; {sw.effect}")
+
+
 def _run_failure(exc, pack, args) -> int:
     """A check raised: a claim that cannot be evaluated as written (ClaimError, also as the cause of
     another exception) is bad input in the claim file (exit 2, naming it); anything else is a crash
@@ -1851,6 +1876,11 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        _check_directory_switches()
+    except UsageError as exc:
+        print(f"lptheory: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from .guard import interruptible, orphan_guard
 
