@@ -37,3 +37,38 @@ def test_a_directory_switch_that_is_a_new_or_writable_directory_passes(tmp_path,
         assert cli.main(["info"]) == 0
         assert "LPTHEORY_LIMIT_CACHE" not in _err(capsys)
     assert not (tmp_path / "new").exists()  # nothing made by the check itself
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [("LPTHEORY_ENGINE", "fortran"), ("LPTHEORY_SVML", "maybe"), ("LPTHEORY_OMP", "2"), ("LPTHEORY_THREADS", "abc"),
+     ("LPTHEORY_THREADS", "0"), ("LPTHEORY_THREADS", "²"), ("LPTHEORY_SEARCH_THREADS", "-1"),
+     ("LPTHEORY_KERNEL_CACHE_MAX", "1e3"), ("LPTHEORY_GN_KERNEL", "yes"), ("LPTHEORY_SYMBOLIC_BATCH", "2")],
+)
+def test_a_switch_outside_its_documented_values_is_refused(monkeypatch, capsys, name, value):
+    """A check that never reads the switch ran with it (LPTHEORY_SVML=maybe taken as unset, exit 0)."""
+    monkeypatch.setenv(name, value)
+    assert cli.main(["info"]) == 2
+    err = _err(capsys)
+    assert err.startswith(f"lptheory: error: {name}={value}: must be ") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [("LPTHEORY_ENGINE", "NumPy"), ("LPTHEORY_SVML", "0"), ("LPTHEORY_OMP", "1"), ("LPTHEORY_THREADS", "3"),
+     ("LPTHEORY_SEARCH_THREADS", "1"), ("LPTHEORY_GIT_COMMIT", "abc123"), ("LPTHEORY_SVML", "")],
+)
+def test_a_documented_switch_value_passes(monkeypatch, capsys, name, value):
+    monkeypatch.setenv(name, value)
+    assert cli.main(["info"]) == 0
+    assert name not in _err(capsys)
+
+
+def test_an_empty_sweep_config_is_refused(tmp_path, capsys):
+    """An empty file (a wrong path) ran a one-cell sweep of the defaults, exit 0."""
+    cfg = tmp_path / "empty.toml"
+    for text in ("", "# only a comment\n"):
+        cfg.write_text(text)
+        assert cli.main(["sweep", str(cfg), "--dry-run"]) == 2
+        assert f"{cfg}: empty" in _err(capsys)
+    assert not (tmp_path / "sweeps").exists()

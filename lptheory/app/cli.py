@@ -914,16 +914,29 @@ def _bad_directory_switch(exc) -> str | None:
     return None
 
 
-def _check_directory_switches() -> None:
-    """Refuse (UsageError naming it) a switch of :data:`lptheory.config.SWITCHES` that takes a directory and is set
-    to a path that exists but is not a writable directory (``LPTHEORY_PRACTICE_CACHE=/dev/null``, a file, a
-    read-only directory): bad input from the environment, refused before any work (the practice check found it
-    only when it first wrote a trial, 37 s in, and exited 3, "a check failed to run"). A path that does not exist
-    yet is left to the code that creates it."""
+_SWITCH_VALUES = {  # a switch's documented values (lptheory.config.SWITCHES) -> whether a value is one of them
+    "numpy": lambda v: v.lower() == "numpy",
+    "0": lambda v: v == "0",
+    "0, 1": lambda v: v in ("0", "1"),
+    "a positive integer": lambda v: v.isascii() and v.isdigit() and int(v) >= 1,
+    "an integer >= 1": lambda v: v.isascii() and v.isdigit() and int(v) >= 1,
+}
+
+
+def _check_switches() -> None:
+    """Refuse (UsageError naming it) a switch of :data:`lptheory.config.SWITCHES` set to a value outside the ones
+    its row documents (``LPTHEORY_SVML=maybe``, ``LPTHEORY_ENGINE=fortran`` were taken as unset, silently; a
+    count such as ``LPTHEORY_THREADS=abc`` was refused only by a command that reads it), and one that takes a
+    directory and is set to a path that exists but is not a writable directory (``LPTHEORY_PRACTICE_CACHE=/dev/null``,
+    a file, a read-only directory): bad input from the environment, refused before any work (the practice check
+    found it only when it first wrote a trial, 37 s in, and exited 3, "a check failed to run"). A path that does not
+    exist yet is left to the code that creates it."""
     from lptheory.config import SWITCHES
 
     for sw in SWITCHES:
         value = os.environ.get(sw.name, "").strip()
+        if value and sw.values in _SWITCH_VALUES and not _SWITCH_VALUES[sw.values](value):
+            raise UsageError(f"{sw.name}={value}: must be {sw.values} (or unset); {sw.effect}")
         if "directory" not in sw.values or not value or value == "0":
             continue
         if not os.path.exists(value):  # made when first needed: only under a directory
@@ -1878,7 +1891,7 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        _check_directory_switches()
+        _check_switches()
     except UsageError as exc:
         print(f"lptheory: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
