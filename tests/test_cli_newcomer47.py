@@ -72,3 +72,34 @@ def test_an_empty_sweep_config_is_refused(tmp_path, capsys):
         assert cli.main(["sweep", str(cfg), "--dry-run"]) == 2
         assert f"{cfg}: empty" in _err(capsys)
     assert not (tmp_path / "sweeps").exists()
+
+
+def test_a_pool_manager_thread_broken_by_the_stop_prints_no_traceback(monkeypatch):
+    """Ctrl-C of report --jobs 2 printed 'Exception in thread ... InvalidStateError: CANCELLED' (the pool's manager
+    thread setting an exception on a future the interrupted caller had cancelled) above 'lptheory: interrupted'.
+    Once a stop is requested, that error of a pool thread is the stop's doing; before it, and for other errors,
+    the thread's hook reports it as ever."""
+    import concurrent.futures as cf
+    import threading
+    from concurrent.futures.process import BrokenProcessPool
+
+    from lptheory.app import guard
+
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(type(args.exc_value).__name__))
+
+    def report(exc):
+        threading.excepthook(threading.ExceptHookArgs([type(exc), exc, None, None]))
+
+    with guard.interruptible():
+        report(cf.InvalidStateError("CANCELLED"))  # no stop requested: a real error, reported
+        guard._STOPPED.append(2)
+        try:
+            report(cf.InvalidStateError("CANCELLED"))
+            report(BrokenProcessPool("killed"))
+            report(RuntimeError("mine"))
+        finally:
+            guard._STOPPED.clear()
+    assert seen == ["InvalidStateError", "RuntimeError"]
+    report(cf.InvalidStateError("after"))  # the hook is restored when the block is left
+    assert seen[-1] == "InvalidStateError" and len(seen) == 3
