@@ -86,3 +86,20 @@ def test_the_operators_still_parse_and_a_real_violation_still_rechecks():
     got = recheck(w)
     assert got["violated"] and got["empirical"] == 1.0
     assert not recheck({**w, "rhs": "Integer(2)"})["violated"]
+
+
+def test_a_symbol_named_like_a_constant_it_shadows_is_refused_not_violated():
+    """lambdify makes each symbol an argument of its name: ``pi - Symbol('pi')`` with the scalar pi = 0 evaluated
+    to 0, and ``pi - pi_symbol >= 1`` (true: 3.14 >= 1) re-checked as violated."""
+    w = {"kind": "expression", "relation": ">=", "lhs": "Add(pi, Mul(Integer(-1), Symbol('pi')))",
+         "rhs": "Integer(1)", "scalars": {"pi": 0}}
+    with pytest.raises(WitnessRefused, match="^lhs: the symbol 'pi' has the name of a constant or function"):
+        recheck(w)
+    for lhs, name in [("Pow(Symbol('sqrt'), Rational(1, 2))", "sqrt"), ("exp(Symbol('exp'))", "exp")]:
+        with pytest.raises(WitnessRefused, match=f"symbol '{name}'"):
+            recheck({**w, "lhs": lhs, "scalars": {name: 4}})
+    # renamed, the same witness is what it says: pi - 0 >= 1 holds
+    assert not recheck({**w, "lhs": "Add(pi, Mul(Integer(-1), Symbol('q')))", "scalars": {"q": 0}})["violated"]
+    # a symbol sharing a name with an mpmath function the expression does not call (the paper's eta) is fine
+    got = recheck({**w, "lhs": "Mul(Symbol('eta'), Integer(3))", "rhs": "Integer(13)", "scalars": {"eta": 4}})
+    assert got["violated"] and got["empirical"] == 12.0
