@@ -9,6 +9,7 @@ Like :mod:`proofs_checks.recheck`, this module imports nothing from the toolkit 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import math
@@ -262,16 +263,18 @@ class WitnessDistribution:
         k = len(points)
         _outcomes_at_most(math.comb(n + k - 1, k - 1))
         for combo in itertools.combinations_with_replacement(range(k), n):
-            counts = [combo.count(j) for j in range(k)]
+            # the points drawn and how often, in increasing order (the combination is sorted): only those, not all
+            # k points (a witness's 2000-point law took 16 s for its 2000 outcomes, 50,000 points hours; a point
+            # drawn 0 times multiplied the probability by 1 / 0! * 1, exactly, so the values are the same)
+            counts = list(collections.Counter(combo).items())
             prob = self.num(math.factorial(n))
-            for c, w in zip(counts, weights):
-                prob = prob / math.factorial(c) * (w**c if c else 1)
-            if any(c and is_zero(weights[j]) for j, c in enumerate(counts)):
+            for j, c in counts:
+                prob = prob / math.factorial(c) * weights[j] ** c
+            if any(is_zero(weights[j]) for j, _ in counts):
                 continue  # an outcome of probability 0 (a zero weight, exactly)
             val = None
-            for j, c in enumerate(counts):
-                if c:
-                    val = scale(points[j], c) if val is None else add(val, scale(points[j], c))
+            for j, c in counts:
+                val = scale(points[j], c) if val is None else add(val, scale(points[j], c))
             out.append((scale(val, self.num(1) / n), prob))
         return out
 
