@@ -1044,6 +1044,20 @@ def _plan_report(pack, names: list, skip: list, cfg: dict, path) -> dict:
         raise UsageError(f"configuration: {exc}") from exc
 
 
+_MAX_REPORT_CONFIG = 16 * 1024 * 1024  # bytes: a report configuration is a few lines
+
+
+def _check_config_file(path) -> None:
+    """``--config PATH`` is a regular file of at most 16 MiB (``/dev/zero``, a FIFO or a terminal was read until
+    memory ran out: the report never started and never said why)."""
+    if not path or not os.path.exists(path) or os.path.isdir(path):  # missing, a directory: load_config says so
+        return
+    if not os.path.isfile(path):
+        raise UsageError(f"--config {path}: not a regular file (a TOML file is expected)")
+    if os.path.getsize(path) > _MAX_REPORT_CONFIG:
+        raise UsageError(f"--config {path}: larger than {_MAX_REPORT_CONFIG} bytes (not a report configuration)")
+
+
 def _cmd_report(args) -> int:
     from figures.report import draw_figures, load_config, write_report
     from proofs_checks.packs import PackError, load
@@ -1056,16 +1070,25 @@ def _cmd_report(args) -> int:
         pack = load(args.claims)
     except PackError as exc:
         raise UsageError(str(exc)) from exc
-    cfg = load_config(args.config, pack)
+    _check_config_file(args.config)
+    try:
+        cfg = load_config(args.config, pack)
+    except RecursionError:
+        raise UsageError(f"--config {args.config}: nested too deeply to read (not a report configuration)") from None
     only = [s.strip() for s in (args.only or "").split(",") if s.strip()]
     skip = [s.strip() for s in (args.skip or "").split(",") if s.strip()]
     if args.only is not None and not only:  # --only '' ran every check
         raise UsageError(f"--only {args.only!r}: names no check (comma-separated check names; leave it out for all)")
+    if args.skip is not None and not skip:  # --skip '' (an unset variable in a script) ran every check
+        raise UsageError(f"--skip {args.skip!r}: names no check (comma-separated check names; leave it out for none)")
     for flag, lst in (("--only", only), ("--skip", skip)):
         for n in lst:
             if n not in pack.checks:
                 raise UsageError(f"{flag} {n}: no such check in pack {pack.name!r} (checks: {', '.join(pack.checks)})")
     names = only or list(pack.checks)
+    if skip and not set(names) - set(skip):
+        chosen = f"--only {args.only}" if only else f"pack {pack.name!r}"
+        raise UsageError(f"--skip {args.skip}: leaves no check of {chosen} to run")
     fail_on = _parse_fail_on(args.fail_on)  # bad input before any work starts
     planned = _plan_report(pack, names, skip, cfg, args.config)
     seed = cfg["seed"] if args.seed is None else args.seed
