@@ -60,6 +60,7 @@ def test_a_function_outside_the_vocabulary_is_refused(tmp_path, name):
     assert not marker.exists()
 
 
+@pytest.mark.slow  # two interpreters (about 2 s); the refusal itself is tested in process above
 def test_the_command_line_refuses_it_with_exit_2_and_runs_nothing(tmp_path):
     marker = tmp_path / "ran"
     for name in ("eval of bytes", "exit"):
