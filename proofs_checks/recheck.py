@@ -221,6 +221,7 @@ class _Eval(SymbolLookup):
             syms = lambdify_args(body)
             with dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
                 fn = sp.lambdify(syms, body, modules="mpmath")
+            _no_shadowing(syms, body, self.field)
             plan = self._plans[e] = (list(subs.items()), syms, fn)
         ops, syms, fn = plan
         vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
@@ -231,6 +232,26 @@ class _Eval(SymbolLookup):
                 raise ValueError(f"complex value {out} for {e}")
             out = out.real
         return mpmath.mpf(out) if not isinstance(out, bool) else mpmath.mpf(int(out))
+
+
+def _no_shadowing(syms, body, field):
+    """Refuse (WitnessRefused naming ``field`` and the symbol) an expression whose symbol has the name of a constant
+    or function its own generated code calls: ``lambdify`` makes each symbol an argument of that name, which
+    shadows the global, so ``pi - Symbol('pi')`` with the scalar pi = 0 evaluated to 0 - 0 and a witness
+    ``pi - pi_symbol >= 1`` re-checked as violated. The names the code calls are those of the same expression
+    printed with every symbol renamed (``dummify``); a symbol that merely shares a name with an mpmath function the
+    expression does not call (the paper's ``eta``) is fine."""
+    names = {s.name for s in syms if not isinstance(s, sp.Dummy)}
+    if not names:
+        return
+    with dummy_names_in_order(len(syms)):
+        calls = set(sp.lambdify(syms, body, modules="mpmath", dummify=True).__code__.co_names)
+    clash = sorted(names & calls)
+    if clash:
+        raise WitnessRefused(
+            f"{field}: the symbol {clash[0]!r} has the name of a constant or function the same expression uses "
+            "(it would stand for both); rename the symbol"
+        )
 
 
 def _svd_op(op: str, e, value):
@@ -1024,7 +1045,7 @@ def prove_expression(w: dict, *, backend: str | None = None, bits: int = 256) ->
             return {"proved": False, "proof": f"not a valid witness: {exc}", "backend": num.name}
         except Undecided as exc:
             return {"proved": False, "proof": f"ball arithmetic cannot decide: {exc}", "backend": num.name}
-        except RefusedExpression:  # a field outside the grammar: refused, not "not proved"
+        except (RefusedExpression, WitnessRefused):  # a field outside the grammar: refused, not "not proved"
             raise
         except (ValueError, ZeroDivisionError, TypeError, OverflowError) as exc:
             return {"proved": False, "proof": f"no rigorous evaluation: {exc}", "backend": num.name}

@@ -914,6 +914,44 @@ def _bad_directory_switch(exc) -> str | None:
     return None
 
 
+_SWITCH_VALUES = {  # a switch's documented values (lptheory.config.SWITCHES) -> whether a value is one of them
+    "numpy": lambda v: v.lower() == "numpy",
+    "0": lambda v: v == "0",
+    "0, 1": lambda v: v in ("0", "1"),
+    "a positive integer": lambda v: v.isascii() and v.isdigit() and int(v) >= 1,
+    "an integer >= 1": lambda v: v.isascii() and v.isdigit() and int(v) >= 1,
+}
+
+
+def _check_switches() -> None:
+    """Refuse (UsageError naming it) a switch of :data:`lptheory.config.SWITCHES` set to a value outside the ones
+    its row documents (``LPTHEORY_SVML=maybe``, ``LPTHEORY_ENGINE=fortran`` were taken as unset, silently; a
+    count such as ``LPTHEORY_THREADS=abc`` was refused only by a command that reads it), and one that takes a
+    directory and is set to a path that exists but is not a writable directory (``LPTHEORY_PRACTICE_CACHE=/dev/null``,
+    a file, a read-only directory): bad input from the environment, refused before any work (the practice check
+    found it only when it first wrote a trial, 37 s in, and exited 3, "a check failed to run"). A path that does not
+    exist yet is left to the code that creates it."""
+    from lptheory.config import SWITCHES
+
+    for sw in SWITCHES:
+        value = os.environ.get(sw.name, "").strip()
+        if value and sw.values in _SWITCH_VALUES and not _SWITCH_VALUES[sw.values](value):
+            raise UsageError(f"{sw.name}={value}: must be {sw.values} (or unset); {sw.effect}")
+        if "directory" not in sw.values or not value or value == "0":
+            continue
+        if not os.path.exists(value):  # made when first needed: only under a directory
+            up = os.path.dirname(os.path.abspath(value))
+            while up != os.path.dirname(up) and not os.path.exists(up):
+                up = os.path.dirname(up)
+            if os.path.isdir(up):
+                continue
+            raise UsageError(f"{sw.name}={value}: cannot be created ({up} is not a directory); {sw.effect}")
+        if not os.path.isdir(value):
+            raise UsageError(f"{sw.name}={value}: exists and is not a directory; {sw.effect}")
+        if not os.access(value, os.W_OK | os.X_OK):
+            raise UsageError(f"{sw.name}={value}: not a writable directory; {sw.effect}")
+
+
 def _run_failure(exc, pack, args) -> int:
     """A check raised: a claim that cannot be evaluated as written (ClaimError, also as the cause of
     another exception) is bad input in the claim file (exit 2, naming it); anything else is a crash
@@ -1006,6 +1044,20 @@ def _plan_report(pack, names: list, skip: list, cfg: dict, path) -> dict:
         raise UsageError(f"configuration: {exc}") from exc
 
 
+_MAX_REPORT_CONFIG = 16 * 1024 * 1024  # bytes: a report configuration is a few lines
+
+
+def _check_config_file(path) -> None:
+    """``--config PATH`` is a regular file of at most 16 MiB (``/dev/zero``, a FIFO or a terminal was read until
+    memory ran out: the report never started and never said why)."""
+    if not path or not os.path.exists(path) or os.path.isdir(path):  # missing, a directory: load_config says so
+        return
+    if not os.path.isfile(path):
+        raise UsageError(f"--config {path}: not a regular file (a TOML file is expected)")
+    if os.path.getsize(path) > _MAX_REPORT_CONFIG:
+        raise UsageError(f"--config {path}: larger than {_MAX_REPORT_CONFIG} bytes (not a report configuration)")
+
+
 def _cmd_report(args) -> int:
     from figures.report import draw_figures, load_config, write_report
     from proofs_checks.packs import PackError, load
@@ -1018,16 +1070,25 @@ def _cmd_report(args) -> int:
         pack = load(args.claims)
     except PackError as exc:
         raise UsageError(str(exc)) from exc
-    cfg = load_config(args.config, pack)
+    _check_config_file(args.config)
+    try:
+        cfg = load_config(args.config, pack)
+    except RecursionError:
+        raise UsageError(f"--config {args.config}: nested too deeply to read (not a report configuration)") from None
     only = [s.strip() for s in (args.only or "").split(",") if s.strip()]
     skip = [s.strip() for s in (args.skip or "").split(",") if s.strip()]
     if args.only is not None and not only:  # --only '' ran every check
         raise UsageError(f"--only {args.only!r}: names no check (comma-separated check names; leave it out for all)")
+    if args.skip is not None and not skip:  # --skip '' (an unset variable in a script) ran every check
+        raise UsageError(f"--skip {args.skip!r}: names no check (comma-separated check names; leave it out for none)")
     for flag, lst in (("--only", only), ("--skip", skip)):
         for n in lst:
             if n not in pack.checks:
                 raise UsageError(f"{flag} {n}: no such check in pack {pack.name!r} (checks: {', '.join(pack.checks)})")
     names = only or list(pack.checks)
+    if skip and not set(names) - set(skip):
+        chosen = f"--only {args.only}" if only else f"pack {pack.name!r}"
+        raise UsageError(f"--skip {args.skip}: leaves no check of {chosen} to run")
     fail_on = _parse_fail_on(args.fail_on)  # bad input before any work starts
     planned = _plan_report(pack, names, skip, cfg, args.config)
     seed = cfg["seed"] if args.seed is None else args.seed
@@ -1851,6 +1912,11 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        _check_switches()
+    except UsageError as exc:
+        print(f"lptheory: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from .guard import interruptible, orphan_guard
 

@@ -24,6 +24,7 @@ half-written.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
 import os
 import shutil
@@ -398,8 +399,16 @@ def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130, linger: 
         if not (_STOPPED and isinstance(info.exc_value, KeyboardInterrupt)):
             hook(info)
 
+    def thread_hook(args, hook=threading.excepthook):
+        # a process pool's manager thread, finding the workers the stop killed, sets an exception on the futures
+        # the interrupted caller had cancelled: CPython's InvalidStateError, printed as "Exception in thread"
+        # above "lptheory: interrupted" (a Ctrl-C of report --jobs 2): the stop's doing, not a crash
+        if not (_STOPPED and isinstance(args.exc_value, (cf.InvalidStateError, cf.BrokenExecutor))):
+            hook(args)
+
     previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
+    previous_thread_hook, threading.excepthook = threading.excepthook, thread_hook
     try:
         yield
     finally:
@@ -408,6 +417,7 @@ def interruptible(on_timeout=None, grace: float = 1.0, code: int = 130, linger: 
                 signal.signal(sig, prev)
             if not linger:
                 sys.unraisablehook = previous_hook
+                threading.excepthook = previous_thread_hook
             if not linger:
                 for t in timers:
                     t.cancel()

@@ -110,6 +110,8 @@ def load_config(path: str) -> dict:
         raise SweepConfigError(f"{path}: nested too deeply to read (not a sweep config)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepConfigError(f"{path}: not valid TOML ({exc})") from None
+    if not raw:  # an empty file (or only comments) is no sweep: a wrong path, not a one-cell run of the defaults
+        raise SweepConfigError(f"{path}: empty (no [sweep], [grid] or other section; see examples/sweeps/)")
     return parse_config(raw)
 
 
