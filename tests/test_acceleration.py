@@ -3,6 +3,8 @@ negative controls, seed stability)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -339,6 +341,24 @@ def test_configurations_as_row_blocks_give_each_configuration_the_bits_of_its_ow
         assert got == [ACC.run_rows(method, p, insts, grid, 0, h) for h in hypers]
     with pytest.raises(ValueError, match="horizon"):
         ACC.run_configs("accelerated-lp", 3.0, insts, grid, 0, [None])
+
+
+def test_a_diverging_tuning_configuration_is_recorded_without_a_warning():
+    """Issue 45 (a newcomer's first hour): a grid configuration whose steps diverge is the expected outcome of
+    tuning, recorded as an infinite gap; it issues no NonFiniteGradientWarning (the quick start printed two),
+    and the finite configuration beside it keeps the bits of its own run."""
+    import warnings
+
+    grid = [4, 8, 16, 32]  # the gradient is inf from T = 16 on: the old code warned here
+    insts = [ACC.INSTANCES[n](3.0, grid[-1], 0) for n in ACC.FIXED]
+    base = 1.0 / insts[0]["L"]
+    bad = {"lr": 1e12 * base, "alpha": 1e12 * base, "tau": 0.3, "beta1": 0.0, "beta2": 0.0}
+    good = ACC._tune_grid(insts[0])[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = ACC.run_configs("stacey-p2", 3.0, insts, grid, 0, [bad, good])
+    assert all(row[-2:] == [math.inf, math.inf] for row in got[0])  # overflowed by T = 16
+    assert got[1] == ACC.run_rows("stacey-p2", 3.0, insts, grid, 0, good)
 
 
 @pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 6.0])

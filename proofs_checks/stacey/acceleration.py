@@ -65,7 +65,7 @@ import sympy as sp
 
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
 from lptheory.geometry import lp_norm
-from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP
+from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP, deferred_nonfinite
 from lptheory.simulate import Observer, exact_oracle, simulate
 
 from ..api import (
@@ -503,7 +503,10 @@ class _ConfigRows(Optimizer):
             views = self._views = (theta, grad, blocks)
         parts = []
         for o, st, (view, gview) in zip(self.optimizers, state["parts"], views[2]):
-            new, st = o.step(view, gview, st, donate=True)
+            # a tuning configuration that diverges is recorded (its gap inf, on_nonfinite="record"), the
+            # expected outcome of a grid's too-large steps: its non-finite gradients are tallied, not warned about
+            with deferred_nonfinite(o):
+                new, st = o.step(view, gview, st, donate=True)
             if new is not view:  # an optimizer that did not update in place
                 view[...] = new
             parts.append(st)
