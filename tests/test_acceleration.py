@@ -81,6 +81,7 @@ def test_steepest_step_decreases_f_by_the_descent_lemma():
         assert pr.f(x) <= f_before - lp_norm(g, p / (p - 1)) ** 2 / (2 * L) * (1 - 1e-12) + 1e-15
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 @pytest.mark.parametrize("p", [2.0, 3.0, 6.0])
 def test_resisting_oracle_online_answers_equal_final_function(p):
     T = 30
@@ -114,6 +115,7 @@ def test_fit_exponent_recovers_a_power_law():
     assert e == pytest.approx(1.7, abs=1e-12) and lo <= 1.7 <= hi
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_acceleration_check_records_and_planted_mislabel():
     recs = ACC.run_acceleration(Context(quick=True, options={"p": [3.0]}))
     for r in recs:

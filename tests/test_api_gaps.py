@@ -131,6 +131,7 @@ CLAIM_FILE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_registered_kind_rechecks_standalone_with_consent(tmp_path):
     claims = tmp_path / "my_claims.py"
     claims.write_text(CLAIM_FILE)

@@ -411,6 +411,7 @@ def test_rank_one_noise_from_the_command_line(tmp_path, capsys):
 # claims, the checks' bar closed whatever stops the run, check --help
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_matrix_optimizer_and_rank_one_noise_share_one_default_layout(tmp_path, capsys):
     """``run --optimizer muon --noise rank-one --d 12`` laid Muon out as 1 x 12 and the noise as 3 x 4: one
     default layout now (the noise's split, 3 x 4); --shape and a matrix problem's own shape still win."""

@@ -48,9 +48,18 @@ def test_a_directory_switch_that_is_a_new_or_writable_directory_passes(tmp_path,
 
 @pytest.mark.parametrize(
     "name,value",
-    [("LPTHEORY_ENGINE", "fortran"), ("LPTHEORY_SVML", "maybe"), ("LPTHEORY_OMP", "2"), ("LPTHEORY_THREADS", "abc"),
-     ("LPTHEORY_THREADS", "0"), ("LPTHEORY_THREADS", "²"), ("LPTHEORY_SEARCH_THREADS", "-1"),
-     ("LPTHEORY_KERNEL_CACHE_MAX", "1e3"), ("LPTHEORY_GN_KERNEL", "yes"), ("LPTHEORY_SYMBOLIC_BATCH", "2")],
+    [
+        ("LPTHEORY_ENGINE", "fortran"),
+        ("LPTHEORY_SVML", "maybe"),
+        ("LPTHEORY_OMP", "2"),
+        ("LPTHEORY_THREADS", "abc"),
+        ("LPTHEORY_THREADS", "0"),
+        ("LPTHEORY_THREADS", "²"),
+        ("LPTHEORY_SEARCH_THREADS", "-1"),
+        ("LPTHEORY_KERNEL_CACHE_MAX", "1e3"),
+        ("LPTHEORY_GN_KERNEL", "yes"),
+        ("LPTHEORY_SYMBOLIC_BATCH", "2"),
+    ],
 )
 def test_a_switch_outside_its_documented_values_is_refused(tmp_path, monkeypatch, capsys, name, value):
     """A check that never reads the switch ran with it (LPTHEORY_SVML=maybe taken as unset, exit 0)."""
@@ -62,8 +71,15 @@ def test_a_switch_outside_its_documented_values_is_refused(tmp_path, monkeypatch
 
 @pytest.mark.parametrize(
     "name,value",
-    [("LPTHEORY_ENGINE", "NumPy"), ("LPTHEORY_SVML", "0"), ("LPTHEORY_OMP", "1"), ("LPTHEORY_THREADS", "3"),
-     ("LPTHEORY_SEARCH_THREADS", "1"), ("LPTHEORY_GIT_COMMIT", "abc123"), ("LPTHEORY_SVML", "")],
+    [
+        ("LPTHEORY_ENGINE", "NumPy"),
+        ("LPTHEORY_SVML", "0"),
+        ("LPTHEORY_OMP", "1"),
+        ("LPTHEORY_THREADS", "3"),
+        ("LPTHEORY_SEARCH_THREADS", "1"),
+        ("LPTHEORY_GIT_COMMIT", "abc123"),
+        ("LPTHEORY_SVML", ""),
+    ],
 )
 def test_a_documented_switch_value_passes(tmp_path, monkeypatch, capsys, name, value):
     monkeypatch.setenv(name, value)

@@ -94,6 +94,7 @@ def test_lemma2_family_is_the_search_worst_case():
         assert ratios == sorted(ratios) and abs(ratios[-1] - k["kappa"]) < 1e-3 * k["kappa"]
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_assumption1_and_lionk_corrections():
     from proofs_checks.stacey import corrections as C
 
@@ -181,6 +182,7 @@ def test_asm1_proof_chain_numerically(p):
         assert u @ H @ v <= 2 ** (1 - 2 / p) * two * (1 + 1e-12) + 1e-12
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_repaired_proof_steps_hold_and_a_wrong_repair_is_caught():
     """The local repairs of the violated proof steps hold under the audit's own step check; the same check
     on a planted wrong repair (eta^3 instead of eta^2 in Theorem 1's second line) finds it violated."""

@@ -4,6 +4,7 @@ must be those of matplotlib's own savefig path (PNG bytes identical; here on log
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from figures import style
 
@@ -39,6 +40,7 @@ def _texts(fig):
     return fig
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatch):
     """The memos within save (ticks, tick-label boxes, text extents and math layouts shared by the Agg
     renderers of one save) leave the PNG and the SVG byte-identical (SVG ids salted, date fixed)."""

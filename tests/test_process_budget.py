@@ -116,6 +116,7 @@ def _pack(tmp_path):
     return load(str(path)), folder
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_a_run_of_several_checks_keeps_to_its_budget(tmp_path, jobs):
     """Four checks, one of which parallelizes (6 tasks over ``jobs`` processes): never more than ``jobs`` pieces

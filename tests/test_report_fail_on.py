@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from lptheory.app import cli
 from proofs_checks.records import status_text
 
@@ -19,6 +21,7 @@ def _problems(err: str) -> list[str]:
     return [ln.rstrip() for ln in lines[start + 1 :] if ln and not ln.startswith(" ")]
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_report_fail_on_fails_as_check_does_and_still_writes_the_report(tmp_path, capsys):
     """The claims check has a violated finding (lionk.first-step at tau = 0) and holds on what was tested only:
     report and check fail on the same records, with the same table, exit 1; the report is written all the same."""

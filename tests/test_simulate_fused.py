@@ -105,8 +105,9 @@ CASES = [
 def test_multi_step_kernel_has_the_step_by_step_bits(monkeypatch, spy, case, record_every):
     pr = SeparableNonconvex(d=D)
     orc = GradientOracle(pr, Rademacher(np.linspace(0.05, 0.5, D)))
-    (a, na, wa), (b, nb, wb), (c, nc, wc) = _paths(monkeypatch, spy, case[1], pr, orc, 15, 17, seed=3,
-                                                   record_every=record_every)
+    (a, na, wa), (b, nb, wb), (c, nc, wc) = _paths(
+        monkeypatch, spy, case[1], pr, orc, 15, 17, seed=3, record_every=record_every
+    )
     _same(a, b)
     _same(a, c)
     assert na == nb == nc == 0 and wa == wb == wc == []
@@ -144,8 +145,7 @@ def test_divergence_counts_warnings_and_the_raise_message(monkeypatch, spy):
     def make():
         return SGD(lr=lambda t: 10.0 ** min(4 * t, 300), momentum=0.0)
 
-    runs = _paths(monkeypatch, spy, make, pr, orc, 90, 16, seed=2, record_every=9, on_nonfinite="record",
-                  theta0=theta0)
+    runs = _paths(monkeypatch, spy, make, pr, orc, 90, 16, seed=2, record_every=9, on_nonfinite="record", theta0=theta0)
     (a, na, wa) = runs[0]
     for b, nb, wb in runs[1:]:
         _same(a, b)
@@ -313,8 +313,18 @@ def test_progress_calls_are_those_of_the_step_by_step_loop(monkeypatch, spy):
     pr = SeparableNonconvex(d=D)
     orc = GradientOracle(pr, Rademacher(np.full(D, 0.1)))
     calls = []
-    runs = _paths(monkeypatch, spy, lambda: StaceyPP(p=3.0, lr=1e-2), pr, orc, 11, 16, seed=0, record_every=4,
-                  progress=lambda t, n: calls.append((t, n)))
+    runs = _paths(
+        monkeypatch,
+        spy,
+        lambda: StaceyPP(p=3.0, lr=1e-2),
+        pr,
+        orc,
+        11,
+        16,
+        seed=0,
+        record_every=4,
+        progress=lambda t, n: calls.append((t, n)),
+    )
     _same(runs[0][0], runs[1][0])
     _same(runs[0][0], runs[2][0])
     assert calls == [(t, 11) for t in range(1, 12)] * 3

@@ -242,6 +242,7 @@ def test_huge_grid_needs_confirmation(tmp_path, capsys):
     assert rc == 2 and "3,000,000,000 cells" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_unreachable_scheduler_and_corrupt_cell_are_reported(tmp_path, capsys):
     pytest.importorskip("distributed")
     cfg = _config(tmp_path)

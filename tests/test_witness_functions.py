@@ -66,8 +66,14 @@ def test_the_command_line_refuses_it_with_exit_2_and_runs_nothing(tmp_path):
     for name in ("eval of bytes", "exit"):
         path = tmp_path / "w.json"
         path.write_text(json.dumps(_witness(_payloads(marker)[name])))
-        p = subprocess.run([sys.executable, "-m", "proofs_checks.recheck", str(path)], cwd=ROOT, capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+        p = subprocess.run(
+            [sys.executable, "-m", "proofs_checks.recheck", str(path)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": ROOT},
+            timeout=120,
+        )
         assert p.returncode == 2, (name, p.returncode, p.stderr)
         assert "lhs: Function(" in p.stderr and "Traceback" not in p.stderr
         assert p.stdout == ""
@@ -92,8 +98,13 @@ def test_the_operators_still_parse_and_a_real_violation_still_rechecks():
 def test_a_symbol_named_like_a_constant_it_shadows_is_refused_not_violated():
     """lambdify makes each symbol an argument of its name: ``pi - Symbol('pi')`` with the scalar pi = 0 evaluated
     to 0, and ``pi - pi_symbol >= 1`` (true: 3.14 >= 1) re-checked as violated."""
-    w = {"kind": "expression", "relation": ">=", "lhs": "Add(pi, Mul(Integer(-1), Symbol('pi')))",
-         "rhs": "Integer(1)", "scalars": {"pi": 0}}
+    w = {
+        "kind": "expression",
+        "relation": ">=",
+        "lhs": "Add(pi, Mul(Integer(-1), Symbol('pi')))",
+        "rhs": "Integer(1)",
+        "scalars": {"pi": 0},
+    }
     with pytest.raises(WitnessRefused, match="^lhs: the symbol 'pi' has the name of a constant or function"):
         recheck(w)
     for lhs, name in [("Pow(Symbol('sqrt'), Rational(1, 2))", "sqrt"), ("exp(Symbol('exp'))", "exp")]:
@@ -149,8 +160,9 @@ def test_the_batch_law_visits_only_the_points_drawn_and_gives_the_same_bits(n):
             got = dist.marginal(i, n)
             want = _batch_before(dist, dist.values[i], dist.weights[i], n, lambda a, b: a + b, lambda a, c: a * c)
             assert got == want and len(got) >= 1
-        joint = WitnessDistribution({"coupling": "joint", "n": n, "values": [[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]],
-                                     "weights": [0.2, 0.0, 0.8]})
+        joint = WitnessDistribution(
+            {"coupling": "joint", "n": n, "values": [[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]], "weights": [0.2, 0.0, 0.8]}
+        )
         add = lambda a, b: [u + v for u, v in zip(a, b)]  # noqa: E731
         scale = lambda a, c: [u * c for u in a]  # noqa: E731
         assert joint.joint(n) == _batch_before(joint, joint.values, joint.weights, n, add, scale)
@@ -163,8 +175,7 @@ def test_a_witness_with_a_large_law_rechecks():
         "relation": "<=",
         "lhs": "Function('Expect1')(Pow(Symbol('x'), Integer(2)))",
         "rhs": "Integer(10)",
-        "distribution": {"coupling": "independent", "n": 1, "values": [list(range(3000))],
-                         "weights": [[1] * 3000]},
+        "distribution": {"coupling": "independent", "n": 1, "values": [list(range(3000))], "weights": [[1] * 3000]},
     }
     got = recheck(w)
     assert got["violated"] and got["empirical"] == sum(i * i for i in range(3000)) / 3000
