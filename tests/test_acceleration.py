@@ -159,6 +159,7 @@ def _gn_static_gaps(p, grid):
     return out
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 @pytest.mark.parametrize("p", [2.0, 3.0])
 def test_planted_vacuous_check_comes_out_inconclusive(p):
     """The old design (the resisting oracle rebuilt with L ~ T^(1+1/p) for each horizon) pins every exponent:

@@ -150,6 +150,7 @@ def test_asm1_proof_at_p2_and_outside():
         assert not asm1_proof(p)["proved"] and asm1_proof(p)["steps"] == []
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_asm1_proof_needs_an_integer_p():
     """At a non-integer p the polynomials of the proof are not polynomials: no proof part, the search's evidence."""
     from proofs_checks.stacey.corrections import asm1_proof

@@ -76,6 +76,7 @@ def _with_best_legend(layout):
     return fig
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_save_gives_matplotlibs_own_tight_png(tmp_path):
     # the layout without a dry draw, the tight box from it: the bytes of savefig(bbox_inches="tight")
     for k, make in enumerate((_figure, lambda: _with_best_legend("constrained"), lambda: _with_best_legend(None))):

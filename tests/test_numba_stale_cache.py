@@ -305,6 +305,7 @@ def test_edit_while_a_process_runs_is_seen_by_the_next(dep_pkg):
     assert _g(env) == (22.0, 1, 0)
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_unregistered_kernels_keep_numbas_behaviour(dep_pkg):
     """A user's cached kernel (its file not registered) is checked by numba alone: loaded after an edit of
     its callee, as numba does (the guard against moved modules still applies to it)."""

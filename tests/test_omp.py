@@ -309,6 +309,7 @@ def test_steps_in_a_forked_child_finish(imported):
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_a_team_smaller_than_asked_still_runs_every_item_once():
     """OMP_THREAD_LIMIT=1: asking for 2 threads gives a team of one; every item still runs, once."""
     _torch_team()

@@ -87,6 +87,7 @@ def test_thm1_C_records_say_which_form_they_check():
     assert "||g_t||_{p*}^{2/(p-1)} <=" not in recs[0].statement
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_corrected_proof_steps_find_their_planted_violation():
     from proofs_checks.stacey import corrections as COR
 

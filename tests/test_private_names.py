@@ -20,6 +20,8 @@ import ast
 import os
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("lptheory", "synthetic", "proofs_checks", "figures")
 SCANNED = (*PACKAGES, "examples")  # the examples are written as a user writes: public names only
@@ -118,6 +120,7 @@ def private_uses() -> set[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_no_private_name_is_used_outside_its_module():
     uses = private_uses()
     new = sorted(uses - ALLOWED)
