@@ -179,6 +179,8 @@ def inline_math(text) -> str:
             kinds[j] in "FC" or (kinds[j] == "S" and j + 1 < len(words) and kinds[j + 1] in "FC")
         ):
             j += 1
+            if words[j - 1][-1] in ":;":  # a clause ends there ("Lemma 2: E[B2] <= ..."): so does the run
+                break
         run = "".join(words[i:j])
         if "F" in kinds[i:j]:
             lead, core, tail = _split_edges(run)

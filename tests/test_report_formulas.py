@@ -65,6 +65,9 @@ def _katex_errors(formulas: list[str]) -> list:
         ("plain p=3, d_2 = 4", "plain p=3, d_2 = 4"),  # no formula word: unchanged
         ("has $x^{2}$ already", "has $x^{2}$ already"),  # marks its formulas itself
         ("code `x^{2}` here", "code `x^{2}` here"),
+        # a clause ends a formula: "Lemma 2:" stays text (the sharper records showed "Lemma $2: E[B2] ... $")
+        ("of Lemma 2: E[B2] <= eta G^(1/(p-1)) here", "of Lemma 2: $E[B2] \\le  \\eta G^{1/(p-1)}$ here"),
+        ("x^2 >= 0: so", "$x^{2} \\ge  0$: so"),
     ],
 )
 def test_inline_math(text, expected):

@@ -304,15 +304,9 @@ def sharp_records(p_list, *, budget_s: float = 0.0, crossing_tol: float = 2e-5) 
                 f"{paper:.6g}"
             )
             params = {"p": float(p), "term": term}
-            data = {"sharp": {k: s[k] for k in ("lower", "upper", "law", "certificate", "normalised_by")}}
-            data["sharp"].update(
-                upper_from=s["upper_from"],
-                evidence=s["evidence"],
-                gap=s["gap"],
-                controls=s["controls"],
-                proved_constant=s["proved_constant"],
-                proved_from=s["proved_from"],
-            )
+            keys = ("lower", "upper", "law", "certificate", "normalised_by", "upper_from", "upper_exact", "evidence")
+            keys += ("gap", "controls", "proved_constant", "proved_from")
+            data = {"sharp": {k: s[k] for k in keys}}
             if (
                 lo > paper
             ):  # the law beats the paper's constant: a witness of the paper's lemma, re-checked at 60 digits
