@@ -34,6 +34,13 @@ def _workers(pid: int) -> list[int]:
     return kids if len(kids) >= 2 else []
 
 
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
 def _wait_for(pred, timeout: float, step: float = 0.1):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -146,20 +153,25 @@ def test_forked_workers_die_with_their_parent_and_drop_the_lock(tmp_path):
         orphan_guard()
         lock = OutputLock({str(tmp_path)!r}).acquire()
         def sleep():
+            print(os.getpid(), flush=True)  # the at-fork hooks have run
             time.sleep(120)
         w = mp.get_context("fork").Process(target=sleep)
         w.start()
-        print(w.pid, flush=True)
         time.sleep(120)
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", script], env=_env(), stdout=subprocess.PIPE, text=True)
     try:
         worker = int(proc.stdout.readline())
+        lock_path = os.path.realpath(os.path.join(str(tmp_path), LOCK_NAME))
+        if os.path.isdir(f"/proc/{worker}/fd"):  # while its parent lives, the worker has no copy of the lock
+            fds = os.listdir(f"/proc/{worker}/fd")
+            targets = {_readlink(f"/proc/{worker}/fd/{fd}") for fd in fds}
+            assert lock_path not in targets, "the forked worker holds a copy of its parent's output lock"
         proc.kill()
         proc.wait()
-        assert process_alive(worker)  # still running for now
-        OutputLock(str(tmp_path)).acquire().release()  # the worker holds no lock
+        # the worker may already be gone (pdeathsig is immediate): either way, the lock is free now
+        OutputLock(str(tmp_path)).acquire().release()
         assert _wait_for(lambda: not process_alive(worker), 5), "the worker outlived its killed parent"
     finally:
         if proc.poll() is None:
