@@ -27,6 +27,11 @@ An author chains toolkit proofs instead: :func:`~proofs_checks.bnb.compose_bound
 through f o f o ... o f, and a record built from several decisions carries all their certificates
 (``data={"certificate": [c1, c2]}``).
 
+A decider that keeps its decisions on disk (the sharp constants, :func:`proofs_checks.stacey.sharp._kept`: entries
+signed under this user's key and keyed by the hash of the deciding sources) re-admits the certificates of an entry
+it reads back (:func:`readmit`): the same decision, made by the same code in an earlier run. An edited, foreign or
+unsigned entry is never read, so its certificates are never admitted.
+
 What the gate does not do: it does not check that a certificate decides the record's statement (a reader compares
 the certificate's ``decided`` text with the statement; a record lists it), and it is a guard against assertion,
 not against forgery by code that rewrites this module's state. Records read back from a file are data, not
@@ -46,6 +51,7 @@ __all__ = [
     "certify",
     "issue",
     "is_issued",
+    "readmit",
     "certificates_in",
     "certified",
     "refusal",
@@ -130,6 +136,24 @@ def certify(kind: str, decided: str, *, outcome: str = "holds", **detail) -> dic
     user's claim file) it is refused with ValueError: a claim file keeps the certificates of the toolkit's
     deciders instead (:func:`proofs_checks.bnb.compose_bound` chains interval images)."""
     return issue(kind, decided, outcome=outcome, depth=2, **detail)
+
+
+def readmit(cert: dict) -> bool:
+    """Admit ``cert``, read back from a decision kept on disk, as issued in this process: for the deciders' own
+    caches only (the caller must be a file of :data:`DECIDER_FILES`, else ValueError), which read an entry only
+    when it is signed under this user's key and was written by the same code (the hash of the sources is part of
+    its key: :func:`proofs_checks.stacey.sharp._kept`). The certificate must be unchanged (its id is its content's
+    digest); returns whether it was admitted."""
+    who = _caller_file(1)
+    if who not in DECIDER_FILES:
+        raise ValueError(
+            "readmit: only the toolkit's deciders re-admit their kept certificates, not "
+            + (who or "code outside the toolkit")
+        )
+    if not isinstance(cert, dict) or cert.get(CERTIFICATE_KEY) != _digest(cert):
+        return False
+    _ISSUED.add(cert[CERTIFICATE_KEY])
+    return True
 
 
 def is_issued(cert) -> bool:

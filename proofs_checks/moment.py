@@ -75,6 +75,7 @@ inequality (the example ``examples/claim_signsgd_cantelli.py``); F. Johansson, A
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import time
@@ -98,6 +99,7 @@ __all__ = [
     "inner_bound",
     "sharp_bound",
     "RTOL",
+    "kept_decision",
 ]
 
 X, MEAN = sp.symbols("x g", real=True)  # the random value and its mean, in phi's expressions
@@ -933,6 +935,114 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
         d.pop("gap", None)
         signed_write(path, json.dumps(d, default=float))
     return r
+
+
+_KEPT_VERSION = "kept-1"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_hash() -> str:
+    """SHA-256 of every Python source of the claim layer (``proofs_checks``, sub-packages included) and of the
+    ``lptheory`` core: a decision kept on disk (:func:`kept_decision`) is read back only by the code that made it."""
+    import hashlib
+    import os
+
+    import lptheory
+
+    h = hashlib.sha256()
+    roots = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(lptheory.__file__)]
+    for root in roots:
+        for d, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(d, name)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as fh:
+                        h.update(fh.read())
+    return h.hexdigest()
+
+
+def _flint_version() -> str:
+    try:
+        import flint
+    except ImportError:
+        return "no flint (mpmath.iv)"
+    return f"python-flint {flint.__version__}"
+
+
+def _readmit_all(doc) -> int:
+    """Re-admit every certificate of ``doc`` (a decision read back by :func:`kept_decision`) as issued in this process
+    (:func:`proofs_checks.certificates.readmit`); returns how many were admitted (one altered since it was issued
+    is not, and the gate then refuses the record that carries it)."""
+    from .certificates import certificates_in, readmit
+
+    return sum(readmit(c) for c in certificates_in(doc))
+
+
+def _called_by_decider() -> bool:
+    """Whether the caller of :func:`kept_decision` is a file of the toolkit's deciders."""
+    from .certificates import DECIDER_FILES, _caller_file
+
+    return _caller_file(2) in DECIDER_FILES
+
+
+def kept_decision(kind: str, args: tuple, compute):
+    """``compute()``'s result (a JSON document: dicts, lists, strings, finite or infinite floats, bools, None), a
+    decision of the toolkit's deciders (the sharp constants, the combined proofs), kept on disk between runs as the
+    engine's own results are (:func:`sharp_bound`: signed
+    entries under this user's key, ``$LPTHEORY_SHARP_CACHE``, ``0`` for none) under ``kind``, ``args``, the hash of
+    the claim layer's and the core's sources (:func:`_code_hash`) and the versions of the libraries the decisions
+    use. A fresh result goes through JSON as well, so that a run that computes and a run that reads back return the
+    same document (tuples become lists). A damaged, edited or foreign entry is a miss with a warning naming it
+    (:func:`proofs_checks.disk_cache.load_signed`). The certificates of an entry read back are re-admitted as issued
+    in this process (:func:`proofs_checks.certificates.readmit`): the same decision, by the same code.
+
+    Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs)."""
+    import hashlib
+    import json
+    import os
+
+    import numpy
+    import scipy
+
+    if not _called_by_decider():
+        raise ValueError(
+            f"kept_decision({kind!r}): only the toolkit's deciders keep decisions (the files of "
+            "proofs_checks.certificates.DECIDER_FILES); a claim file calls them instead"
+        )
+
+    from lptheory import config
+
+    from .disk_cache import load_signed, signed_write
+
+    def parse(text):
+        d = json.loads(text)
+        if not isinstance(d, dict) or d.get("kind") != kind or "result" not in d:
+            raise ValueError("not an entry of this kind")
+        return d["result"]
+
+    key = json.dumps(
+        [_KEPT_VERSION, kind, [repr(a) for a in args], _code_hash()]
+        + [m.__version__ for m in (mpmath, sp, numpy, scipy)]
+        + [_flint_version()]
+    )
+    env = config.raw("LPTHEORY_SHARP_CACHE")
+    path = None
+    if env != "0":
+        root = env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sharp-constants")
+        path = os.path.join(root, "kept-" + hashlib.sha256(key.encode()).hexdigest() + ".json")
+        got = load_signed(path, parse, what=f"sharp-constants cache entry ({kind})")
+        if got is not None:
+            # the same decision by the same code in an earlier run (signed, keyed by the sources' hash): its
+            # certificates count as issued here; one that does not match its own digest is not admitted, and the
+            # record that carries it is refused by the gate
+            _readmit_all(got)
+            return got
+    text = json.dumps({"kind": kind, "result": compute()})
+    if path is not None:
+        signed_write(path, text)
+    return parse(text)
 
 
 _VERSION = "moment-1"

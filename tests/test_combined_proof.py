@@ -128,6 +128,7 @@ def test_a_wrong_constant_is_caught(monkeypatch):
     fail, so the proof is not established."""
     true = CP.m_enclosure(3.0)
     CP.combined_proof.cache_clear()
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", "0")  # the planted enclosure decides, not a kept decision
     monkeypatch.setattr(CP, "m_enclosure", lambda p: {**true, "lo": 0.98 * true["lo"], "hi": 0.98 * true["hi"]})
     try:
         pr = CP.combined_proof(3.0)

@@ -155,6 +155,20 @@ def test_sharp_records_data_structure_and_verdicts(tmp_path, monkeypatch):
     assert cr["p_hi"] - cr["p_lo"] <= 2e-5 and "proved" in cr["at_p_lo"]  # certified on both ends
     again = sharp_records([3.0])
     assert [r.data["sharp"]["lower"] for r in again] == [r.data["sharp"]["lower"] for r in recs]
+    # as in a new process: no memo, no certificate issued; the decisions are read back from the signed entries,
+    # their certificates re-admitted, and the records are the same, proved ones included
+    from proofs_checks import certificates
+    from proofs_checks.stacey import sharp
+
+    issued = set(certificates._ISSUED)
+    sharp.sharp_constant.cache_clear()
+    sharp.lemma2_crossing.cache_clear()
+    certificates._ISSUED.clear()
+    try:
+        kept = sharp_records([3.0])
+    finally:
+        certificates._ISSUED.update(issued)
+    assert [r.to_dict() for r in kept] == [r.to_dict() for r in recs]
 
 
 def _face_law(name, pt):
@@ -293,3 +307,61 @@ def test_lemma2_record_at_p25_holds_with_its_certificates():
     assert all(is_issued(c) for c in b2.data["certificate"])
     cr = s["lemma2_crossing"]
     assert cr["p_hi"] - cr["p_lo"] <= 5e-3 and cr["kappa_at_p_hi"] > 1 and cr["at_p_lo"].startswith("C*(p) <= 1/(p-1)")
+
+
+def test_kept_decisions_read_back_signed_and_only_by_the_same_code(tmp_path, monkeypatch):
+    """The deciders' decisions kept on disk (moment.kept_decision; refused to other callers): the first call
+    computes, the second reads the same document back without computing; an edited entry is a miss with a warning
+    naming it (recomputed); a different code hash (edited sources) and LPTHEORY_SHARP_CACHE=0 compute again."""
+    import glob
+
+    from proofs_checks import moment
+    from proofs_checks.disk_cache import CacheEntryIgnored
+
+    with pytest.raises(ValueError, match="only the toolkit's deciders keep decisions"):
+        moment.kept_decision("test", (3.0,), dict)  # this file is no decider
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"upper": 0.25, "inf": math.inf, "pair": (1, 2), "proved": True}
+
+    first = moment.kept_decision("test", (3.0,), compute)
+    assert first == {"upper": 0.25, "inf": math.inf, "pair": [1, 2], "proved": True}  # through JSON either way
+    assert moment.kept_decision("test", (3.0,), compute) == first and len(calls) == 1  # read back
+    assert moment.kept_decision("test", (4.0,), compute) == first and len(calls) == 2  # other arguments: another entry
+    for f in glob.glob(str(tmp_path / "kept-*.json")):  # a forged decision: "proved" flipped, signature kept
+        text = open(f).read()
+        open(f, "w").write(text.replace('"proved": true', '"proved": false'))
+    with pytest.warns(CacheEntryIgnored, match="kept-.*signature does not verify"):
+        again = moment.kept_decision("test", (3.0,), compute)
+    assert again["proved"] is True and len(calls) == 3  # recomputed, not the forged value
+    monkeypatch.setattr(moment, "_code_hash", lambda: "other code")
+    moment.kept_decision("test", (3.0,), compute)
+    assert len(calls) == 4  # the code that decided changed: not read back
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", "0")
+    moment.kept_decision("test", (3.0,), compute)
+    moment.kept_decision("test", (3.0,), compute)
+    assert len(calls) == 6
+
+
+def test_readmit_is_for_the_deciders_and_unchanged_certificates_only():
+    """certificates.readmit (a decider's kept decision read back): refused from a file outside the deciders (this
+    test file), and a certificate whose content no longer gives its id is not admitted."""
+    from proofs_checks import certificates
+
+    with pytest.raises(ValueError, match="only the toolkit's deciders"):
+        certificates.readmit({"certificate_id": "0" * 32, "kind": "moment", "decided": "x"})
+    from proofs_checks import moment
+    from proofs_checks.api import enclose_max
+
+    t = sp.Symbol("t")
+    cert = dict(enclose_max(t * (1 - t), {"t": (0.0, 1.0)}, rtol=1e-6)["certificate"])
+    certificates._ISSUED.discard(cert["certificate_id"])  # as in a later process that reads the decision back
+    assert not certificates.is_issued(cert)
+    forged = {**cert, "decided": cert.get("decided", "") + " (edited)"}
+    # through a decider file's code path: moment._readmit_all is what kept_decision runs on an entry it read
+    assert moment._readmit_all({"c": [cert]}) == 1 and certificates.is_issued(cert)
+    assert moment._readmit_all({"c": [forged]}) == 0 and not certificates.is_issued(forged)

@@ -140,5 +140,3 @@ def loss_of(fn, x, y):
 
     out = fn(x)
     return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
-
-

@@ -52,6 +52,7 @@ import mpmath
 import sympy as sp
 
 from ..api import Claim, certify, enclose_max
+from ..moment import kept_decision
 
 __all__ = [
     "m_enclosure",
@@ -96,6 +97,11 @@ def m_enclosure(p: float) -> dict:
     a = 1/(p-1) (:func:`~proofs_checks.bnb.enclose_max`; ``lo`` attained, ``hi`` an upper bound, both rounded
     outward). The constant of the module's theorem is K(p) = hi / 2."""
     _check_p(p)
+    return kept_decision("m_enclosure", (float(p),), lambda: _m_enclosure(p))
+
+
+def _m_enclosure(p: float) -> dict:
+    _check_p(p)
     r = enclose_max((1 + _t ** _a(p)) / (1 + _t), {"t": (0.0, 1.0)}, rtol=1e-12)
     return {k: r[k] for k in ("lo", "hi", "argmax", "converged")}
 
@@ -136,6 +142,11 @@ def combined_proof(p: float) -> dict:
     """The module's theorem at this p: ``{"proved", "K", "M": (lo, hi), "t_star", "steps", "controls",
     "detail"}``. ``K`` = hi/2 is the proved coefficient (of eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t)) for both the
     combined term and Lemma 1's; ``proved`` needs every machine step and every negative control."""
+    _check_p(p)
+    return kept_decision("combined_proof", (float(p),), lambda: _combined_proof(p))
+
+
+def _combined_proof(p: float) -> dict:
     enc = m_enclosure(p)
     lo, hi = float(enc["lo"]), float(enc["hi"])
     worst, _ = _step1_worst(p, hi)
@@ -182,6 +193,12 @@ def c_term_proof(p: float) -> dict:
     same decision: the exponent 2/p in place of 2/(p-1) (the square of the norm taken without the power) must be
     found false. Same keys as :func:`combined_proof` (``K`` = 1: the constant is attained at any law with
     ||g~_t||_{p*} = G)."""
+    if not (isinstance(p, (int, float)) and 1.0 < p < math.inf):
+        raise ValueError(f"p must be a number in (1, inf), got {p!r}")
+    return kept_decision("c_term_proof", (float(p),), lambda: _c_term_proof(p))
+
+
+def _c_term_proof(p: float) -> dict:
     if not (isinstance(p, (int, float)) and 1.0 < p < math.inf):
         raise ValueError(f"p must be a number in (1, inf), got {p!r}")
     r = sp.Symbol("r", positive=True)  # p = 1 + r
@@ -242,6 +259,11 @@ def b2_bound_proof(p: float) -> dict:
     reached; negative controls through the same check: 0.99 in place of the slope 1 (near x = 0+) and 0.9 a in
     place of a (near x = g+) must be found false. Same keys as :func:`combined_proof`; ``K`` = p/2 (the constant
     against the paper's bound)."""
+    _check_p(p)
+    return kept_decision("b2_bound_proof", (float(p),), lambda: _b2_bound_proof(p))
+
+
+def _b2_bound_proof(p: float) -> dict:
     _check_p(p)
     steps = [("pointwise bound on the 50-digit grid", _b2_grid_worst(p, 1.0, 1.0) <= 1e-40)]
     controls = [

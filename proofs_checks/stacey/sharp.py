@@ -60,6 +60,7 @@ from ..api import (
     value_claim,
     x,
 )
+from ..moment import kept_decision
 from . import formulas as F
 from .combined_proof import b2_bound_proof, combined_proof
 
@@ -152,10 +153,17 @@ def _proved_upper(term: str, p: float) -> tuple[float, str]:
 @functools.lru_cache(maxsize=128)
 def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
     """The sharp constant of ``term`` at ``p`` (module docstring): ``{"lower", "upper", "upper_from",
-    "engine_upper", "law", "certificate", "normalised_by", "evidence", "gap", "seconds", "reason"}``; kept on disk."""
+    "engine_upper", "law", "certificate", "normalised_by", "evidence", "gap", "seconds", "reason"}``; kept on disk
+    (:func:`proofs_checks.moment.kept_decision`: the whole decision, the certified upper end's faces and proofs included)."""
     _check_p(p)
     if term not in TERMS:
         raise ValueError(f"term must be one of {TERMS}, got {term!r}")
+    return kept_decision(
+        "sharp_constant", (term, float(p), float(budget_s)), lambda: _sharp_constant(term, float(p), budget_s)
+    )
+
+
+def _sharp_constant(term: str, p: float, budget_s: float) -> dict:
     r = sharp_bound(
         phi_pieces(term, p),
         "tau",
@@ -361,6 +369,13 @@ def sharp_records(p_list, *, budget_s: float = 0.0, crossing_tol: float = 2e-5) 
 
 @functools.lru_cache(maxsize=8)
 def lemma2_crossing(lo: float = 2.75, hi: float = 2.76, *, tol: float = 2e-5) -> dict:
+    """:func:`_lemma2_crossing`, kept on disk (:func:`proofs_checks.moment.kept_decision`)."""
+    return kept_decision(
+        "lemma2_crossing", (float(lo), float(hi), float(tol)), lambda: _lemma2_crossing(lo, hi, tol=tol)
+    )
+
+
+def _lemma2_crossing(lo: float, hi: float, *, tol: float) -> dict:
     """A certified interval [p_lo, p_hi] of width <= ``tol`` where Lemma 2 starts to fail: at p_lo Lemma 2 holds
     with its constant exactly (C*(p_lo) <= 1/(p_lo - 1), decided by :func:`b2_at_most_a`), at p_hi it fails (an
     explicit law, re-checked at 50 digits, with kappa > 1: :func:`_kappa_law`). Bisection from [``lo``, ``hi``],
