@@ -107,7 +107,8 @@ SWITCHES: tuple[Switch, ...] = (
         "LPTHEORY_SHARP_CACHE",
         "0, a directory",
         "~/.cache/lptheory/sharp-constants",
-        "where the sharper check keeps the moment engine's sharp constants (0: recomputed every time)",
+        "where the moment engine's results and the deciders' kept decisions live (the sharp constants, Lemma 2's "
+        "crossing, the combined proofs; signed, keyed by the sources' hash; 0: recomputed every time)",
     ),
     Switch(
         "LPTHEORY_PRACTICE_CACHE",
