@@ -59,7 +59,9 @@ What is here
   one-coordinate moment bound E phi(X; g) <= C tau over laws with E X = g, Var X <= tau^2 on a bounded support,
   an explicit law re-checked at 50 digits below and quadratic majorants decided in arb above),
   :func:`check_certificate` (a quadratic majorant decided by branch and bound), :func:`law_value` (a law re-checked
-  at 50 digits).
+  at 50 digits), :func:`kept_decision` (a decider's result kept on disk between runs: signed, keyed by the hash of
+  the toolkit's sources, its certificates re-admitted when read back; the packs shipped here only, refused from any
+  other file).
 
 Pack-author tools (what the packs shipped here use beyond the list above; every pack in the repository
 imports from ``proofs_checks`` only names of this module, ``tests/test_pack_names.py``):
@@ -148,7 +150,7 @@ if TYPE_CHECKING:  # the names for readers and type checkers; at run time __geta
     )
     from .identity import identity_claim, prove_identity, spot_gap
     from .matrix_space import MatrixSpace, matrix_symbols
-    from .moment import check_certificate, law_value, sharp_bound
+    from .moment import check_certificate, kept_decision, law_value, sharp_bound
     from .packs import Check, Context, Pack, PackError, check
     from .packs import load as load_pack
     from .planted import PLANTED, PLANTED_SIZE, planted_record_control, planted_scale_control  # issue 35: power
@@ -202,7 +204,7 @@ _EXPORTS = {
     ".expressions": "CoordSum Distribution Env Expect Expect1 Sup1 batch_outcomes evaluate g indicator sigma x",
     ".identity": "identity_claim prove_identity spot_gap",
     ".matrix_space": "MatrixSpace matrix_symbols",
-    ".moment": "check_certificate law_value sharp_bound",
+    ".moment": "check_certificate kept_decision law_value sharp_bound",
     ".packs": "Check Context Pack PackError check load_pack=load",
     ".planted": "PLANTED PLANTED_SIZE planted_record_control planted_scale_control",
     ".practice.task": "PracticeTask split_arrays",  # the practice pack's task value (torch only when used)
@@ -344,4 +346,5 @@ __all__ = [
     "sharp_bound",
     "check_certificate",
     "law_value",
+    "kept_decision",
 ]

@@ -27,7 +27,7 @@ An author chains toolkit proofs instead: :func:`~proofs_checks.bnb.compose_bound
 through f o f o ... o f, and a record built from several decisions carries all their certificates
 (``data={"certificate": [c1, c2]}``).
 
-A decider that keeps its decisions on disk (the sharp constants, :func:`proofs_checks.stacey.sharp._kept`: entries
+A decider that keeps its decisions on disk (:func:`proofs_checks.moment.kept_decision`: entries
 signed under this user's key and keyed by the hash of the deciding sources) re-admits the certificates of an entry
 it reads back (:func:`readmit`): the same decision, made by the same code in an earlier run. An edited, foreign or
 unsigned entry is never read, so its certificates are never admitted.
@@ -142,7 +142,7 @@ def readmit(cert: dict) -> bool:
     """Admit ``cert``, read back from a decision kept on disk, as issued in this process: for the deciders' own
     caches only (the caller must be a file of :data:`DECIDER_FILES`, else ValueError), which read an entry only
     when it is signed under this user's key and was written by the same code (the hash of the sources is part of
-    its key: :func:`proofs_checks.stacey.sharp._kept`). The certificate must be unchanged (its id is its content's
+    its key: :func:`proofs_checks.moment.kept_decision`). The certificate must be unchanged (its id is its content's
     digest); returns whether it was admitted."""
     who = _caller_file(1)
     if who not in DECIDER_FILES:

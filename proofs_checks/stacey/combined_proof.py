@@ -51,8 +51,7 @@ import math
 import mpmath
 import sympy as sp
 
-from ..api import Claim, certify, enclose_max
-from ..moment import kept_decision
+from ..api import Claim, certify, enclose_max, kept_decision
 
 __all__ = [
     "m_enclosure",

@@ -56,11 +56,11 @@ from ..api import (
     check_certificate,
     expression_witness,
     g,
+    kept_decision,
     sharp_bound,
     value_claim,
     x,
 )
-from ..moment import kept_decision
 from . import formulas as F
 from .combined_proof import b2_bound_proof, combined_proof
 
