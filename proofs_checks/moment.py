@@ -990,18 +990,21 @@ def _called_by_decider() -> bool:
 def kept_decision(kind: str, args: tuple, compute):
     """``compute()``'s result (a JSON document: dicts, lists, strings, finite or infinite floats, bools, None), a
     decision of the toolkit's deciders (the sharp constants, the combined proofs), kept on disk between runs as the
-    engine's own results are (:func:`sharp_bound`: signed
-    entries under this user's key, ``$LPTHEORY_SHARP_CACHE``, ``0`` for none) under ``kind``, ``args``, the hash of
-    the claim layer's and the core's sources (:func:`_code_hash`) and the versions of the libraries the decisions
-    use. A fresh result goes through JSON as well, so that a run that computes and a run that reads back return the
-    same document (tuples become lists). A damaged, edited or foreign entry is a miss with a warning naming it
+    engine's own results are (:func:`sharp_bound`: signed entries under this user's key, ``$LPTHEORY_SHARP_CACHE``,
+    ``0`` for none) under ``kind``, ``args``, the hash of the claim layer's and the core's sources
+    (:func:`_code_hash`), the versions of Python and of the libraries the decisions use, and mpmath's backend. A
+    fresh result goes through JSON as well, so that a run that computes and a run that reads back return the same
+    document (tuples become lists). A damaged, edited or foreign entry is a miss with a warning naming it
     (:func:`proofs_checks.disk_cache.load_signed`). The certificates of an entry read back are re-admitted as issued
-    in this process (:func:`proofs_checks.certificates.readmit`): the same decision, by the same code.
+    in this process (:func:`proofs_checks.certificates.readmit`): the same decision, by the same code. A decider
+    patched at run time (a planted bug in a test) is not seen by the sources' hash: run it with the cache off
+    (``LPTHEORY_SHARP_CACHE=0``; the test suite keeps its entries in a directory of its own).
 
     Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs)."""
     import hashlib
     import json
     import os
+    import platform
 
     import numpy
     import scipy
@@ -1025,7 +1028,7 @@ def kept_decision(kind: str, args: tuple, compute):
     key = json.dumps(
         [_KEPT_VERSION, kind, [repr(a) for a in args], _code_hash()]
         + [m.__version__ for m in (mpmath, sp, numpy, scipy)]
-        + [_flint_version()]
+        + [_flint_version(), platform.python_version(), mpmath.libmp.BACKEND]
     )
     env = config.raw("LPTHEORY_SHARP_CACHE")
     path = None
