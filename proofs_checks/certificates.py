@@ -52,6 +52,7 @@ __all__ = [
     "issue",
     "is_issued",
     "readmit",
+    "caller_is_decider",
     "certificates_in",
     "certified",
     "refusal",
@@ -136,6 +137,13 @@ def certify(kind: str, decided: str, *, outcome: str = "holds", **detail) -> dic
     user's claim file) it is refused with ValueError: a claim file keeps the certificates of the toolkit's
     deciders instead (:func:`proofs_checks.bnb.compose_bound` chains interval images)."""
     return issue(kind, decided, outcome=outcome, depth=2, **detail)
+
+
+def caller_is_decider(depth: int = 1) -> bool:
+    """Whether the code ``depth`` frames above the caller of this function (1: the caller's caller) is in a file of
+    :data:`DECIDER_FILES`: for a decider's helper that only the deciders may call
+    (:func:`proofs_checks.moment.kept_decision`)."""
+    return _caller_file(depth + 1) in DECIDER_FILES
 
 
 def readmit(cert: dict) -> bool:

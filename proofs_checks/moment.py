@@ -982,9 +982,9 @@ def _readmit_all(doc) -> int:
 
 def _called_by_decider() -> bool:
     """Whether the caller of :func:`kept_decision` is a file of the toolkit's deciders."""
-    from .certificates import DECIDER_FILES, _caller_file
+    from .certificates import caller_is_decider
 
-    return _caller_file(2) in DECIDER_FILES
+    return caller_is_decider(2)  # 1: kept_decision, 2: its caller
 
 
 def kept_decision(kind: str, args: tuple, compute):
