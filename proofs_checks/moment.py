@@ -1000,7 +1000,8 @@ def kept_decision(kind: str, args: tuple, compute):
     patched at run time (a planted bug in a test) is not seen by the sources' hash: run it with the cache off
     (``LPTHEORY_SHARP_CACHE=0``; the test suite keeps its entries in a directory of its own).
 
-    Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs)."""
+    Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs); ``args``
+    plain str, int, float, bool or None (TypeError otherwise), the values ``compute`` decides with."""
     import hashlib
     import json
     import os
@@ -1014,6 +1015,11 @@ def kept_decision(kind: str, args: tuple, compute):
             f"kept_decision({kind!r}): only the toolkit's deciders keep decisions (the files of "
             "proofs_checks.certificates.DECIDER_FILES); a claim file calls them instead"
         )
+
+    if any(type(a) not in (str, int, float, bool, type(None)) for a in args):
+        # the key is the arguments' repr: a subclass (its own repr, arithmetic or __float__) could make one
+        # decision under another decision's key; the caller computes with exactly these values
+        raise TypeError(f"kept_decision({kind!r}): args must be plain str, int, float, bool or None, got {args!r}")
 
     from lptheory import config
 

@@ -365,3 +365,24 @@ def test_readmit_is_for_the_deciders_and_unchanged_certificates_only():
     # through a decider file's code path: moment._readmit_all is what kept_decision runs on an entry it read
     assert moment._readmit_all({"c": [cert]}) == 1 and certificates.is_issued(cert)
     assert moment._readmit_all({"c": [forged]}) == 0 and not certificates.is_issued(forged)
+
+
+def test_kept_decision_takes_plain_arguments_only(tmp_path, monkeypatch):
+    """An entry's key is the repr of its arguments: a subclass of float or str (its own repr or arithmetic) is
+    refused, so that no decision is kept under another's key."""
+    from proofs_checks import moment
+
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+
+    class Odd(float):
+        def __repr__(self):
+            return "3.0"
+
+    class Name(str):
+        pass
+
+    for args in ((Odd(2.5),), (Name("thm1.B"), 3.0)):
+        with pytest.raises(TypeError, match="plain str, int, float"):
+            moment.kept_decision("test", args, dict)
+    assert moment.kept_decision("test", ("thm1.B", 3.0, 0, True, None), dict) == {}
