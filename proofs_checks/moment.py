@@ -974,8 +974,14 @@ def _flint_version() -> str:
 def _readmit_all(doc) -> int:
     """Re-admit every certificate of ``doc`` (a decision read back by :func:`kept_decision`) as issued in this process
     (:func:`proofs_checks.certificates.readmit`); returns how many were admitted (one altered since it was issued
-    is not, and the gate then refuses the record that carries it)."""
+    is not, and the gate then refuses the record that carries it). :func:`kept_decision`'s only (ValueError from any
+    other caller: readmit sees this decider file as its caller, so the check that it serves a kept entry is here)."""
+    import sys
+
     from .certificates import certificates_in, readmit
+
+    if sys._getframe(1).f_code is not kept_decision.__code__:
+        raise ValueError("_readmit_all: only kept_decision re-admits certificates, those of an entry it read back")
 
     return sum(readmit(c) for c in certificates_in(doc))
 

@@ -347,9 +347,11 @@ def test_kept_decisions_read_back_signed_and_only_by_the_same_code(tmp_path, mon
     assert len(calls) == 6
 
 
-def test_readmit_is_for_the_deciders_and_unchanged_certificates_only():
+def test_readmit_is_for_the_deciders_and_unchanged_certificates_only(tmp_path, monkeypatch):
     """certificates.readmit (a decider's kept decision read back): refused from a file outside the deciders (this
-    test file), and a certificate whose content no longer gives its id is not admitted."""
+    test file), and so is moment._readmit_all, the decider-file helper that calls it (from here it admitted any
+    certificate whose id is its content's digest, one made up on the spot included); through kept_decision a
+    certificate whose content no longer gives its id is not admitted."""
     from proofs_checks import certificates
 
     with pytest.raises(ValueError, match="only the toolkit's deciders"):
@@ -362,9 +364,19 @@ def test_readmit_is_for_the_deciders_and_unchanged_certificates_only():
     certificates._ISSUED.discard(cert["certificate_id"])  # as in a later process that reads the decision back
     assert not certificates.is_issued(cert)
     forged = {**cert, "decided": cert.get("decided", "") + " (edited)"}
-    # through a decider file's code path: moment._readmit_all is what kept_decision runs on an entry it read
-    assert moment._readmit_all({"c": [cert]}) == 1 and certificates.is_issued(cert)
-    assert moment._readmit_all({"c": [forged]}) == 0 and not certificates.is_issued(forged)
+    body = {"kind": "branch-and-bound", "decided": "anything", "outcome": "holds", "issued_by": "proofs_checks/bnb.py"}
+    made_up = {"certificate_id": certificates._digest(body), **body}
+    with pytest.raises(ValueError, match="only kept_decision"):
+        moment._readmit_all({"c": [made_up]})
+    assert not certificates.is_issued(made_up)
+    # kept_decision re-admits the unchanged certificates of an entry it reads back, not an altered one
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    moment.kept_decision("readmit", (1,), lambda: {"c": [cert]})
+    moment.kept_decision("readmit", (2,), lambda: {"c": [forged]})
+    assert not certificates.is_issued(cert)
+    assert moment.kept_decision("readmit", (1,), dict) == {"c": [cert]} and certificates.is_issued(cert)
+    assert moment.kept_decision("readmit", (2,), dict) == {"c": [forged]} and not certificates.is_issued(forged)
 
 
 def test_kept_decision_takes_plain_arguments_only(tmp_path, monkeypatch):
