@@ -993,6 +993,16 @@ def _called_by_decider() -> bool:
     return _caller_file(2) in DECIDER_FILES
 
 
+def _users_code_loaded() -> bool:
+    """Whether a user's file runs in this process: a claim file (:func:`proofs_checks.packs.load`) or a plug-in
+    (:func:`lptheory.plugins.load`), imported as a module ``lptheory_user_*``, or a plug-in module."""
+    import sys
+
+    from lptheory import plugins
+
+    return bool(plugins.loaded()) or any(name.startswith("lptheory_user_") for name in list(sys.modules))
+
+
 def kept_decision(kind: str, args: tuple, compute):
     """``compute()``'s result (a JSON document: dicts, lists, strings, finite or infinite floats, bools, None), a
     decision of the toolkit's deciders (the sharp constants, the combined proofs), kept on disk between runs as the
@@ -1004,7 +1014,8 @@ def kept_decision(kind: str, args: tuple, compute):
     (:func:`proofs_checks.disk_cache.load_signed`). The certificates of an entry read back are re-admitted as issued
     in this process (:func:`proofs_checks.certificates.readmit`): the same decision, by the same code. A decider
     patched at run time (a planted bug in a test) is not seen by the sources' hash: run it with the cache off
-    (``LPTHEORY_SHARP_CACHE=0``; the test suite keeps its entries in a directory of its own).
+    (``LPTHEORY_SHARP_CACHE=0``; the test suite keeps its entries in a directory of its own). In a process where a
+    user's claim file or plug-in is loaded (it may patch a decider) nothing is read or kept: computed every time.
 
     Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs); ``args``
     plain str, int, float, bool or None (TypeError otherwise), the values ``compute`` decides with."""
@@ -1044,7 +1055,7 @@ def kept_decision(kind: str, args: tuple, compute):
     )
     env = config.raw("LPTHEORY_SHARP_CACHE")
     path = None
-    if env != "0":
+    if env != "0" and not _users_code_loaded():
         root = env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sharp-constants")
         path = os.path.join(root, "kept-" + hashlib.sha256(key.encode()).hexdigest() + ".json")
         got = load_signed(path, parse, what=f"sharp-constants cache entry ({kind})")

@@ -130,10 +130,12 @@ def test_sharp_records_data_structure_and_verdicts(tmp_path, monkeypatch):
     """The sharper check's records at p = 3: ids, data["sharp"] fields, brackets inside [searched, proved], Lemma 2
     refuted by a law whose witness re-checks at 60 digits, the controls found false, Lemma 2's crossing bracketed
     near 2.752, and the second call read back from the cache."""
+    from proofs_checks import moment
     from proofs_checks.api import recheck
     from proofs_checks.stacey.sharp import sharp_records
 
     monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
     recs = sharp_records([3.0])
     assert [r.id for r in recs] == ["thm1.B.sharp", "thm1.B1.sharp", "thm1.B2.sharp"]
     for r in recs:
@@ -321,6 +323,7 @@ def test_kept_decisions_read_back_signed_and_only_by_the_same_code(tmp_path, mon
     with pytest.raises(ValueError, match="only the toolkit's deciders keep decisions"):
         moment.kept_decision("test", (3.0,), dict)  # this file is no decider
     monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
     monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
     calls = []
 
@@ -371,6 +374,7 @@ def test_readmit_is_for_the_deciders_and_unchanged_certificates_only(tmp_path, m
     assert not certificates.is_issued(made_up)
     # kept_decision re-admits the unchanged certificates of an entry it reads back, not an altered one
     monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
     monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
     moment.kept_decision("readmit", (1,), lambda: {"c": [cert]})
     moment.kept_decision("readmit", (2,), lambda: {"c": [forged]})
@@ -398,3 +402,32 @@ def test_kept_decision_takes_plain_arguments_only(tmp_path, monkeypatch):
         with pytest.raises(TypeError, match="plain str, int, float"):
             moment.kept_decision("test", args, dict)
     assert moment.kept_decision("test", ("thm1.B", 3.0, 0, True, None), dict) == {}
+
+
+def test_kept_decisions_are_off_while_a_users_file_runs(tmp_path, monkeypatch):
+    """A user's claim file or plug-in (imported as a module ``lptheory_user_*``) may patch a decider at run time, as
+    a planted-bug check does, and the sources' hash does not see it: while one is loaded, a kept decision is neither
+    written (every later run would read the planted result back, for every claim) nor read (a kept decision would
+    hide the patch)."""
+    import sys
+    import types
+
+    from proofs_checks import moment
+
+    for name in [n for n in sys.modules if n.startswith("lptheory_user_")]:  # claim files earlier tests loaded
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"v": len(calls)}
+
+    assert moment.kept_decision("user", (1.0,), compute) == {"v": 1}  # kept
+    monkeypatch.setitem(sys.modules, "lptheory_user_claim_x", types.ModuleType("lptheory_user_claim_x"))
+    assert moment.kept_decision("user", (1.0,), compute) == {"v": 2}  # not read back
+    assert moment.kept_decision("user", (2.0,), compute) == {"v": 3}  # not kept
+    monkeypatch.delitem(sys.modules, "lptheory_user_claim_x")
+    assert moment.kept_decision("user", (1.0,), compute) == {"v": 1}  # the decision kept before
+    assert moment.kept_decision("user", (2.0,), compute) == {"v": 4}  # nothing was written meanwhile
