@@ -890,7 +890,8 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
     (it must name ``value`` when one is given, e.g. "lemma 3 at p = 3, the paper's definition"): the result is kept
     on disk (``$LPTHEORY_SHARP_CACHE``, ``~/.cache/lptheory/sharp-constants``; signed entries,
     :func:`proofs_checks.disk_cache.signed_read`) under the label, phi's pieces, the support, the constraints, the
-    options and the library versions, and read back on the next call. None (default): always computed."""
+    options, the library versions and the hash of the sources (:func:`_code_hash`), and read back on the next call.
+    None (default): always computed."""
     if cache is None:
         return _sharp_bound(phi, normaliser, support, constraints, **kw)
     import hashlib
@@ -914,6 +915,7 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
             str(opts),
             mpmath.__version__,
             sp.__version__,
+            _code_hash(),  # the kept decisions built on this result are keyed by it too (kept_decision)
         ]
     )
     env = config.raw("LPTHEORY_SHARP_CACHE")

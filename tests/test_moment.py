@@ -431,3 +431,24 @@ def test_kept_decisions_are_off_while_a_users_file_runs(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "lptheory_user_claim_x")
     assert moment.kept_decision("user", (1.0,), compute) == {"v": 1}  # the decision kept before
     assert moment.kept_decision("user", (2.0,), compute) == {"v": 4}  # nothing was written meanwhile
+
+
+def test_sharp_bound_entries_are_read_back_only_by_the_same_code(tmp_path, monkeypatch):
+    """sharp_bound(cache=...) keeps the engine's results the kept decisions are built on (sharp.sharp_constant): an
+    edited source (another moment._code_hash) recomputes them, as it recomputes the decisions (it read the old
+    engine's result back, so a recomputed decision stood on the result of code that is no longer there)."""
+    from proofs_checks import moment
+
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    calls = []
+    real = moment._sharp_bound
+    monkeypatch.setattr(moment, "_sharp_bound", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def bound():
+        return sharp_bound(ERROR, 1.0, (-G, G), {"mean": 1.0, "sd": 0.5}, cache="Cantelli at g = 1, tau = 0.5 (test)")
+
+    first = bound()
+    assert bound().to_dict() == first.to_dict() and len(calls) == 1  # read back
+    monkeypatch.setattr(moment, "_code_hash", lambda: "other code")
+    bound()
+    assert len(calls) == 2  # the code changed: computed again
