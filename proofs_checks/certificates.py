@@ -30,7 +30,10 @@ through f o f o ... o f, and a record built from several decisions carries all t
 A decider that keeps its decisions on disk (:func:`proofs_checks.moment.kept_decision`: entries
 signed under this user's key and keyed by the hash of the deciding sources) re-admits the certificates of an entry
 it reads back (:func:`readmit`): the same decision, made by the same code in an earlier run. An edited, foreign or
-unsigned entry is never read, so its certificates are never admitted.
+unsigned entry is never read, so its certificates are never admitted. The signature guards against other users and
+copied caches, not against code run as this user: a claim file can sign an entry (the key is this user's), and the
+decision it writes is read back by every later run of the same sources, for every claim, with nothing in the
+records to show it (``LPTHEORY_SHARP_CACHE=0``, or an empty directory, recomputes every decision).
 
 What the gate does not do: it does not check that a certificate decides the record's statement (a reader compares
 the certificate's ``decided`` text with the statement; a record lists it), and it is a guard against assertion,

@@ -890,7 +890,8 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
     (it must name ``value`` when one is given, e.g. "lemma 3 at p = 3, the paper's definition"): the result is kept
     on disk (``$LPTHEORY_SHARP_CACHE``, ``~/.cache/lptheory/sharp-constants``; signed entries,
     :func:`proofs_checks.disk_cache.signed_read`) under the label, phi's pieces, the support, the constraints, the
-    options and the library versions, and read back on the next call. None (default): always computed."""
+    options, the library versions and the hash of the sources (:func:`_code_hash`), and read back on the next call.
+    None (default): always computed."""
     if cache is None:
         return _sharp_bound(phi, normaliser, support, constraints, **kw)
     import hashlib
@@ -914,6 +915,7 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
             str(opts),
             mpmath.__version__,
             sp.__version__,
+            _code_hash(),  # the kept decisions built on this result are keyed by it too (kept_decision)
         ]
     )
     env = config.raw("LPTHEORY_SHARP_CACHE")
@@ -974,8 +976,14 @@ def _flint_version() -> str:
 def _readmit_all(doc) -> int:
     """Re-admit every certificate of ``doc`` (a decision read back by :func:`kept_decision`) as issued in this process
     (:func:`proofs_checks.certificates.readmit`); returns how many were admitted (one altered since it was issued
-    is not, and the gate then refuses the record that carries it)."""
+    is not, and the gate then refuses the record that carries it). :func:`kept_decision`'s only (ValueError from any
+    other caller: readmit sees this decider file as its caller, so the check that it serves a kept entry is here)."""
+    import sys
+
     from .certificates import certificates_in, readmit
+
+    if sys._getframe(1).f_code is not kept_decision.__code__:
+        raise ValueError("_readmit_all: only kept_decision re-admits certificates, those of an entry it read back")
 
     return sum(readmit(c) for c in certificates_in(doc))
 
@@ -985,6 +993,16 @@ def _called_by_decider() -> bool:
     from .certificates import caller_is_decider
 
     return caller_is_decider(2)  # 1: kept_decision, 2: its caller
+
+
+def _users_code_loaded() -> bool:
+    """Whether a user's file runs in this process: a claim file (:func:`proofs_checks.packs.load`) or a plug-in
+    (:func:`lptheory.plugins.load`), imported as a module ``lptheory_user_*``, or a plug-in module."""
+    import sys
+
+    from lptheory import plugins
+
+    return bool(plugins.loaded()) or any(name.startswith("lptheory_user_") for name in list(sys.modules))
 
 
 def kept_decision(kind: str, args: tuple, compute):
@@ -998,9 +1016,11 @@ def kept_decision(kind: str, args: tuple, compute):
     (:func:`proofs_checks.disk_cache.load_signed`). The certificates of an entry read back are re-admitted as issued
     in this process (:func:`proofs_checks.certificates.readmit`): the same decision, by the same code. A decider
     patched at run time (a planted bug in a test) is not seen by the sources' hash: run it with the cache off
-    (``LPTHEORY_SHARP_CACHE=0``; the test suite keeps its entries in a directory of its own).
+    (``LPTHEORY_SHARP_CACHE=0``; the test suite keeps its entries in a directory of its own). In a process where a
+    user's claim file or plug-in is loaded (it may patch a decider) nothing is read or kept: computed every time.
 
-    Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs)."""
+    Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs); ``args``
+    plain str, int, float, bool or None (TypeError otherwise), the values ``compute`` decides with."""
     import hashlib
     import json
     import os
@@ -1014,6 +1034,11 @@ def kept_decision(kind: str, args: tuple, compute):
             f"kept_decision({kind!r}): only the toolkit's deciders keep decisions (the files of "
             "proofs_checks.certificates.DECIDER_FILES); a claim file calls them instead"
         )
+
+    if any(type(a) not in (str, int, float, bool, type(None)) for a in args):
+        # the key is the arguments' repr: a subclass (its own repr, arithmetic or __float__) could make one
+        # decision under another decision's key; the caller computes with exactly these values
+        raise TypeError(f"kept_decision({kind!r}): args must be plain str, int, float, bool or None, got {args!r}")
 
     from lptheory import config
 
@@ -1032,7 +1057,7 @@ def kept_decision(kind: str, args: tuple, compute):
     )
     env = config.raw("LPTHEORY_SHARP_CACHE")
     path = None
-    if env != "0":
+    if env != "0" and not _users_code_loaded():
         root = env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sharp-constants")
         path = os.path.join(root, "kept-" + hashlib.sha256(key.encode()).hexdigest() + ".json")
         got = load_signed(path, parse, what=f"sharp-constants cache entry ({kind})")

@@ -285,3 +285,28 @@ with mpmath.workdps(50):
         runs[nogmpy] = out.stdout.split()
     assert runs[""][0] == "gmpy" and runs["1"][0] == "python"  # the two backends were used
     assert runs[""][1:] == runs["1"][1:] and len(runs[""]) == 6 and all(len(v) > 45 for v in runs[""][1:])
+
+
+def test_a_kept_proof_is_decided_at_the_p_it_is_kept_under(tmp_path, monkeypatch):
+    """A kept decision (moment.kept_decision) is keyed by float(p): an argument whose float() is 3.0 but which
+    computes as 2.5 (a float subclass, as a claim file may pass) must not leave the p = 2.5 proof on disk as the
+    decision at p = 3 for a later run to read back (it did: b2_bound_proof(3.0) read back K = 1.25, 'at p = 2.5')."""
+    from proofs_checks import moment
+
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+
+    class Odd(float):
+        def __float__(self):
+            return 3.0
+
+    for f in (CP.m_enclosure, CP.b2_bound_proof):
+        f.cache_clear()
+        f(Odd(2.5))
+        f.cache_clear()  # as in a later process
+        later = f(3.0)
+        f.cache_clear()
+        monkeypatch.setenv("LPTHEORY_SHARP_CACHE", "0")
+        assert later == f(3.0), f.__name__
+        f.cache_clear()
+        monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))

@@ -130,10 +130,12 @@ def test_sharp_records_data_structure_and_verdicts(tmp_path, monkeypatch):
     """The sharper check's records at p = 3: ids, data["sharp"] fields, brackets inside [searched, proved], Lemma 2
     refuted by a law whose witness re-checks at 60 digits, the controls found false, Lemma 2's crossing bracketed
     near 2.752, and the second call read back from the cache."""
+    from proofs_checks import moment
     from proofs_checks.api import recheck
     from proofs_checks.stacey.sharp import sharp_records
 
     monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
     recs = sharp_records([3.0])
     assert [r.id for r in recs] == ["thm1.B.sharp", "thm1.B1.sharp", "thm1.B2.sharp"]
     for r in recs:
@@ -321,6 +323,7 @@ def test_kept_decisions_read_back_signed_and_only_by_the_same_code(tmp_path, mon
     with pytest.raises(ValueError, match="only the toolkit's deciders keep decisions"):
         moment.kept_decision("test", (3.0,), dict)  # this file is no decider
     monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
     monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
     calls = []
 
@@ -347,9 +350,11 @@ def test_kept_decisions_read_back_signed_and_only_by_the_same_code(tmp_path, mon
     assert len(calls) == 6
 
 
-def test_readmit_is_for_the_deciders_and_unchanged_certificates_only():
+def test_readmit_is_for_the_deciders_and_unchanged_certificates_only(tmp_path, monkeypatch):
     """certificates.readmit (a decider's kept decision read back): refused from a file outside the deciders (this
-    test file), and a certificate whose content no longer gives its id is not admitted."""
+    test file), and so is moment._readmit_all, the decider-file helper that calls it (from here it admitted any
+    certificate whose id is its content's digest, one made up on the spot included); through kept_decision a
+    certificate whose content no longer gives its id is not admitted."""
     from proofs_checks import certificates
 
     with pytest.raises(ValueError, match="only the toolkit's deciders"):
@@ -362,6 +367,88 @@ def test_readmit_is_for_the_deciders_and_unchanged_certificates_only():
     certificates._ISSUED.discard(cert["certificate_id"])  # as in a later process that reads the decision back
     assert not certificates.is_issued(cert)
     forged = {**cert, "decided": cert.get("decided", "") + " (edited)"}
-    # through a decider file's code path: moment._readmit_all is what kept_decision runs on an entry it read
-    assert moment._readmit_all({"c": [cert]}) == 1 and certificates.is_issued(cert)
-    assert moment._readmit_all({"c": [forged]}) == 0 and not certificates.is_issued(forged)
+    body = {"kind": "branch-and-bound", "decided": "anything", "outcome": "holds", "issued_by": "proofs_checks/bnb.py"}
+    made_up = {"certificate_id": certificates._digest(body), **body}
+    with pytest.raises(ValueError, match="only kept_decision"):
+        moment._readmit_all({"c": [made_up]})
+    assert not certificates.is_issued(made_up)
+    # kept_decision re-admits the unchanged certificates of an entry it reads back, not an altered one
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    moment.kept_decision("readmit", (1,), lambda: {"c": [cert]})
+    moment.kept_decision("readmit", (2,), lambda: {"c": [forged]})
+    assert not certificates.is_issued(cert)
+    assert moment.kept_decision("readmit", (1,), dict) == {"c": [cert]} and certificates.is_issued(cert)
+    assert moment.kept_decision("readmit", (2,), dict) == {"c": [forged]} and not certificates.is_issued(forged)
+
+
+def test_kept_decision_takes_plain_arguments_only(tmp_path, monkeypatch):
+    """An entry's key is the repr of its arguments: a subclass of float or str (its own repr or arithmetic) is
+    refused, so that no decision is kept under another's key."""
+    from proofs_checks import moment
+
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+
+    class Odd(float):
+        def __repr__(self):
+            return "3.0"
+
+    class Name(str):
+        pass
+
+    for args in ((Odd(2.5),), (Name("thm1.B"), 3.0)):
+        with pytest.raises(TypeError, match="plain str, int, float"):
+            moment.kept_decision("test", args, dict)
+    assert moment.kept_decision("test", ("thm1.B", 3.0, 0, True, None), dict) == {}
+
+
+def test_kept_decisions_are_off_while_a_users_file_runs(tmp_path, monkeypatch):
+    """A user's claim file or plug-in (imported as a module ``lptheory_user_*``) may patch a decider at run time, as
+    a planted-bug check does, and the sources' hash does not see it: while one is loaded, a kept decision is neither
+    written (every later run would read the planted result back, for every claim) nor read (a kept decision would
+    hide the patch)."""
+    import sys
+    import types
+
+    from proofs_checks import moment
+
+    for name in [n for n in sys.modules if n.startswith("lptheory_user_")]:  # claim files earlier tests loaded
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(moment, "_called_by_decider", lambda: True)
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"v": len(calls)}
+
+    assert moment.kept_decision("user", (1.0,), compute) == {"v": 1}  # kept
+    monkeypatch.setitem(sys.modules, "lptheory_user_claim_x", types.ModuleType("lptheory_user_claim_x"))
+    assert moment.kept_decision("user", (1.0,), compute) == {"v": 2}  # not read back
+    assert moment.kept_decision("user", (2.0,), compute) == {"v": 3}  # not kept
+    monkeypatch.delitem(sys.modules, "lptheory_user_claim_x")
+    assert moment.kept_decision("user", (1.0,), compute) == {"v": 1}  # the decision kept before
+    assert moment.kept_decision("user", (2.0,), compute) == {"v": 4}  # nothing was written meanwhile
+
+
+def test_sharp_bound_entries_are_read_back_only_by_the_same_code(tmp_path, monkeypatch):
+    """sharp_bound(cache=...) keeps the engine's results the kept decisions are built on (sharp.sharp_constant): an
+    edited source (another moment._code_hash) recomputes them, as it recomputes the decisions (it read the old
+    engine's result back, so a recomputed decision stood on the result of code that is no longer there)."""
+    from proofs_checks import moment
+
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    calls = []
+    real = moment._sharp_bound
+    monkeypatch.setattr(moment, "_sharp_bound", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def bound():
+        return sharp_bound(ERROR, 1.0, (-G, G), {"mean": 1.0, "sd": 0.5}, cache="Cantelli at g = 1, tau = 0.5 (test)")
+
+    first = bound()
+    assert bound().to_dict() == first.to_dict() and len(calls) == 1  # read back
+    monkeypatch.setattr(moment, "_code_hash", lambda: "other code")
+    bound()
+    assert len(calls) == 2  # the code changed: computed again

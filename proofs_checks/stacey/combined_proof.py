@@ -96,7 +96,8 @@ def m_enclosure(p: float) -> dict:
     a = 1/(p-1) (:func:`~proofs_checks.bnb.enclose_max`; ``lo`` attained, ``hi`` an upper bound, both rounded
     outward). The constant of the module's theorem is K(p) = hi / 2."""
     _check_p(p)
-    return kept_decision("m_enclosure", (float(p),), lambda: _m_enclosure(p))
+    p = float(p)  # the decision is made with the p it is kept under (a float subclass computes as its own value)
+    return kept_decision("m_enclosure", (p,), lambda: _m_enclosure(p))
 
 
 def _m_enclosure(p: float) -> dict:
@@ -142,7 +143,8 @@ def combined_proof(p: float) -> dict:
     "detail"}``. ``K`` = hi/2 is the proved coefficient (of eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t)) for both the
     combined term and Lemma 1's; ``proved`` needs every machine step and every negative control."""
     _check_p(p)
-    return kept_decision("combined_proof", (float(p),), lambda: _combined_proof(p))
+    p = float(p)
+    return kept_decision("combined_proof", (p,), lambda: _combined_proof(p))
 
 
 def _combined_proof(p: float) -> dict:
@@ -194,7 +196,8 @@ def c_term_proof(p: float) -> dict:
     ||g~_t||_{p*} = G)."""
     if not (isinstance(p, (int, float)) and 1.0 < p < math.inf):
         raise ValueError(f"p must be a number in (1, inf), got {p!r}")
-    return kept_decision("c_term_proof", (float(p),), lambda: _c_term_proof(p))
+    p = float(p)
+    return kept_decision("c_term_proof", (p,), lambda: _c_term_proof(p))
 
 
 def _c_term_proof(p: float) -> dict:
@@ -259,7 +262,8 @@ def b2_bound_proof(p: float) -> dict:
     place of a (near x = g+) must be found false. Same keys as :func:`combined_proof`; ``K`` = p/2 (the constant
     against the paper's bound)."""
     _check_p(p)
-    return kept_decision("b2_bound_proof", (float(p),), lambda: _b2_bound_proof(p))
+    p = float(p)
+    return kept_decision("b2_bound_proof", (p,), lambda: _b2_bound_proof(p))
 
 
 def _b2_bound_proof(p: float) -> dict:

@@ -158,9 +158,8 @@ def sharp_constant(term: str, p: float, budget_s: float = 0.0) -> dict:
     _check_p(p)
     if term not in TERMS:
         raise ValueError(f"term must be one of {TERMS}, got {term!r}")
-    return kept_decision(
-        "sharp_constant", (term, float(p), float(budget_s)), lambda: _sharp_constant(term, float(p), budget_s)
-    )
+    p, budget_s = float(p), float(budget_s)  # decided with the values it is kept under
+    return kept_decision("sharp_constant", (term, p, budget_s), lambda: _sharp_constant(term, p, budget_s))
 
 
 def _sharp_constant(term: str, p: float, budget_s: float) -> dict:
@@ -370,9 +369,8 @@ def sharp_records(p_list, *, budget_s: float = 0.0, crossing_tol: float = 2e-5) 
 @functools.lru_cache(maxsize=8)
 def lemma2_crossing(lo: float = 2.75, hi: float = 2.76, *, tol: float = 2e-5) -> dict:
     """:func:`_lemma2_crossing`, kept on disk (:func:`proofs_checks.moment.kept_decision`)."""
-    return kept_decision(
-        "lemma2_crossing", (float(lo), float(hi), float(tol)), lambda: _lemma2_crossing(lo, hi, tol=tol)
-    )
+    lo, hi, tol = float(lo), float(hi), float(tol)  # decided with the values it is kept under
+    return kept_decision("lemma2_crossing", (lo, hi, tol), lambda: _lemma2_crossing(lo, hi, tol=tol))
 
 
 def _lemma2_crossing(lo: float, hi: float, *, tol: float) -> dict:
