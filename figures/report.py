@@ -690,6 +690,21 @@ def _provenance(meta: dict, pack, checks) -> list[tuple]:
         ("versions", ", ".join(f"{k} {val}" for k, val in v.items())),
         ("pack", f"{pack.name} ({pack.target})"),
         ("checks", ", ".join(checks)),
+        *_kept_row(meta.get("kept_decisions")),
+    ]
+
+
+def _kept_row(kept) -> list[tuple]:
+    """The provenance row of the deciders' decisions read back from disk (none when every one was computed)."""
+    if not isinstance(kept, dict) or not kept.get("read"):
+        return []
+    return [
+        (
+            "kept decisions",
+            f"{kept['read']} read back from {kept.get('directory')} (made earlier by the same sources, in another process "
+            f"of this run or in an earlier run; signed with the user's key), {kept.get('computed', 0)} computed; "
+            "LPTHEORY_SHARP_CACHE=0 recomputes them all",
+        )
     ]
 
 

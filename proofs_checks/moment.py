@@ -100,6 +100,7 @@ __all__ = [
     "sharp_bound",
     "RTOL",
     "kept_decision",
+    "kept_counts",
 ]
 
 X, MEAN = sp.symbols("x g", real=True)  # the random value and its mean, in phi's expressions
@@ -1066,11 +1067,24 @@ def kept_decision(kind: str, args: tuple, compute):
             # certificates count as issued here; one that does not match its own digest is not admitted, and the
             # record that carries it is refused by the gate
             _readmit_all(got)
+            _KEPT_COUNTS["read"] += 1
+            _KEPT_COUNTS["directory"] = root
             return got
     text = json.dumps({"kind": kind, "result": compute()})
+    _KEPT_COUNTS["computed"] += 1
     if path is not None:
         signed_write(path, text)
     return parse(text)
+
+
+_KEPT_COUNTS: dict = {"read": 0, "computed": 0, "directory": None}
+
+
+def kept_counts() -> dict:
+    """How many decisions :func:`kept_decision` read back from disk (``read``, and the ``directory`` of the last
+    one) and computed (``computed``) in this process so far: the provenance a report states (a decision read back
+    is one an earlier run made)."""
+    return dict(_KEPT_COUNTS)
 
 
 _VERSION = "moment-1"

@@ -333,7 +333,11 @@ def test_kept_decisions_read_back_signed_and_only_by_the_same_code(tmp_path, mon
 
     first = moment.kept_decision("test", (3.0,), compute)
     assert first == {"upper": 0.25, "inf": math.inf, "pair": [1, 2], "proved": True}  # through JSON either way
+    before = moment.kept_counts()
     assert moment.kept_decision("test", (3.0,), compute) == first and len(calls) == 1  # read back
+    after = moment.kept_counts()  # counted: the report states how many decisions an earlier run made
+    assert after["read"] == before["read"] + 1 and after["computed"] == before["computed"]
+    assert after["directory"] == str(tmp_path)
     assert moment.kept_decision("test", (4.0,), compute) == first and len(calls) == 2  # other arguments: another entry
     for f in glob.glob(str(tmp_path / "kept-*.json")):  # a forged decision: "proved" flipped, signature kept
         text = open(f).read()
@@ -452,3 +456,22 @@ def test_sharp_bound_entries_are_read_back_only_by_the_same_code(tmp_path, monke
     monkeypatch.setattr(moment, "_code_hash", lambda: "other code")
     bound()
     assert len(calls) == 2  # the code changed: computed again
+
+
+def test_the_report_states_the_kept_decisions_it_read():
+    """The report's provenance of kept decisions (cli._kept_total, figures.report._provenance): each process's
+    counts less those it held when the run began (a forked worker starts with the parent's), the row and the
+    CLI line only when some decision was read back."""
+    from figures.report import _kept_row
+    from lptheory.app.cli import _kept_total
+
+    base = {"read": 2, "computed": 5, "directory": "/k"}
+    main = {"read": 2, "computed": 6, "directory": "/k"}  # computed one itself
+    w1 = {"read": 5, "computed": 5, "directory": "/k"}  # a worker forked with base, read 3
+    w2 = {"read": 2, "computed": 7, "directory": "/k"}  # computed 2
+    tot = _kept_total(base, [main, w1, w2])
+    assert tot == {"read": 3, "computed": 3, "directory": "/k"}
+    (row,) = _kept_row(tot)
+    assert row[0] == "kept decisions" and row[1].startswith("3 read back from /k")
+    assert "LPTHEORY_SHARP_CACHE=0" in row[1]
+    assert _kept_row({"read": 0, "computed": 4, "directory": None}) == [] and _kept_row(None) == []

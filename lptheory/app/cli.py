@@ -1058,6 +1058,27 @@ def _check_config_file(path) -> None:
         raise UsageError(f"--config {path}: larger than {_MAX_REPORT_CONFIG} bytes (not a report configuration)")
 
 
+def _kept_now() -> dict:
+    """This process's counts of the deciders' kept decisions (:func:`proofs_checks.moment.kept_counts`), zeros when
+    no decider ran here (the module is not imported for it)."""
+    import sys
+
+    mod = sys.modules.get("proofs_checks.moment")
+    return mod.kept_counts() if mod is not None else {"read": 0, "computed": 0, "directory": None}
+
+
+def _kept_total(base: dict, counts: list) -> dict:
+    """The run's kept decisions: each process's counts less what it held when the run began (a forked worker
+    starts with this process's counts, ``base``)."""
+    out = {"read": 0, "computed": 0, "directory": None}
+    for c in counts:
+        for k in ("read", "computed"):
+            out[k] += c[k] - base[k]
+        if c["directory"] and c["read"] > base["read"]:
+            out["directory"] = c["directory"]
+    return out
+
+
 def _cmd_report(args) -> int:
     from figures.report import draw_figures, load_config, write_report
     from proofs_checks.packs import PackError, load
@@ -1101,9 +1122,13 @@ def _cmd_report(args) -> int:
     stage = staging(args.out)  # written aside, then moved into place file by file (never half-written)
     drawn: dict = {}  # the figures drawn by the workers that ran the checks (--jobs > 1), while others run
 
+    kept_base, kept_by_pid = _kept_now(), {}  # the deciders' decisions read back from disk (provenance)
+
     def figures_drawn(name, got):
-        drawn[name] = got[0]
-        for what, exc in got[1]:
+        figs, pid, kept = got
+        drawn[name] = figs[0]
+        kept_by_pid[pid] = kept  # a worker's counts so far (it may run several checks)
+        for what, exc in figs[1]:
             _figure_skipped(args, what, exc)  # skipped, named; the data written
 
     try:
@@ -1118,7 +1143,7 @@ def _cmd_report(args) -> int:
                     jobs=args.jobs,
                     say=say,
                     on_done=bar.done,
-                    after=lambda name, recs: draw_figures(pack, name, recs, stage),
+                    after=lambda name, recs: (draw_figures(pack, name, recs, stage), os.getpid(), _kept_now()),
                     on_after=figures_drawn,
                 )
             except BaseException as exc:  # KeyboardInterrupt, SystemExit... too: the bar is closed whatever stops it
@@ -1138,6 +1163,7 @@ def _cmd_report(args) -> int:
         {"pack": pack.target, "checks": planned, "quick": args.quick, "config": args.config},
         quick=args.quick,
     )
+    info["kept_decisions"] = kept = _kept_total(kept_base, [_kept_now(), *kept_by_pid.values()])
     res = write_report(
         stage,
         pack=pack,
@@ -1152,6 +1178,12 @@ def _cmd_report(args) -> int:
     from proofs_checks.records import is_control, status_counts_text
 
     print("verdicts: " + status_counts_text(res["claims"]))  # negative controls counted apart
+    if kept["read"]:
+        print(
+            f"kept decisions: {kept['read']} read back from {kept['directory']} (made earlier by the same sources, in "
+            f"another process of this run or in an earlier run; signed with your key), {kept['computed']} computed; "
+            "LPTHEORY_SHARP_CACHE=0 recomputes them all"
+        )
     found = [r for r in res["violated"] if not is_control(r)]
     if found:
         print("violated claims (findings about the paper; witnesses re-checked, details in the report):")
