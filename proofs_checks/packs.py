@@ -79,6 +79,7 @@ class Check:
     defaults: dict = field(default_factory=dict)
     validate: Callable | None = None  # validate(options) raises ValueError naming the flag, before any work
     parallel: bool = False  # the check uses ctx.jobs processes itself
+    heavy: bool = False  # one of the pack's longest checks: a pool starts it early (runner._pool_order)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or " " in self.name:
@@ -283,7 +284,8 @@ class Pack:
     def check(self, name: str | None = None, **options):
         """Decorator registering ``fn(ctx) -> list[Claim]`` as check ``name`` (default: the function's name).
         ``options``: those of :func:`check_options` (``title`` required; ``parallel=True``: the check spreads
-        its own work over ``ctx.jobs`` processes)."""
+        its own work over ``ctx.jobs`` processes; ``heavy=True``: one of the pack's longest checks, started early
+        in a pool)."""
         options = check_options(**options)
 
         def deco(fn):
@@ -435,14 +437,23 @@ def check_options(
     defaults=None,
     validate=None,
     parallel: bool = False,
+    heavy: bool = False,
 ) -> dict:
     """The options of a check, as both decorators (:meth:`Pack.check`, :func:`check`) take them: ``title``,
     ``description`` (default: the first line of the function's docstring), ``options`` (the option names the
     check reads from its context, e.g. ``("p",)``), ``defaults`` (their default values), ``validate``
-    (``validate(options)`` raising ValueError on a bad value) and ``parallel`` (the check spreads its own work
-    over ``ctx.jobs`` processes). A keyword outside these raises TypeError when the decorator is made."""
+    (``validate(options)`` raising ValueError on a bad value), ``parallel`` (the check spreads its own work
+    over ``ctx.jobs`` processes) and ``heavy`` (one of the pack's longest checks: a pool of ``--jobs`` workers starts
+    it right after the parallel ones, so that it does not start last and keep one worker busy while the others are
+    done; the order never changes a record). A keyword outside these raises TypeError when the decorator is made."""
     return dict(
-        title=title, description=description, options=options, defaults=defaults, validate=validate, parallel=parallel
+        title=title,
+        description=description,
+        options=options,
+        defaults=defaults,
+        validate=validate,
+        parallel=parallel,
+        heavy=heavy,
     )
 
 
@@ -450,7 +461,15 @@ def _make_check(fn, name, o: dict) -> Check:
     """The :class:`Check` both decorators register (description: the docstring's first line by default)."""
     desc = o["description"] or (fn.__doc__ or "").strip().split("\n")[0]
     return Check(
-        name, fn, o["title"], desc, tuple(o["options"]), dict(o["defaults"] or {}), o["validate"], o["parallel"]
+        name,
+        fn,
+        o["title"],
+        desc,
+        tuple(o["options"]),
+        dict(o["defaults"] or {}),
+        o["validate"],
+        o["parallel"],
+        o["heavy"],
     )
 
 

@@ -70,8 +70,11 @@ forked workers (neither is pickled)."""
 def _pool_order(pack: Pack, planned: dict) -> list[str]:
     """The order the pool starts the checks in: those that parallelize themselves first (the long searches:
     started early, they finish before the pool drains, and a token freed by another check goes to their
-    helpers), then the pack's order."""
-    return [n for n in planned if pack.checks[n].parallel] + [n for n in planned if not pack.checks[n].parallel]
+    helpers), then the heavy ones (``Check.heavy``: a long check started last keeps one worker busy while the
+    others are done), then the pack's order."""
+    first = [n for n in planned if pack.checks[n].parallel]
+    first += [n for n in planned if pack.checks[n].heavy and n not in first]
+    return first + [n for n in planned if n not in first]
 
 
 def run_checks(

@@ -144,3 +144,30 @@ def test_one_parallel_check_alone_runs_here_under_the_budget(tmp_path):
     assert got["searches"][0]["empirical"] == sum(t * t for t in range(6))
     assert len(iv) == 6 and 2 <= _most_at_once(iv) <= 3
     assert os.getpid() in {int(n.split("-")[1]) for *_, n in iv}  # this process took its share
+
+
+def test_the_pool_starts_parallel_then_heavy_checks_first(tmp_path):
+    """The pool's order (runner._pool_order): the checks that parallelize themselves, then the heavy ones (a long
+    check started last keeps one worker busy while the others are done), then the pack's order; the Stacey pack
+    marks its acceleration and sharper checks heavy. A bad ``heavy=`` keyword is refused like any other."""
+    from proofs_checks import runner
+
+    f = tmp_path / "claims.py"
+    f.write_text(
+        "from proofs_checks.api import ClaimSpec, Pack, value_claim\n"
+        "PACK = Pack('order', title='t')\n"
+        "S = ClaimSpec(id='c', statement='s', source='here')\n"
+        + "".join(
+            f"@PACK.check(title='{n}', parallel={n == 'd'}, heavy={n in 'bc'})\n"
+            f"def {n}(ctx):\n    return [value_claim(S, 1.0, 2.0, {{'p': 3.0}})]\n"
+            for n in "abcde"
+        )
+    )
+    pack = load(str(f))
+    assert runner._pool_order(pack, plan(pack)) == ["d", "b", "c", "a", "e"]
+    assert runner._pool_order(pack, plan(pack, ["a", "c", "e"])) == ["c", "a", "e"]
+    stacey = load("stacey")
+    assert {n for n, c in stacey.checks.items() if c.heavy} == {"acceleration", "sharper"}
+    assert runner._pool_order(stacey, plan(stacey))[:4] == ["lemmas", "corrections", "acceleration", "sharper"]
+    recs, _ = run_checks(pack, plan(pack), seed=0, quick=False, jobs=2)  # every check runs, whatever the order
+    assert list(recs) == list("abcde")

@@ -140,6 +140,7 @@ _check(
     description="eq. (1): the acceleration exponent (p+2)/p, the Guzman-Nemirovski lower bound, and where Stacey "
     "stands",
     p=([2.0, 3.0, 4.0, 6.0], False),
+    heavy=True,  # the longest check with its figures (~18 s of a ~75 s CPU report): started early in a pool
 )
 
 
@@ -154,6 +155,7 @@ _check(
     "the paper's 2) and Lemma 2 (thm1.B2.sharp: C*(p) = 1/(p-1) exactly below p ~ 2.7518, larger above); the "
     "coefficient 1 searched adversarially at p = 2.5 ... 1000 as a cross-check (issue 35)",
     p=((2.05, 2.5, 3.0, 4.0, 8.0, 16.0, 50.0), False),
+    heavy=True,  # its exponent search (~7 s; ~20 s when its decisions are not kept)
 )
 
 
