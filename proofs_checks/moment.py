@@ -960,9 +960,11 @@ def _code_hash() -> str:
             for name in sorted(files):
                 if name.endswith(".py"):
                     path = os.path.join(d, name)
-                    h.update(os.path.relpath(path, root).encode())
                     with open(path, "rb") as fh:
-                        h.update(fh.read())
+                        body = fh.read()
+                    name_b = os.path.relpath(path, root).encode()
+                    # lengths first: no two (name, content) sequences give the same bytes
+                    h.update(b"%d:%d:" % (len(name_b), len(body)) + name_b + body)
     return h.hexdigest()
 
 
