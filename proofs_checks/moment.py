@@ -895,11 +895,7 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
     None (default): always computed."""
     if cache is None:
         return _sharp_bound(phi, normaliser, support, constraints, **kw)
-    import hashlib
     import json
-    import os
-
-    from lptheory import config
 
     from .disk_cache import signed_read, signed_write
 
@@ -919,11 +915,8 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
             _code_hash(),  # the kept decisions built on this result are keyed by it too (kept_decision)
         ]
     )
-    env = config.raw("LPTHEORY_SHARP_CACHE")
-    path = None
-    if env != "0":
-        root = env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sharp-constants")
-        path = os.path.join(root, hashlib.sha256(key.encode()).hexdigest() + ".json")
+    root, path = _entry_path("", key)
+    if path is not None:
         text = signed_read(path)
         if text is not None:
             try:
@@ -938,6 +931,22 @@ def sharp_bound(phi, normaliser="tau", support=(-1.0, 1.0), constraints=None, *,
         d.pop("gap", None)
         signed_write(path, json.dumps(d, default=float))
     return r
+
+
+def _entry_path(prefix: str, key: str):
+    """``(directory, path)`` of the entry keyed by ``key`` under ``$LPTHEORY_SHARP_CACHE`` (default
+    ``~/.cache/lptheory/sharp-constants``; file ``prefix`` + sha256(key) + ``.json``), ``(None, None)`` when the
+    switch is ``0``: where :func:`sharp_bound` and :func:`kept_decision` keep their results."""
+    import hashlib
+    import os
+
+    from lptheory import config
+
+    env = config.raw("LPTHEORY_SHARP_CACHE")
+    if env == "0":
+        return None, None
+    root = env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sharp-constants")
+    return root, os.path.join(root, prefix + hashlib.sha256(key.encode()).hexdigest() + ".json")
 
 
 _KEPT_VERSION = "kept-1"
@@ -1024,9 +1033,7 @@ def kept_decision(kind: str, args: tuple, compute):
 
     Callers: files of :data:`proofs_checks.certificates.DECIDER_FILES` only (the re-admission is theirs); ``args``
     plain str, int, float, bool or None (TypeError otherwise), the values ``compute`` decides with."""
-    import hashlib
     import json
-    import os
     import platform
 
     import numpy
@@ -1043,8 +1050,6 @@ def kept_decision(kind: str, args: tuple, compute):
         # decision under another decision's key; the caller computes with exactly these values
         raise TypeError(f"kept_decision({kind!r}): args must be plain str, int, float, bool or None, got {args!r}")
 
-    from lptheory import config
-
     from .disk_cache import load_signed, signed_write
 
     def parse(text):
@@ -1058,11 +1063,8 @@ def kept_decision(kind: str, args: tuple, compute):
         + [m.__version__ for m in (mpmath, sp, numpy, scipy)]
         + [_flint_version(), platform.python_version(), mpmath.libmp.BACKEND]
     )
-    env = config.raw("LPTHEORY_SHARP_CACHE")
-    path = None
-    if env != "0" and not _users_code_loaded():
-        root = env or os.path.join(os.path.expanduser("~"), ".cache", "lptheory", "sharp-constants")
-        path = os.path.join(root, "kept-" + hashlib.sha256(key.encode()).hexdigest() + ".json")
+    root, path = (None, None) if _users_code_loaded() else _entry_path("kept-", key)
+    if path is not None:
         got = load_signed(path, parse, what=f"sharp-constants cache entry ({kind})")
         if got is not None:
             # the same decision by the same code in an earlier run (signed, keyed by the sources' hash): its

@@ -451,6 +451,25 @@ def _arb_a(num, p):
     return num.arb(1) / (num.exact(sp.Rational(p)) - 1)
 
 
+def _f1a_parts(b, num, p):
+    """Face F1a's enclosures on the box ``b`` (:func:`two_point_faces`): ``(sqrt(t (1 - t)), g D(l, g) lo, hi,
+    g D(g, 1) lo, hi)`` with g = l + (1 - l) t and D the divided differences of the concave x^a on [0, 1], by the
+    slopes at their ends and the chord from 0 (g D(l, g) <= g^a); B combines them as D(l, g) - D(g, 1), B2 as the
+    sum."""
+    aa, arb = _arb_a(num, p), num.arb
+    L, T = b["l"], b["t"]
+    Gb = L + (1 - L) * T
+    glo, ghi = max(Gb.lower(), L.lower(), arb(0)), min(Gb.upper(), arb(1))
+    llo = L.lower()
+    d1hi = _pw(ghi, aa) if ghi > 0 else arb(0)  # g D(l, g) <= g^a (the chord from 0)
+    if llo > 0:
+        d1hi = min(d1hi, ghi * aa * _pw(llo, aa - 1))
+    d1lo = glo * aa * _pw(ghi, aa - 1) if ghi > 0 else arb(0)
+    d2lo = glo * aa
+    d2hi = ghi * (min(arb(1), aa * _pw(glo, aa - 1)) if glo > 0 else arb(1))
+    return (T * (1 - T)).nonnegative_part().sqrt(), d1lo, d1hi, d2lo, d2hi
+
+
 def two_point_faces(term: str, p: float, corner: float | None = None) -> list:
     r"""The ratio E phi / sd of ``term`` over the two-point laws that the outer supremum needs, as faces of
     (``name``, ``expr``, ``box``, ``range_form``) for :func:`proofs_checks.bnb.enclose_max`.
@@ -483,19 +502,8 @@ def two_point_faces(term: str, p: float, corner: float | None = None) -> list:
         G = lv + (1 - lv) * tv
         e1 = G * sp.sqrt(tv * (1 - tv)) * ((G**a - lv**a) / ((1 - lv) * tv) - (1 - G**a) / ((1 - lv) * (1 - tv)))
 
-        def rf1(b, num):
-            aa, arb = _arb_a(num, p), num.arb
-            L, T = b["l"], b["t"]
-            Gb = L + (1 - L) * T
-            glo, ghi = max(Gb.lower(), L.lower(), arb(0)), min(Gb.upper(), arb(1))
-            llo = L.lower()
-            d1hi = _pw(ghi, aa) if ghi > 0 else arb(0)  # g D(l, g) <= g^a (the chord from 0)
-            if llo > 0:
-                d1hi = min(d1hi, ghi * aa * _pw(llo, aa - 1))
-            d1lo = glo * aa * _pw(ghi, aa - 1) if ghi > 0 else arb(0)
-            d2lo = glo * aa
-            d2hi = ghi * (min(arb(1), aa * _pw(glo, aa - 1)) if glo > 0 else arb(1))
-            s_ = (T * (1 - T)).nonnegative_part().sqrt()
+        def rf1(b, num):  # g sqrt(t (1 - t)) (D(l, g) - D(g, 1))
+            s_, d1lo, d1hi, d2lo, d2hi = _f1a_parts(b, num, p)
             return s_ * num.hull(d1lo - d2hi, d1hi - d2lo)
 
         out.append(("F1a: x_r = 1, x_l = l in [0, 1], weight t on 1", e1, {"l": (0.0, 1.0), "t": (0.0, 1.0)}, rf1))
@@ -565,18 +573,7 @@ def two_point_faces(term: str, p: float, corner: float | None = None) -> list:
         e1 = G * sp.sqrt(tv * (1 - tv)) * ((G**a - lv**a) / ((1 - lv) * tv) + (1 - G**a) / ((1 - lv) * (1 - tv)))
 
         def rf1(b, num):  # g sqrt(t (1 - t)) (D(l, g) + D(g, 1))
-            aa, arb = _arb_a(num, p), num.arb
-            L, T = b["l"], b["t"]
-            Gb = L + (1 - L) * T
-            glo, ghi = max(Gb.lower(), L.lower(), arb(0)), min(Gb.upper(), arb(1))
-            llo = L.lower()
-            d1hi = _pw(ghi, aa) if ghi > 0 else arb(0)
-            if llo > 0:
-                d1hi = min(d1hi, ghi * aa * _pw(llo, aa - 1))
-            d1lo = glo * aa * _pw(ghi, aa - 1) if ghi > 0 else arb(0)
-            d2lo = glo * aa
-            d2hi = ghi * (min(arb(1), aa * _pw(glo, aa - 1)) if glo > 0 else arb(1))
-            s_ = (T * (1 - T)).nonnegative_part().sqrt()
+            s_, d1lo, d1hi, d2lo, d2hi = _f1a_parts(b, num, p)
             return s_ * num.hull(d1lo + d2lo, d1hi + d2hi)
 
         lmax = 1.0 if corner is None else 1.0 - corner
