@@ -548,20 +548,23 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None):
         batch = [insts[n] for n in grp]
         for m in ("stacey-p2", "stacey-pp"):
             configs = _tune_grid(batch[0])
-            best = {n: (math.inf, configs[0], None) for n in grp}
+            best = {n: (math.inf, 0) for n in grp}
             runs = []
+            # the tuning runs stop at the tuning horizon (a horizon-free method's gaps up to it are the bits
+            # of a longer run); the chosen configuration alone then runs to the largest T
             for i in range(0, len(configs), CONFIG_BLOCK):
-                runs += run_configs(m, p, batch, grid, seed, configs[i : i + CONFIG_BLOCK])
-            for h, rows in zip(configs, runs):
+                runs += run_configs(m, p, batch, grid[: at + 1], seed, configs[i : i + CONFIG_BLOCK])
+            for c, rows in enumerate(runs):
                 for n, gs in zip(grp, rows):
-                    if gs[at] < best[n][0]:
-                        best[n] = (gs[at], h, gs)
+                    if gs[at] < best[n][0]:  # ties keep the first (no configuration beat inf: the first, as _tune)
+                        best[n] = (gs[at], c)
+            by_config: dict = {}
             for n in grp:
-                _, h, gs = best[n]
-                if gs is None:  # no configuration beat inf: the first one, as _tune picks it
-                    gs = run_rows(m, p, [insts[n]], grid, seed, h)[0]
-                tuned[n][m] = (h, len(configs))
-                series[n][m] = gs
+                by_config.setdefault(best[n][1], []).append(n)
+            for c, members in by_config.items():
+                for n, gs in zip(members, run_rows(m, p, [insts[n] for n in members], grid, seed, configs[c])):
+                    tuned[n][m] = (configs[c], len(configs))
+                    series[n][m] = gs
         for m in ("steepest-lp", "gd-euclidean", "heavy-ball"):
             for n, gs in zip(grp, run_rows(m, p, batch, grid, seed)):
                 series[n][m] = gs
