@@ -37,6 +37,27 @@ def accelerated_bound(L: float, R_hat: float, T: int, p: float) -> float:
     return 2.0 ** ((3 * p - 4) / p) * L * R_hat**2 * T ** ((p - 2) / p) / (T * (T + 1))
 
 
+def coupling_update(theta, grad, z, y, v, x0, s, buf, a_k, k: int, p: float) -> None:
+    """Step k of :class:`AcceleratedLp` (linear coupling, Nemirovskii & Nesterov 1985; Diakonikolas & Guzman
+    2024) in place on numpy float64 arrays of one shape: z += a_k grad; v = x_0 - s_p(z); y = (1 - tau_k) y +
+    tau_k v; theta = (1 - tau_{k+1}) y + tau_{k+1} v, tau_k = 2/(k+1). ``s`` and ``buf`` are work arrays.
+    ``a_k`` is the float c k, or a column of them (one per row: rows of different horizons stepped together,
+    each with the bits of its own run). The one implementation of the in-place update."""
+    tau = 2.0 / (k + 1)
+    np.multiply(grad, a_k, out=buf)
+    np.add(z, buf, out=z)  # z_k = z_{k-1} + a_k grad f(x_k)
+    with np.errstate(divide="ignore"):
+        s = _kernels.steepest(np, z, p, s, buf)  # s_p(z_k) = sgn(z_k)|z_k|^{1/(p-1)}
+    np.subtract(x0, s, out=v)  # v_k = x_0 - s_p(z_k)
+    np.multiply(y, 1.0 - tau, out=y)
+    np.multiply(v, tau, out=buf)
+    np.add(y, buf, out=y)  # y_k = (1 - tau_k) y_{k-1} + tau_k v_k
+    tau_next = 2.0 / (k + 2)
+    np.multiply(y, 1.0 - tau_next, out=theta)
+    np.multiply(v, tau_next, out=buf)
+    np.add(theta, buf, out=theta)  # x_{k+1} = (1 - tau_{k+1}) y_k + tau_{k+1} v_k
+
+
 @dataclass(frozen=True)
 class AcceleratedLp(Optimizer):
     """Linear coupling with the l_p^p mirror map (Nemirovskii & Nesterov 1985; Diakonikolas & Guzman 2024).
@@ -117,20 +138,7 @@ class AcceleratedLp(Optimizer):
             work = (np.empty(shape), np.empty(shape))
         s, buf = work
         k = state["step"] + 1
-        a_k = self.c * k
-        tau = 2.0 / (k + 1)
-        np.multiply(grad, a_k, out=buf)
-        np.add(z, buf, out=z)  # z_k = z_{k-1} + a_k grad f(x_k)
-        with np.errstate(divide="ignore"):
-            s = _kernels.steepest(np, z, self.p, s, buf)  # s_p(z_k) = sgn(z_k)|z_k|^{1/(p-1)}
-        np.subtract(x0, s, out=v)  # v_k = x_0 - s_p(z_k)
-        np.multiply(y, 1.0 - tau, out=y)
-        np.multiply(v, tau, out=buf)
-        np.add(y, buf, out=y)  # y_k = (1 - tau_k) y_{k-1} + tau_k v_k
-        tau_next = 2.0 / (k + 2)
-        np.multiply(y, 1.0 - tau_next, out=theta)
-        np.multiply(v, tau_next, out=buf)
-        np.add(theta, buf, out=theta)  # x_{k+1} = (1 - tau_{k+1}) y_k + tau_{k+1} v_k
+        coupling_update(theta, grad, z, y, v, x0, s, buf, self.c * k, k, self.p)
         return theta, {"step": k, "x0": x0, "y": y, "v": v, "z": z, "_work": work}
 
     def output(self, theta, state):

@@ -312,6 +312,22 @@ def test_batched_rows_give_each_instance_the_bits_of_its_own_runs(method):
         ACC.run_rows("accelerated-lp", 3.0, insts, grid)
 
 
+@pytest.mark.parametrize("p", [2.0, 3.0])
+def test_horizon_rows_give_the_bits_of_separate_runs(p):
+    # every (instance, T) of a horizon-dependent method as rows of one run per doubling band, each row stopped
+    # at its own T: the gaps of the runs one by one (rows ordered wrongly, or a row stepped once too often or
+    # too rarely, would change the bits)
+    grid, names = [8, 10, 11, 16, 20, 32], list(ACC.FIXED)
+    for m in ("accelerated-lp", "agd-euclidean"):
+        got = ACC._horizon_gaps(m, p, names, grid, 0)
+        assert got == {n: [ACC.run_method(m, p, n, T, 0) for T in grid] for n in names}
+    inst = ACC.INSTANCES[names[0]](p, 8, 0)
+    with pytest.raises(ValueError, match="non-increasing"):
+        ACC._HorizonRows([ACC._make("accelerated-lp", p, inst, T) for T in (8, 16)])
+    with pytest.raises(ValueError, match="AcceleratedLp"):
+        ACC._HorizonRows([ACC._make("steepest-lp", p, inst, 8)])
+
+
 def test_fixed_gaps_equal_separate_runs_and_tuning():
     grid = [8, 16]
     names = list(ACC.FIXED)

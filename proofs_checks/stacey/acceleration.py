@@ -63,7 +63,7 @@ import time
 import numpy as np
 import sympy as sp
 
-from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound
+from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound, coupling_update
 from lptheory.geometry import lp_norm
 from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP, deferred_nonfinite
 from lptheory.simulate import Observer, exact_oracle, simulate
@@ -525,6 +525,126 @@ def run_configs(method, p, insts, grid, seed, hypers) -> list[list[list[float]]]
     return [gaps[j * k : (j + 1) * k] for j in range(len(hypers))]
 
 
+class _HorizonRows(Optimizer):
+    """Runs of a horizon-dependent :class:`AcceleratedLp` at several horizons as the rows of one run: row r
+    is the run of horizon T_r (rows ordered by non-increasing T), stepped with its own c while k <= T_r and
+    left untouched after, so that at the last step every row holds its own run's output y_{T_r}. Each
+    running row gets the operations of its own run (:func:`lptheory.accelerated.coupling_update` on the
+    prefix of rows still running, a_k = c_r k per row): the same bits."""
+
+    name = "horizon-rows"
+
+    def __init__(self, optimizers):
+        self.optimizers = list(optimizers)
+        if any(not isinstance(o, AcceleratedLp) or o.radius is not None for o in self.optimizers):
+            raise ValueError("_HorizonRows: AcceleratedLp rows without a radius")
+        Ts = [o.T for o in self.optimizers]
+        if len({o.p for o in self.optimizers}) != 1 or Ts != sorted(Ts, reverse=True):
+            raise ValueError("_HorizonRows: one p, rows in non-increasing horizon")
+        self.p = self.optimizers[0].p
+        self.Ts = np.asarray(Ts, dtype=np.int64)
+        self.cs = np.asarray([o.c for o in self.optimizers], dtype=np.float64)
+
+    def running(self, k: int) -> int:
+        """How many rows take step k (the first ones: those with T_r >= k)."""
+        return int(np.count_nonzero(self.Ts >= k))
+
+    def init(self, theta):
+        theta = np.asarray(theta, dtype=np.float64)
+        return {
+            "step": 0,
+            "x0": theta * 1.0,
+            "y": theta * 1.0,
+            "v": theta * 1.0,
+            "z": np.zeros_like(theta),
+            "_work": (np.empty_like(theta), np.empty_like(theta)),
+        }
+
+    def step(self, theta, grad, state, *, donate: bool = False):
+        if not donate:
+            theta = theta.copy()
+        k = state["step"] + 1
+        n = self.running(k)
+        if n:
+            st, (s, buf) = state, state["_work"]
+            a_k = (self.cs[:n] * k)[:, None]  # each row's float c * k, as AcceleratedLp.step computes it
+            rows = [a[:n] for a in (theta, grad, st["z"], st["y"], st["v"], st["x0"], s, buf)]
+            coupling_update(*rows, a_k, k, self.p)
+        return theta, {**state, "step": k}
+
+    def output(self, theta, state):
+        return state["y"]
+
+
+def _horizon_run(method, p, insts, rows, seed, final):
+    """One simulator run of :func:`_horizon_gaps` over ``rows`` ((T, instance), non-increasing T): the
+    normalized gap of each row's run at its own last step into ``final[(instance, T)]``."""
+    opts = [_make(method, p, insts[n], T) for T, n in rows]
+    H = np.stack([insts[n]["problem"].h for _, n in rows])
+    C = np.stack([insts[n]["problem"].c for _, n in rows])
+    opt = _HorizonRows(opts)
+    gbuf = np.zeros_like(C)
+
+    def oracle(theta, t, rngs):  # step t + 1: the running rows' gradients h * (x - c) (SpectralDiagonal.grad)
+        n = opt.running(t + 1)
+        np.subtract(theta[:n], C[:n], out=gbuf[:n])
+        np.multiply(H[:n], gbuf[:n], out=gbuf[:n])
+        return gbuf
+
+    T_max = rows[0][0]
+
+    class _Final(Observer):
+        name = "horizon-gaps"
+
+        def on_record(self, v):
+            if v.t != T_max:
+                return {}
+            y = np.asarray(v.point, dtype=np.float64)
+            for r, (T, n) in enumerate(rows):  # as _FinalGap at the run's own last step
+                inst = insts[n]
+                if not np.all(np.isfinite(y[r])):
+                    final[(n, T)] = math.inf
+                    continue
+                gap = float(inst["problem"].f(y[r])) - inst["f_star"]
+                final[(n, T)] = float(gap) / (inst["L"] * inst["R"] ** 2)
+            return {}
+
+    simulate(
+        opt,
+        _RowStack([insts[n]["problem"] for _, n in rows]),
+        oracle,
+        T_max,
+        len(rows),
+        seed,
+        record_every=T_max,
+        theta0=np.stack([np.asarray(insts[n]["x0"], dtype=np.float64) for _, n in rows]),
+        observers=[_Final()],
+        default_metrics=False,
+        on_nonfinite="record",
+    )
+
+
+def _horizon_gaps(method, p, names, grid, seed):
+    """{instance: [run_method(method, p, instance, T, seed) for T in grid]} for a horizon-dependent method
+    (``accelerated-lp``, ``agd-euclidean``) on fixed diagonal instances (:class:`SpectralDiagonal`), from one
+    simulator run over one row per (instance, T) (:class:`_HorizonRows`): the bits of the separate runs.
+    None when the instances are not of that kind (the caller then runs them one by one)."""
+    from synthetic.hard_instance import SpectralDiagonal
+
+    insts = {n: INSTANCES[n](p, grid[-1], seed) for n in names}
+    if any(type(i["problem"]) is not SpectralDiagonal or i["final"] or i.get("ball") for i in insts.values()):
+        return None
+    final = {}
+    # one run per doubling band of horizons (T in (2^(j-1), 2^j]): the rows that have stopped stay in the
+    # simulator's per-step checks until the run ends, at most half of them
+    bands: dict = {}
+    for T in sorted(set(grid), reverse=True):
+        bands.setdefault((T - 1).bit_length(), []).extend((T, n) for n in names)
+    for rows in bands.values():
+        _horizon_run(method, p, insts, rows, seed, final)
+    return {n: [final[(n, T)] for T in grid] for n in names}
+
+
 CONFIG_BLOCK = 4
 """Configurations per run in :func:`_fixed_gaps` (:func:`run_configs`): 4 x 2 rows of 4096 keep a step's
 arrays near the L2 cache; all 16 in one run (32 rows) measured slower on a loaded machine (CPU of the fixed
@@ -568,6 +688,11 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None):
         for m in ("steepest-lp", "gd-euclidean", "heavy-ball"):
             for n, gs in zip(grp, run_rows(m, p, batch, grid, seed)):
                 series[n][m] = gs
+    for m in METHODS:  # the horizon-dependent methods: one run over every (instance, T)
+        if m not in series[names[0]]:
+            got = _horizon_gaps(m, p, names, grid, seed)
+            for n in names if got is not None else ():
+                series[n][m] = got[n]
     out = {}
     for n in names:
         gaps = {}
