@@ -48,13 +48,14 @@ def save(fig, stem, dpi: int = 130) -> list[str]:
     width (e.g. a colour bar, a panel spanning cells)."""
     import matplotlib as mpl
 
+    extents = {}  # the figure's text extents, for both layouts (the phone's measures the same texts again)
     try:
-        with _old_objects_left_alone(), _ticks_computed_once():
+        with _old_objects_left_alone(), _ticks_computed_once(extents):
             paths = [f"{stem}.png", f"{stem}.svg"]
             bbox = _write(fig, paths, dpi, mpl)
         if bbox.width > NARROW_WIDTH_IN * 1.15 and narrow_layout(fig):
-            # memos of their own: the narrow layout changed formatters and texts
-            with _old_objects_left_alone(), _ticks_computed_once():
+            # tick memos of their own: the narrow layout changed formatters and texts
+            with _old_objects_left_alone(), _ticks_computed_once(extents):
                 paths += _write_narrow(fig, f"{stem}.narrow.png", dpi, mpl)
     finally:
         plt.close(fig)
@@ -316,7 +317,13 @@ class _ticks_computed_once:
     state instead of at every layout pass, tight-box query and draw (matplotlib recomputes them there ~15
     times per axis and figure). The state is everything the computation reads: the view interval, the tick
     space (axis length over font size), the locators and formatters and their settings; equal state,
-    equal ticks, so the figures are the same (checked: the PNG files are byte-identical)."""
+    equal ticks, so the figures are the same (checked: the PNG files are byte-identical).
+
+    ``extents``: the memo of text extents to use (a dict; one of its own by default), e.g. one for both
+    layouts of a figure."""
+
+    def __init__(self, extents: dict | None = None):
+        self.extents = {} if extents is None else extents
 
     def __enter__(self):
         from matplotlib.axis import Axis
@@ -381,12 +388,12 @@ class _ticks_computed_once:
             return list(a), list(b)
 
         Axis._get_ticklabel_bboxes = ticklabel_bboxes
-        # text extents shared by the Agg renderers of one save (the layout's, then the PNG's, which savefig
-        # makes anew at the cropped size), and math layouts shared by all parsers of a kind for the whole
-        # process: matplotlib keeps them per renderer (parser) instance, in a cache of 50 parses, so each
-        # string was measured, and each math string parsed, once per renderer and figure (57 distinct math
-        # parses in a report, 163 made); they depend only on the string, the font properties, the dpi, the
-        # antialiasing, hinting and mathtext settings, not on the renderer
+        # text extents shared by the Agg renderers of one figure (the layout's, then the PNG's, which savefig
+        # makes anew at the cropped size; then the phone layout's), and math layouts shared by all parsers of a
+        # kind for the whole process: matplotlib keeps them per renderer (parser) instance, in a cache of 50
+        # parses, so each string was measured, and each math string parsed, once per renderer and figure (57
+        # distinct math parses in a report, 163 made); they depend only on the string, the font properties,
+        # the dpi, the antialiasing, hinting and mathtext settings, not on the renderer (nor on the layout)
         import matplotlib as mpl
         import matplotlib.mathtext as mmath
         import matplotlib.text as mtext
@@ -394,7 +401,7 @@ class _ticks_computed_once:
 
         self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
         self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
-        orig_metrics_fn, orig_parse, extents = self.orig_metrics_fn, self.orig_parse, {}
+        orig_metrics_fn, orig_parse, extents = self.orig_metrics_fn, self.orig_parse, self.extents
 
         def metrics_function(renderer, *args):
             if type(renderer) is not RendererAgg or args:
@@ -403,8 +410,9 @@ class _ticks_computed_once:
             def metrics(text, fontprop, ismath, dpi):
                 key = (text, fontprop, ismath, dpi, renderer.dpi)
                 got = extents.get(key)
-                if got is None:
-                    got = extents[key] = renderer.get_text_width_height_descent(text, fontprop, ismath)
+                if got is None:  # kept under a copy of the font properties: a Text may change its own later
+                    got = renderer.get_text_width_height_descent(text, fontprop, ismath)
+                    extents[(text, fontprop.copy(), ismath, dpi, renderer.dpi)] = got
                 return got
 
             return metrics

@@ -23,6 +23,9 @@ def _figure():
 
 
 class _Noop:
+    def __init__(self, *args):
+        pass
+
     def __enter__(self):
         return self
 
