@@ -24,6 +24,7 @@ def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[
     the figure and the check; its partial files are removed) and the other figures are still drawn; without it
     the exception propagates."""
     from .generic import plot_rates, plot_ratios
+    from .style import _old_objects_left_alone
 
     os.makedirs(out_dir, exist_ok=True)
     try:
@@ -42,15 +43,16 @@ def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[
             (f"{check}_rates", plot_rates),
         ]
     paths = []
-    for stem, fn in todo:
-        base = os.path.join(out_dir, stem)
-        try:
-            paths += fn(records, base)
-        except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
-            if on_error is None:
-                raise
-            for ext in (".png", ".svg", ".narrow.png"):  # what the figure wrote before it failed
-                if os.path.exists(base + ext):
-                    os.remove(base + ext)
-            on_error(f"figure {stem} of check {check}", exc)
+    with _old_objects_left_alone():  # the collector leaves the process's older objects alone meanwhile
+        for stem, fn in todo:
+            base = os.path.join(out_dir, stem)
+            try:
+                paths += fn(records, base)
+            except Exception as exc:  # noqa: BLE001 -- a figure is never worth the data: skipped, named
+                if on_error is None:
+                    raise
+                for ext in (".png", ".svg", ".narrow.png"):  # what the figure wrote before it failed
+                    if os.path.exists(base + ext):
+                        os.remove(base + ext)
+                on_error(f"figure {stem} of check {check}", exc)
     return paths

@@ -48,12 +48,14 @@ def save(fig, stem, dpi: int = 130) -> list[str]:
     width (e.g. a colour bar, a panel spanning cells)."""
     import matplotlib as mpl
 
+    extents = {}  # the figure's text extents, for both layouts (the phone's measures the same texts again)
     try:
-        with _ticks_computed_once():
+        with _old_objects_left_alone(), _ticks_computed_once(extents):
             paths = [f"{stem}.png", f"{stem}.svg"]
             bbox = _write(fig, paths, dpi, mpl)
         if bbox.width > NARROW_WIDTH_IN * 1.15 and narrow_layout(fig):
-            with _ticks_computed_once():  # memos of their own: the narrow layout changed formatters and texts
+            # tick memos of their own: the narrow layout changed formatters and texts
+            with _old_objects_left_alone(), _ticks_computed_once(extents):
                 paths += _write_narrow(fig, f"{stem}.narrow.png", dpi, mpl)
     finally:
         plt.close(fig)
@@ -66,6 +68,14 @@ NARROW_MIN_AXES = 0.35  # the narrowest panel of a narrow layout, as a fraction 
 
 def _write(fig, paths, dpi, mpl):
     """Lay ``fig`` out once at ``dpi`` and write it to ``paths`` cropped to its tight box; returns the box."""
+    bbox = _lay_out(fig, dpi, mpl)
+    _write_laid_out(fig, paths, dpi, bbox, mpl)
+    return bbox
+
+
+def _lay_out(fig, dpi, mpl):
+    """Lay ``fig`` out once at ``dpi`` (its layout engine, or a dry draw where it has none); returns its tight
+    box, padded as savefig pads it."""
     orig_dpi = fig.dpi
     try:
         fig.set_dpi(dpi)
@@ -74,9 +84,13 @@ def _write(fig, paths, dpi, mpl):
             engine.execute(fig)
         else:  # ... or a dry draw where there is none (what savefig's tight box does)
             fig.draw_without_rendering()
-        bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
+        return fig.get_tightbbox(fig.canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
     finally:
         fig.set_dpi(orig_dpi)
+
+
+def _write_laid_out(fig, paths, dpi, bbox, mpl) -> None:
+    """Write ``fig``, laid out by :func:`_lay_out`, to ``paths`` cropped to ``bbox``."""
     # no layout engine while saving: the positions just computed are kept, and savefig makes no dry draw
     # (the rc setting too: savefig restores the engine it found through set_layout_engine, which would
     # otherwise bring the constrained layout back after the first file)
@@ -84,22 +98,24 @@ def _write(fig, paths, dpi, mpl):
         fig.set_layout_engine(None)
         for path in paths:
             fig.savefig(path, dpi=dpi, bbox_inches=bbox)
-    return bbox
 
 
 def _write_narrow(fig, path, dpi, mpl) -> list[str]:
     """Write ``fig``, re-laid by :func:`narrow_layout`, to ``path``: ``[path]``, or ``[]`` (no file) where the
-    layout does not fit the phone's width or leaves a panel narrower than :data:`NARROW_MIN_AXES`."""
+    layout does not fit the phone's width or leaves a panel narrower than :data:`NARROW_MIN_AXES`. Both are
+    read from the layout, so a refused layout is never drawn (savefig keeps the positions the layout set)."""
     import os
     import warnings
 
     fig.set_layout_engine("constrained")
     with warnings.catch_warnings():  # a layout that collapses is refused below, not reported
         warnings.simplefilter("ignore", UserWarning)
-        box = _write(fig, [path], dpi, mpl)
-    if box.width <= NARROW_WIDTH_IN * 1.25 and _panels_wide_enough(fig):
-        return [path]
-    os.remove(path)  # the page shows the wide figure, scrolling in its box
+        box = _lay_out(fig, dpi, mpl)
+        if box.width <= NARROW_WIDTH_IN * 1.25 and _panels_wide_enough(fig):
+            _write_laid_out(fig, [path], dpi, box, mpl)
+            return [path]
+    if os.path.exists(path):  # an earlier run's: the page shows the wide figure, scrolling in its box
+        os.remove(path)
     return []
 
 
@@ -244,6 +260,42 @@ def narrow_layout(fig) -> bool:
     return True
 
 
+_GC_LOCK = threading.Lock()
+_GC_STATE = {"depth": 0, "froze": False}
+
+
+class _old_objects_left_alone:
+    """While figures are drawn, the objects that existed before are left out of the garbage collector's passes
+    (:func:`gc.freeze`), which then go through what the drawing made only. Drawing makes many objects (ticks,
+    texts, paths), so the collector ran its full pass a few times per report, each over the whole heap of the
+    process (the checks' records and caches: ~1.2 s of the serial report's ~10.6 s of figures); afterwards
+    the frozen objects go back to the oldest generation (:func:`gc.unfreeze`). A collection decides only
+    when memory is freed, never what is drawn: the files are the same. Nested uses (figures_for around save)
+    and threads freeze once, the outermost exit unfreezes; where something else froze objects
+    (``gc.get_freeze_count() > 0``) it does nothing, so theirs stay frozen."""
+
+    def __enter__(self):
+        import gc
+
+        with _GC_LOCK:
+            if _GC_STATE["depth"] == 0:
+                _GC_STATE["froze"] = gc.get_freeze_count() == 0
+                if _GC_STATE["froze"]:
+                    gc.freeze()
+            _GC_STATE["depth"] += 1
+        return self
+
+    def __exit__(self, *exc):
+        import gc
+
+        with _GC_LOCK:
+            _GC_STATE["depth"] -= 1
+            if _GC_STATE["depth"] == 0 and _GC_STATE["froze"]:
+                _GC_STATE["froze"] = False
+                gc.unfreeze()
+        return False
+
+
 _PATCH_LOCK = threading.Lock()
 _MATH_PARSES: dict = {}  # (parser kind, string, dpi, font, antialiased, hinting, mathtext rc) -> parse
 _MATHTEXT_RC = (
@@ -265,7 +317,13 @@ class _ticks_computed_once:
     state instead of at every layout pass, tight-box query and draw (matplotlib recomputes them there ~15
     times per axis and figure). The state is everything the computation reads: the view interval, the tick
     space (axis length over font size), the locators and formatters and their settings; equal state,
-    equal ticks, so the figures are the same (checked: the PNG files are byte-identical)."""
+    equal ticks, so the figures are the same (checked: the PNG files are byte-identical).
+
+    ``extents``: the memo of text extents to use (a dict; one of its own by default), e.g. one for both
+    layouts of a figure."""
+
+    def __init__(self, extents: dict | None = None):
+        self.extents = {} if extents is None else extents
 
     def __enter__(self):
         from matplotlib.axis import Axis
@@ -330,12 +388,12 @@ class _ticks_computed_once:
             return list(a), list(b)
 
         Axis._get_ticklabel_bboxes = ticklabel_bboxes
-        # text extents shared by the Agg renderers of one save (the layout's, then the PNG's, which savefig
-        # makes anew at the cropped size), and math layouts shared by all parsers of a kind for the whole
-        # process: matplotlib keeps them per renderer (parser) instance, in a cache of 50 parses, so each
-        # string was measured, and each math string parsed, once per renderer and figure (57 distinct math
-        # parses in a report, 163 made); they depend only on the string, the font properties, the dpi, the
-        # antialiasing, hinting and mathtext settings, not on the renderer
+        # text extents shared by the Agg renderers of one figure (the layout's, then the PNG's, which savefig
+        # makes anew at the cropped size; then the phone layout's), and math layouts shared by all parsers of a
+        # kind for the whole process: matplotlib keeps them per renderer (parser) instance, in a cache of 50
+        # parses, so each string was measured, and each math string parsed, once per renderer and figure (57
+        # distinct math parses in a report, 163 made); they depend only on the string, the font properties,
+        # the dpi, the antialiasing, hinting and mathtext settings, not on the renderer (nor on the layout)
         import matplotlib as mpl
         import matplotlib.mathtext as mmath
         import matplotlib.text as mtext
@@ -343,7 +401,7 @@ class _ticks_computed_once:
 
         self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
         self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
-        orig_metrics_fn, orig_parse, extents = self.orig_metrics_fn, self.orig_parse, {}
+        orig_metrics_fn, orig_parse, extents = self.orig_metrics_fn, self.orig_parse, self.extents
 
         def metrics_function(renderer, *args):
             if type(renderer) is not RendererAgg or args:
@@ -352,8 +410,9 @@ class _ticks_computed_once:
             def metrics(text, fontprop, ismath, dpi):
                 key = (text, fontprop, ismath, dpi, renderer.dpi)
                 got = extents.get(key)
-                if got is None:
-                    got = extents[key] = renderer.get_text_width_height_descent(text, fontprop, ismath)
+                if got is None:  # kept under a copy of the font properties: a Text may change its own later
+                    got = renderer.get_text_width_height_descent(text, fontprop, ismath)
+                    extents[(text, fontprop.copy(), ismath, dpi, renderer.dpi)] = got
                 return got
 
             return metrics

@@ -23,6 +23,9 @@ def _figure():
 
 
 class _Noop:
+    def __init__(self, *args):
+        pass
+
     def __enter__(self):
         return self
 
@@ -95,19 +98,18 @@ def test_a_wide_figure_gets_a_phone_layout_with_its_panels_stacked(tmp_path):
     from figures.report import png_css_size
 
     seen = {}
-    orig = style._write
+    orig = style._write_laid_out
 
-    def spy(fig, paths, dpi, mpl):
-        box = orig(fig, paths, dpi, mpl)
+    def spy(fig, paths, dpi, bbox, mpl):
+        orig(fig, paths, dpi, bbox, mpl)
         if paths[0].endswith(".narrow.png"):
             seen["panels"] = [(a.get_title(), a.get_position()) for a in fig.axes if a.axison]
             seen["legend"] = [a.get_position().y0 for a in fig.axes if not a.axison and a.get_legend()]
-        return box
 
     import pytest
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(style, "_write", spy)
+        mp.setattr(style, "_write_laid_out", spy)
         paths = style.save(_figure(), str(tmp_path / "wide"))
     assert paths[2] == str(tmp_path / "wide.narrow.png")
     w, h = png_css_size(paths[2])
@@ -126,3 +128,57 @@ def test_a_wide_figure_gets_a_phone_layout_with_its_panels_stacked(tmp_path):
     fig, ax = style.plt.subplots(figsize=(8, 3))  # a colour bar: not a grid of panels
     fig.colorbar(ax.imshow(np.eye(3)), ax=ax)
     assert len(style.save(fig, str(tmp_path / "bar"))) == 2 and not (tmp_path / "bar.narrow.png").exists()
+
+
+def _with_long_legend(label):
+    fig, axes = style.plt.subplots(1, 2, figsize=(9, 3))
+    for ax in axes:
+        ax.plot([1, 2], [1, 2], label=label)
+    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
+    return fig
+
+
+def test_a_refused_phone_layout_is_decided_from_the_layout_and_never_drawn(tmp_path):
+    """The phone layout is refused from its layout alone (its tight box, its panels' widths), before any file is
+    drawn: a refused one makes no savefig (and leaves no file, an earlier run's removed); an accepted one is
+    drawn from that same layout."""
+    import warnings
+
+    drawn = []
+    orig = style._write_laid_out
+
+    def spy(fig, paths, dpi, bbox, mpl):
+        drawn.extend(paths)
+        orig(fig, paths, dpi, bbox, mpl)
+
+    stale = tmp_path / "long.narrow.png"
+    stale.write_bytes(b"an earlier run's")
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mp.setattr(style, "_write_laid_out", spy)
+        refused = style.save(_with_long_legend("x" * 70), str(tmp_path / "long"))
+        accepted = style.save(_with_long_legend("a short one"), str(tmp_path / "short"))
+    assert refused == [str(tmp_path / "long.png"), str(tmp_path / "long.svg")] and not stale.exists()
+    assert drawn == refused + accepted and accepted[2].endswith("short.narrow.png")
+
+
+def test_old_objects_are_left_alone_once_and_given_back(monkeypatch):
+    """figures_for around save (nested) freezes the heap once and gives it back at the outermost exit; where
+    something else froze objects first, theirs stay frozen."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    with style._old_objects_left_alone():
+        frozen = gc.get_freeze_count()
+        with style._old_objects_left_alone():
+            assert gc.get_freeze_count() == frozen > 0
+        assert gc.get_freeze_count() == frozen  # the inner exit gives nothing back
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # someone else's
+    try:
+        theirs = gc.get_freeze_count()
+        with style._old_objects_left_alone():
+            pass
+        assert gc.get_freeze_count() == theirs
+    finally:
+        gc.unfreeze()
