@@ -730,13 +730,19 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
         rng = sv.random_number_generator
         forced[t] = rng_integers(rng, sv.parameter_count, size=NP)
         cross[t] = rng.uniform(size=(NP, dim))
-    jj = np.arange(J)[:, None]
-    scale = np.array([sv.scale for sv in svs], dtype=np.float64)[:, None, None]
-    mutant = P[:, 0:1, :] + scale * (P[jj, samples[..., 0]] - P[jj, samples[..., 1]])
-    from_mutant = cross < np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)[:, None, None]
-    from_mutant[jj, np.arange(NP)[None, :], forced] = True
-    trial = np.where(from_mutant, mutant, P)
-    oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
+    scale = np.array([sv.scale for sv in svs], dtype=np.float64)
+    cr = np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)
+    kern = _trials_kernel()
+    if kern is not None:  # the same element-wise operations in one compiled pass (best1bin_trials)
+        trial = np.empty_like(P)
+        oob = kern(P, np.ascontiguousarray(samples), scale, forced, cross, cr, trial)
+    else:
+        jj = np.arange(J)[:, None]
+        mutant = P[:, 0:1, :] + scale[:, None, None] * (P[jj, samples[..., 0]] - P[jj, samples[..., 1]])
+        from_mutant = cross < cr[:, None, None]
+        from_mutant[jj, np.arange(NP)[None, :], forced] = True
+        trial = np.where(from_mutant, mutant, P)
+        oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
     for t in np.flatnonzero(oob):  # scipy's repair (its draws only where a component is out of bounds)
         svs[t]._ensure_constraint(trial[t])
     evaluate([(j, trial[t]) for t, j in enumerate(live)])
@@ -757,6 +763,17 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
         sv.population, sv.population_energies = P[t], PE[t]
         if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
             status[j] = (nit, messages["success"], False)
+
+
+def _trials_kernel():
+    """The numba kernel :func:`proofs_checks._search_kernels.best1bin_trials`, or None without numba."""
+    if "trials" not in _SELECT:
+        try:
+            from ._search_kernels import best1bin_trials
+        except ImportError:
+            best1bin_trials = None
+        _SELECT["trials"] = best1bin_trials
+    return _SELECT["trials"]
 
 
 class _BatchSelect:

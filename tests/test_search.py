@@ -423,3 +423,39 @@ def test_pcg64_inline_check_falls_back_on_a_planted_drift(monkeypatch):
     np.testing.assert_array_equal(ours.x, ref.x)
     assert ours.nfev == ref.nfev and ga.bit_generator.state == gb.bit_generator.state
     monkeypatch.delitem(S._SELECT, "pcg_inline")
+
+
+def test_compiled_trial_vectors_are_the_numpy_ones(monkeypatch):
+    """The lockstep generation with its DE/best/1/bin trials built by the numba kernel (best1bin_trials) ends
+    bit for bit where the numpy expression takes it (populations, energies, counts), bounds repair included
+    (a box the mutants leave), and where scipy's solve() takes each solver alone."""
+    pytest.importorskip("numba")
+    from scipy.optimize import differential_evolution
+
+    import proofs_checks.search as S
+
+    assert S._trials_kernel() is not None
+    bounds = [(-1.0, 1.0)] * 5
+
+    def obj(X, own):
+        return -_kink(X - 0.9) + 0.1 * own  # optimum near the box's edge: many trials out of bounds
+
+    def run():
+        return S._de_lockstep(obj, bounds, [np.random.default_rng(s) for s in (21, 22, 23)], maxiter=15, popsize=6)
+
+    compiled = run()
+    monkeypatch.setitem(S._SELECT, "trials", None)
+    plain = run()
+    for j, (a, b) in enumerate(zip(compiled, plain)):
+        np.testing.assert_array_equal(a.population, b.population)
+        np.testing.assert_array_equal(a.population_energies, b.population_energies)
+        assert (a.fun, a.nfev, a.nit) == (b.fun, b.nfev, b.nit)
+        kw = dict(maxiter=15, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+        ref = differential_evolution(
+            lambda xT, j=j: -obj(np.asarray(xT).T, np.full(np.shape(xT)[1], j)),
+            bounds,
+            seed=np.random.default_rng(21 + j),
+            **kw,
+        )
+        np.testing.assert_array_equal(a.x, ref.x)
+        assert a.fun == ref.fun and a.nfev == ref.nfev
