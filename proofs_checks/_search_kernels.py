@@ -41,24 +41,28 @@ def select_many(fn, st, idx, candidates, k, out):
     OR-ed rightwards), one 32-bit word of the generator masked with that, the word discarded while the
     result exceeds i. numpy does this; the same words in the same order keep the stream (and so the
     results) identical. A rejected word swaps entry i with itself and leaves i in place, so the loop has
-    no data-dependent branch: 1.7x faster than branching on the rejections (~25% of words, mispredicted)."""
+    no data-dependent branch: 1.7x faster than branching on the rejections (~25% of words, mispredicted).
+    The mask is the same for every i of one bit length, so it is computed once per such block of positions
+    (an inner loop over the block) rather than looked up per word: the loop-carried chain from i to the
+    next i is then a comparison and a subtraction, not a load (measured 12-20% faster for one solver of
+    96-288 members, 3-5% in select_batch of 16 solvers of 96 on a loaded machine; the same words, masks and
+    swaps, so the same results)."""
     n = idx.shape[0]
-    masks = np.empty(max(n, 1), dtype=np.uint64)
-    for i in range(n):
-        m = np.uint64(i)
-        for sh in (1, 2, 4, 8, 16, 32):  # OR the highest set bit of i into every lower bit
-            m |= m >> np.uint64(sh)
-        masks[i] = m
     for s in range(candidates.shape[0]):
         i = n - 1
         while i > 0:
-            v = np.uint64(_next_uint32(fn, st)) & masks[i]
-            ok = v <= np.uint64(i)
-            j = np.int64(v) if ok else i
-            t = idx[i]
-            idx[i] = idx[j]
-            idx[j] = t
-            i -= np.int64(ok)
+            m = np.uint64(i)
+            for sh in (1, 2, 4, 8, 16, 32):  # OR the highest set bit of i into every lower bit
+                m |= m >> np.uint64(sh)
+            lo = np.int64((m >> np.uint64(1)) + np.uint64(1))  # the smallest position with this mask
+            while i >= lo:
+                v = np.uint64(_next_uint32(fn, st)) & m
+                ok = v <= np.uint64(i)
+                j = np.int64(v) if ok else i
+                t = idx[i]
+                idx[i] = idx[j]
+                idx[j] = t
+                i -= np.int64(ok)
         c = candidates[s]
         m = 0
         for q in range(k + 1):
