@@ -529,8 +529,20 @@ def _de_driven(objective, bounds, seeds, kw, *, _checked: bool = False):
                     r.bit_generator.state = st
                 return None
 
-        def evaluate(parts):
-            """``parts``: (j, population in [0, 1]) -> held[j], the solver's energies (-objective)."""
+        def evaluate(parts, stacked=None):
+            """``parts``: (j, population in [0, 1]) -> held[j], the solver's energies (-objective).
+            ``stacked``: the populations of ``parts`` as one (J, NP, dim) array (one population size), scaled
+            to the box by one solver's ``_scale_parameters`` for all: every solver here has the same bounds
+            (so the same element-wise affine map and no integrality), the same values as per solver; the
+            energies are returned as (J, NP)."""
+            if stacked is not None:
+                J, NP, dim = stacked.shape
+                X = solvers[parts[0][0]]._scale_parameters(stacked.reshape(J * NP, dim))
+                own = np.repeat(np.asarray([j for j, _ in parts]), NP)
+                vals = -np.asarray(objective(X, own), dtype=np.float64)
+                for t, (j, _) in enumerate(parts):
+                    held[j] = vals[t * NP : (t + 1) * NP]
+                return vals.reshape(J, NP)
             parts = [(j, sv_pop) for j, sv_pop in parts if len(sv_pop)]
             if not parts:
                 return
@@ -741,8 +753,7 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
         oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
     for t in np.flatnonzero(oob):  # scipy's repair (its draws only where a component is out of bounds)
         svs[t]._ensure_constraint(trial[t])
-    evaluate([(j, trial[t]) for t, j in enumerate(live)])
-    E = np.stack([np.asarray(held[j], dtype=np.float64) for j in live])
+    E = evaluate([(j, trial[t]) for t, j in enumerate(live)], stacked=trial)  # (J, NP) energies, held[j] set
     PE = np.stack([sv.population_energies for sv in svs])
     loc = E <= PE
     P = np.where(loc[..., None], trial, P)
