@@ -658,11 +658,26 @@ class _LaneTable:
     """A leaf's per-row values of its lane sub-expressions (``rows[k]``, (S, 1, 1)) and its powers with
     a lane exponent (``pow(base, k)``), for one evaluation."""
 
-    __slots__ = ("lanes", "per_lane", "S", "rows", "specials")
+    __slots__ = ("lanes", "per_lane", "S", "rows", "specials", "runs")
 
     def __init__(self, lanes, lidx, per_lane, tabs, specials, S):
         self.lanes, self.per_lane, self.S, self.specials = lanes, per_lane, S, specials
         self.rows = [None if t is None else t[lidx].reshape(-1, 1, 1) for t in tabs]
+        self.runs: dict = {}  # k -> per special exponent, the runs of rows (slices) with that exponent
+
+    def _runs(self, k):
+        """Per special exponent v of sub-expression k (``specials[k]``), the maximal runs of consecutive rows
+        whose exponent is v, as slices (computed once per table: the rows' exponents are fixed)."""
+        got = self.runs.get(k)
+        if got is None:
+            e = self.rows[k].reshape(-1)
+            got = []
+            for v, fast in self.specials[k]:
+                hit = np.concatenate([[False], e == v, [False]])
+                edges = np.flatnonzero(hit[1:] != hit[:-1])  # starts and stops, alternating
+                got.append((fast, [slice(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]))
+            self.runs[k] = got
+        return got
 
     def pow(self, base, k):
         """``base ** e`` with e the lane's value of sub-expression k, as a one-setting evaluation computes
@@ -675,6 +690,14 @@ class _LaneTable:
         if rowwise and specials is not None and base.dtype == np.float64:
             e_rows = self.rows[k]
             res = np.power(base, e_rows)
+            if base.ndim == 3 and base.flags.c_contiguous and res.flags.c_contiguous and res.shape == base.shape:
+                # the rows with a special exponent overwritten by its function on those rows alone: the values
+                # and the layout (C order, as np.where gives for C-ordered operands) of the np.where below, without
+                # computing the fast function on every row (its operations are element-wise: sqrt, x*x, 1/x)
+                for fast, runs in self._runs(k):
+                    for sl in runs:
+                        res[sl] = fast(base[sl])
+                return res
             for v, fast in specials:
                 res = np.where(e_rows == v, fast(base), res)
             return res

@@ -118,3 +118,30 @@ def test_a_large_call_split_over_two_threads_gives_the_same_values(monkeypatch):
     np.testing.assert_array_equal(split, obj(xs, owner))
     perm = rng.permutation(owner.size)  # rows in any order: each keeps its value
     np.testing.assert_array_equal(obj(xs[perm], owner[perm]), split[perm])
+
+
+def test_lane_power_special_exponents_only_on_their_rows():
+    """_LaneTable.pow with lane exponents that numpy takes fast paths for (0.5, 2, -1) among others: the rows
+    of those lanes get sqrt / square / reciprocal computed on their rows alone; every row has the bits of a
+    one-setting ``base_row ** e`` (e a scalar), and the result equals the np.where form (values and layout)."""
+    from proofs_checks.evaluator import _FAST_POWERS, _LaneTable
+
+    rng = np.random.default_rng(4)
+    exps = [np.float64(e) for e in (0.5, 2.5, 2.0, 2.0, -1.0, 1.0 / 3.0, 0.5)]
+    sizes = [3, 2, 4, 1, 5, 2, 3]
+    cuts = np.cumsum([0, *sizes])
+    S = int(cuts[-1])
+    lanes = [(slice(int(a), int(b)), {"p": e}) for a, b, e in zip(cuts[:-1], cuts[1:], exps)]
+    lidx = np.repeat(np.arange(len(exps)), sizes)
+    specials = [[(v, fn) for v, fn in _FAST_POWERS if any(e == v for e in exps)]]
+    table = _LaneTable(lanes, lidx, [exps], [np.array(exps)], specials, S)
+    for base in (rng.uniform(0.1, 3.0, (S, 2, 3)), rng.uniform(0.1, 3.0, (S, 3, 2)).transpose(0, 2, 1)):
+        got = table.pow(base, 0)
+        e_rows = np.array(exps)[lidx].reshape(-1, 1, 1)
+        ref = np.power(base, e_rows)
+        for v, fn in specials[0]:
+            ref = np.where(e_rows == v, fn(base), ref)
+        np.testing.assert_array_equal(got, ref)
+        assert got.strides == ref.strides
+        for r in range(S):
+            np.testing.assert_array_equal(got[r], base[r] ** exps[lidx[r]])

@@ -365,3 +365,97 @@ def test_the_scipy_pin_covers_the_verified_versions():
     newest = max(S._DE_VERIFIED_SCIPY)
     assert all(lo <= v < hi for v in S._DE_VERIFIED_SCIPY)
     assert hi == (newest[0], newest[1] + 1)
+
+
+def test_pcg64_stepped_in_the_kernel_draws_numpys_words():
+    """The sample selection with PCG64 stepped inside the numba kernel (select_many_pcg64) shuffles, samples
+    and leaves the generator exactly as the kernel that calls numpy's own next_uint32 (select_many): with a
+    kept 32-bit half and without, over several generations; on this platform the first-use check passes,
+    so the differential evolution tests above run the inline path."""
+    pytest.importorskip("numba")
+    import proofs_checks.search as S
+    from proofs_checks._search_kernels import select_many, select_many_pcg64
+
+    assert S._pcg_inline_ok()
+    for seed, n, pre in ((1, 6, 1), (2, 25, 0), (3, 288, 5)):
+        ga, gb = np.random.default_rng(seed), np.random.default_rng(seed)
+        ga.integers(0, 9, size=pre, dtype=np.int32)
+        gb.integers(0, 9, size=pre, dtype=np.int32)
+        ia, ib = np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
+        c = np.arange(n, dtype=np.int64)
+        oa, ob = np.zeros((n, 5), dtype=np.int64), np.zeros((n, 5), dtype=np.int64)
+        for _ in range(4):
+            sa, sb = ga.bit_generator.ctypes.state_address, gb.bit_generator.ctypes.state_address
+            select_many(S._next_uint32_address(ga.bit_generator), sa, ia, c, 5, oa)
+            select_many_pcg64(S._pcg_address(gb.bit_generator), sb, ib, c, 5, ob)
+            np.testing.assert_array_equal(ia, ib)
+            np.testing.assert_array_equal(oa, ob)
+            assert ga.bit_generator.state == gb.bit_generator.state
+        assert ga.random() == gb.random()
+
+
+def test_pcg64_inline_check_falls_back_on_a_planted_drift(monkeypatch):
+    """A kernel whose PCG64 drifts (planted: one extra word per call) fails the first-use check, and the
+    differential evolution then draws through numpy's next_uint32: still scipy's result bit for bit."""
+    pytest.importorskip("numba")
+    from scipy.optimize import differential_evolution
+
+    import proofs_checks._search_kernels as K
+    import proofs_checks.search as S
+
+    real = K.select_many_pcg64
+
+    def drifting(pcg, st, idx, cands, k, out):
+        real(pcg, st, idx, cands, k, out)
+        real(pcg, st, idx.copy(), cands[:1], k, out[:1].copy())  # draws one more shuffle's words
+
+    monkeypatch.setattr(K, "select_many_pcg64", drifting)
+    monkeypatch.delitem(S._SELECT, "pcg_inline", raising=False)
+    assert S._pcg_inline_ok() is False
+    kw = dict(maxiter=6, popsize=5, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+
+    def f(xT):
+        return _kink(np.asarray(xT).T)
+
+    ga, gb = np.random.default_rng(5), np.random.default_rng(5)
+    ref = differential_evolution(f, [(-1, 1)] * 3, seed=ga, **kw)
+    ours = S._differential_evolution(f, [(-1, 1)] * 3, seed=gb, **kw)
+    np.testing.assert_array_equal(ours.x, ref.x)
+    assert ours.nfev == ref.nfev and ga.bit_generator.state == gb.bit_generator.state
+    monkeypatch.delitem(S._SELECT, "pcg_inline")
+
+
+def test_compiled_trial_vectors_are_the_numpy_ones(monkeypatch):
+    """The lockstep generation with its DE/best/1/bin trials built by the numba kernel (best1bin_trials) ends
+    bit for bit where the numpy expression takes it (populations, energies, counts), bounds repair included
+    (a box the mutants leave), and where scipy's solve() takes each solver alone."""
+    pytest.importorskip("numba")
+    from scipy.optimize import differential_evolution
+
+    import proofs_checks.search as S
+
+    assert S._trials_kernel() is not None
+    bounds = [(-1.0, 1.0)] * 5
+
+    def obj(X, own):
+        return -_kink(X - 0.9) + 0.1 * own  # optimum near the box's edge: many trials out of bounds
+
+    def run():
+        return S._de_lockstep(obj, bounds, [np.random.default_rng(s) for s in (21, 22, 23)], maxiter=15, popsize=6)
+
+    compiled = run()
+    monkeypatch.setitem(S._SELECT, "trials", None)
+    plain = run()
+    for j, (a, b) in enumerate(zip(compiled, plain)):
+        np.testing.assert_array_equal(a.population, b.population)
+        np.testing.assert_array_equal(a.population_energies, b.population_energies)
+        assert (a.fun, a.nfev, a.nit) == (b.fun, b.nfev, b.nit)
+        kw = dict(maxiter=15, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+        ref = differential_evolution(
+            lambda xT, j=j: -obj(np.asarray(xT).T, np.full(np.shape(xT)[1], j)),
+            bounds,
+            seed=np.random.default_rng(21 + j),
+            **kw,
+        )
+        np.testing.assert_array_equal(a.x, ref.x)
+        assert a.fun == ref.fun and a.nfev == ref.nfev
