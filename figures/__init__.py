@@ -24,7 +24,7 @@ def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[
     the figure and the check; its partial files are removed) and the other figures are still drawn; without it
     the exception propagates."""
     from .generic import plot_rates, plot_ratios
-    from .style import _old_objects_left_alone
+    from .style import old_objects_left_alone
 
     os.makedirs(out_dir, exist_ok=True)
     try:
@@ -43,7 +43,7 @@ def figures_for(pack, check: str, records, out_dir: str, on_error=None) -> list[
             (f"{check}_rates", plot_rates),
         ]
     paths = []
-    with _old_objects_left_alone():  # the collector leaves the process's older objects alone meanwhile
+    with old_objects_left_alone():  # the collector leaves the process's older objects alone meanwhile
         for stem, fn in todo:
             base = os.path.join(out_dir, stem)
             try:

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # constrained layout: axis labels, titles and outside legends are never clipped (tight_layout is not needed)
 matplotlib.rcParams["figure.constrained_layout.use"] = True
 
-__all__ = ["plt", "STATUS_COLOR", "status_handles", "save", "d", "narrow_layout"]
+__all__ = ["plt", "STATUS_COLOR", "status_handles", "save", "d", "narrow_layout", "old_objects_left_alone"]
 
 STATUS_COLOR = {
     "holds": "tab:green",
@@ -50,12 +50,12 @@ def save(fig, stem, dpi: int = 130) -> list[str]:
 
     extents = {}  # the figure's text extents, for both layouts (the phone's measures the same texts again)
     try:
-        with _old_objects_left_alone(), _ticks_computed_once(extents):
+        with old_objects_left_alone(), _ticks_computed_once(extents):
             paths = [f"{stem}.png", f"{stem}.svg"]
             bbox = _write(fig, paths, dpi, mpl)
         if bbox.width > NARROW_WIDTH_IN * 1.15 and narrow_layout(fig):
             # tick memos of their own: the narrow layout changed formatters and texts
-            with _old_objects_left_alone(), _ticks_computed_once(extents):
+            with old_objects_left_alone(), _ticks_computed_once(extents):
                 paths += _write_narrow(fig, f"{stem}.narrow.png", dpi, mpl)
     finally:
         plt.close(fig)
@@ -264,7 +264,7 @@ _GC_LOCK = threading.Lock()
 _GC_STATE = {"depth": 0, "froze": False}
 
 
-class _old_objects_left_alone:
+class old_objects_left_alone:
     """While figures are drawn, the objects that existed before are left out of the garbage collector's passes
     (:func:`gc.freeze`), which then go through what the drawing made only. Drawing makes many objects (ticks,
     texts, paths), so the collector ran its full pass a few times per report, each over the whole heap of the

@@ -168,16 +168,16 @@ def test_old_objects_are_left_alone_once_and_given_back(monkeypatch):
     import gc
 
     assert gc.get_freeze_count() == 0
-    with style._old_objects_left_alone():
+    with style.old_objects_left_alone():
         frozen = gc.get_freeze_count()
-        with style._old_objects_left_alone():
+        with style.old_objects_left_alone():
             assert gc.get_freeze_count() == frozen > 0
         assert gc.get_freeze_count() == frozen  # the inner exit gives nothing back
     assert gc.get_freeze_count() == 0
     gc.freeze()  # someone else's
     try:
         theirs = gc.get_freeze_count()
-        with style._old_objects_left_alone():
+        with style.old_objects_left_alone():
             pass
         assert gc.get_freeze_count() == theirs
     finally:
