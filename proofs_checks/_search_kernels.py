@@ -29,6 +29,26 @@ def _next_uint32(typingctx, fn, state):
     return sig, codegen
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _block_mask(i):
+    """(mask, lo) of the rejection draws at position i of the shuffle: every bit of i and below it set (the
+    highest set bit OR-ed into every lower bit), and the smallest position with that same mask."""
+    m = np.uint64(i)
+    for sh in (1, 2, 4, 8, 16, 32):
+        m |= m >> np.uint64(sh)
+    return m, np.int64((m >> np.uint64(1)) + np.uint64(1))
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _take_samples(idx, c, k, out_row):
+    """The first ``k`` entries of the shuffled ``idx[: k + 1]`` other than the target ``c``, into ``out_row``."""
+    m = 0
+    for q in range(k + 1):
+        if idx[q] != c and m < k:
+            out_row[m] = idx[q]
+            m += 1
+
+
 @numba.njit(nogil=True, cache=True)
 def select_many(fn, st, idx, candidates, k, out):
     """The sample selection of a whole generation of differential evolution (Storn & Price 1997: each
@@ -51,10 +71,7 @@ def select_many(fn, st, idx, candidates, k, out):
     for s in range(candidates.shape[0]):
         i = n - 1
         while i > 0:
-            m = np.uint64(i)
-            for sh in (1, 2, 4, 8, 16, 32):  # OR the highest set bit of i into every lower bit
-                m |= m >> np.uint64(sh)
-            lo = np.int64((m >> np.uint64(1)) + np.uint64(1))  # the smallest position with this mask
+            m, lo = _block_mask(i)
             while i >= lo:
                 v = np.uint64(_next_uint32(fn, st)) & m
                 ok = v <= np.uint64(i)
@@ -63,12 +80,7 @@ def select_many(fn, st, idx, candidates, k, out):
                 idx[i] = idx[j]
                 idx[j] = t
                 i -= np.int64(ok)
-        c = candidates[s]
-        m = 0
-        for q in range(k + 1):
-            if idx[q] != c and m < k:
-                out[s, m] = idx[q]
-                m += 1
+        _take_samples(idx, candidates[s], k, out[s])
 
 
 @numba.njit(nogil=True, cache=True)
@@ -325,10 +337,7 @@ def select_many_pcg64(pcg, st, idx, candidates, k, out):
     for s in range(candidates.shape[0]):
         i = n - 1
         while i > 0:
-            m = np.uint64(i)  # the mask of select_many, once per block of positions of one bit length
-            for sh in (1, 2, 4, 8, 16, 32):
-                m |= m >> np.uint64(sh)
-            lo = np.int64((m >> np.uint64(1)) + np.uint64(1))
+            m, lo = _block_mask(i)
             while i >= lo:
                 if has:
                     word = kept
@@ -348,12 +357,7 @@ def select_many_pcg64(pcg, st, idx, candidates, k, out):
                 idx[i] = idx[j]
                 idx[j] = t
                 i -= np.int64(ok)
-        c = candidates[s]
-        m = 0
-        for q in range(k + 1):
-            if idx[q] != c and m < k:
-                out[s, m] = idx[q]
-                m += 1
+        _take_samples(idx, candidates[s], k, out[s])
     _store_u64(pcg, s_lo)
     _store_u64(pcg + 8, s_hi)
     # has_uint32 and uinteger written back as numpy leaves them (a kept half stays in uinteger after use)
