@@ -453,15 +453,16 @@ def _shared_optimizer(caller, method, p, insts, T, hyper):
     return opt
 
 
-def _gaps_of_rows(opt, rows, grid, seed) -> list[list[float]]:
+def _gaps_of_rows(opt, rows, grid, seed, oracle=None) -> list[list[float]]:
     """One simulator run of ``opt`` over one row per instance of ``rows`` for max(grid) steps: the normalized
-    gaps at every T of ``grid``, per row."""
+    gaps at every T of ``grid``, per row. ``oracle``: the simulator's oracle (default: the rows' exact
+    gradients)."""
     pr = _RowStack([i["problem"] for i in rows])
     obs = _GridGaps(grid, rows)
     simulate(
         opt,
         pr,
-        exact_oracle(pr),
+        oracle or exact_oracle(pr),
         max(grid),
         len(rows),
         seed,
@@ -578,11 +579,11 @@ class _HorizonRows(Optimizer):
 
 def _horizon_run(method, p, insts, rows, seed, final):
     """One simulator run of :func:`_horizon_gaps` over ``rows`` ((T, instance), non-increasing T): the
-    normalized gap of each row's run at its own last step into ``final[(instance, T)]``."""
-    opts = [_make(method, p, insts[n], T) for T, n in rows]
+    normalized gap of each row's run at its own last step into ``final[(instance, T)]`` (a row stopped at
+    its T keeps its output: its gap at the run's last step, as :class:`_GridGaps` computes it)."""
+    opt = _HorizonRows([_make(method, p, insts[n], T) for T, n in rows])
     H = np.stack([insts[n]["problem"].h for _, n in rows])
     C = np.stack([insts[n]["problem"].c for _, n in rows])
-    opt = _HorizonRows(opts)
     gbuf = np.zeros_like(C)
 
     def oracle(theta, t, rngs):  # step t + 1: the running rows' gradients h * (x - c) (SpectralDiagonal.grad)
@@ -592,36 +593,9 @@ def _horizon_run(method, p, insts, rows, seed, final):
         return gbuf
 
     T_max = rows[0][0]
-
-    class _Final(Observer):
-        name = "horizon-gaps"
-
-        def on_record(self, v):
-            if v.t != T_max:
-                return {}
-            y = np.asarray(v.point, dtype=np.float64)
-            for r, (T, n) in enumerate(rows):  # as _FinalGap at the run's own last step
-                inst = insts[n]
-                if not np.all(np.isfinite(y[r])):
-                    final[(n, T)] = math.inf
-                    continue
-                gap = float(inst["problem"].f(y[r])) - inst["f_star"]
-                final[(n, T)] = float(gap) / (inst["L"] * inst["R"] ** 2)
-            return {}
-
-    simulate(
-        opt,
-        _RowStack([insts[n]["problem"] for _, n in rows]),
-        oracle,
-        T_max,
-        len(rows),
-        seed,
-        record_every=T_max,
-        theta0=np.stack([np.asarray(insts[n]["x0"], dtype=np.float64) for _, n in rows]),
-        observers=[_Final()],
-        default_metrics=False,
-        on_nonfinite="record",
-    )
+    gaps = _gaps_of_rows(opt, [insts[n] for _, n in rows], [T_max], seed, oracle=oracle)
+    for (T, n), (g,) in zip(rows, gaps):
+        final[(n, T)] = g
 
 
 def _horizon_gaps(method, p, names, grid, seed):
