@@ -20,6 +20,7 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
     from lptheory.app import sweep as S
+    from lptheory.parallel import close_dask
 
     cfg = S.load_config(args.config)
     with tempfile.TemporaryDirectory() as tmp:
@@ -28,8 +29,7 @@ def main(argv=None):
         t_serial = time.perf_counter() - t0
         t0 = time.perf_counter()
         client, cluster = S.connect(None, args.workers)
-        client.close()
-        cluster.close()
+        close_dask(client, cluster)
         startup = time.perf_counter() - t0
         t0 = time.perf_counter()
         par = S.run_sweep(cfg, os.path.join(tmp, "dask"), workers=args.workers, progress=False)

@@ -17,7 +17,7 @@ import threading
 
 from .fast.pool import get_pool, threads
 
-__all__ = ["threads", "get_pool", "fused_available", "dask_client", "DaskUnavailable"]
+__all__ = ["threads", "get_pool", "fused_available", "dask_client", "close_dask", "DaskUnavailable"]
 
 
 class DaskUnavailable(RuntimeError):
@@ -73,7 +73,60 @@ def dask_client(scheduler: str | None, workers: int | None, timeout: float = 30.
         return box["client"], None
     n = workers or os.cpu_count() or 1
     os.environ.setdefault("LPTHEORY_THREADS", "1")  # one core per worker process: no oversubscription
-    cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
-    )
-    return Client(cluster), cluster
+    # silence_logs only lowers the level of distributed's stream handlers, and only until the cluster's close
+    # restores it: a batched stream closed during that close (a Ctrl-C) then printed an INFO traceback
+    # ("Batched Comm Closed ... CommClosedError"). The logger's own level stays at ERROR until close_dask.
+    _quiet_local(+1)
+    cluster = client = None
+    try:
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
+        client = Client(cluster)
+        # the same in the worker processes, for their whole life (a worker the nanny restarts too)
+        client.register_worker_callbacks(setup=_quiet_distributed)
+    except BaseException:
+        if cluster is None:
+            _quiet_local(-1)
+        else:
+            close_dask(client, cluster)
+        raise
+    return client, cluster
+
+
+def _quiet_distributed():
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+
+
+def close_dask(client, cluster) -> None:
+    """Close what :func:`dask_client` returned (either may be None): the client, then the local cluster;
+    then give the ``distributed`` logger back the level it had before a local cluster was made (its INFO
+    messages stay silent until the cluster's event loop has stopped)."""
+    try:
+        if client is not None:
+            client.close()
+    finally:
+        if cluster is not None:
+            try:
+                cluster.close()
+            finally:
+                _quiet_local(-1)
+
+
+_QUIET = {"depth": 0, "level": 0}
+_QUIET_LOCK = threading.Lock()
+
+
+def _quiet_local(step: int) -> None:
+    """The ``distributed`` logger at ERROR in this process while any local cluster lives (``step`` +1 when
+    one is made, -1 when it is closed); its own level back when the last is closed."""
+    import logging
+
+    log = logging.getLogger("distributed")
+    with _QUIET_LOCK:
+        if step > 0 and _QUIET["depth"] == 0:
+            _QUIET["level"] = log.level
+        _QUIET["depth"] = max(0, _QUIET["depth"] + step)
+        log.setLevel(logging.ERROR if _QUIET["depth"] else _QUIET["level"])

@@ -82,6 +82,29 @@ def test_local_cluster_equals_serial(tmp_path):
     _same(a, _data(serial))
 
 
+@pytest.mark.slow
+def test_a_local_cluster_keeps_distributed_quiet_until_it_is_closed():
+    """While lptheory's local cluster lives, distributed's INFO messages are off in this process and in the
+    workers, by the loggers' level and not only by the handlers' (LocalCluster's silence_logs gives the
+    handlers their level back inside its close, and a Ctrl-C's "Batched Comm Closed" INFO traceback was
+    printed there); after close_dask the logger has its own level again."""
+    pytest.importorskip("distributed")
+    import logging
+
+    from lptheory.parallel import close_dask, dask_client
+
+    log = logging.getLogger("distributed")
+    before = log.level
+    client, cluster = dask_client(None, 1)
+    try:
+        assert not logging.getLogger("distributed.batched").isEnabledFor(logging.INFO)
+        on_workers = client.run(lambda: logging.getLogger("distributed.batched").isEnabledFor(logging.INFO))
+        assert on_workers and not any(on_workers.values()), on_workers
+    finally:
+        close_dask(client, cluster)
+    assert log.level == before
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

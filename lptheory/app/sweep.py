@@ -780,9 +780,9 @@ def run_sweep(
     finally:
         bar.close()
         if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+            from lptheory.parallel import close_dask
+
+            close_dask(client, cluster)
     with open(os.path.join(out, ".failed.json.part"), "w") as fh:
         json.dump(failed, fh, indent=1, default=str)
     os.replace(os.path.join(out, ".failed.json.part"), os.path.join(out, "failed.json"))

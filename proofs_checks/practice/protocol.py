@@ -239,9 +239,9 @@ class Runner:
 
     def close(self):
         if self._client is not None:
-            self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+            from lptheory.parallel import close_dask
+
+            close_dask(self._client, self._cluster)
         self._client = self._cluster = None
 
     def map(self, fn, items: list):
