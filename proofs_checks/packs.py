@@ -80,6 +80,7 @@ class Check:
     validate: Callable | None = None  # validate(options) raises ValueError naming the flag, before any work
     parallel: bool = False  # the check uses ctx.jobs processes itself
     heavy: bool = False  # one of the pack's longest checks: a pool starts it early (runner._pool_order)
+    cost: float = 0.0  # its seconds on one core, figures included, as estimated: a pool starts the costlier first
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or " " in self.name:
@@ -91,6 +92,14 @@ class Check:
         unknown = set(self.defaults) - set(self.options)
         if unknown:
             raise PackError(f"check {self.name!r}: defaults for undeclared options {sorted(unknown)}")
+        for flag in ("parallel", "heavy"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"check {self.name!r}: {flag} must be True or False, got {getattr(self, flag)!r}")
+        c = self.cost
+        if isinstance(c, bool) or not isinstance(c, (int, float)):
+            raise TypeError(f"check {self.name!r}: cost must be a number of seconds >= 0, got {c!r}")
+        if not (math.isfinite(c) and c >= 0):
+            raise ValueError(f"check {self.name!r}: cost must be a finite number of seconds >= 0, got {c!r}")
 
     def resolve(self, given: dict | None) -> dict:
         """The options of a run: the defaults overridden by ``given``; unknown options raise ValueError
@@ -285,7 +294,7 @@ class Pack:
         """Decorator registering ``fn(ctx) -> list[Claim]`` as check ``name`` (default: the function's name).
         ``options``: those of :func:`check_options` (``title`` required; ``parallel=True``: the check spreads
         its own work over ``ctx.jobs`` processes; ``heavy=True``: one of the pack's longest checks, started early
-        in a pool)."""
+        in a pool; ``cost``: its estimated seconds, the costlier started first)."""
         options = check_options(**options)
 
         def deco(fn):
@@ -438,6 +447,7 @@ def check_options(
     validate=None,
     parallel: bool = False,
     heavy: bool = False,
+    cost: float = 0.0,
 ) -> dict:
     """The options of a check, as both decorators (:meth:`Pack.check`, :func:`check`) take them: ``title``,
     ``description`` (default: the first line of the function's docstring), ``options`` (the option names the
@@ -445,7 +455,10 @@ def check_options(
     (``validate(options)`` raising ValueError on a bad value), ``parallel`` (the check spreads its own work
     over ``ctx.jobs`` processes) and ``heavy`` (one of the pack's longest checks: a pool of ``--jobs`` workers starts
     it right after the parallel ones, so that it does not start last and keep one worker busy while the others are
-    done; the order never changes a record). A keyword outside these raises TypeError when the decorator is made."""
+    done) and ``cost`` (an estimate of its seconds on one core, figures included: among the parallel checks, the
+    heavy ones and the others, a pool starts the costlier first, so that its last seconds go to short checks; 0,
+    the default, keeps the pack's order). The order never changes a record. A keyword outside these raises
+    TypeError when the decorator is made; a ``cost`` that is not a finite number >= 0 is refused there too."""
     return dict(
         title=title,
         description=description,
@@ -454,6 +467,7 @@ def check_options(
         validate=validate,
         parallel=parallel,
         heavy=heavy,
+        cost=cost,
     )
 
 
@@ -470,6 +484,7 @@ def _make_check(fn, name, o: dict) -> Check:
         o["validate"],
         o["parallel"],
         o["heavy"],
+        o["cost"],
     )
 
 

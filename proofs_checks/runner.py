@@ -67,14 +67,19 @@ _SAY: dict = {}
 forked workers (neither is pickled)."""
 
 
-def _pool_order(pack: Pack, planned: dict) -> list[str]:
+def _pool_order(pack: Pack, planned: dict[str, dict]) -> list[str]:
     """The order the pool starts the checks in: those that parallelize themselves first (the long searches:
     started early, they finish before the pool drains, and a token freed by another check goes to their
     helpers), then the heavy ones (``Check.heavy``: a long check started last keeps one worker busy while the
-    others are done), then the pack's order."""
-    first = [n for n in planned if pack.checks[n].parallel]
-    first += [n for n in planned if pack.checks[n].heavy and n not in first]
-    return first + [n for n in planned if n not in first]
+    others are done), then the rest; within each group the costlier first (``Check.cost``, the pack's estimate of
+    a check's seconds: longest first, so that the pool's last seconds go to short checks), the pack's order
+    among equal costs."""
+    groups = (
+        [n for n in planned if pack.checks[n].parallel],
+        [n for n in planned if pack.checks[n].heavy and not pack.checks[n].parallel],
+        [n for n in planned if not (pack.checks[n].parallel or pack.checks[n].heavy)],
+    )
+    return [n for g in groups for n in sorted(g, key=lambda n: -pack.checks[n].cost)]
 
 
 def run_checks(

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from proofs_checks import pools
-from proofs_checks.packs import load
+from proofs_checks.packs import PackError, load
 from proofs_checks.runner import plan, run_checks
 
 pytestmark = pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="fork")
@@ -148,26 +148,58 @@ def test_one_parallel_check_alone_runs_here_under_the_budget(tmp_path):
 
 def test_the_pool_starts_parallel_then_heavy_checks_first(tmp_path):
     """The pool's order (runner._pool_order): the checks that parallelize themselves, then the heavy ones (a long
-    check started last keeps one worker busy while the others are done), then the pack's order; the Stacey pack
-    marks its acceleration and sharper checks heavy. A bad ``heavy=`` keyword is refused like any other."""
+    check started last keeps one worker busy while the others are done), then the rest; within each group the
+    costlier first (``cost``: longest first), the pack's order among equal costs. The Stacey pack marks its
+    acceleration and sharper checks heavy and gives every check a cost. A bad ``heavy=`` keyword is refused like
+    any other."""
     from proofs_checks import runner
 
     f = tmp_path / "claims.py"
+    costs = {"a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 1.5, "g": 0.5, "h": 0, "k": 2.0}
     f.write_text(
         "from proofs_checks.api import ClaimSpec, Pack, value_claim\n"
         "PACK = Pack('order', title='t')\n"
         "S = ClaimSpec(id='c', statement='s', source='here')\n"
         + "".join(
-            f"@PACK.check(title='{n}', parallel={n == 'd'}, heavy={n in 'bc'})\n"
+            f"@PACK.check(title='{n}', parallel={n == 'd'}, heavy={n in 'bck'}, cost={costs[n]})\n"
             f"def {n}(ctx):\n    return [value_claim(S, 1.0, 2.0, {{'p': 3.0}})]\n"
-            for n in "abcde"
+            for n in "abcdefghk"
         )
     )
     pack = load(str(f))
-    assert runner._pool_order(pack, plan(pack)) == ["d", "b", "c", "a", "e"]
-    assert runner._pool_order(pack, plan(pack, ["a", "c", "e"])) == ["c", "a", "e"]
+    assert runner._pool_order(pack, plan(pack)) == ["d", "k", "b", "c", "f", "g", "a", "e", "h"]
+    assert runner._pool_order(pack, plan(pack, ["a", "c", "e", "g"])) == ["c", "g", "a", "e"]
     stacey = load("stacey")
     assert {n for n, c in stacey.checks.items() if c.heavy} == {"acceleration", "sharper"}
-    assert runner._pool_order(stacey, plan(stacey))[:4] == ["lemmas", "corrections", "acceleration", "sharper"]
+    assert all(c.cost > 0 for c in stacey.checks.values())
+    order = runner._pool_order(stacey, plan(stacey))
+    assert set(order[:2]) == {"lemmas", "corrections"} and order[2:4] == ["acceleration", "sharper"]
+    rest = [stacey.checks[n].cost for n in order[4:]]
+    assert rest == sorted(rest, reverse=True) and order[-1] == "coverage"
     recs, _ = run_checks(pack, plan(pack), seed=0, quick=False, jobs=2)  # every check runs, whatever the order
-    assert list(recs) == list("abcde")
+    assert list(recs) == list("abcdefghk")
+
+
+@pytest.mark.parametrize(
+    "kw, err",
+    [
+        ("cost=-1", ValueError),
+        ("cost=float('nan')", ValueError),
+        ("cost='1'", TypeError),
+        ("cost=True", TypeError),
+        ("heavy=1", TypeError),
+        ("parallel='yes'", TypeError),
+    ],
+)
+def test_a_bad_cost_or_flag_is_refused_naming_it(tmp_path, kw, err):
+    f = tmp_path / "claims.py"
+    f.write_text(
+        "from proofs_checks.api import Pack\n"
+        "PACK = Pack('bad', title='t')\n"
+        f"@PACK.check(title='x', {kw})\n"
+        "def x(ctx):\n    return []\n"
+    )
+    name = kw.split("=")[0]
+    with pytest.raises((err, PackError)) as info:
+        load(str(f))
+    assert name in str(info.value)

@@ -65,6 +65,7 @@ _check(
     description="Theorem 1's per-step terms A, B1, B2, B, C: exact, Monte Carlo, adversarial search",
     p=([2.5, 3.0, 4.0, 8.0], False),
     parallel=True,
+    cost=16,  # seconds with its figures, one of 2 workers of a report (2026-11-29): the costlier start first
 )
 
 
@@ -73,6 +74,7 @@ _check(
     title="Theorem 1 along runs of Algorithm 3: bound, N^{-1/4} rate, one-step inequality",
     description="Theorem 1's bound, its N^{-1/4} rate and the one-step inequality along runs of Alg. 3",
     p=([3.0, 4.0], True),
+    cost=5,
 )
 
 
@@ -80,6 +82,7 @@ _check(
     "symbolic",
     title="Symbolic audit of the proofs (Appendix A.1, Appendix B)",
     description="every step of the proofs of Theorem 1, Lemmas B1 and B2 and Appendix B (sympy and spot checks)",
+    cost=2,
 )
 
 
@@ -97,6 +100,7 @@ _check(
     title="Appendix B: l2 majorization implies l_p smoothness",
     description="Appendix B: l2 majorization implies l_p smoothness with constant ||L||_{p/(p-2)}",
     p=([3.0, 4.0, 8.0], True),
+    cost=2,
 )
 
 
@@ -105,6 +109,7 @@ _check(
     title="Assumption 1: the two forms of l_p smoothness",
     description="Assumption 1: the Lipschitz-gradient and two-sided quadratic forms of l_p smoothness",
     p=([3.0, 4.0, 8.0], False),
+    cost=2.5,
 )
 
 
@@ -112,6 +117,7 @@ _check(
     "claims",
     title="Smaller claims (Sections 1, 4.1, 4.2; Corollaries 2 and 3)",
     description="the smaller claims: steepest closed form, Lion-K first step, norm ratio, Corollaries 2 and 3",
+    cost=3.5,
 )
 
 
@@ -122,6 +128,7 @@ _check(
     "Lion-K), found and re-checked by the toolkit",
     p=([3.0, 4.0, 8.0, 16.0, 50.0], True),
     parallel=True,
+    cost=17,
 )
 
 
@@ -141,6 +148,7 @@ _check(
     "stands",
     p=([2.0, 3.0, 4.0, 6.0], False),
     heavy=True,  # the longest check with its figures (~18 s of a ~75 s CPU report): started early in a pool
+    cost=16,
 )
 
 
@@ -156,6 +164,7 @@ _check(
     "coefficient 1 searched adversarially at p = 2.5 ... 1000 as a cross-check (issue 35)",
     p=((2.05, 2.5, 3.0, 4.0, 8.0, 16.0, 50.0), False),
     heavy=True,  # its exponent search (~7 s; ~20 s when its decisions are not kept)
+    cost=8,
 )
 
 

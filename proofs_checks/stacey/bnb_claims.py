@@ -199,6 +199,7 @@ def _point_witness(lhs, rhs, point, scalars, claim):
     options=("p",),
     defaults={"p": list(DEFAULT_P)},
     validate=_validate,
+    cost=2,
 )
 def run_proved(ctx):
     """``lptheory check proved``: see the module docstring."""

@@ -266,6 +266,7 @@ def corollary1_records(seed: int, quick: bool) -> list:
     options=("p",),
     defaults={"p": list(DEFAULT_P)},
     validate=_validate,
+    cost=1.2,
 )
 def run_coverage(ctx):
     """``lptheory check coverage``: see the module docstring."""

@@ -391,6 +391,7 @@ def _validate(options):
     options=("p",),
     defaults={"p": list(DEFAULT_P)},
     validate=_validate,
+    cost=3,
 )
 def run_coverage_more(ctx):
     """``lptheory check coverage-more``: see the module docstring."""
