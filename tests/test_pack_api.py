@@ -123,3 +123,18 @@ def test_generic_modules_do_not_name_the_paper():
     hits = [p for p in generic if "proofs_checks.stacey" in p.read_text()]
     assert [p.name for p in hits] == ["packs.py"]
     assert not (ROOT / "figures" / "stacey.py").exists()
+
+
+def test_a_check_that_returns_no_records_is_named_on_stderr(tmp_path, toy, capsys):
+    """A check returning [] ran but decided nothing: one warning line names it (exit status unchanged); a check
+    with records gets none."""
+    empty = tmp_path / "empty_claims.py"
+    empty.write_text(
+        "from proofs_checks.api import Pack\nPACK = Pack('empty', title='t')\n"
+        "@PACK.check(title='nothing')\ndef nothing(ctx):\n    return []\n"
+    )
+    assert main(["check", str(empty), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1 and "check 'nothing' returned no records" in err
+    assert main(["check", toy, "--quiet"]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -769,6 +769,7 @@ def _cmd_check(args) -> int:
             raise
         except Exception as exc:  # a check that failed to run is an error, unlike a violated claim
             return _run_failure(exc, pack, args)
+    _warn_empty(results)
     claims = [{"check": n, **r} for n, recs in results.items() for r in recs]
     info = meta(
         ",".join(planned), args.seed, {"pack": pack.target, "options": planned, "quick": args.quick}, quick=args.quick
@@ -950,6 +951,18 @@ def _check_switches() -> None:
             raise UsageError(f"{sw.name}={value}: exists and is not a directory; {sw.effect}")
         if not os.access(value, os.W_OK | os.X_OK):
             raise UsageError(f"{sw.name}={value}: not a writable directory; {sw.effect}")
+
+
+def _warn_empty(results: dict) -> None:
+    """One line on stderr per check that returned no records: it ran, but decided nothing (no verdict counts
+    for it, and the totals say nothing about it); the run goes on (exit status unchanged)."""
+    for name, recs in results.items():
+        if not recs:
+            print(
+                f"lptheory: warning: check {name!r} returned no records: it decided nothing (its verdict "
+                "counts are all 0)",
+                file=sys.stderr,
+            )
 
 
 def _run_failure(exc, pack, args) -> int:
@@ -1157,6 +1170,7 @@ def _cmd_report(args) -> int:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    _warn_empty(results)
     info = meta(
         "report",
         seed,
