@@ -390,3 +390,22 @@ def test_dist_draws_grow_their_buffers_without_changing_a_draw():
     assert len(whole[0]) >= 300
     for a, b in zip(whole, grown):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+def test_jensen_and_monotone_read_one_simplification():
+    """jensen/monotone simplify the derivative once (the sign and the text read it): their verdicts and texts are
+    those of simplifying it for each, as before; a wrong claim is still refused."""
+    import sympy as sp
+
+    from proofs_checks.stacey.symbolic import _sign, jensen, monotone
+
+    x = sp.Symbol("x", positive=True)
+    p = 2 + sp.Symbol("q", positive=True)
+    phi = x ** (1 / (p - 1))  # concave for p > 2
+    ok, txt = jensen(phi, x, "E phi <= phi(E)")
+    d2 = sp.diff(phi, x, 2)
+    assert ok is True and _sign(d2) == -1 and f"(phi'' = {sp.simplify(d2)})" in txt
+    assert jensen(phi, x, "E phi >= phi(E)")[0] is False
+    ok, txt = monotone(x**p, x, "increasing")
+    assert ok is True and f"(derivative {sp.simplify(sp.diff(x**p, x))})" in txt
+    assert monotone(x**p, x, "decreasing")[0] is False

@@ -100,8 +100,9 @@ class Step:
 # preconditions (sympy): the functions a step's ``pre`` may call
 
 
-def _sign(expr) -> int | None:
-    e = sp.simplify(expr)
+def _sign(expr, simplified=None) -> int | None:
+    """+1, -1 or None: the sign of ``sp.simplify(expr)`` (``simplified``, when the caller has it already)."""
+    e = sp.simplify(expr) if simplified is None else simplified
     if e.is_positive:
         return 1
     if e.is_negative:
@@ -114,21 +115,23 @@ def jensen(phi, var, claimed: str):
     needs phi concave, ``"E phi >= phi(E)"`` convex; the curvature is the sign of phi'' for p > 2.
     Returns (ok or None when undetermined, explanation)."""
     d2 = sp.diff(phi, var, 2)
-    sg = _sign(d2)
+    s2 = sp.simplify(d2)  # once: the sign and the text read the same simplification (it was made twice)
+    sg = _sign(d2, s2)
     shape = {1: "convex", -1: "concave", None: "of undetermined curvature"}[sg]
     need = "concave" if claimed == "E phi <= phi(E)" else "convex"
     ok = None if sg is None else (shape == need)
-    return ok, f"phi({var}) = {phi} is {shape} for p > 2 (phi'' = {sp.simplify(d2)}); the step needs {need}"
+    return ok, f"phi({var}) = {phi} is {shape} for p > 2 (phi'' = {s2}); the step needs {need}"
 
 
 def monotone(expr, var, claimed: str):
     """A monotonicity step (Lemma B2): ``claimed`` ("increasing" | "decreasing") against the sign of the
     derivative for p > 2. Returns (ok or None when undetermined, explanation)."""
     d1 = sp.diff(expr, var)
-    sg = _sign(d1)
+    s1 = sp.simplify(d1)  # once: the sign and the text read the same simplification (it was made twice)
+    sg = _sign(d1, s1)
     shape = {1: "increasing", -1: "decreasing", None: "of undetermined monotonicity"}[sg]
     ok = None if sg is None else (shape == claimed)
-    return ok, f"{expr} is {shape} in {var} for p > 2 (derivative {sp.simplify(d1)}); the step needs {claimed}"
+    return ok, f"{expr} is {shape} in {var} for p > 2 (derivative {s1}); the step needs {claimed}"
 
 
 def conjugate(e1, e2):
