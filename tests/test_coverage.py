@@ -21,3 +21,25 @@ def test_uniform_convexity_proved_and_a_planted_constant_is_refused():
     assert rec.status == "holds" and rec.evidence == "proved", rec.reason
     planted = CV.uniform_convexity_record(3.0, 4000, scale=2.0)  # 2^{2-p} doubled: false (x = 1, y = -1)
     assert planted.status != "holds" and "wrong way" in planted.reason
+
+
+def test_uniform_convexity_kept_decisions_give_the_same_record(tmp_path, monkeypatch):
+    """The eight branch-and-bound decisions are kept on disk (moment.kept_decision): computed, read back and with the
+    cache off, the same record; read back it is still holds (proved), and the planted constant (another key) is
+    still refused."""
+    from proofs_checks import moment
+
+    monkeypatch.setattr(moment, "_users_code_loaded", lambda: False)  # claim files other tests loaded
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", "0")
+    off = CV.uniform_convexity_record(4.0, 4000).to_dict()
+    monkeypatch.setenv("LPTHEORY_SHARP_CACHE", str(tmp_path))
+    c0 = moment.kept_counts()
+    computed = CV.uniform_convexity_record(4.0, 4000).to_dict()
+    read = CV.uniform_convexity_record(4.0, 4000)
+    c1 = moment.kept_counts()
+    assert (c1["computed"] - c0["computed"], c1["read"] - c0["read"]) == (1, 1)
+    assert off == computed == read.to_dict()
+    assert read.status == "holds" and read.evidence == "proved"
+    assert all(b.get("certificate") for b in read.data["bnb"])
+    planted = CV.uniform_convexity_record(4.0, 4000, scale=2.0)
+    assert planted.status != "holds" and "wrong way" in planted.reason

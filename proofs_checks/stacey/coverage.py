@@ -192,7 +192,22 @@ def mirror_step_record() -> Claim:
 
 
 def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) -> Claim:
-    """``scale`` multiplies the constant 2^{2-p} (tests only: a planted constant that is too large)."""
+    """``scale`` multiplies the constant 2^{2-p} (tests only: a planted constant that is too large).
+
+    The eight branch-and-bound decisions (:func:`_uniform_convexity_parts`) are kept on disk between runs
+    (:func:`proofs_checks.moment.kept_decision`: signed, keyed by p, the budget, ``scale`` and the hash of the
+    sources, their certificates re-admitted when read back): a warm run reads them instead of re-proving them, and
+    a fresh decision goes through JSON as well, so the record is the same either way."""
+    from ..api import kept_decision
+    from ..bnb import BnBResult
+
+    args = (float(p), int(max_boxes), float(scale))
+    docs = kept_decision("uniform_convexity", args, lambda: _uniform_convexity_parts(*args))
+    return _finish_uniform_convexity(p, [BnBResult(**d) for d in docs])
+
+
+def _uniform_convexity_parts(p: float, max_boxes: int, scale: float) -> list:
+    """The eight decisions of :func:`uniform_convexity_record` (:meth:`BnBResult.to_dict` each)."""
     from ..api import TightPoint, branch_and_bound
 
     P = sp.nsimplify(p)
@@ -213,7 +228,11 @@ def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) ->
             D = absy**P / P - absx**P / P - sgnx * absx ** (P - 1) * (Y - X)
             R = sp.nsimplify(scale) * 2 ** (2 - P) / P * (dsign * (Y - X)) ** P
             tight = [TightPoint(var, val)] if val in (lo, hi) else []  # y = x there: both sides 0
-            parts.append(branch_and_bound(R, D, {var: (lo, hi)}, tight=tight, max_boxes=max_boxes))
+            parts.append(branch_and_bound(R, D, {var: (lo, hi)}, tight=tight, max_boxes=max_boxes).to_dict())
+    return parts
+
+
+def _finish_uniform_convexity(p, parts) -> Claim:
     status = (
         "holds"
         if all(r.status == "proved" for r in parts)
