@@ -43,3 +43,16 @@ def test_uniform_convexity_kept_decisions_give_the_same_record(tmp_path, monkeyp
     assert all(b.get("certificate") for b in read.data["bnb"])
     planted = CV.uniform_convexity_record(4.0, 4000, scale=2.0)
     assert planted.status != "holds" and "wrong way" in planted.reason
+
+
+def test_the_limits_kept_on_disk_give_the_records_of_sympy_s_limits(tmp_path, monkeypatch):
+    """signsgd_record and p_inf_record take their limits through cached_limit: computed, read back and with the
+    cache off (sympy's limit each time, as before), the same records."""
+    monkeypatch.setenv("LPTHEORY_LIMIT_CACHE", "0")
+    off = [CV.signsgd_record().to_dict(), CV.p_inf_record().to_dict()]
+    monkeypatch.setenv("LPTHEORY_LIMIT_CACHE", str(tmp_path))
+    computed = [CV.signsgd_record().to_dict(), CV.p_inf_record().to_dict()]
+    assert len(list(tmp_path.iterdir())) == 5  # one entry per limit
+    read = [CV.signsgd_record().to_dict(), CV.p_inf_record().to_dict()]
+    assert off == computed == read
+    assert all(r["status"] == "holds" and r["evidence"] == "proved" for r in read)
