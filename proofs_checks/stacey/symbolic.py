@@ -27,6 +27,7 @@ cannot decide an identity; ``holds`` otherwise. Ids: ``sym.<proof>.<step>``.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -175,11 +176,19 @@ def _lp(vs, r):
 
 def maj_symbols(d):
     """The symbols of Appendix B's majorized quadratic in dimension d: H (H_i_j), L (L_i), the
-    displacement u (u_i) and H u."""
-    H = [[sp.Symbol(f"H_{i}_{j}", real=True) for j in range(d)] for i in range(d)]
-    Lv = [sp.Symbol(f"L_{i}", positive=True) for i in range(d)]
-    u = [sp.Symbol(f"u_{i}", real=True) for i in range(d)]
-    Hu = [sp.Add(*[H[i][j] * u[j] for j in range(d)]) for i in range(d)]
+    displacement u (u_i) and H u (new lists, of the same sympy objects each call: made once per d)."""
+    H, Lv, u, Hu = _maj_symbols(d)
+    return [list(r) for r in H], list(Lv), list(u), list(Hu)
+
+
+@functools.lru_cache(maxsize=32)
+def _maj_symbols(d):
+    """:func:`maj_symbols` as tuples, built once per d (symbols and sums are immutable: the same objects a
+    fresh build gives, equal and with the same assumptions; it was rebuilt at every call)."""
+    H = tuple(tuple(sp.Symbol(f"H_{i}_{j}", real=True) for j in range(d)) for i in range(d))
+    Lv = tuple(sp.Symbol(f"L_{i}", positive=True) for i in range(d))
+    u = tuple(sp.Symbol(f"u_{i}", real=True) for i in range(d))
+    Hu = tuple(sp.Add(*[H[i][j] * u[j] for j in range(d)]) for i in range(d))
     return H, Lv, u, Hu
 
 
