@@ -90,9 +90,21 @@ def kappa_enclosure(p: float) -> dict:
     return enclose_max(R, {"q": (0.0, 1.0)}, range_form=_kappa_range_form(p), rtol=1e-12, max_boxes=20000)
 
 
+class Decided:
+    """A branch-and-bound decision read from its document (``BnBResult.to_dict()``, kept on disk or fresh): what a
+    record reads of the result, ``status``, ``reason``, ``witness`` and ``to_dict()`` (a copy of the document)."""
+
+    def __init__(self, doc: dict):
+        self.doc = doc
+        self.status, self.reason, self.witness = doc["status"], doc["reason"], doc["witness"]
+
+    def to_dict(self) -> dict:
+        return dict(self.doc)
+
+
 def decisions(p: float, budget: int) -> dict:
     """The decisions of ``lptheory check proved`` at ``p``: ``{"enclosure": kappa_enclosure(p), "two_point":
-    [region s, region t], "asm1": [t <= 0, t >= 0]}`` (each a :meth:`BnBResult.to_dict`), the two-point laws
+    [region s, region t], "asm1": [t <= 0, t >= 0]}`` (each a ``BnBResult.to_dict()``), the two-point laws
     decided against K = max(1, kappa_hi) (the face certificate only when the enclosure converged). Kept on disk
     between runs (:func:`proofs_checks.moment.kept_decision`: signed, keyed by ``p``, ``budget`` and the hash of the
     sources, the certificates re-admitted when read back), as the sharp constants are: a warm run reads the same
@@ -240,7 +252,6 @@ def _point_witness(lhs, rhs, point, scalars, claim):
 )
 def run_proved(ctx):
     """``lptheory check proved``: see the module docstring."""
-    from ..bnb import BnBResult
     from .corrections import kappa_b2
 
     budget = 20000 if ctx.quick else 100000
@@ -293,7 +304,7 @@ def run_proved(ctx):
             )
         )
         K = max(1.0, hi)
-        rb, ra = (BnBResult(**d) for d in dec["two_point"])
+        rb, ra = (Decided(d) for d in dec["two_point"])
         wit = None
         for res, (lhs, rhs) in zip((rb, ra), _two_point_sides(p)):
             if res.status == "violated":
@@ -320,7 +331,7 @@ def run_proved(ctx):
                 ),
             )
         )
-        opp, same = (BnBResult(**d) for d in dec["asm1"])
+        opp, same = (Decided(d) for d in dec["asm1"])
         out.append(
             _record(
                 "asm1.diag2",

@@ -201,15 +201,15 @@ def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) ->
     sources, their certificates re-admitted when read back): a warm run reads them instead of re-proving them, and
     a fresh decision goes through JSON as well, so the record is the same either way."""
     from ..api import kept_decision
-    from ..bnb import BnBResult
+    from .bnb_claims import Decided
 
     args = (float(p), int(max_boxes), float(scale))
     docs = kept_decision("uniform_convexity", args, lambda: _uniform_convexity_parts(*args))
-    return _finish_uniform_convexity(p, [BnBResult(**d) for d in docs])
+    return _finish_uniform_convexity(p, [Decided(d) for d in docs])
 
 
 def _uniform_convexity_parts(p: float, max_boxes: int, scale: float) -> list:
-    """The eight decisions of :func:`uniform_convexity_record` (:meth:`BnBResult.to_dict` each)."""
+    """The eight decisions of :func:`uniform_convexity_record` (``BnBResult.to_dict()`` each)."""
     from ..api import TightPoint, branch_and_bound
 
     P = sp.nsimplify(p)
