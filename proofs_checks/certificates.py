@@ -77,6 +77,8 @@ DECIDER_FILES = frozenset(
         os.path.join("stacey", "corrections.py"),  # Assumption 1's exact polynomial proof, Lion-K's identity
         os.path.join("stacey", "sharper.py"),  # the sharp constants (moment engine)
         os.path.join("stacey", "sharp.py"),  # the sharp records: the combined proof's upper end below the paper's
+        os.path.join("stacey", "bnb_claims.py"),  # `check proved`: keeps its branch-and-bound decisions (kept_decision)
+        os.path.join("stacey", "coverage.py"),  # alg2.uniform-convexity: keeps its branch-and-bound decisions (idem)
         os.path.join("spectral", "newton_schulz.py"),  # phi^5's interval enclosure
     }
 )

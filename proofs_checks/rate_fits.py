@@ -41,12 +41,32 @@ def fit_slope(x, samples, *, seed, n_boot: int = 1000) -> tuple[float, float, fl
     means = [float(np.mean(s)) for s in samples]
     slope = float(np.polyfit(lx, np.log(means), 1)[0])
     rng = np.random.default_rng(np.random.SeedSequence(seed))
-    boots = []
-    for _ in range(n_boot):
-        ys = [np.log(s[rng.integers(0, s.size, s.size)].mean()) for s in samples]
-        boots.append(np.polyfit(lx, ys, 1)[0])
+    boots = [np.polyfit(lx, ys, 1)[0] for ys in _boot_log_means(samples, rng, n_boot)]
     lo, hi = (float(v) for v in np.quantile(boots, [0.025, 0.975]))
     return slope, lo, hi
+
+
+def _boot_log_means(samples, rng, n_boot: int, *, batched: bool = True) -> np.ndarray:
+    """(n_boot, len(samples)): for each bootstrap round in turn, for each sample s in turn, log of the mean of s
+    resampled with replacement (``rng.integers(0, s.size, s.size)``), the rounds drawn from ``rng`` in that order.
+
+    ``batched`` (samples of one size, at most 4 million draws): the rounds' indices in one ``integers`` call of
+    shape (n_boot, k, n) and the means along the last axis of one gather: the same indices as the loop's calls
+    (a Generator's bounded integers of one range are drawn one by one, so one call of m values is m calls of one,
+    and the generator ends in the same state), and each mean the same reduction of a contiguous row of n values
+    as the 1-d ``mean`` (``tests/test_rate_fits_boot.py`` pins the two paths to each other and to the state)."""
+    samples = [np.asarray(s) for s in samples]
+    k = len(samples)
+    sizes = {s.size for s in samples}
+    if batched and k and len(sizes) == 1 and all(s.ndim == 1 for s in samples) and n_boot * k * max(sizes) <= 4_000_000:
+        n = sizes.pop()
+        S = np.stack(samples)
+        idx = rng.integers(0, n, (n_boot, k, n))
+        return np.log(S[np.arange(k)[:, None], idx].mean(axis=-1))
+    out = np.empty((n_boot, k))
+    for b in range(n_boot):
+        out[b] = [np.log(s[rng.integers(0, s.size, s.size)].mean()) for s in samples]
+    return out
 
 
 def rate_claim(

@@ -221,7 +221,7 @@ class _Eval(SymbolLookup):
             syms = lambdify_args(body)
             with dummy_names_in_order(len(syms)):  # the product's order independent of the process's history
                 fn = sp.lambdify(syms, body, modules="mpmath")
-            _no_shadowing(syms, body, self.field)
+            _no_shadowing(syms, body, self.field, fn)
             plan = self._plans[e] = (list(subs.items()), syms, fn)
         ops, syms, fn = plan
         vals = {dmy: self.ev(node, ctx) for node, dmy in ops}
@@ -234,18 +234,27 @@ class _Eval(SymbolLookup):
         return mpmath.mpf(out) if not isinstance(out, bool) else mpmath.mpf(int(out))
 
 
-def _no_shadowing(syms, body, field):
+def _no_shadowing(syms, body, field, fn=None):
     """Refuse (WitnessRefused naming ``field`` and the symbol) an expression whose symbol has the name of a constant
     or function its own generated code calls: ``lambdify`` makes each symbol an argument of that name, which
     shadows the global, so ``pi - Symbol('pi')`` with the scalar pi = 0 evaluated to 0 - 0 and a witness
     ``pi - pi_symbol >= 1`` re-checked as violated. The names the code calls are those of the same expression
     printed with every symbol renamed (``dummify``); a symbol that merely shares a name with an mpmath function the
-    expression does not call (the paper's ``eta``) is fine."""
+    expression does not call (the paper's ``eta``) is fine.
+
+    ``fn``: the function ``lambdify(syms, body, modules="mpmath")`` already made of the same arguments, if any.
+    Where one of ``syms`` is a Dummy (an operator's placeholder), lambdify renames every argument on its own
+    (its ``dummify`` is forced on by a Dummy argument), so ``fn``'s code is the renamed code and its global names
+    are the ones asked for: a second, dummified lambdify (an xreplace of the whole expression) would make
+    the same names (:func:`tests.test_witness_functions` pins the two to each other)."""
     names = {s.name for s in syms if not isinstance(s, sp.Dummy)}
     if not names:
         return
-    with dummy_names_in_order(len(syms)):
-        calls = set(sp.lambdify(syms, body, modules="mpmath", dummify=True).__code__.co_names)
+    if fn is not None and any(isinstance(s, sp.Dummy) for s in syms):
+        calls = set(fn.__code__.co_names)
+    else:
+        with dummy_names_in_order(len(syms)):
+            calls = set(sp.lambdify(syms, body, modules="mpmath", dummify=True).__code__.co_names)
     clash = sorted(names & calls)
     if clash:
         raise WitnessRefused(

@@ -390,3 +390,40 @@ def test_dist_draws_grow_their_buffers_without_changing_a_draw():
     assert len(whole[0]) >= 300
     for a, b in zip(whole, grown):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+def test_jensen_and_monotone_read_one_simplification():
+    """jensen/monotone simplify the derivative once (the sign and the text read it): their verdicts and texts are
+    those of simplifying it for each, as before; a wrong claim is still refused."""
+    import sympy as sp
+
+    from proofs_checks.stacey.symbolic import _sign, jensen, monotone
+
+    x = sp.Symbol("x", positive=True)
+    p = 2 + sp.Symbol("q", positive=True)
+    phi = x ** (1 / (p - 1))  # concave for p > 2
+    ok, txt = jensen(phi, x, "E phi <= phi(E)")
+    d2 = sp.diff(phi, x, 2)
+    assert ok is True and _sign(d2) == -1 and f"(phi'' = {sp.simplify(d2)})" in txt
+    assert jensen(phi, x, "E phi >= phi(E)")[0] is False
+    ok, txt = monotone(x**p, x, "increasing")
+    assert ok is True and f"(derivative {sp.simplify(sp.diff(x**p, x))})" in txt
+    assert monotone(x**p, x, "decreasing")[0] is False
+
+
+def test_maj_symbols_made_once_per_d_are_a_fresh_build_s():
+    """maj_symbols(d) is built once per d: the same symbols (names, assumptions) and sums as a fresh build, in new
+    lists each call (a caller changing one does not change the next call's)."""
+    import sympy as sp
+
+    from proofs_checks.stacey.symbolic import maj_symbols
+
+    for d in (1, 3, 5):
+        H, Lv, u, Hu = maj_symbols(d)
+        assert H == [[sp.Symbol(f"H_{i}_{j}", real=True) for j in range(d)] for i in range(d)]
+        assert Lv == [sp.Symbol(f"L_{i}", positive=True) for i in range(d)]
+        assert u == [sp.Symbol(f"u_{i}", real=True) for i in range(d)]
+        assert Hu == [sp.Add(*[H[i][j] * u[j] for j in range(d)]) for i in range(d)]
+        H[0][0], Lv[0] = sp.Integer(7), sp.Integer(7)
+        H2, Lv2, _, _ = maj_symbols(d)
+        assert H2[0][0] == sp.Symbol("H_0_0", real=True) and Lv2[0] == sp.Symbol("L_0", positive=True)

@@ -11,6 +11,7 @@ function, before any evaluation; a witness built from the operators re-checks as
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -115,6 +116,58 @@ def test_a_symbol_named_like_a_constant_it_shadows_is_refused_not_violated():
     # a symbol sharing a name with an mpmath function the expression does not call (the paper's eta) is fine
     got = recheck({**w, "lhs": "Mul(Symbol('eta'), Integer(3))", "rhs": "Integer(13)", "scalars": {"eta": 4}})
     assert got["violated"] and got["empirical"] == 12.0
+
+
+def test_shadowing_is_refused_through_an_operator_placeholder_too():
+    """With an operator in the node (a Dummy placeholder among lambdify's arguments) the guard reads the names from
+    the evaluator's own function (lambdify dummifies every argument then): the same refusal, the same values."""
+    dist = {"coupling": "independent", "n": 1, "values": [[-1, 1]], "weights": [[0.5, 0.5]]}
+    w = {
+        "kind": "expression",
+        "relation": ">=",
+        "lhs": "Add(pi, Mul(Integer(-1), Symbol('pi')), Function('Expect1')(Pow(Symbol('x'), Integer(2))))",
+        "rhs": "Integer(1)",
+        "scalars": {"pi": 0},
+        "distribution": dist,
+    }
+    with pytest.raises(WitnessRefused, match="^lhs: the symbol 'pi' has the name of a constant or function"):
+        recheck(w)
+    got = recheck({**w, "lhs": w["lhs"].replace("Symbol('pi')", "Symbol('q')"), "scalars": {"q": 0}})
+    assert not got["violated"] and abs(got["empirical"] - (math.pi + 1)) < 1e-12
+    got = recheck(
+        {
+            **w,
+            "lhs": "Mul(Symbol('eta'), Function('Expect1')(Pow(Symbol('x'), Integer(2))))",
+            "rhs": "Integer(5)",
+            "scalars": {"eta": 4},
+        }
+    )
+    assert got["violated"] and got["empirical"] == 4.0
+
+
+def test_a_lambdify_with_a_dummy_argument_has_the_dummified_code_s_names():
+    """The fast path of recheck._no_shadowing: lambdify(args, body) with a Dummy among args makes the code of
+    lambdify(args, body, dummify=True), so their global names (what the guard reads) are the same."""
+    import sympy as sp
+
+    from proofs_checks.witness_core import dummy_names_in_order
+
+    pi_, eta, x, e_ = sp.Symbol("pi"), sp.Symbol("eta"), sp.Symbol("x", real=True), sp.Symbol("E")
+    for extra in ([], [sp.Dummy("op")]):
+        for body in (
+            sp.pi - pi_ + sum(extra),
+            eta * sp.sqrt(sp.Abs(x)) ** 3 + sp.exp(x) * (extra[0] if extra else 1),
+            sp.log(1 + sp.Abs(x - e_)) / (2 + sp.cos(sp.E * x)) + sp.Max(x, *extra, 0),
+        ):
+            syms = sorted(body.free_symbols, key=str)
+            with dummy_names_in_order(len(syms)):
+                plain = set(sp.lambdify(syms, body, modules="mpmath").__code__.co_names)
+            with dummy_names_in_order(len(syms)):
+                dumm = set(sp.lambdify(syms, body, modules="mpmath", dummify=True).__code__.co_names)
+            if extra:
+                assert plain == dumm
+            elif pi_ in syms:  # without a Dummy the symbols keep their names: the guard needs the second lambdify
+                assert "pi" not in plain and "pi" in dumm
 
 
 def _batch_before(dist, points, weights, n, add, scale):

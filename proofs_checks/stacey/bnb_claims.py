@@ -90,13 +90,48 @@ def kappa_enclosure(p: float) -> dict:
     return enclose_max(R, {"q": (0.0, 1.0)}, range_form=_kappa_range_form(p), rtol=1e-12, max_boxes=20000)
 
 
-def _two_point(p: float, K: float, max_boxes: int, kappa_hi: float | None = None):
-    """The two regions' branch-and-bound for E[B2] <= K (...) over two-point laws. The face certificate
-    (R_p(q) <= K on s = 0) is used only when ``kappa_hi`` (a proved upper bound of sup R_p) is <= K;
-    otherwise the face is left to the enclosures (and a K below kappa is caught near the face)."""
-    import sympy as sp
+class Decided:
+    """A branch-and-bound decision read from its document (``BnBResult.to_dict()``, kept on disk or fresh): what a
+    record reads of the result, ``status``, ``reason``, ``witness`` and ``to_dict()`` (a copy of the document)."""
 
-    from ..api import TightPoint, branch_and_bound
+    def __init__(self, doc: dict):
+        self.doc = doc
+        self.status, self.reason, self.witness = doc["status"], doc["reason"], doc["witness"]
+
+    def to_dict(self) -> dict:
+        return dict(self.doc)
+
+
+def decisions(p: float, budget: int) -> dict:
+    """The decisions of ``lptheory check proved`` at ``p``: ``{"enclosure": kappa_enclosure(p), "two_point":
+    [region s, region t], "asm1": [t <= 0, t >= 0]}`` (each a ``BnBResult.to_dict()``), the two-point laws
+    decided against K = max(1, kappa_hi) (the face certificate only when the enclosure converged). Kept on disk
+    between runs (:func:`proofs_checks.moment.kept_decision`: signed, keyed by ``p``, ``budget`` and the hash of the
+    sources, the certificates re-admitted when read back), as the sharp constants are: a warm run reads the same
+    documents instead of re-proving them, and a fresh decision goes through JSON as well, so the records are the
+    same either way (``tests/test_bnb_claims_kept.py``)."""
+    from ..api import kept_decision
+
+    p, budget = float(p), int(budget)
+    return kept_decision("proved_p", (p, budget), lambda: _decide(p, budget))
+
+
+def _decide(p: float, budget: int) -> dict:
+    """:func:`decisions` computed."""
+    enc = kappa_enclosure(p)
+    hi = enc["hi"]
+    (rb, _, _), (ra, _, _) = _two_point(p, max(1.0, hi), budget, kappa_hi=hi if enc["converged"] else None)
+    opp, same = _asm1(p, budget)
+    return {
+        "enclosure": enc,
+        "two_point": [rb.to_dict(), ra.to_dict()],
+        "asm1": [opp.to_dict(), same.to_dict()],
+    }
+
+
+def _two_point_sides(p: float):
+    """``((lhs_b, rhs_b), (lhs_a, rhs_a))``: the two regions' sides of :func:`_two_point` (K a symbol)."""
+    import sympy as sp
 
     q, t = sp.symbols("q t", real=True)
     s_ = sp.Symbol("s", positive=True)
@@ -110,6 +145,20 @@ def _two_point(p: float, K: float, max_boxes: int, kappa_hi: float | None = None
     gm, gp = sp.Max(-g, 0), sp.Max(g, 0)
     lhs_a = q * gm * (1 - gm**a) + (1 - q) * gp * (sp.Abs(t) ** a - gp**a)
     rhs_a = Ks * (1 + t) * sp.sqrt(q * (1 - q)) / (P - 1)
+    return (lhs_b, rhs_b), (lhs_a, rhs_a)
+
+
+def _two_point(p: float, K: float, max_boxes: int, kappa_hi: float | None = None):
+    """The two regions' branch-and-bound for E[B2] <= K (...) over two-point laws. The face certificate
+    (R_p(q) <= K on s = 0) is used only when ``kappa_hi`` (a proved upper bound of sup R_p) is <= K;
+    otherwise the face is left to the enclosures (and a K below kappa is caught near the face)."""
+    import sympy as sp
+
+    from ..api import TightPoint, branch_and_bound
+
+    (lhs_b, rhs_b), (lhs_a, rhs_a) = _two_point_sides(p)
+    s_ = sp.Symbol("s", positive=True)  # the sides' s (a symbol is its name and assumptions)
+    a = 1 / (sp.nsimplify(p) - 1)
     face = f"on s = 0 the claim is R_p(q) <= kappa_hi = {K!r} for every q (the enclosure of kappa)"
     reg_b = branch_and_bound(
         lhs_b,
@@ -208,7 +257,8 @@ def run_proved(ctx):
     budget = 20000 if ctx.quick else 100000
     out = []
     for p in [float(v) for v in ctx.get("p") or DEFAULT_P]:
-        enc = kappa_enclosure(p)
+        dec = decisions(p, budget)
+        enc = dec["enclosure"]
         lo, hi = enc["lo"], enc["hi"]
         k_float = kappa_b2(p)["sup"]
         inside = lo - 4 * math.ulp(lo) <= k_float <= hi + 4 * math.ulp(hi)
@@ -254,9 +304,9 @@ def run_proved(ctx):
             )
         )
         K = max(1.0, hi)
-        (rb, lb, rb_), (ra, la, ra_) = _two_point(p, K, budget, kappa_hi=hi if enc["converged"] else None)
+        rb, ra = (Decided(d) for d in dec["two_point"])
         wit = None
-        for res, lhs, rhs in ((rb, lb, rb_), (ra, la, ra_)):
+        for res, (lhs, rhs) in zip((rb, ra), _two_point_sides(p)):
             if res.status == "violated":
                 wit = _point_witness(lhs, rhs, res.witness["point"], {"K": K}, "thm1.B2.two-point")
         out.append(
@@ -281,7 +331,7 @@ def run_proved(ctx):
                 ),
             )
         )
-        opp, same = _asm1(p, budget)
+        opp, same = (Decided(d) for d in dec["asm1"])
         out.append(
             _record(
                 "asm1.diag2",

@@ -65,13 +65,15 @@ def _spot_gap(pairs, n=3) -> float:
 
 
 def signsgd_record() -> Claim:
-    from ..api import decide_identity
+    from ..api import cached_limit, decide_identity
 
     p = sp.Symbol("p", positive=True)
     v = sp.Symbol("v", positive=True)
     step = lambda u: u / sp.Abs(u) ** ((p - 2) / (p - 1))  # noqa: E731  (Alg. 3 line 2)
-    lim_pos = sp.limit(step(v), p, sp.oo)
-    lim_neg = sp.limit(step(-v), p, sp.oo)
+    # sympy's limits, kept on disk once per machine (cached_limit: keyed by sympy's version and the arguments'
+    # srepr, read back as the same expression), as Lemma 2's corrected constant's; the proof below runs here
+    lim_pos = cached_limit(step(v), p, sp.oo)
+    lim_neg = cached_limit(step(-v), p, sp.oo)
     proved = sp.simplify(lim_pos - 1) == 0 and sp.simplify(lim_neg + 1) == 0
     gap = _spot_gap([(lim_pos, sp.Integer(1)), (lim_neg, sp.Integer(-1))])
     vd = decide_identity(
@@ -91,15 +93,15 @@ def signsgd_record() -> Claim:
 
 
 def p_inf_record() -> Claim:
-    from ..api import decide_identity
+    from ..api import cached_limit, decide_identity
     from . import formulas as F
 
     signsgd = F.gap / (F.eta * F.T) + F.L * F.eta / 2 + 2 * F.S1 * F.m_inv
     signsgd_rate = F.N_calls ** sp.Rational(-1, 4) * (sp.sqrt(F.L) * (F.gap + sp.Rational(1, 2)) + 2 * F.S1)
-    lim = sp.limit(F.THEOREM_RHS, F.p, sp.oo)
-    lim_rate = sp.limit(F.RATE_BOUND, F.p, sp.oo)
+    lim = cached_limit(F.THEOREM_RHS, F.p, sp.oo)  # kept on disk as signsgd_record's (the proof runs here)
+    lim_rate = cached_limit(F.RATE_BOUND, F.p, sp.oo)
     gv = sp.Symbol("gv", positive=True)
-    lim_lhs = sp.limit(gv ** (F.p / (F.p - 1)), F.p, sp.oo)
+    lim_lhs = cached_limit(gv ** (F.p / (F.p - 1)), F.p, sp.oo)
     proved = all(sp.simplify(u) == 0 for u in (lim - signsgd, lim_rate - signsgd_rate, lim_lhs - gv))
     gap = _spot_gap([(lim, signsgd), (lim_rate, signsgd_rate), (lim_lhs, gv)])
     vd = decide_identity(
@@ -192,7 +194,22 @@ def mirror_step_record() -> Claim:
 
 
 def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) -> Claim:
-    """``scale`` multiplies the constant 2^{2-p} (tests only: a planted constant that is too large)."""
+    """``scale`` multiplies the constant 2^{2-p} (tests only: a planted constant that is too large).
+
+    The eight branch-and-bound decisions (:func:`_uniform_convexity_parts`) are kept on disk between runs
+    (:func:`proofs_checks.moment.kept_decision`: signed, keyed by p, the budget, ``scale`` and the hash of the
+    sources, their certificates re-admitted when read back): a warm run reads them instead of re-proving them, and
+    a fresh decision goes through JSON as well, so the record is the same either way."""
+    from ..api import kept_decision
+    from .bnb_claims import Decided
+
+    args = (float(p), int(max_boxes), float(scale))
+    docs = kept_decision("uniform_convexity", args, lambda: _uniform_convexity_parts(*args))
+    return _finish_uniform_convexity(p, [Decided(d) for d in docs])
+
+
+def _uniform_convexity_parts(p: float, max_boxes: int, scale: float) -> list:
+    """The eight decisions of :func:`uniform_convexity_record` (``BnBResult.to_dict()`` each)."""
     from ..api import TightPoint, branch_and_bound
 
     P = sp.nsimplify(p)
@@ -213,7 +230,11 @@ def uniform_convexity_record(p: float, max_boxes: int, *, scale: float = 1.0) ->
             D = absy**P / P - absx**P / P - sgnx * absx ** (P - 1) * (Y - X)
             R = sp.nsimplify(scale) * 2 ** (2 - P) / P * (dsign * (Y - X)) ** P
             tight = [TightPoint(var, val)] if val in (lo, hi) else []  # y = x there: both sides 0
-            parts.append(branch_and_bound(R, D, {var: (lo, hi)}, tight=tight, max_boxes=max_boxes))
+            parts.append(branch_and_bound(R, D, {var: (lo, hi)}, tight=tight, max_boxes=max_boxes).to_dict())
+    return parts
+
+
+def _finish_uniform_convexity(p, parts) -> Claim:
     status = (
         "holds"
         if all(r.status == "proved" for r in parts)

@@ -27,6 +27,7 @@ cannot decide an identity; ``holds`` otherwise. Ids: ``sym.<proof>.<step>``.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -100,8 +101,9 @@ class Step:
 # preconditions (sympy): the functions a step's ``pre`` may call
 
 
-def _sign(expr) -> int | None:
-    e = sp.simplify(expr)
+def _sign(expr, simplified=None) -> int | None:
+    """+1, -1 or None: the sign of ``sp.simplify(expr)`` (``simplified``, when the caller has it already)."""
+    e = sp.simplify(expr) if simplified is None else simplified
     if e.is_positive:
         return 1
     if e.is_negative:
@@ -114,21 +116,23 @@ def jensen(phi, var, claimed: str):
     needs phi concave, ``"E phi >= phi(E)"`` convex; the curvature is the sign of phi'' for p > 2.
     Returns (ok or None when undetermined, explanation)."""
     d2 = sp.diff(phi, var, 2)
-    sg = _sign(d2)
+    s2 = sp.simplify(d2)  # once: the sign and the text read the same simplification (it was made twice)
+    sg = _sign(d2, s2)
     shape = {1: "convex", -1: "concave", None: "of undetermined curvature"}[sg]
     need = "concave" if claimed == "E phi <= phi(E)" else "convex"
     ok = None if sg is None else (shape == need)
-    return ok, f"phi({var}) = {phi} is {shape} for p > 2 (phi'' = {sp.simplify(d2)}); the step needs {need}"
+    return ok, f"phi({var}) = {phi} is {shape} for p > 2 (phi'' = {s2}); the step needs {need}"
 
 
 def monotone(expr, var, claimed: str):
     """A monotonicity step (Lemma B2): ``claimed`` ("increasing" | "decreasing") against the sign of the
     derivative for p > 2. Returns (ok or None when undetermined, explanation)."""
     d1 = sp.diff(expr, var)
-    sg = _sign(d1)
+    s1 = sp.simplify(d1)  # once: the sign and the text read the same simplification (it was made twice)
+    sg = _sign(d1, s1)
     shape = {1: "increasing", -1: "decreasing", None: "of undetermined monotonicity"}[sg]
     ok = None if sg is None else (shape == claimed)
-    return ok, f"{expr} is {shape} in {var} for p > 2 (derivative {sp.simplify(d1)}); the step needs {claimed}"
+    return ok, f"{expr} is {shape} in {var} for p > 2 (derivative {s1}); the step needs {claimed}"
 
 
 def conjugate(e1, e2):
@@ -172,11 +176,19 @@ def _lp(vs, r):
 
 def maj_symbols(d):
     """The symbols of Appendix B's majorized quadratic in dimension d: H (H_i_j), L (L_i), the
-    displacement u (u_i) and H u."""
-    H = [[sp.Symbol(f"H_{i}_{j}", real=True) for j in range(d)] for i in range(d)]
-    Lv = [sp.Symbol(f"L_{i}", positive=True) for i in range(d)]
-    u = [sp.Symbol(f"u_{i}", real=True) for i in range(d)]
-    Hu = [sp.Add(*[H[i][j] * u[j] for j in range(d)]) for i in range(d)]
+    displacement u (u_i) and H u (new lists, of the same sympy objects each call: made once per d)."""
+    H, Lv, u, Hu = _maj_symbols(d)
+    return [list(r) for r in H], list(Lv), list(u), list(Hu)
+
+
+@functools.lru_cache(maxsize=32)
+def _maj_symbols(d):
+    """:func:`maj_symbols` as tuples, built once per d (symbols and sums are immutable: the same objects a
+    fresh build gives, equal and with the same assumptions; it was rebuilt at every call)."""
+    H = tuple(tuple(sp.Symbol(f"H_{i}_{j}", real=True) for j in range(d)) for i in range(d))
+    Lv = tuple(sp.Symbol(f"L_{i}", positive=True) for i in range(d))
+    u = tuple(sp.Symbol(f"u_{i}", real=True) for i in range(d))
+    Hu = tuple(sp.Add(*[H[i][j] * u[j] for j in range(d)]) for i in range(d))
     return H, Lv, u, Hu
 
 
