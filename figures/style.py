@@ -61,6 +61,9 @@ def save(fig, stem, dpi: int = 130) -> list[str]:
     return paths
 
 
+# zlib level 3 instead of Pillow's default 6: the same pixels (PNG is lossless), ~1% more bytes, a third less time
+# encoding (0.82 -> 0.56 s for a report's 29 PNG files; the encoding was ~10% of the figures' CPU)
+PNG_PIL_KWARGS = {"compress_level": 3}
 NARROW_WIDTH_IN = 3.8  # a 390 px phone shows ~370 CSS px of the page's width: 3.85 in at 96 CSS px per inch
 NARROW_MIN_AXES = 0.35  # the narrowest panel of a narrow layout, as a fraction of its width
 
@@ -96,7 +99,8 @@ def _write_laid_out(fig, paths, dpi, bbox, mpl) -> None:
     with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)
         for path in paths:
-            fig.savefig(path, dpi=dpi, bbox_inches=bbox)
+            extra = {"pil_kwargs": PNG_PIL_KWARGS} if path.endswith(".png") else {}
+            fig.savefig(path, dpi=dpi, bbox_inches=bbox, **extra)
 
 
 def _write_narrow(fig, path, dpi, mpl) -> list[str]:

@@ -95,7 +95,7 @@ def test_save_gives_matplotlibs_own_tight_png(tmp_path):
     for k, make in enumerate((_figure, lambda: _with_best_legend("constrained"), lambda: _with_best_legend(None))):
         ours = style.save(make(), str(tmp_path / f"ours{k}"))[0]
         fig = make()
-        fig.savefig(tmp_path / f"mpl{k}.png", dpi=130, bbox_inches="tight")
+        fig.savefig(tmp_path / f"mpl{k}.png", dpi=130, bbox_inches="tight", pil_kwargs=style.PNG_PIL_KWARGS)
         style.plt.close(fig)
         assert open(ours, "rb").read() == open(tmp_path / f"mpl{k}.png", "rb").read()
 
