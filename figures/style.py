@@ -409,7 +409,6 @@ class _ticks_computed_once:
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
         from matplotlib.backends.backend_svg import RendererSVG
-        from matplotlib.textpath import TextToPath
 
         self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
         self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
@@ -439,6 +438,41 @@ class _ticks_computed_once:
                 return got
 
             return metrics
+
+        self._memoize_shapes_and_layouts(text_rc)
+
+        def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
+            try:
+                key = (
+                    parser._output_type,
+                    s,
+                    dpi,
+                    None if prop is None else prop.copy(),
+                    mpl._val_or_rc(antialiased, "text.antialiased"),
+                    get_hinting_flag(),
+                    tuple((k, repr(mpl.rcParams[k])) for k in _MATHTEXT_RC),
+                )
+                hash(key)
+            except Exception:  # noqa: BLE001  (no memo)
+                return orig_parse(parser, s, dpi, prop, antialiased=antialiased)
+            got = _MATH_PARSES.get(key)
+            if got is None:
+                if len(_MATH_PARSES) > 1024:
+                    _MATH_PARSES.clear()
+                got = _MATH_PARSES[key] = orig_parse(parser, s, dpi, prop, antialiased=antialiased)
+            return got
+
+        mtext._get_text_metrics_function = metrics_function
+        mmath.MathTextParser.parse = parse
+        return self
+
+    def _memoize_shapes_and_layouts(self, text_rc) -> None:
+        """Within the save: the shaping of strings and the layout of texts kept for the process (below); undone
+        by :meth:`__exit__`. ``text_rc``: the text settings the memos are keyed by."""
+        import matplotlib.text as mtext
+        from matplotlib.backends.backend_agg import RendererAgg
+        from matplotlib.backends.backend_svg import RendererSVG
+        from matplotlib.textpath import TextToPath
 
         # a string's glyphs and their places (FT2Font._layout, libraqm's shaping: ~0.7 ms a string, the most of
         # what drawing a text costs) kept for the process: the Agg renderer shapes every text it draws, the SVG
@@ -499,31 +533,6 @@ class _ticks_computed_once:
             return Bbox(got[0].get_points().copy()), list(got[1]), got[2]
 
         mtext.Text._get_layout = get_layout
-
-        def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
-            try:
-                key = (
-                    parser._output_type,
-                    s,
-                    dpi,
-                    None if prop is None else prop.copy(),
-                    mpl._val_or_rc(antialiased, "text.antialiased"),
-                    get_hinting_flag(),
-                    tuple((k, repr(mpl.rcParams[k])) for k in _MATHTEXT_RC),
-                )
-                hash(key)
-            except Exception:  # noqa: BLE001  (no memo)
-                return orig_parse(parser, s, dpi, prop, antialiased=antialiased)
-            got = _MATH_PARSES.get(key)
-            if got is None:
-                if len(_MATH_PARSES) > 1024:
-                    _MATH_PARSES.clear()
-                got = _MATH_PARSES[key] = orig_parse(parser, s, dpi, prop, antialiased=antialiased)
-            return got
-
-        mtext._get_text_metrics_function = metrics_function
-        mmath.MathTextParser.parse = parse
-        return self
 
     def __exit__(self, *exc):
         try:
