@@ -8,19 +8,40 @@ on log-log axes with the fitted and the claimed slopes."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
-from proofs_checks.records import setting_text
+from proofs_checks.records import SETTING_KEYS, clean, setting_text
 
 from .style import STATUS_COLOR, d, plt, save, status_handles
 
 __all__ = ["plot_ratios", "plot_rates"]
 
+# the fields of a record these figures read
+_FIELDS = ("id", "check", "status", "params", "show", "ratio", "empirical", "bound", "relation", "ci")
+
+
+def _read_back(records, rates: bool = False) -> list[dict]:
+    """The fields these figures read of ``records``, as a report's ``claims.json`` gives them back (the report
+    writes :func:`proofs_checks.records.clean`'s JSON with sorted keys): tuples as lists, numpy numbers as
+    Python's, non-finite floats as strings, parameters in name order. A figure drawn from a check's records and one
+    drawn from its claims.json read back are then the same (the coverage figure's row labels differed: they
+    listed the parameters in the order of the record's dict). ``rates``: the rate series (``data["rate"]``) too."""
+    out = []
+    for r in map(d, records):
+        keep = {k: r[k] for k in _FIELDS if k in r}
+        if rates and isinstance(r.get("data"), dict) and "rate" in r["data"]:
+            keep["data"] = {"rate": r["data"]["rate"]}
+        out.append(keep)
+    return json.loads(json.dumps(clean(out), sort_keys=True, allow_nan=False))
+
 
 def _label(r, width: int = 58) -> str:
-    """The record's id and the parts of its setting the id does not already say."""
+    """The record's id and the parts of its setting the id does not already say: its ``show`` in its order, or
+    every parameter, the common ones (:data:`~proofs_checks.records.SETTING_KEYS`) first, the others by name."""
     pr = r["params"]
-    keys = [k for k in (r.get("show") or pr) if k in pr and str(pr[k]) not in r["id"]]
+    order = r.get("show") or [*(k for k in SETTING_KEYS if k in pr), *sorted(k for k in pr if k not in SETTING_KEYS)]
+    keys = [k for k in order if k in pr and str(pr[k]) not in r["id"]]
     s = setting_text(pr, keys) if keys else ""
     text = f"{r['id']}  {s}" if s else r["id"]
     return text if len(text) <= width else text[: width - 1] + "\u2026"
@@ -32,7 +53,7 @@ def plot_ratios(records, stem, title: str | None = None) -> list[str]:
     num = (int, float)
     recs = [
         r
-        for r in map(d, records)
+        for r in _read_back(records)
         if isinstance(r.get("ratio"), num)
         or (isinstance(r.get("empirical"), num) and isinstance(r.get("bound"), num) and r.get("relation") != "rate")
     ]
@@ -95,7 +116,9 @@ def plot_ratios(records, stem, title: str | None = None) -> list[str]:
 def plot_rates(records, stem) -> list[str]:
     """Each rate record's y against x (log-log), its fitted decay x^-e and the claimed x^-theory through
     the last point, coloured by verdict."""
-    recs = [r for r in map(d, records) if r.get("relation") == "rate" and (r.get("data") or {}).get("rate")]
+    recs = [
+        r for r in _read_back(records, rates=True) if r.get("relation") == "rate" and (r.get("data") or {}).get("rate")
+    ]
     if not recs:
         return []
     fig, ax = plt.subplots(figsize=(7.6, 4.6))

@@ -48,20 +48,22 @@ def save(fig, stem, dpi: int = 130) -> list[str]:
     width (e.g. a colour bar, a panel spanning cells)."""
     import matplotlib as mpl
 
-    extents = {}  # the figure's text extents, for both layouts (the phone's measures the same texts again)
     try:
-        with old_objects_left_alone(), _ticks_computed_once(extents):
+        with old_objects_left_alone(), _ticks_computed_once():
             paths = [f"{stem}.png", f"{stem}.svg"]
             bbox = _write(fig, paths, dpi, mpl)
         if bbox.width > NARROW_WIDTH_IN * 1.15 and narrow_layout(fig):
             # tick memos of their own: the narrow layout changed formatters and texts
-            with old_objects_left_alone(), _ticks_computed_once(extents):
+            with old_objects_left_alone(), _ticks_computed_once():
                 paths += _write_narrow(fig, f"{stem}.narrow.png", dpi, mpl)
     finally:
         plt.close(fig)
     return paths
 
 
+# zlib level 3 instead of Pillow's default 6: the same pixels (PNG is lossless), ~1% more bytes, a third less time
+# encoding (0.82 -> 0.56 s for a report's 29 PNG files; the encoding was ~10% of the figures' CPU)
+PNG_PIL_KWARGS = {"compress_level": 3}
 NARROW_WIDTH_IN = 3.8  # a 390 px phone shows ~370 CSS px of the page's width: 3.85 in at 96 CSS px per inch
 NARROW_MIN_AXES = 0.35  # the narrowest panel of a narrow layout, as a fraction of its width
 
@@ -97,7 +99,8 @@ def _write_laid_out(fig, paths, dpi, bbox, mpl) -> None:
     with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)
         for path in paths:
-            fig.savefig(path, dpi=dpi, bbox_inches=bbox)
+            extra = {"pil_kwargs": PNG_PIL_KWARGS} if path.endswith(".png") else {}
+            fig.savefig(path, dpi=dpi, bbox_inches=bbox, **extra)
 
 
 def _write_narrow(fig, path, dpi, mpl) -> list[str]:
@@ -298,6 +301,13 @@ class old_objects_left_alone:
 
 _PATCH_LOCK = threading.Lock()
 _MATH_PARSES: dict = {}  # (parser kind, string, dpi, font, antialiased, hinting, mathtext rc) -> parse
+# (the text settings, renderer kind, text, font, math?, dpi, the renderer's dpi) -> (width, height, descent)
+_TEXT_EXTENTS: dict = {}
+# (FT2Font, its size, string, load flags, features, language) -> FT2Font._layout's glyphs (libraqm's shaping)
+_SHAPES: dict = {}
+# (the text settings, renderer kind, its dpi, the figure's dpi, string, font, ...) -> Text._get_layout's layout
+_TEXT_LAYOUTS: dict = {}
+_MEMO_MAX = 8192  # entries kept per memo; past it the memo starts again (a report makes ~1,000 of each)
 _MATHTEXT_RC = (
     "mathtext.fontset",
     "mathtext.default",
@@ -319,11 +329,11 @@ class _ticks_computed_once:
     space (axis length over font size), the locators and formatters and their settings; equal state,
     equal ticks, so the figures are the same (checked: the PNG files are byte-identical).
 
-    ``extents``: the memo of text extents to use (a dict; one of its own by default), e.g. one for both
-    layouts of a figure."""
+    ``extents``: the memo of text extents to use (a dict; by default :data:`_TEXT_EXTENTS`, the process's, so
+    the texts every figure repeats, tick labels and legend entries, are measured once per process)."""
 
     def __init__(self, extents: dict | None = None):
-        self.extents = {} if extents is None else extents
+        self.extents = _TEXT_EXTENTS if extents is None else extents
 
     def __enter__(self):
         from matplotlib.axis import Axis
@@ -398,24 +408,38 @@ class _ticks_computed_once:
         import matplotlib.mathtext as mmath
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
+        from matplotlib.backends.backend_svg import RendererSVG
 
         self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
         self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
         orig_metrics_fn, orig_parse, extents = self.orig_metrics_fn, self.orig_parse, self.extents
+        # the settings a text's extent also depends on (its font's resolution, hinting, kerning, mathtext),
+        # read once per save: the process-wide memo is keyed by them
+        text_rc = tuple((k, repr(v)) for k, v in mpl.rcParams.items() if k.startswith(("font.", "text.", "mathtext.")))
 
         def metrics_function(renderer, *args):
-            if type(renderer) is not RendererAgg or args:
+            # the SVG renderer measures with its TextToPath at its own 72 dpi (no renderer dpi); matplotlib keeps
+            # those per renderer, made anew for every SVG file, so each text was measured again in every SVG
+            kind = type(renderer)
+            if args or (kind is not RendererAgg and kind is not RendererSVG):
                 return orig_metrics_fn(renderer, *args)
+            rdpi = renderer.dpi if kind is RendererAgg else None
 
             def metrics(text, fontprop, ismath, dpi):
-                key = (text, fontprop, ismath, dpi, renderer.dpi)
+                if ismath == "TeX":  # a TeX installation's extents: not memoized
+                    return renderer.get_text_width_height_descent(text, fontprop, ismath)
+                key = (text_rc, kind, text, fontprop, ismath, dpi, rdpi)
                 got = extents.get(key)
                 if got is None:  # kept under a copy of the font properties: a Text may change its own later
                     got = renderer.get_text_width_height_descent(text, fontprop, ismath)
-                    extents[(text, fontprop.copy(), ismath, dpi, renderer.dpi)] = got
+                    if len(extents) > _MEMO_MAX:
+                        extents.clear()
+                    extents[(text_rc, kind, text, fontprop.copy(), ismath, dpi, rdpi)] = got
                 return got
 
             return metrics
+
+        self._memoize_shapes_and_layouts(text_rc)
 
         def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
             try:
@@ -442,12 +466,109 @@ class _ticks_computed_once:
         mmath.MathTextParser.parse = parse
         return self
 
+    def _memoize_shapes_and_layouts(self, text_rc) -> None:
+        """Within the save: the shaping of strings and the layout of texts kept for the process (below); undone
+        by :meth:`__exit__`. ``text_rc``: the text settings the memos are keyed by."""
+        import matplotlib.text as mtext
+        from matplotlib.backends.backend_agg import RendererAgg
+        from matplotlib.backends.backend_svg import RendererSVG
+        from matplotlib.textpath import TextToPath
+
+        # a string's glyphs and their places (FT2Font._layout, libraqm's shaping: ~0.7 ms a string, the most of
+        # what drawing a text costs) kept for the process: the Agg renderer shapes every text it draws, the SVG
+        # one every text it draws as paths, again in every file (the wide PNG, the SVG, the phone's PNG). The
+        # shaping depends only on the font (the FT2Font object: its files, hinting and kerning factors), its
+        # size and dpi, the string, the load flags, features and language; the glyphs drawn from it are the same
+        self.orig_prepare, self.orig_get_font = RendererAgg._prepare_font, TextToPath._get_font
+        orig_prepare, orig_get_font = self.orig_prepare, self.orig_get_font
+
+        def prepare_font(renderer, font_prop):
+            return _ShapedFont(orig_prepare(renderer, font_prop), (font_prop.get_size_in_points(), renderer.dpi))
+
+        def get_font(text2path, prop):
+            return _ShapedFont(orig_get_font(text2path, prop), (text2path.FONT_SCALE, text2path.DPI))
+
+        RendererAgg._prepare_font = prepare_font
+        TextToPath._get_font = get_font
+        self.agg, self.text2path = RendererAgg, TextToPath
+        # a text's layout (its lines' extents and places relative to its anchor, the rotated box: Text._get_layout)
+        # kept for the process: matplotlib computes it anew at every extent query and draw of the text (~7,000
+        # times a report), from the string, the font, the figure's dpi, the renderer's kind (and dpi), line
+        # spacing, alignments, rotation and its mode, and the text settings; never the text's position. Texts
+        # wrapped to the figure's width or set with TeX are laid out as matplotlib does. Each caller gets a box
+        # and list of its own.
+        from matplotlib.transforms import Bbox
+
+        self.orig_layout = mtext.Text._get_layout
+        orig_layout = self.orig_layout
+
+        def get_layout(text, renderer):
+            kind = type(renderer)
+            if (kind is not RendererAgg and kind is not RendererSVG) or text._wrap or text.get_usetex():
+                return orig_layout(text, renderer)
+            try:
+                key = (
+                    text_rc,
+                    kind,
+                    renderer.dpi if kind is RendererAgg else None,
+                    text.get_figure(root=True).dpi,
+                    text._text,
+                    text._fontproperties,
+                    text.get_parse_math(),
+                    text._linespacing,
+                    text._multialignment,
+                    text._horizontalalignment,
+                    text._verticalalignment,
+                    text.get_rotation(),
+                    text.get_rotation_mode(),
+                )
+                got = _TEXT_LAYOUTS.get(key)
+            except Exception:  # noqa: BLE001  (no memo)
+                return orig_layout(text, renderer)
+            if got is None:
+                got = orig_layout(text, renderer)
+                if len(_TEXT_LAYOUTS) > _MEMO_MAX:
+                    _TEXT_LAYOUTS.clear()
+                _TEXT_LAYOUTS[key[:5] + (key[5].copy(),) + key[6:]] = got = (got[0].frozen(), tuple(got[1]), got[2])
+            return Bbox(got[0].get_points().copy()), list(got[1]), got[2]
+
+        mtext.Text._get_layout = get_layout
+
     def __exit__(self, *exc):
         try:
             self.cls._update_ticks = self.orig
             self.cls._get_ticklabel_bboxes = self.orig_boxes
             self.mtext._get_text_metrics_function = self.orig_metrics_fn
             self.mmath.MathTextParser.parse = self.orig_parse
+            self.agg._prepare_font = self.orig_prepare
+            self.text2path._get_font = self.orig_get_font
+            self.mtext.Text._get_layout = self.orig_layout
         finally:
             _PATCH_LOCK.release()
         return False
+
+
+class _ShapedFont:
+    """An FT2Font (``font``, sized ``size``: (points, dpi)) whose :meth:`_layout` (libraqm's shaping of a string)
+    is kept in :data:`_SHAPES`; everything else is the font's own (its glyphs are loaded and drawn from it)."""
+
+    __slots__ = ("_font", "_size")
+
+    def __init__(self, font, size):
+        self._font, self._size = font, size
+
+    def _layout(self, string, flags, *, features=None, language=None):
+        font = self._font
+        try:
+            key = (font, self._size, string, flags, features, language)
+            got = _SHAPES.get(key)
+        except TypeError:  # an unhashable features or language: shaped as matplotlib shapes it
+            return font._layout(string, flags, features=features, language=language)
+        if got is None:
+            if len(_SHAPES) > _MEMO_MAX:
+                _SHAPES.clear()
+            got = _SHAPES[key] = tuple(font._layout(string, flags, features=features, language=language))
+        return got
+
+    def __getattr__(self, name):
+        return getattr(self._font, name)

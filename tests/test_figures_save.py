@@ -45,27 +45,37 @@ def _texts(fig):
 
 @pytest.mark.slow  # seconds on a cold clone (the default run keeps to 300 s)
 def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatch):
-    """The memos within save (ticks, tick-label boxes, text extents and math layouts shared by the Agg
-    renderers of one save) leave the PNG and the SVG byte-identical (SVG ids salted, date fixed)."""
+    """The memos within save (ticks, tick-label boxes; the process's text extents, shapings, text layouts and
+    math layouts) leave the PNG and the SVG byte-identical (SVG ids salted, date fixed), with the process's memos
+    empty (a) and filled by an earlier figure (c)."""
     import matplotlib
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
     monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "test")
+    for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
+        memo.clear()  # caches only: emptied, they fill again
     a = style.save(_texts(_figure()), str(tmp_path / "a"))
+    c = style.save(_texts(_figure()), str(tmp_path / "c"))  # every text's extent, shaping and layout memoized
     monkeypatch.setattr(style, "_ticks_computed_once", _Noop)
     b = style.save(_texts(_figure()), str(tmp_path / "b"))
     assert a == [str(tmp_path / "a.png"), str(tmp_path / "a.svg"), str(tmp_path / "a.narrow.png")]  # a phone's too
-    assert open(a[0], "rb").read() == open(b[0], "rb").read()
-    assert open(a[1], "rb").read() == open(b[1], "rb").read()
-    assert open(a[2], "rb").read() == open(b[2], "rb").read()
+    for ours in (a, c):
+        assert open(ours[0], "rb").read() == open(b[0], "rb").read()
+        assert open(ours[1], "rb").read() == open(b[1], "rb").read()
+        assert open(ours[2], "rb").read() == open(b[2], "rb").read()
     import matplotlib.mathtext as mmath
     import matplotlib.text as mtext
     from matplotlib.axis import Axis
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.textpath import TextToPath
 
     assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own methods are back after save
     assert Axis._get_ticklabel_bboxes.__name__ == "_get_ticklabel_bboxes"
     assert mtext._get_text_metrics_function.__name__ == "_get_text_metrics_function"
     assert mmath.MathTextParser.parse.__qualname__ == "MathTextParser.parse"
+    assert mtext.Text._get_layout.__qualname__ == "Text._get_layout"
+    assert RendererAgg._prepare_font.__qualname__ == "RendererAgg._prepare_font"
+    assert TextToPath._get_font.__qualname__ == "TextToPath._get_font"
 
 
 def _with_best_legend(layout):
@@ -85,7 +95,7 @@ def test_save_gives_matplotlibs_own_tight_png(tmp_path):
     for k, make in enumerate((_figure, lambda: _with_best_legend("constrained"), lambda: _with_best_legend(None))):
         ours = style.save(make(), str(tmp_path / f"ours{k}"))[0]
         fig = make()
-        fig.savefig(tmp_path / f"mpl{k}.png", dpi=130, bbox_inches="tight")
+        fig.savefig(tmp_path / f"mpl{k}.png", dpi=130, bbox_inches="tight", pil_kwargs=style.PNG_PIL_KWARGS)
         style.plt.close(fig)
         assert open(ours, "rb").read() == open(tmp_path / f"mpl{k}.png", "rb").read()
 
