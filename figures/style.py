@@ -322,6 +322,12 @@ _MATHTEXT_RC = (
 )
 
 
+MEMO_VERIFIED_MATPLOTLIB = frozenset({(3, 11)})
+"""The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts
+through matplotlib's private methods (the files compared byte for byte with matplotlib's own drawing); on any other
+version the figures are drawn by matplotlib alone (the same files, more slowly)."""
+
+
 class _ticks_computed_once:
     """Within one :func:`save`: an axis's ticks (locations, labels, the ticks to draw) are computed once per
     state instead of at every layout pass, tight-box query and draw (matplotlib recomputes them there ~15
@@ -334,10 +340,17 @@ class _ticks_computed_once:
 
     def __init__(self, extents: dict | None = None):
         self.extents = _TEXT_EXTENTS if extents is None else extents
+        self.active = False
 
     def __enter__(self):
+        import matplotlib as mpl
         from matplotlib.axis import Axis
 
+        # the memos replace private methods of matplotlib: only on the versions whose files they were compared
+        # with (byte for byte: tests/test_figures_save.py); any other version draws as it is, unpatched
+        if tuple(int(v) for v in mpl.__version__.split(".")[:2]) not in MEMO_VERIFIED_MATPLOTLIB:
+            return self
+        self.active = True
         _PATCH_LOCK.acquire()  # the patch is on the class: one save at a time patches it (threads included)
         self.cls, self.orig, memo = Axis, Axis._update_ticks, {}
         orig = self.orig
@@ -535,6 +548,9 @@ class _ticks_computed_once:
         mtext.Text._get_layout = get_layout
 
     def __exit__(self, *exc):
+        if not self.active:
+            return False
+        self.active = False
         try:
             self.cls._update_ticks = self.orig
             self.cls._get_ticklabel_bboxes = self.orig_boxes

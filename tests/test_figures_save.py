@@ -55,6 +55,8 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
         memo.clear()  # caches only: emptied, they fill again
     a = style.save(_texts(_figure()), str(tmp_path / "a"))
+    verified = tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) in style.MEMO_VERIFIED_MATPLOTLIB
+    assert bool(style._TEXT_EXTENTS and style._SHAPES and style._TEXT_LAYOUTS) == verified  # the memos ran
     c = style.save(_texts(_figure()), str(tmp_path / "c"))  # every text's extent, shaping and layout memoized
     monkeypatch.setattr(style, "_ticks_computed_once", _Noop)
     b = style.save(_texts(_figure()), str(tmp_path / "b"))
@@ -76,6 +78,26 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     assert mtext.Text._get_layout.__qualname__ == "Text._get_layout"
     assert RendererAgg._prepare_font.__qualname__ == "RendererAgg._prepare_font"
     assert TextToPath._get_font.__qualname__ == "TextToPath._get_font"
+
+
+def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
+    """On a matplotlib version the memos were not compared with, save patches nothing: matplotlib draws alone."""
+    from matplotlib.axis import Axis
+
+    monkeypatch.setattr(style, "MEMO_VERIFIED_MATPLOTLIB", frozenset())
+    for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
+        memo.clear()
+    seen = []
+    orig = style._write_laid_out
+
+    def spy(fig, paths, dpi, bbox, mpl):
+        seen.append(Axis._update_ticks.__name__)
+        orig(fig, paths, dpi, bbox, mpl)
+
+    monkeypatch.setattr(style, "_write_laid_out", spy)
+    paths = style.save(_figure(), str(tmp_path / "plain"))
+    assert paths[0].endswith("plain.png") and seen and set(seen) == {"_update_ticks"}
+    assert not (style._TEXT_EXTENTS or style._SHAPES or style._TEXT_LAYOUTS or style._MATH_PARSES)
 
 
 def _with_best_legend(layout):
