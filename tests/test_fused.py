@@ -23,6 +23,10 @@ pytestmark = pytest.mark.skipif(not _fused.available(), reason="numba not instal
 
 PS = [2.0, 2.5, 2.7, 3.0, 4.0, math.inf]
 
+# float32 compiles a second specialization of every kernel (~15 s of a cold default run): its cases run with the
+# slow tests (CI runs both); float64's in the default run
+DTYPES = [np.float64, pytest.param(np.float32, marks=pytest.mark.slow)]
+
 
 def _configs():
     out = []
@@ -90,7 +94,7 @@ def _assert_same(a, b, what):
         raise AssertionError(f"{what}: fused {a.ravel()[i]} != reference {b.ravel()[i]} at {i}")
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("opt", CONFIGS, ids=_ids)
 def test_fused_bits_equal_reference(opt, dtype, rng):
     """Three steps (bias corrections and momenta change per step) on a 1-D array that spans several
@@ -107,7 +111,7 @@ def test_fused_bits_equal_reference(opt, dtype, rng):
         grad = np.roll(grad, 5)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(1,), (3, 7), (0,), (0, 4), (5, 1, 3)], ids=str)
 @pytest.mark.parametrize(
     "opt",
@@ -340,7 +344,7 @@ def test_svml_power_is_numpy_power_within_1_ulp(binade, frac, e, m):
 
 
 @needs_svml
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("p", [2.5, 2.7, 5.0])
 def test_svml_one_pass_and_numpy_power_path_same_bits(p, dtype, monkeypatch, rng):
     """The one-pass kernel (SVML powers in blocks) and the older path (numpy.power between loops on
@@ -363,7 +367,7 @@ def test_svml_one_pass_and_numpy_power_path_same_bits(p, dtype, monkeypatch, rng
     assert _svml.agrees(0.5) == _svml._probe(0.5) and _svml.available("float32") == _svml._probe(2.7, "float32")
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("p", [2.7, 5.5])
 def test_lazy_power_of_the_dual_state_same_bits(p, dtype, rng):
     """StaceyPP's dual state needs the power |z|^{p-2} only where y = eps / (|v|^a + eps) exceeds the series'
@@ -514,7 +518,7 @@ def _run_counting(opt, h, theta, grad, state, threads):
 
 
 @pytest.mark.parametrize("svml", [True, False])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("opt", WATCHED, ids=_ids)
 def test_watch_new_theta_counts_nonfinite_outputs_same_bits(opt, dtype, svml, rng, monkeypatch):
     """Inside ``watch_new_theta`` the kernels count the non-finite entries of the new parameters they store

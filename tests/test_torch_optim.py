@@ -495,15 +495,16 @@ def test_param_groups_behave_as_separate_optimizers():
 # ------------------------------------------------------------------------------------------------
 # fused=True: one compiled call per (device, dtype) bucket over flat buffers
 # ------------------------------------------------------------------------------------------------
+_SLOW = pytest.mark.slow  # each case compiles its own inductor kernels (1-3 s cold): one per class in the default run
 FUSED_CASES = [
     (StaceyPP, dict(p=3.0)),
-    (StaceyPP, dict(p=3.0, eps_mode="official")),
-    (StaceyPP, dict(p=2.7, eps_mode="official", weight_decay=0.1)),
-    (StaceyPP, dict(p=2.7, eps=0.0)),
+    pytest.param(StaceyPP, dict(p=3.0, eps_mode="official"), marks=_SLOW),
+    pytest.param(StaceyPP, dict(p=2.7, eps_mode="official", weight_decay=0.1), marks=_SLOW),
+    pytest.param(StaceyPP, dict(p=2.7, eps=0.0), marks=_SLOW),
     (StaceyP2, dict(p=4.0, weight_decay=0.1, alpha=0.05, tau=0.2)),
-    (StaceyP2, dict(p=float("inf"), eps_mode="official")),
+    pytest.param(StaceyP2, dict(p=float("inf"), eps_mode="official"), marks=_SLOW),
     (LpDescent, dict(p=3.0)),
-    (LpDescent, dict(p=float("inf"))),
+    pytest.param(LpDescent, dict(p=float("inf")), marks=_SLOW),
 ]
 
 
