@@ -40,6 +40,19 @@ def _block_mask(i):
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _swap_if_accepted(idx, i, v):
+    """One rejection draw ``v`` (already masked) at position ``i`` of the shuffle: accepted when ``v <= i`` (then
+    ``idx[i]`` and ``idx[v]`` swap and the next position is ``i - 1``), else drawn again at ``i``; the position
+    to draw at next."""
+    ok = v <= np.uint64(i)
+    j = np.int64(v) if ok else i
+    t = idx[i]
+    idx[i] = idx[j]
+    idx[j] = t
+    return i - np.int64(ok)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _take_samples(idx, c, k, out_row):
     """The first ``k`` entries of the shuffled ``idx[: k + 1]`` other than the target ``c``, into ``out_row``."""
     m = 0
@@ -73,13 +86,7 @@ def select_many(fn, st, idx, candidates, k, out):
         while i > 0:
             m, lo = _block_mask(i)
             while i >= lo:
-                v = np.uint64(_next_uint32(fn, st)) & m
-                ok = v <= np.uint64(i)
-                j = np.int64(v) if ok else i
-                t = idx[i]
-                idx[i] = idx[j]
-                idx[j] = t
-                i -= np.int64(ok)
+                i = _swap_if_accepted(idx, i, np.uint64(_next_uint32(fn, st)) & m)
         _take_samples(idx, candidates[s], k, out[s])
 
 
@@ -350,13 +357,7 @@ def select_many_pcg64(pcg, st, idx, candidates, k, out):
                     word = r & low32
                     kept = r >> np.uint64(32)
                     has = True
-                v = word & m
-                ok = v <= np.uint64(i)
-                j = np.int64(v) if ok else i
-                t = idx[i]
-                idx[i] = idx[j]
-                idx[j] = t
-                i -= np.int64(ok)
+                i = _swap_if_accepted(idx, i, word & m)
         _take_samples(idx, candidates[s], k, out[s])
     _store_u64(pcg, s_lo)
     _store_u64(pcg + 8, s_hi)

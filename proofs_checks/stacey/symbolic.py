@@ -101,9 +101,8 @@ class Step:
 # preconditions (sympy): the functions a step's ``pre`` may call
 
 
-def _sign(expr, simplified=None) -> int | None:
-    """+1, -1 or None: the sign of ``sp.simplify(expr)`` (``simplified``, when the caller has it already)."""
-    e = sp.simplify(expr) if simplified is None else simplified
+def _sign(e) -> int | None:
+    """+1, -1 or None: the sign of the (already simplified) expression ``e``."""
     if e.is_positive:
         return 1
     if e.is_negative:
@@ -117,7 +116,7 @@ def jensen(phi, var, claimed: str):
     Returns (ok or None when undetermined, explanation)."""
     d2 = sp.diff(phi, var, 2)
     s2 = sp.simplify(d2)  # once: the sign and the text read the same simplification (it was made twice)
-    sg = _sign(d2, s2)
+    sg = _sign(s2)
     shape = {1: "convex", -1: "concave", None: "of undetermined curvature"}[sg]
     need = "concave" if claimed == "E phi <= phi(E)" else "convex"
     ok = None if sg is None else (shape == need)
@@ -129,7 +128,7 @@ def monotone(expr, var, claimed: str):
     derivative for p > 2. Returns (ok or None when undetermined, explanation)."""
     d1 = sp.diff(expr, var)
     s1 = sp.simplify(d1)  # once: the sign and the text read the same simplification (it was made twice)
-    sg = _sign(d1, s1)
+    sg = _sign(s1)
     shape = {1: "increasing", -1: "decreasing", None: "of undetermined monotonicity"}[sg]
     ok = None if sg is None else (shape == claimed)
     return ok, f"{expr} is {shape} in {var} for p > 2 (derivative {s1}); the step needs {claimed}"
