@@ -401,3 +401,123 @@ def best1bin_trials(P, samples, scale, forced, cross, cr, trial):
                     n_out += 1
         oob[t] = n_out
     return oob
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _pcg_next64(s_hi, s_lo, i_hi, i_lo):
+    """One 64-bit output of numpy's PCG64 (``pcg64_next64``: the LCG stepped, then XSL-RR): (s_hi, s_lo, out).
+    It leaves the kept 32-bit half alone, as numpy's ``next_uint64`` does."""
+    s_hi, s_lo = _lcg128(s_hi, s_lo, i_hi, i_lo)
+    x = s_hi ^ s_lo
+    rot = s_hi >> np.uint64(58)
+    return s_hi, s_lo, (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _u01(r):
+    """numpy's ``next_double`` of a 64-bit output: its top 53 bits times 2^-53 (a double in [0, 1))."""
+    return np.float64(r >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(nogil=True, cache=True)
+def generation_pcg64(pcgs, sts, idx, which, dither, P, cr, k, samples, scale, trial, oob):
+    """Every draw and the trial vectors of one generation of DE/best/1/bin (Storn & Price 1997) for the solvers
+    ``which`` (rows t = 0, 1, ... of ``P``, ``cr``, ``samples``, ``scale``, ``trial``, ``oob``), each from its own
+    PCG64 stepped here (as in :func:`select_many_pcg64`: ``pcgs[w]``, ``sts[w]``, index row ``idx[w]``), in the
+    order scipy 1.17's ``DifferentialEvolutionSolver`` draws them in a generation with deferred updating:
+
+    1. the dithered mutation factor where ``dither[w, 2]`` is set: ``dither[w, 0] + dither[w, 1] * u``, numpy's
+       ``Generator.uniform(lo, hi)`` (``random_uniform``: low + (high - low) * next_double);
+    2. the ``k`` samples of every member (:func:`select_many_pcg64`'s shuffles, 32-bit words);
+    3. the forced coordinate of every member, ``rng_integers(rng, dim, size=NP)``: numpy's
+       ``random_bounded_uint64_fill`` for a range below 2^32, Lemire's multiply-and-reject on 32-bit words
+       (Lemire 2019, "Fast random integer generation in an interval"; no word at all when dim = 1);
+    4. the crossover uniforms, ``rng.uniform(size=(NP, dim))`` in C order (64-bit outputs: a kept 32-bit half
+       stays kept, as in numpy), and the trials from them (:func:`best1bin_trials`'s operations);
+    5. ``_ensure_constraint``: every trial component outside [0, 1] replaced by the next uniform, in C order.
+
+    ``scale[t]`` is read (no dither) or written (dither); ``oob[t]`` counts the components step 5 replaced. The
+    same words, values and final states as those numpy and scipy calls: ``proofs_checks.search.
+    _generation_inline_ok`` compares them before first use."""
+    J, NP, dim = P.shape
+    low32 = np.uint64(0xFFFFFFFF)
+    n = idx.shape[1]
+    rng = np.uint64(dim - 1)
+    excl = rng + np.uint64(1)
+    threshold = (low32 - rng) % excl  # (UINT32_MAX - rng) % (rng + 1), numpy's rejection threshold
+    forced = np.zeros(NP, dtype=np.int64)
+    for t in range(which.shape[0]):
+        w = which[t]
+        pcg, st = pcgs[w], sts[w]
+        s_lo = _load_u64(pcg)
+        s_hi = _load_u64(pcg + 8)
+        i_lo = _load_u64(pcg + 16)
+        i_hi = _load_u64(pcg + 24)
+        head = _load_u64(st + 8)
+        has = (head & low32) != 0
+        kept = head >> np.uint64(32)
+        # 1. the mutation factor
+        if dither[w, 2] != 0.0:
+            s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
+            scale[t] = dither[w, 0] + dither[w, 1] * _u01(r)
+        # 2. the samples
+        row = idx[w]
+        for s in range(NP):
+            i = n - 1
+            while i > 0:
+                m, lo = _block_mask(i)
+                while i >= lo:
+                    if has:
+                        word = kept
+                        has = False
+                    else:
+                        s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
+                        word = r & low32
+                        kept = r >> np.uint64(32)
+                        has = True
+                    i = _swap_if_accepted(row, i, word & m)
+            _take_samples(row, s, k, samples[t, s])
+        # 3. the forced coordinates
+        for s in range(NP):
+            fv = np.int64(0)
+            if dim > 1:
+                while True:
+                    if has:
+                        word = kept
+                        has = False
+                    else:
+                        s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
+                        word = r & low32
+                        kept = r >> np.uint64(32)
+                        has = True
+                    prod = word * excl
+                    if (prod & low32) >= threshold:
+                        break
+                fv = np.int64(prod >> np.uint64(32))
+            forced[s] = fv
+        # 4. the crossover uniforms and the trials
+        c = cr[t]
+        f = scale[t]
+        for s in range(NP):
+            r1 = samples[t, s, 0]
+            r2 = samples[t, s, 1]
+            for q in range(dim):
+                s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
+                if _u01(r) < c or q == forced[s]:
+                    trial[t, s, q] = P[t, 0, q] + f * (P[t, r1, q] - P[t, r2, q])
+                else:
+                    trial[t, s, q] = P[t, s, q]
+        # 5. the repair, in C order (scipy takes the whole mask first and then assigns its uniforms in C order:
+        # the same, since a replacement lies in [0, 1) and no component is looked at twice)
+        n_out = 0
+        for s in range(NP):
+            for q in range(dim):
+                v = trial[t, s, q]
+                if v > 1.0 or v < 0.0:
+                    s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
+                    trial[t, s, q] = _u01(r)
+                    n_out += 1
+        oob[t] = n_out
+        _store_u64(pcg, s_lo)
+        _store_u64(pcg + 8, s_hi)
+        _store_u64(st + 8, (kept << np.uint64(32)) | np.uint64(1 if has else 0))

@@ -727,14 +727,41 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
     order scipy makes them (dither; the samples; forced coordinates and crossover uniforms; the repair's
     uniforms) and the arithmetic is the same per member, so each solver goes where scipy takes it alone;
     :func:`_batched_generation_ok` checks that at first use."""
+    svs = [solvers[j] for j in live]
+    P = np.stack([sv.population for sv in svs])  # (J, NP, dim)
+    if batch.inline and _generation_inline_ok():
+        trial = _trials_inline(svs, live, batch, P)
+    else:
+        trial = _trials_numpy(svs, live, batch, P)
+    E = evaluate([(j, trial[t]) for t, j in enumerate(live)], stacked=trial)  # (J, NP) energies, held[j] set
+    PE = np.stack([sv.population_energies for sv in svs])
+    loc = E <= PE
+    P = np.where(loc[..., None], trial, P)
+    PE = np.where(loc, E, PE)
+    best = np.argmin(PE, axis=1)
+    for t in np.flatnonzero(best):
+        b = int(best[t])
+        PE[t, [0, b]] = PE[t, [b, 0]]
+        P[t, [0, b], :] = P[t, [b, 0], :]
+    anyinf = np.any(np.isinf(PE), axis=1)
+    std, mean = np.std(PE, axis=1), np.mean(PE, axis=1)  # per row numpy's bits of np.std(pe), np.mean(pe)
+    for t, (j, sv) in enumerate(zip(live, svs)):
+        sv._nfev += 1
+        sv.population, sv.population_energies = P[t], PE[t]
+        if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
+            status[j] = (nit, messages["success"], False)
+
+
+def _trials_numpy(svs, live, batch, P):
+    """The draws and trial vectors of one generation of the solvers ``svs`` (``live`` in ``batch``), each
+    solver's draws from its own generator through numpy and scipy, in scipy's order (dither; the samples;
+    forced coordinates and crossover uniforms; the repair's uniforms): the trials, (J, NP, dim), repaired."""
     from scipy._lib._util import rng_integers
 
-    svs = [solvers[j] for j in live]
     for sv in svs:
         if sv.dither is not None:
             sv.scale = sv.random_number_generator.uniform(sv.dither[0], sv.dither[1])
     samples = batch(live)[np.asarray(live)]  # (J, NP, 5)
-    P = np.stack([sv.population for sv in svs])  # (J, NP, dim)
     J, NP, dim = P.shape
     forced = np.empty((J, NP), dtype=np.int64)
     cross = np.empty((J, NP, dim))
@@ -757,23 +784,101 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
         oob = np.count_nonzero((trial > 1) | (trial < 0), axis=(1, 2))
     for t in np.flatnonzero(oob):  # scipy's repair (its draws only where a component is out of bounds)
         svs[t]._ensure_constraint(trial[t])
-    E = evaluate([(j, trial[t]) for t, j in enumerate(live)], stacked=trial)  # (J, NP) energies, held[j] set
-    PE = np.stack([sv.population_energies for sv in svs])
-    loc = E <= PE
-    P = np.where(loc[..., None], trial, P)
-    PE = np.where(loc, E, PE)
-    best = np.argmin(PE, axis=1)
-    for t in np.flatnonzero(best):
-        b = int(best[t])
-        PE[t, [0, b]] = PE[t, [b, 0]]
-        P[t, [0, b], :] = P[t, [b, 0], :]
-    anyinf = np.any(np.isinf(PE), axis=1)
-    std, mean = np.std(PE, axis=1), np.mean(PE, axis=1)  # per row numpy's bits of np.std(pe), np.mean(pe)
-    for t, (j, sv) in enumerate(zip(live, svs)):
-        sv._nfev += 1
-        sv.population, sv.population_energies = P[t], PE[t]
-        if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
-            status[j] = (nit, messages["success"], False)
+    return trial
+
+
+def _trials_inline(svs, live, batch, P):
+    """:func:`_trials_numpy` in one numba call for all the solvers
+    (:func:`proofs_checks._search_kernels.generation_pcg64`: each PCG64 stepped in the kernel, every draw of
+    the generation in scipy's order): the same words, trials and generator states, without the ~4 numpy calls
+    and their Python layers per solver and generation (~1.5 s of a serial report's ~23 s of searches)."""
+    import contextlib
+
+    from ._search_kernels import generation_pcg64
+
+    J, NP, dim = P.shape
+    which = np.asarray(live, dtype=np.int64)
+    # (a dithered solver's factor is drawn in the kernel: its attribute may still hold the dither's bounds)
+    scale = np.array([sv.scale if sv.dither is None else 0.0 for sv in svs], dtype=np.float64)
+    cr = np.array([sv.cross_over_probability for sv in svs], dtype=np.float64)
+    samples = np.empty((J, NP, 5), dtype=np.int64)
+    trial = np.empty_like(P)
+    oob = np.empty(J, dtype=np.int64)
+    with contextlib.ExitStack() as stack:
+        for j in live:
+            stack.enter_context(batch.locks[j])
+        generation_pcg64(batch.fns, batch.sts, batch.idx, which, batch.dither, P, cr, 5, samples, scale, trial, oob)
+    for t, sv in enumerate(svs):
+        if sv.dither is not None:
+            sv.scale = float(scale[t])
+    return trial
+
+
+def _generation_inline_ok() -> bool:
+    """Whether :func:`_trials_inline` (every draw of a generation in one kernel) gives what
+    :func:`_trials_numpy` gives through numpy and scipy: decided once per process, under a lock, by both on
+    two copies of the same solvers (with and without dither, a kept 32-bit half and none, one coordinate
+    and several, several generations, out-of-bounds trials repaired), comparing the trials, the samples'
+    shuffled indices, the mutation factors and the generators' states bit for bit. Anything else (a scipy or
+    numpy that draws otherwise) leaves the numpy path in use: the same results, slower."""
+    with _PCG_LOCK:
+        if "generation_inline" not in _SELECT:
+            try:
+                ok = _pcg_inline_ok_unlocked() and _generation_inline_probe()
+            except Exception:  # a changed internal: not verified
+                ok = False
+            _SELECT["generation_inline"] = bool(ok)
+        return _SELECT["generation_inline"]
+
+
+def _generation_inline_probe() -> bool:
+    """The comparison of :func:`_generation_inline_ok`: True when it holds bit for bit."""
+    import inspect
+
+    from ._search_kernels import select_batch_pcg64
+
+    Solver = _solver_class()
+    if Solver is None:
+        return False
+    params = inspect.signature(Solver.__init__).parameters
+    key = "rng" if ("seed" not in params and "rng" in params) else "seed"
+    cases = ((21, 1, 5, (0.5, 1.0), 0), (22, 3, 6, 0.7, 1), (23, 7, 4, (0.5, 1.0), 3), (24, 12, 5, (0.9, 1.9), 2))
+    for seed, dim, popsize, mutation, pre in cases:
+        sides = []
+        for _ in range(2):
+            svs = []
+            for j in range(2):
+                g = np.random.default_rng([seed, j])
+                kw = dict(maxiter=3, popsize=popsize, vectorized=True, updating="deferred", polish=False)
+                sv = Solver(
+                    lambda xT: np.zeros(np.shape(xT)[-1]), [(-1.0, 1.0)] * dim, mutation=mutation, **kw, **{key: g}
+                )
+                g.integers(0, 9, size=pre + j, dtype=np.int32)  # odd counts leave a kept 32-bit half
+                svs.append(sv)
+            sides.append((svs, _BatchSelect(select_batch_pcg64, svs, inline=True)))
+        try:
+            for gen in range(3):
+                live = [0, 1] if gen != 1 else [1]
+                got = []
+                for (svs, batch), fn in zip(sides, (_trials_numpy, _trials_inline)):
+                    use = [svs[j] for j in live]
+                    P = np.stack([sv.population for sv in use])
+                    got.append(fn(use, live, batch, P))
+                    for t, sv in enumerate(use):  # the next generation starts from these trials
+                        sv.population = got[-1][t].copy()
+                (a, ba), (b, bb) = sides
+                if not (np.array_equal(got[0], got[1]) and np.array_equal(ba.idx, bb.idx)):
+                    return False
+                for sa, sb in zip(a, b):
+                    if sa.scale != sb.scale or sa.random_number_generator.bit_generator.state != (
+                        sb.random_number_generator.bit_generator.state
+                    ):
+                        return False
+        finally:
+            for svs, _ in sides:
+                for sv in svs:
+                    sv.__exit__(None, None, None)
+    return True
 
 
 def _trials_kernel():
@@ -808,6 +913,15 @@ class _BatchSelect:
         self.sts = np.array([bg.ctypes.state_address for bg in bgs], dtype=np.uint64)
         self.cands = np.arange(n, dtype=np.int64)
         self.out = np.empty((len(solvers), n, 5), dtype=np.int64)
+        self.inline = bool(inline)
+        # per solver (low, high - low, on): its dithered mutation factor's uniform (generation_pcg64)
+        self.dither = np.array(
+            [
+                (sv.dither[0], sv.dither[1] - sv.dither[0], 1.0) if sv.dither is not None else (0.0, 0.0, 0.0)
+                for sv in solvers
+            ],
+            dtype=np.float64,
+        ).reshape(len(solvers), 3)
 
     def __call__(self, live):
         import contextlib
@@ -869,13 +983,18 @@ def _pcg_inline_ok() -> bool:
     whose PCG64 stores its state otherwise (an emulated 128-bit type, another layout) fails it, and the
     function-pointer kernel is used: the same results, slower."""
     with _PCG_LOCK:  # not _VERIFY_LOCK: the lockstep's own check (which holds that one) comes here
-        if "pcg_inline" not in _SELECT:
-            try:
-                ok = _pcg_inline_probe()
-            except Exception:  # a layout or internal that differs: not verified
-                ok = False
-            _SELECT["pcg_inline"] = bool(ok)
-        return _SELECT["pcg_inline"]
+        return _pcg_inline_ok_unlocked()
+
+
+def _pcg_inline_ok_unlocked() -> bool:
+    """:func:`_pcg_inline_ok` with ``_PCG_LOCK`` already held."""
+    if "pcg_inline" not in _SELECT:
+        try:
+            ok = _pcg_inline_probe()
+        except Exception:  # a layout or internal that differs: not verified
+            ok = False
+        _SELECT["pcg_inline"] = bool(ok)
+    return _SELECT["pcg_inline"]
 
 
 def _pcg_inline_probe() -> bool:
