@@ -421,7 +421,6 @@ class _ticks_computed_once:
         import matplotlib.mathtext as mmath
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
-        from matplotlib.backends.backend_svg import RendererSVG
 
         self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
         self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
@@ -433,14 +432,17 @@ class _ticks_computed_once:
         def metrics_function(renderer, *args):
             # the SVG renderer measures with its TextToPath at its own 72 dpi (no renderer dpi); matplotlib keeps
             # those per renderer, made anew for every SVG file, so each text was measured again in every SVG
-            kind = type(renderer)
-            if args or (kind is not RendererAgg and kind is not RendererSVG):
+            # (savefig's SVG renderer is a mixed one around it: :func:`_renderer_kind`; until this was seen, the
+            # SVG files' texts were measured and laid out unmemoized, 1,320 layouts a report)
+            if args or _renderer_kind(renderer) is None:
                 return orig_metrics_fn(renderer, *args)
-            rdpi = renderer.dpi if kind is RendererAgg else None
 
             def metrics(text, fontprop, ismath, dpi):
-                if ismath == "TeX":  # a TeX installation's extents: not memoized
+                # the kind read at each call: an SVG file's renderer switches to Agg while it rasterizes an artist
+                kind = _renderer_kind(renderer)
+                if ismath == "TeX" or kind is None:  # a TeX installation's extents: not memoized
                     return renderer.get_text_width_height_descent(text, fontprop, ismath)
+                rdpi = renderer.dpi if kind is RendererAgg else None
                 key = (text_rc, kind, text, fontprop, ismath, dpi, rdpi)
                 got = extents.get(key)
                 if got is None:  # kept under a copy of the font properties: a Text may change its own later
@@ -484,7 +486,6 @@ class _ticks_computed_once:
         by :meth:`__exit__`. ``text_rc``: the text settings the memos are keyed by."""
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg
-        from matplotlib.backends.backend_svg import RendererSVG
         from matplotlib.textpath import TextToPath
 
         # a string's glyphs and their places (FT2Font._layout, libraqm's shaping: ~0.7 ms a string, the most of
@@ -516,8 +517,8 @@ class _ticks_computed_once:
         orig_layout = self.orig_layout
 
         def get_layout(text, renderer):
-            kind = type(renderer)
-            if (kind is not RendererAgg and kind is not RendererSVG) or text._wrap or text.get_usetex():
+            kind = _renderer_kind(renderer)
+            if kind is None or text._wrap or text.get_usetex():
                 return orig_layout(text, renderer)
             try:
                 key = (
@@ -562,6 +563,30 @@ class _ticks_computed_once:
         finally:
             _PATCH_LOCK.release()
         return False
+
+
+def _renderer_kind(renderer):
+    """The kind of ``renderer`` that the text memos key by: :class:`RendererAgg`, :class:`RendererSVG`, or an SVG
+    file's renderer (savefig draws an SVG through a ``MixedModeRenderer`` around a ``RendererSVG``, which measures
+    and lays out texts as that ``RendererSVG`` does: every call goes through to it); None (no memo) for any other
+    renderer, and for the mixed one while it rasterizes (its inner renderer an Agg one at the image's dpi)."""
+    global _RENDERERS
+    if _RENDERERS is None:  # imported once (the function runs at every text measured and laid out)
+        from matplotlib.backends.backend_agg import RendererAgg
+        from matplotlib.backends.backend_mixed import MixedModeRenderer
+        from matplotlib.backends.backend_svg import RendererSVG
+
+        _RENDERERS = (RendererAgg, RendererSVG, MixedModeRenderer)
+    agg, svg, mixed = _RENDERERS
+    kind = type(renderer)
+    if kind is agg or kind is svg:
+        return kind
+    if kind is mixed and type(renderer._renderer) is svg:
+        return (mixed, svg)
+    return None
+
+
+_RENDERERS: tuple | None = None
 
 
 class _ShapedFont:

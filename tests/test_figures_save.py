@@ -57,6 +57,12 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     a = style.save(_texts(_figure()), str(tmp_path / "a"))
     verified = tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) in style.MEMO_VERIFIED_MATPLOTLIB
     assert bool(style._TEXT_EXTENTS and style._SHAPES and style._TEXT_LAYOUTS) == verified  # the memos ran
+    from matplotlib.backends.backend_mixed import MixedModeRenderer
+    from matplotlib.backends.backend_svg import RendererSVG
+
+    svg = (MixedModeRenderer, RendererSVG)  # the SVG's texts too (savefig draws it through a mixed renderer)
+    assert any(k[1] == svg for k in style._TEXT_LAYOUTS) == verified
+    assert any(k[1] == svg for k in style._TEXT_EXTENTS) == verified
     c = style.save(_texts(_figure()), str(tmp_path / "c"))  # every text's extent, shaping and layout memoized
     monkeypatch.setattr(style, "_ticks_computed_once", _Noop)
     b = style.save(_texts(_figure()), str(tmp_path / "b"))
