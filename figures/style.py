@@ -308,6 +308,10 @@ _SHAPES: dict = {}
 # (the text settings, renderer kind, its dpi, the figure's dpi, string, font, ...) -> Text._get_layout's layout
 _TEXT_LAYOUTS: dict = {}
 _MEMO_MAX = 8192  # entries kept per memo; past it the memo starts again (a report makes ~1,000 of each)
+# (FT2Font, size, dpi, glyph, angle, slant, extend, the 26.6 translation's fractions, load flags, render mode)
+# -> (the glyph's bitmap, its left and top less the translation's whole pixels): RendererAgg's glyph rasterizations
+_GLYPHS: dict = {}
+_GLYPHS_MAX = 32768  # a report renders ~19,000 glyphs, ~12,500 of them distinct (bitmaps of ~200 bytes each)
 _MATHTEXT_RC = (
     "mathtext.fontset",
     "mathtext.default",
@@ -455,6 +459,7 @@ class _ticks_computed_once:
             return metrics
 
         self._memoize_shapes_and_layouts(text_rc)
+        self._memoize_glyph_bitmaps()
 
         def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
             try:
@@ -548,6 +553,61 @@ class _ticks_computed_once:
 
         mtext.Text._get_layout = get_layout
 
+    def _memoize_glyph_bitmaps(self) -> None:
+        """Within the save: the Agg renderer's glyph bitmaps kept for the process (below); undone by
+        :meth:`__exit__`."""
+        import math
+
+        import numpy as np
+        from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
+        from matplotlib.ft2font import RenderMode
+
+        # RendererAgg draws each glyph of a text (plain or math) by FreeType: the font sized (size, dpi), a 16.16
+        # matrix (the text's angle, the glyph's slant and extend) and a 26.6 translation (where the glyph's origin
+        # falls, in 1/64 pixels) set, the glyph loaded and rasterized (~40 us: the most of drawing a text), its
+        # bitmap blended into the canvas at the bitmap's left and top. FreeType transforms the loaded (hinted)
+        # outline, then rasterizes it in cells relative to its whole-pixel origin: moved by whole pixels, the same
+        # outline gives the same bitmap, moved as many pixels. So a bitmap is kept by everything it depends on but
+        # the translation's whole pixels, and drawn again moved by them (checked: tests/test_figures_save.py,
+        # every glyph of a report's figures, ~1/3 of them found). Here the glyphs (what matplotlib's
+        # _draw_text_glyphs_and_boxes does with them), then its own method for the boxes (a math text's rules).
+        self.orig_glyphs = orig_glyphs = RendererAgg._draw_text_glyphs_and_boxes
+        matrices: dict = {}
+
+        def draw_glyphs_and_boxes(renderer, gc, x, y, angle, glyphs, boxes):
+            cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+            flags = get_hinting_flag()
+            mono = not gc.get_antialiased()
+            mode = RenderMode.MONO if mono else RenderMode.NORMAL
+            dpi, height = renderer.dpi, renderer.height
+            draw = renderer._renderer.draw_text_image
+            for font, size, index, slant, extend, dx, dy in glyphs:  # dy upwards, FreeType's y upwards
+                matrix = matrices.get((angle, slant, extend))
+                if matrix is None:
+                    rotate = np.array([[cos, -sin], [sin, cos]])
+                    matrix = (0x10000 * rotate @ [[extend, extend * slant], [0, 1]]).round().astype(int)
+                    matrices[(angle, slant, extend)] = matrix
+                tx = round(0x40 * (x + dx * cos - dy * sin))
+                ty = round(0x40 * (height - y + dx * sin + dy * cos))
+                key = (font, size, dpi, index, angle, slant, extend, tx & 63, ty & 63, flags, mode)
+                got = _GLYPHS.get(key)
+                if got is None:
+                    font.set_size(size, dpi)
+                    font._set_transform(matrix, [tx, ty])
+                    bitmap = font._render_glyph(index, flags, mode)
+                    buffer = bitmap.buffer  # the bitmap's own array (a copy FreeType's next glyph leaves alone)
+                    if mono:
+                        buffer *= 0xFF
+                    if len(_GLYPHS) > _GLYPHS_MAX:
+                        _GLYPHS.clear()
+                    got = _GLYPHS[key] = (buffer, bitmap.left - (tx >> 6), bitmap.top - (ty >> 6))
+                buffer, left, top = got
+                # draw_text_image's y downwards, at the bitmap's bottom side
+                draw(buffer, left + (tx >> 6), int(height) - (top + (ty >> 6)) + buffer.shape[0], 0, gc)
+            orig_glyphs(renderer, gc, x, y, angle, (), boxes)
+
+        RendererAgg._draw_text_glyphs_and_boxes = draw_glyphs_and_boxes
+
     def __exit__(self, *exc):
         if not self.active:
             return False
@@ -559,6 +619,7 @@ class _ticks_computed_once:
             self.mmath.MathTextParser.parse = self.orig_parse
             self.agg._prepare_font = self.orig_prepare
             self.text2path._get_font = self.orig_get_font
+            self.agg._draw_text_glyphs_and_boxes = self.orig_glyphs
             self.mtext.Text._get_layout = self.orig_layout
         finally:
             _PATCH_LOCK.release()

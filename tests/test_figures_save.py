@@ -220,3 +220,61 @@ def test_old_objects_are_left_alone_once_and_given_back(monkeypatch):
         assert gc.get_freeze_count() == theirs
     finally:
         gc.unfreeze()
+
+
+def _glyph_figure():
+    """Texts at many sub-pixel places, upright, turned and slanted by any angle, plain and math, antialiased and not
+    (monochrome bitmaps), several sizes: four groups of twelve (an angle, a place within the pixel each), each
+    string four times in a group, whole pixels apart (its glyphs' bitmaps kept from the first, moved)."""
+    fig = style.plt.figure(figsize=(3.2, 2.4), layout=None)  # 416 x 312 px at 130 dpi
+    for k in range(48):
+        group, j = divmod(k, 12)
+        x = 20 + 31 * (j % 4) + 101 * group / 37  # px: a fraction of a pixel per group
+        y = 15 + 23 * (j // 4) + 67 * group + 0.61 * group
+        text = ("gap 0.123 Wy", r"$\mathdefault{10^{-3}}\,\sqrt{x_k}$", "holds")[j % 3]
+        fig.text(
+            x / 416,
+            y / 312,
+            text,
+            fontsize=(5.5, 8, 10.5)[j % 3],
+            rotation=(0, 90, 33, -12)[group],
+            antialiased=group != 2,
+            family="monospace" if j % 3 == 2 and group % 2 else None,
+        )
+    return fig
+
+
+def _rgba(fig, path, memo):
+    """``fig`` drawn to the PNG ``path`` (within the save's memos if ``memo``), its pixels."""
+    from PIL import Image
+
+    with style._ticks_computed_once() if memo else _Noop():
+        fig.savefig(path, dpi=130)
+    return np.asarray(Image.open(path).convert("RGBA"))
+
+
+def test_glyph_bitmaps_kept_for_the_process_draw_matplotlibs_own_pixels(tmp_path):
+    """The Agg glyph bitmaps kept by (font, size, dpi, glyph, angle, slant, extend, the translation's sub-pixel
+    fractions, flags, mode) and moved by the translation's whole pixels give matplotlib's own pixels: texts at
+    many sub-pixel places, angles, sizes, plain and math, antialiased and monochrome, with the memo empty and
+    full. A memo off by one pixel is caught (a planted bug)."""
+    import matplotlib
+
+    if tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) not in style.MEMO_VERIFIED_MATPLOTLIB:
+        pytest.skip("no memo on this matplotlib")
+    fig = _glyph_figure()
+    try:
+        plain = _rgba(fig, tmp_path / "plain.png", memo=False)
+        style._GLYPHS.clear()
+        first = _rgba(fig, tmp_path / "first.png", memo=True)
+        kept = dict(style._GLYPHS)
+        assert 0 < len(kept) < 48 * 8 / 3  # each string's glyphs met again whole pixels apart: kept, moved
+        again = _rgba(fig, tmp_path / "again.png", memo=True)  # every glyph from the memo
+        assert np.array_equal(first, plain) and np.array_equal(again, plain)
+        assert all(np.array_equal(kept[k][0], v[0]) for k, v in style._GLYPHS.items())  # drawing left them alone
+        for k, (buffer, left, top) in kept.items():  # planted: every kept bitmap one pixel to the right
+            style._GLYPHS[k] = (buffer, left + 1, top)
+        assert not np.array_equal(_rgba(fig, tmp_path / "wrong.png", memo=True), plain)
+    finally:
+        style._GLYPHS.clear()
+        style.plt.close(fig)
