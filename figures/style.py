@@ -308,6 +308,9 @@ _SHAPES: dict = {}
 # (the text settings, renderer kind, its dpi, the figure's dpi, string, font, ...) -> Text._get_layout's layout
 _TEXT_LAYOUTS: dict = {}
 _MEMO_MAX = 8192  # entries kept per memo; past it the memo starts again (a report makes ~1,000 of each)
+# (FT2Font, its size, glyph) -> [the glyph's id in an SVG file, its outline (vertices, codes) or None, not yet loaded]
+_OUTLINES: dict = {}
+_GLYPH_KW = frozenset({"features", "language"})  # TextToPath.get_glyphs_with_font's keywords the memo knows
 # (FT2Font, size, dpi, glyph, angle, slant, extend, the 26.6 translation's fractions, load flags, render mode)
 # -> (the glyph's bitmap, its left and top less the translation's whole pixels): RendererAgg's glyph rasterizations
 _GLYPHS: dict = {}
@@ -489,8 +492,11 @@ class _ticks_computed_once:
     def _memoize_shapes_and_layouts(self, text_rc) -> None:
         """Within the save: the shaping of strings and the layout of texts kept for the process (below); undone
         by :meth:`__exit__`. ``text_rc``: the text settings the memos are keyed by."""
+        from collections import OrderedDict
+
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg
+        from matplotlib.ft2font import LoadFlags
         from matplotlib.textpath import TextToPath
 
         # a string's glyphs and their places (FT2Font._layout, libraqm's shaping: ~0.7 ms a string, the most of
@@ -510,6 +516,37 @@ class _ticks_computed_once:
         RendererAgg._prepare_font = prepare_font
         TextToPath._get_font = get_font
         self.agg, self.text2path = RendererAgg, TextToPath
+        # an SVG text's glyphs (TextToPath.get_glyphs_with_font: each glyph's id and place, the outline of each
+        # glyph its file has not defined yet): matplotlib loads every glyph of every text of every SVG file again
+        # (~11,000 loads a report), only to take the outlines of the glyphs new to the file. Here the places come
+        # from the shaping (kept above), the ids and the outlines (unhinted, at TextToPath's one size) are kept for
+        # the process, read-only (the files share them); which glyphs are new is decided as matplotlib decides it
+        self.orig_glyphs_with_font = orig_glyphs_with_font = TextToPath.get_glyphs_with_font
+
+        def glyphs_with_font(text2path, font, s, glyph_map=None, return_new_glyphs_only=False, **kw):
+            if not isinstance(font, _ShapedFont) or type(text2path) is not TextToPath or set(kw) - _GLYPH_KW:
+                return orig_glyphs_with_font(text2path, font, s, glyph_map, return_new_glyphs_only, **kw)
+            glyph_map = OrderedDict() if glyph_map is None else glyph_map
+            new = OrderedDict() if return_new_glyphs_only else glyph_map
+            info = []
+            for item in font._layout(s, LoadFlags.NO_HINTING, **kw):
+                key = (item.ft_object, font._size, item.glyph_index)
+                got = _OUTLINES.get(key)
+                if got is None:
+                    if len(_OUTLINES) > _MEMO_MAX:
+                        _OUTLINES.clear()
+                    got = _OUTLINES[key] = [text2path._get_glyph_repr(item.ft_object, item.glyph_index), None]
+                info.append((got[0], item.x, item.y, 1.0))
+                if got[0] not in glyph_map:
+                    if got[1] is None:
+                        item.ft_object.load_glyph(item.glyph_index, flags=LoadFlags.NO_HINTING)
+                        got[1] = item.ft_object.get_path()
+                        for array in got[1]:
+                            array.setflags(write=False)
+                    new[got[0]] = got[1]
+            return info, new, []
+
+        TextToPath.get_glyphs_with_font = glyphs_with_font
         # a text's layout (its lines' extents and places relative to its anchor, the rotated box: Text._get_layout)
         # kept for the process: matplotlib computes it anew at every extent query and draw of the text (~7,000
         # times a report), from the string, the font, the figure's dpi, the renderer's kind (and dpi), line
@@ -619,6 +656,7 @@ class _ticks_computed_once:
             self.mmath.MathTextParser.parse = self.orig_parse
             self.agg._prepare_font = self.orig_prepare
             self.text2path._get_font = self.orig_get_font
+            self.text2path.get_glyphs_with_font = self.orig_glyphs_with_font
             self.agg._draw_text_glyphs_and_boxes = self.orig_glyphs
             self.mtext.Text._get_layout = self.orig_layout
         finally:

@@ -52,11 +52,12 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
     monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "test")
-    for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
+    memos = (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES, style._OUTLINES)
+    for memo in (*memos, style._GLYPHS):
         memo.clear()  # caches only: emptied, they fill again
     a = style.save(_texts(_figure()), str(tmp_path / "a"))
     verified = tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) in style.MEMO_VERIFIED_MATPLOTLIB
-    assert bool(style._TEXT_EXTENTS and style._SHAPES and style._TEXT_LAYOUTS) == verified  # the memos ran
+    assert all(memos + (style._GLYPHS,)) == verified  # the memos ran
     from matplotlib.backends.backend_mixed import MixedModeRenderer
     from matplotlib.backends.backend_svg import RendererSVG
 
@@ -77,6 +78,8 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.textpath import TextToPath
 
+    assert TextToPath.get_glyphs_with_font.__qualname__ == "TextToPath.get_glyphs_with_font"
+    assert RendererAgg._draw_text_glyphs_and_boxes.__qualname__ == "RendererAgg._draw_text_glyphs_and_boxes"
     assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own methods are back after save
     assert Axis._get_ticklabel_bboxes.__name__ == "_get_ticklabel_bboxes"
     assert mtext._get_text_metrics_function.__name__ == "_get_text_metrics_function"
@@ -91,7 +94,9 @@ def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
     from matplotlib.axis import Axis
 
     monkeypatch.setattr(style, "MEMO_VERIFIED_MATPLOTLIB", frozenset())
-    for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
+    memos = (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES, style._OUTLINES)
+    memos += (style._GLYPHS,)
+    for memo in memos:
         memo.clear()
     seen = []
     orig = style._write_laid_out
@@ -103,7 +108,7 @@ def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
     monkeypatch.setattr(style, "_write_laid_out", spy)
     paths = style.save(_figure(), str(tmp_path / "plain"))
     assert paths[0].endswith("plain.png") and seen and set(seen) == {"_update_ticks"}
-    assert not (style._TEXT_EXTENTS or style._SHAPES or style._TEXT_LAYOUTS or style._MATH_PARSES)
+    assert not any(memos)
 
 
 def _with_best_legend(layout):
