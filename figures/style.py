@@ -330,9 +330,10 @@ _MATHTEXT_RC = (
 
 
 MEMO_VERIFIED_MATPLOTLIB = frozenset({(3, 11)})
-"""The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts
-through matplotlib's private methods (the files compared byte for byte with matplotlib's own drawing); on any other
-version the figures are drawn by matplotlib alone (the same files, more slowly)."""
+"""The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts,
+the Agg glyph bitmaps and the SVG glyph outlines through matplotlib's private methods (the files compared byte for
+byte with matplotlib's own drawing, the PNG glyphs pixel for pixel); on any other version the figures are drawn by
+matplotlib alone (the same files, more slowly)."""
 
 
 class _ticks_computed_once:
