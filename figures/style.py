@@ -308,6 +308,13 @@ _SHAPES: dict = {}
 # (the text settings, renderer kind, its dpi, the figure's dpi, string, font, ...) -> Text._get_layout's layout
 _TEXT_LAYOUTS: dict = {}
 _MEMO_MAX = 8192  # entries kept per memo; past it the memo starts again (a report makes ~1,000 of each)
+# (FT2Font, its size, glyph) -> [the glyph's id in an SVG file, its outline (vertices, codes) or None, not yet loaded]
+_OUTLINES: dict = {}
+_GLYPH_KW = frozenset({"features", "language"})  # TextToPath.get_glyphs_with_font's keywords the memo knows
+# (FT2Font, size, dpi, glyph, angle, slant, extend, the 26.6 translation's fractions, load flags, render mode)
+# -> (the glyph's bitmap, its left and top less the translation's whole pixels): RendererAgg's glyph rasterizations
+_GLYPHS: dict = {}
+_GLYPHS_MAX = 32768  # a report renders ~19,000 glyphs, ~12,500 of them distinct (bitmaps of ~200 bytes each)
 _MATHTEXT_RC = (
     "mathtext.fontset",
     "mathtext.default",
@@ -323,9 +330,10 @@ _MATHTEXT_RC = (
 
 
 MEMO_VERIFIED_MATPLOTLIB = frozenset({(3, 11)})
-"""The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts
-through matplotlib's private methods (the files compared byte for byte with matplotlib's own drawing); on any other
-version the figures are drawn by matplotlib alone (the same files, more slowly)."""
+"""The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts,
+the Agg glyph bitmaps and the SVG glyph outlines through matplotlib's private methods (the files compared byte for
+byte with matplotlib's own drawing, the PNG glyphs pixel for pixel); on any other version the figures are drawn by
+matplotlib alone (the same files, more slowly)."""
 
 
 class _ticks_computed_once:
@@ -421,7 +429,6 @@ class _ticks_computed_once:
         import matplotlib.mathtext as mmath
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
-        from matplotlib.backends.backend_svg import RendererSVG
 
         self.mtext, self.orig_metrics_fn = mtext, mtext._get_text_metrics_function
         self.mmath, self.orig_parse = mmath, mmath.MathTextParser.parse
@@ -433,14 +440,17 @@ class _ticks_computed_once:
         def metrics_function(renderer, *args):
             # the SVG renderer measures with its TextToPath at its own 72 dpi (no renderer dpi); matplotlib keeps
             # those per renderer, made anew for every SVG file, so each text was measured again in every SVG
-            kind = type(renderer)
-            if args or (kind is not RendererAgg and kind is not RendererSVG):
+            # (savefig's SVG renderer is a mixed one around it: :func:`_renderer_kind`; until this was seen, the
+            # SVG files' texts were measured and laid out unmemoized, 1,320 layouts a report)
+            if args or _renderer_kind(renderer) is None:
                 return orig_metrics_fn(renderer, *args)
-            rdpi = renderer.dpi if kind is RendererAgg else None
 
             def metrics(text, fontprop, ismath, dpi):
-                if ismath == "TeX":  # a TeX installation's extents: not memoized
+                # the kind read at each call: an SVG file's renderer switches to Agg while it rasterizes an artist
+                kind = _renderer_kind(renderer)
+                if ismath == "TeX" or kind is None:  # a TeX installation's extents: not memoized
                     return renderer.get_text_width_height_descent(text, fontprop, ismath)
+                rdpi = renderer.dpi if kind is RendererAgg else None
                 key = (text_rc, kind, text, fontprop, ismath, dpi, rdpi)
                 got = extents.get(key)
                 if got is None:  # kept under a copy of the font properties: a Text may change its own later
@@ -453,6 +463,7 @@ class _ticks_computed_once:
             return metrics
 
         self._memoize_shapes_and_layouts(text_rc)
+        self._memoize_glyph_bitmaps()
 
         def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
             try:
@@ -482,9 +493,11 @@ class _ticks_computed_once:
     def _memoize_shapes_and_layouts(self, text_rc) -> None:
         """Within the save: the shaping of strings and the layout of texts kept for the process (below); undone
         by :meth:`__exit__`. ``text_rc``: the text settings the memos are keyed by."""
+        from collections import OrderedDict
+
         import matplotlib.text as mtext
         from matplotlib.backends.backend_agg import RendererAgg
-        from matplotlib.backends.backend_svg import RendererSVG
+        from matplotlib.ft2font import LoadFlags
         from matplotlib.textpath import TextToPath
 
         # a string's glyphs and their places (FT2Font._layout, libraqm's shaping: ~0.7 ms a string, the most of
@@ -504,6 +517,37 @@ class _ticks_computed_once:
         RendererAgg._prepare_font = prepare_font
         TextToPath._get_font = get_font
         self.agg, self.text2path = RendererAgg, TextToPath
+        # an SVG text's glyphs (TextToPath.get_glyphs_with_font: each glyph's id and place, the outline of each
+        # glyph its file has not defined yet): matplotlib loads every glyph of every text of every SVG file again
+        # (~11,000 loads a report), only to take the outlines of the glyphs new to the file. Here the places come
+        # from the shaping (kept above), the ids and the outlines (unhinted, at TextToPath's one size) are kept for
+        # the process, read-only (the files share them); which glyphs are new is decided as matplotlib decides it
+        self.orig_glyphs_with_font = orig_glyphs_with_font = TextToPath.get_glyphs_with_font
+
+        def glyphs_with_font(text2path, font, s, glyph_map=None, return_new_glyphs_only=False, **kw):
+            if not isinstance(font, _ShapedFont) or type(text2path) is not TextToPath or set(kw) - _GLYPH_KW:
+                return orig_glyphs_with_font(text2path, font, s, glyph_map, return_new_glyphs_only, **kw)
+            glyph_map = OrderedDict() if glyph_map is None else glyph_map
+            new = OrderedDict() if return_new_glyphs_only else glyph_map
+            info = []
+            for item in font._layout(s, LoadFlags.NO_HINTING, **kw):
+                key = (item.ft_object, font._size, item.glyph_index)
+                got = _OUTLINES.get(key)
+                if got is None:
+                    if len(_OUTLINES) > _MEMO_MAX:
+                        _OUTLINES.clear()
+                    got = _OUTLINES[key] = [text2path._get_glyph_repr(item.ft_object, item.glyph_index), None]
+                info.append((got[0], item.x, item.y, 1.0))
+                if got[0] not in glyph_map:
+                    if got[1] is None:
+                        item.ft_object.load_glyph(item.glyph_index, flags=LoadFlags.NO_HINTING)
+                        got[1] = item.ft_object.get_path()
+                        for array in got[1]:
+                            array.setflags(write=False)
+                    new[got[0]] = got[1]
+            return info, new, []
+
+        TextToPath.get_glyphs_with_font = glyphs_with_font
         # a text's layout (its lines' extents and places relative to its anchor, the rotated box: Text._get_layout)
         # kept for the process: matplotlib computes it anew at every extent query and draw of the text (~7,000
         # times a report), from the string, the font, the figure's dpi, the renderer's kind (and dpi), line
@@ -516,8 +560,8 @@ class _ticks_computed_once:
         orig_layout = self.orig_layout
 
         def get_layout(text, renderer):
-            kind = type(renderer)
-            if (kind is not RendererAgg and kind is not RendererSVG) or text._wrap or text.get_usetex():
+            kind = _renderer_kind(renderer)
+            if kind is None or text._wrap or text.get_usetex():
                 return orig_layout(text, renderer)
             try:
                 key = (
@@ -547,6 +591,61 @@ class _ticks_computed_once:
 
         mtext.Text._get_layout = get_layout
 
+    def _memoize_glyph_bitmaps(self) -> None:
+        """Within the save: the Agg renderer's glyph bitmaps kept for the process (below); undone by
+        :meth:`__exit__`."""
+        import math
+
+        import numpy as np
+        from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
+        from matplotlib.ft2font import RenderMode
+
+        # RendererAgg draws each glyph of a text (plain or math) by FreeType: the font sized (size, dpi), a 16.16
+        # matrix (the text's angle, the glyph's slant and extend) and a 26.6 translation (where the glyph's origin
+        # falls, in 1/64 pixels) set, the glyph loaded and rasterized (~40 us: the most of drawing a text), its
+        # bitmap blended into the canvas at the bitmap's left and top. FreeType transforms the loaded (hinted)
+        # outline, then rasterizes it in cells relative to its whole-pixel origin: moved by whole pixels, the same
+        # outline gives the same bitmap, moved as many pixels. So a bitmap is kept by everything it depends on but
+        # the translation's whole pixels, and drawn again moved by them (checked: tests/test_figures_save.py,
+        # every glyph of a report's figures, ~1/3 of them found). Here the glyphs (what matplotlib's
+        # _draw_text_glyphs_and_boxes does with them), then its own method for the boxes (a math text's rules).
+        self.orig_glyphs = orig_glyphs = RendererAgg._draw_text_glyphs_and_boxes
+        matrices: dict = {}
+
+        def draw_glyphs_and_boxes(renderer, gc, x, y, angle, glyphs, boxes):
+            cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+            flags = get_hinting_flag()
+            mono = not gc.get_antialiased()
+            mode = RenderMode.MONO if mono else RenderMode.NORMAL
+            dpi, height = renderer.dpi, renderer.height
+            draw = renderer._renderer.draw_text_image
+            for font, size, index, slant, extend, dx, dy in glyphs:  # dy upwards, FreeType's y upwards
+                matrix = matrices.get((angle, slant, extend))
+                if matrix is None:
+                    rotate = np.array([[cos, -sin], [sin, cos]])
+                    matrix = (0x10000 * rotate @ [[extend, extend * slant], [0, 1]]).round().astype(int)
+                    matrices[(angle, slant, extend)] = matrix
+                tx = round(0x40 * (x + dx * cos - dy * sin))
+                ty = round(0x40 * (height - y + dx * sin + dy * cos))
+                key = (font, size, dpi, index, angle, slant, extend, tx & 63, ty & 63, flags, mode)
+                got = _GLYPHS.get(key)
+                if got is None:
+                    font.set_size(size, dpi)
+                    font._set_transform(matrix, [tx, ty])
+                    bitmap = font._render_glyph(index, flags, mode)
+                    buffer = bitmap.buffer  # the bitmap's own array (a copy FreeType's next glyph leaves alone)
+                    if mono:
+                        buffer *= 0xFF
+                    if len(_GLYPHS) > _GLYPHS_MAX:
+                        _GLYPHS.clear()
+                    got = _GLYPHS[key] = (buffer, bitmap.left - (tx >> 6), bitmap.top - (ty >> 6))
+                buffer, left, top = got
+                # draw_text_image's y downwards, at the bitmap's bottom side
+                draw(buffer, left + (tx >> 6), int(height) - (top + (ty >> 6)) + buffer.shape[0], 0, gc)
+            orig_glyphs(renderer, gc, x, y, angle, (), boxes)
+
+        RendererAgg._draw_text_glyphs_and_boxes = draw_glyphs_and_boxes
+
     def __exit__(self, *exc):
         if not self.active:
             return False
@@ -558,10 +657,36 @@ class _ticks_computed_once:
             self.mmath.MathTextParser.parse = self.orig_parse
             self.agg._prepare_font = self.orig_prepare
             self.text2path._get_font = self.orig_get_font
+            self.text2path.get_glyphs_with_font = self.orig_glyphs_with_font
+            self.agg._draw_text_glyphs_and_boxes = self.orig_glyphs
             self.mtext.Text._get_layout = self.orig_layout
         finally:
             _PATCH_LOCK.release()
         return False
+
+
+def _renderer_kind(renderer):
+    """The kind of ``renderer`` that the text memos key by: :class:`RendererAgg`, :class:`RendererSVG`, or an SVG
+    file's renderer (savefig draws an SVG through a ``MixedModeRenderer`` around a ``RendererSVG``, which measures
+    and lays out texts as that ``RendererSVG`` does: every call goes through to it); None (no memo) for any other
+    renderer, and for the mixed one while it rasterizes (its inner renderer an Agg one at the image's dpi)."""
+    global _RENDERERS
+    if _RENDERERS is None:  # imported once (the function runs at every text measured and laid out)
+        from matplotlib.backends.backend_agg import RendererAgg
+        from matplotlib.backends.backend_mixed import MixedModeRenderer
+        from matplotlib.backends.backend_svg import RendererSVG
+
+        _RENDERERS = (RendererAgg, RendererSVG, MixedModeRenderer)
+    agg, svg, mixed = _RENDERERS
+    kind = type(renderer)
+    if kind is agg or kind is svg:
+        return kind
+    if kind is mixed and type(renderer._renderer) is svg:
+        return (mixed, svg)
+    return None
+
+
+_RENDERERS: tuple | None = None
 
 
 class _ShapedFont:

@@ -52,11 +52,18 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
     monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "test")
-    for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
+    memos = (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES, style._OUTLINES)
+    for memo in (*memos, style._GLYPHS):
         memo.clear()  # caches only: emptied, they fill again
     a = style.save(_texts(_figure()), str(tmp_path / "a"))
     verified = tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) in style.MEMO_VERIFIED_MATPLOTLIB
-    assert bool(style._TEXT_EXTENTS and style._SHAPES and style._TEXT_LAYOUTS) == verified  # the memos ran
+    assert all(memos + (style._GLYPHS,)) == verified  # the memos ran
+    from matplotlib.backends.backend_mixed import MixedModeRenderer
+    from matplotlib.backends.backend_svg import RendererSVG
+
+    svg = (MixedModeRenderer, RendererSVG)  # the SVG's texts too (savefig draws it through a mixed renderer)
+    assert any(k[1] == svg for k in style._TEXT_LAYOUTS) == verified
+    assert any(k[1] == svg for k in style._TEXT_EXTENTS) == verified
     c = style.save(_texts(_figure()), str(tmp_path / "c"))  # every text's extent, shaping and layout memoized
     monkeypatch.setattr(style, "_ticks_computed_once", _Noop)
     b = style.save(_texts(_figure()), str(tmp_path / "b"))
@@ -71,6 +78,8 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.textpath import TextToPath
 
+    assert TextToPath.get_glyphs_with_font.__qualname__ == "TextToPath.get_glyphs_with_font"
+    assert RendererAgg._draw_text_glyphs_and_boxes.__qualname__ == "RendererAgg._draw_text_glyphs_and_boxes"
     assert Axis._update_ticks.__name__ == "_update_ticks"  # matplotlib's own methods are back after save
     assert Axis._get_ticklabel_bboxes.__name__ == "_get_ticklabel_bboxes"
     assert mtext._get_text_metrics_function.__name__ == "_get_text_metrics_function"
@@ -85,7 +94,9 @@ def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
     from matplotlib.axis import Axis
 
     monkeypatch.setattr(style, "MEMO_VERIFIED_MATPLOTLIB", frozenset())
-    for memo in (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES):
+    memos = (style._TEXT_EXTENTS, style._SHAPES, style._TEXT_LAYOUTS, style._MATH_PARSES, style._OUTLINES)
+    memos += (style._GLYPHS,)
+    for memo in memos:
         memo.clear()
     seen = []
     orig = style._write_laid_out
@@ -97,7 +108,7 @@ def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
     monkeypatch.setattr(style, "_write_laid_out", spy)
     paths = style.save(_figure(), str(tmp_path / "plain"))
     assert paths[0].endswith("plain.png") and seen and set(seen) == {"_update_ticks"}
-    assert not (style._TEXT_EXTENTS or style._SHAPES or style._TEXT_LAYOUTS or style._MATH_PARSES)
+    assert not any(memos)
 
 
 def _with_best_legend(layout):
@@ -214,3 +225,61 @@ def test_old_objects_are_left_alone_once_and_given_back(monkeypatch):
         assert gc.get_freeze_count() == theirs
     finally:
         gc.unfreeze()
+
+
+def _glyph_figure():
+    """Texts at many sub-pixel places, upright, turned and slanted by any angle, plain and math, antialiased and not
+    (monochrome bitmaps), several sizes: four groups of twelve (an angle, a place within the pixel each), each
+    string four times in a group, whole pixels apart (its glyphs' bitmaps kept from the first, moved)."""
+    fig = style.plt.figure(figsize=(3.2, 2.4), layout=None)  # 416 x 312 px at 130 dpi
+    for k in range(48):
+        group, j = divmod(k, 12)
+        x = 20 + 31 * (j % 4) + 101 * group / 37  # px: a fraction of a pixel per group
+        y = 15 + 23 * (j // 4) + 67 * group + 0.61 * group
+        text = ("gap 0.123 Wy", r"$\mathdefault{10^{-3}}\,\sqrt{x_k}$", "holds")[j % 3]
+        fig.text(
+            x / 416,
+            y / 312,
+            text,
+            fontsize=(5.5, 8, 10.5)[j % 3],
+            rotation=(0, 90, 33, -12)[group],
+            antialiased=group != 2,
+            family="monospace" if j % 3 == 2 and group % 2 else None,
+        )
+    return fig
+
+
+def _rgba(fig, path, memo):
+    """``fig`` drawn to the PNG ``path`` (within the save's memos if ``memo``), its pixels."""
+    from PIL import Image
+
+    with style._ticks_computed_once() if memo else _Noop():
+        fig.savefig(path, dpi=130)
+    return np.asarray(Image.open(path).convert("RGBA"))
+
+
+def test_glyph_bitmaps_kept_for_the_process_draw_matplotlibs_own_pixels(tmp_path):
+    """The Agg glyph bitmaps kept by (font, size, dpi, glyph, angle, slant, extend, the translation's sub-pixel
+    fractions, flags, mode) and moved by the translation's whole pixels give matplotlib's own pixels: texts at
+    many sub-pixel places, angles, sizes, plain and math, antialiased and monochrome, with the memo empty and
+    full. A memo off by one pixel is caught (a planted bug)."""
+    import matplotlib
+
+    if tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) not in style.MEMO_VERIFIED_MATPLOTLIB:
+        pytest.skip("no memo on this matplotlib")
+    fig = _glyph_figure()
+    try:
+        plain = _rgba(fig, tmp_path / "plain.png", memo=False)
+        style._GLYPHS.clear()
+        first = _rgba(fig, tmp_path / "first.png", memo=True)
+        kept = {k: (buffer.copy(), left, top) for k, (buffer, left, top) in style._GLYPHS.items()}
+        assert 0 < len(kept) < 48 * 8 / 3  # each string's glyphs met again whole pixels apart: kept, moved
+        again = _rgba(fig, tmp_path / "again.png", memo=True)  # every glyph from the memo
+        assert np.array_equal(first, plain) and np.array_equal(again, plain)
+        assert all(np.array_equal(kept[k][0], v[0]) for k, v in style._GLYPHS.items())  # drawing left them alone
+        for k, (buffer, left, top) in kept.items():  # planted: every kept bitmap one pixel to the right
+            style._GLYPHS[k] = (buffer, left + 1, top)
+        assert not np.array_equal(_rgba(fig, tmp_path / "wrong.png", memo=True), plain)
+    finally:
+        style._GLYPHS.clear()
+        style.plt.close(fig)
