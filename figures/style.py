@@ -380,10 +380,12 @@ class _ticks_computed_once:
                 )
             except Exception:  # noqa: BLE001  (an axis of another kind: no memo)
                 return orig(axis)
-            got = memo.get(key)
-            if got is None:
-                got = memo[key] = orig(axis)
-            return got
+            # the last state of each axis only: orig updates the axis's Tick objects in place, so a result kept
+            # for an older state (A, then B with as many ticks, then A again) would return ticks holding B's
+            got = memo.get(id(axis))
+            if got is None or got[0] != key or got[1] is not axis:
+                got = memo[id(axis)] = (key, axis, orig(axis))
+            return got[2]
 
         Axis._update_ticks = update_ticks
         # the tick labels' boxes: matplotlib computes them twice in a row for every tight-box query and draw

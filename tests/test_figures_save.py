@@ -283,3 +283,37 @@ def test_glyph_bitmaps_kept_for_the_process_draw_matplotlibs_own_pixels(tmp_path
     finally:
         style._GLYPHS.clear()
         style.plt.close(fig)
+
+
+def test_ticks_memo_gives_an_axis_its_current_state_after_going_back():
+    """The tick memo of one save keeps each axis's last state only: an axis laid out at view A, then at a view B
+    with as many ticks, then at A again gets A's ticks and labels (matplotlib updates the Tick objects in place,
+    so a result kept for A would have held B's labels)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        ax.set_xlim(0, 10)
+
+        def labels():
+            return [(t.get_loc(), t.label1.get_text()) for t in ax.xaxis._update_ticks()]
+
+        want_a = labels()
+        ax.set_xlim(100, 110)
+        want_b = labels()
+        ax.set_xlim(0, 10)
+        assert labels() == want_a and len(want_a) == len(want_b) and want_a != want_b
+        with style._ticks_computed_once() as memo:
+            if not memo.active:
+                pytest.skip("the memos run only on the matplotlib versions they were compared with")
+            got_a = labels()
+            ax.set_xlim(100, 110)
+            got_b = labels()
+            ax.set_xlim(0, 10)
+            got_a2 = labels()
+        assert got_a == want_a and got_b == want_b and got_a2 == want_a
+    finally:
+        plt.close(fig)
