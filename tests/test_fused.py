@@ -411,7 +411,19 @@ _SHORT = [c for c in CONFIGS if getattr(c, "p", 2.7) in (2.7, 3.0, 4.0)] + [
 ]
 
 
-@pytest.mark.parametrize("opt", _SHORT, ids=_ids)
+def _some_slow(configs, keep) -> list:
+    """``configs`` as parameters (ids by :func:`_ids`), those whose index is not in ``keep`` marked slow."""
+    return [pytest.param(c, id=_ids(c), marks=() if i in keep else pytest.mark.slow) for i, c in enumerate(configs)]
+
+
+# Each configuration compiles its kernels (in place, out of place, read-only theta: ~0.3 s each cold). In the default
+# run the routes are checked on one configuration per optimizer class, p = 4 (plans of several parts, both eps
+# modes) and eps = 0; the other configurations run with the slow tests (CI runs both). Their kernels' bits against
+# the reference engine stay in the default run: test_fused_bits_equal_reference (every configuration of CONFIGS).
+_SHORT_DEFAULT = {0, 2, 11, 12, 14, 15, 16, 18, 19, 21, 23, 24, 25}
+
+
+@pytest.mark.parametrize("opt", _some_slow(_SHORT, _SHORT_DEFAULT))
 def test_small_array_short_path_same_bits(opt, rng):
     """ElementwiseOptimizer.step's short path (arrays of the last validated shape and dtype: checks reduced
     to identity and shape comparisons, the fused kernel called directly, donated buffers written in place)
@@ -603,7 +615,11 @@ def _bits(a):
     return a.view(np.int64 if a.dtype == np.float64 else np.int32)
 
 
-@pytest.mark.parametrize("opt", _BOUND, ids=_ids)
+# the bound route on one configuration per optimizer class, p = 6 and a schedule by default (see _SHORT_DEFAULT)
+_BOUND_DEFAULT = {0, 2, 11, 16, 18, 19, 21, 23, len(_SHORT), len(_SHORT) + 1, len(_SHORT) + 2}
+
+
+@pytest.mark.parametrize("opt", _some_slow(_BOUND, _BOUND_DEFAULT))
 def test_bound_kernel_same_bits(opt, rng, monkeypatch):
     """A simulator's loop (the same theta, gradient and state arrays at every step, donated): from the
     third step the kernel is bound to those arrays (lptheory.fast.step.bind, _fused.run_bound),

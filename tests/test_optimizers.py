@@ -58,11 +58,41 @@ STACEY_CASES = [
 ]
 
 
+# Every case runs on the reference numpy engine (the rule itself; no compilation) in the default run, and on the
+# fused engine (numba kernels: one compilation per p, eps, mode and class, ~0.3 s each cold) for the cases below:
+# p = 2.7 (the SVML power inside one pass), p = 4 (cube roots between fused loops) and tau = 1 with beta = 0; the
+# other fused cases run with the slow tests (CI runs both). test_fused.py::test_fused_bits_equal_reference ties
+# the fused engine to the reference bits in the default run.
+_FUSED_DEFAULT_CASES = (2, 4, 8)
+
+
+def _use_engine(engine: str, monkeypatch) -> None:
+    """``numpy``: the reference engine forced (``LPTHEORY_ENGINE=numpy``); ``fused``: the environment's engine."""
+    if engine == "numpy":
+        monkeypatch.setenv("LPTHEORY_ENGINE", "numpy")
+
+
+def _engine_params(values, ids, fused_default) -> list:
+    """``(value, engine)`` parameters: each value on the reference engine, and on the fused engine marked slow
+    unless ``fused_default(index)``."""
+    out = []
+    for i, (v, name) in enumerate(zip(values, ids)):
+        out.append(pytest.param(v, "numpy", id=f"{name}-numpy"))
+        out.append(pytest.param(v, "fused", id=f"{name}-fused", marks=() if fused_default(i) else pytest.mark.slow))
+    return out
+
+
+_PSEUDOCODE = _engine_params(
+    STACEY_CASES, [f"case{i}" for i in range(len(STACEY_CASES))], lambda i: i in _FUSED_DEFAULT_CASES
+)
+
+
 @pytest.mark.parametrize("variant,cls", [("p2", O.StaceyP2), ("pp", O.StaceyPP)])
-@pytest.mark.parametrize("case", STACEY_CASES)
+@pytest.mark.parametrize("case,engine", _PSEUDOCODE)
 @pytest.mark.parametrize("mode", ["paper", "official"])
 @pytest.mark.parametrize("z_init", ["params", "zero"])
-def test_stacey_matches_pseudocode(variant, cls, case, mode, z_init, rng):
+def test_stacey_matches_pseudocode(variant, cls, case, engine, mode, z_init, rng, monkeypatch):
+    _use_engine(engine, monkeypatch)
     hp = dict(lr=0.03, alpha=0.07, tau=0.2, beta1=0.9, beta2=0.95, eps=1e-3, weight_decay=0.0)
     hp.update(case)
     opt = cls(eps_mode=mode, z_init=z_init, **hp)
@@ -243,11 +273,18 @@ def test_inputs_untouched_and_batch_shapes(opt, rng):
     np.testing.assert_array_equal(n2, new)
 
 
-@pytest.mark.parametrize("p", [2.0, 2.5, 3.0, 4.0, 50.0])
+# The reference engine at every p in the default run; the fused engine (one compilation per p, eps, mode and class)
+# at p = 2.5 and 50 there, at the other p with the slow tests (CI runs both)
+_NEVER_NAN_P = [2.0, 2.5, 3.0, 4.0, 50.0]
+_NEVER_NAN = _engine_params(_NEVER_NAN_P, _NEVER_NAN_P, lambda i: _NEVER_NAN_P[i] in (2.5, 50.0))
+
+
+@pytest.mark.parametrize("p,engine", _NEVER_NAN)
 @pytest.mark.parametrize("eps", [0.0, 1e-300, 1e-8])
 @pytest.mark.parametrize("mode", ["paper", "official"])
 @pytest.mark.parametrize("cls", [O.StaceyP2, O.StaceyPP])
-def test_zero_and_subnormal_gradients_never_nan(p, eps, mode, cls):
+def test_zero_and_subnormal_gradients_never_nan(p, engine, eps, mode, cls, monkeypatch):
+    _use_engine(engine, monkeypatch)
     theta = np.array([[0.0, 1.0, -2.0, 5e-324, 0.0, 1e-310]])
     g = np.array([[0.0, 0.0, 5e-324, -5e-324, 1e-310, 0.0]])
     for z_init in ["params", "zero"]:
