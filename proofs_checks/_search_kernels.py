@@ -320,49 +320,83 @@ def _lcg128(typingctx, s_hi, s_lo, i_hi, i_lo):
     return sig, codegen
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _pcg_load(pcg, st):
+    """A PCG64's state from numpy's memory: (s_hi, s_lo, i_hi, i_lo, has, kept), ``has`` whether a 32-bit half
+    is kept (numpy's ``has_uint32``) and ``kept`` that half (``uinteger``). ``pcg``: the address of the
+    generator's ``pcg64_random_t`` (128-bit state then increment, each as ``__uint128_t``, low half first);
+    ``st``: the address of numpy's ``pcg64_state`` (that pointer, then ``int has_uint32`` and ``uint32_t
+    uinteger``)."""
+    head = _load_u64(st + 8)  # has_uint32 (low 32 bits), uinteger (high 32 bits)
+    has = (head & np.uint64(0xFFFFFFFF)) != 0
+    return _load_u64(pcg + 8), _load_u64(pcg), _load_u64(pcg + 24), _load_u64(pcg + 16), has, head >> np.uint64(32)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _pcg_store(pcg, st, s_hi, s_lo, has, kept):
+    """The state back into numpy's memory (:func:`_pcg_load`'s layout); has_uint32 and uinteger as numpy leaves
+    them (a kept half stays in uinteger after use)."""
+    _store_u64(pcg, s_lo)
+    _store_u64(pcg + 8, s_hi)
+    _store_u64(st + 8, (kept << np.uint64(32)) | np.uint64(1 if has else 0))
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _pcg_next64(s_hi, s_lo, i_hi, i_lo):
+    """One 64-bit output of numpy's PCG64 (``pcg64_next64``: the LCG stepped, then XSL-RR, the halves' XOR
+    rotated right by the top 6 bits of the state): (s_hi, s_lo, out). It leaves the kept 32-bit half alone, as
+    numpy's ``next_uint64`` does."""
+    s_hi, s_lo = _lcg128(s_hi, s_lo, i_hi, i_lo)
+    x = s_hi ^ s_lo
+    rot = s_hi >> np.uint64(58)
+    return s_hi, s_lo, (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _pcg_next32(s_hi, s_lo, i_hi, i_lo, has, kept):
+    """numpy's ``pcg64_next32``: a kept half is returned (and dropped); otherwise a 64-bit output's low half is
+    returned and its high half kept. (word, s_hi, s_lo, has, kept)."""
+    if has:
+        return kept, s_hi, s_lo, False, kept
+    s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
+    return r & np.uint64(0xFFFFFFFF), s_hi, s_lo, True, r >> np.uint64(32)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _u01(r):
+    """numpy's ``next_double`` of a 64-bit output: its top 53 bits times 2^-53 (a double in [0, 1))."""
+    return np.float64(r >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _shuffle_pcg64(idx, c, k, out_row, s_hi, s_lo, i_hi, i_lo, has, kept):
+    """One candidate's selection of :func:`select_many` (its shuffle of ``idx`` by masked rejection on 32-bit
+    words, then the first ``k`` entries other than ``c``) with the PCG64 state in registers; the state after it
+    (s_hi, s_lo, has, kept)."""
+    i = idx.shape[0] - 1
+    while i > 0:
+        m, lo = _block_mask(i)
+        while i >= lo:
+            word, s_hi, s_lo, has, kept = _pcg_next32(s_hi, s_lo, i_hi, i_lo, has, kept)
+            i = _swap_if_accepted(idx, i, word & m)
+    _take_samples(idx, c, k, out_row)
+    return s_hi, s_lo, has, kept
+
+
 @numba.njit(nogil=True, cache=True)
 def select_many_pcg64(pcg, st, idx, candidates, k, out):
     """:func:`select_many` with numpy's PCG64 ``next_uint32`` written out instead of called through its
     function pointer (the state in registers for the whole generation, no indirect call per word): the
-    same words in the same order, so the same samples and the same final state. ``pcg``: the address of
-    the generator's ``pcg64_random_t`` (128-bit state then increment, each as ``__uint128_t``, low half
-    first); ``st``: the address of numpy's ``pcg64_state`` (that pointer, then ``int has_uint32`` and
-    ``uint32_t uinteger``: the upper half of a 64-bit output kept for the next 32-bit draw).
+    same words in the same order, so the same samples and the same final state. ``pcg``, ``st``: the
+    addresses of the generator's ``pcg64_random_t`` and numpy's ``pcg64_state`` (:func:`_pcg_load`).
     ``pcg64_next32``: a kept half is returned (and dropped); otherwise the LCG steps, the output is
     XSL-RR (the halves' XOR rotated right by the top 6 bits of the state), its low half is returned and
     its high half kept. Layout and algorithm are checked against numpy's own ``next_uint32`` before use
     (``proofs_checks.search._pcg_inline_ok``)."""
-    s_lo = _load_u64(pcg)
-    s_hi = _load_u64(pcg + 8)
-    i_lo = _load_u64(pcg + 16)
-    i_hi = _load_u64(pcg + 24)
-    head = _load_u64(st + 8)  # has_uint32 (low 32 bits), uinteger (high 32 bits)
-    has = (head & np.uint64(0xFFFFFFFF)) != 0
-    kept = head >> np.uint64(32)
-    low32 = np.uint64(0xFFFFFFFF)
-    n = idx.shape[0]
+    s_hi, s_lo, i_hi, i_lo, has, kept = _pcg_load(pcg, st)
     for s in range(candidates.shape[0]):
-        i = n - 1
-        while i > 0:
-            m, lo = _block_mask(i)
-            while i >= lo:
-                if has:
-                    word = kept
-                    has = False
-                else:
-                    s_hi, s_lo = _lcg128(s_hi, s_lo, i_hi, i_lo)
-                    x = s_hi ^ s_lo
-                    rot = s_hi >> np.uint64(58)
-                    r = (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
-                    word = r & low32
-                    kept = r >> np.uint64(32)
-                    has = True
-                i = _swap_if_accepted(idx, i, word & m)
-        _take_samples(idx, candidates[s], k, out[s])
-    _store_u64(pcg, s_lo)
-    _store_u64(pcg + 8, s_hi)
-    # has_uint32 and uinteger written back as numpy leaves them (a kept half stays in uinteger after use)
-    _store_u64(st + 8, (kept << np.uint64(32)) | np.uint64(1 if has else 0))
+        s_hi, s_lo, has, kept = _shuffle_pcg64(idx, candidates[s], k, out[s], s_hi, s_lo, i_hi, i_lo, has, kept)
+    _pcg_store(pcg, st, s_hi, s_lo, has, kept)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -403,22 +437,6 @@ def best1bin_trials(P, samples, scale, forced, cross, cr, trial):
     return oob
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _pcg_next64(s_hi, s_lo, i_hi, i_lo):
-    """One 64-bit output of numpy's PCG64 (``pcg64_next64``: the LCG stepped, then XSL-RR): (s_hi, s_lo, out).
-    It leaves the kept 32-bit half alone, as numpy's ``next_uint64`` does."""
-    s_hi, s_lo = _lcg128(s_hi, s_lo, i_hi, i_lo)
-    x = s_hi ^ s_lo
-    rot = s_hi >> np.uint64(58)
-    return s_hi, s_lo, (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _u01(r):
-    """numpy's ``next_double`` of a 64-bit output: its top 53 bits times 2^-53 (a double in [0, 1))."""
-    return np.float64(r >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
 @numba.njit(nogil=True, cache=True)
 def generation_pcg64(pcgs, sts, idx, which, dither, P, cr, k, samples, scale, trial, oob):
     """Every draw and the trial vectors of one generation of DE/best/1/bin (Storn & Price 1997) for the solvers
@@ -441,21 +459,13 @@ def generation_pcg64(pcgs, sts, idx, which, dither, P, cr, k, samples, scale, tr
     _generation_inline_ok`` compares them before first use."""
     J, NP, dim = P.shape
     low32 = np.uint64(0xFFFFFFFF)
-    n = idx.shape[1]
     rng = np.uint64(dim - 1)
     excl = rng + np.uint64(1)
     threshold = (low32 - rng) % excl  # (UINT32_MAX - rng) % (rng + 1), numpy's rejection threshold
     forced = np.zeros(NP, dtype=np.int64)
     for t in range(which.shape[0]):
         w = which[t]
-        pcg, st = pcgs[w], sts[w]
-        s_lo = _load_u64(pcg)
-        s_hi = _load_u64(pcg + 8)
-        i_lo = _load_u64(pcg + 16)
-        i_hi = _load_u64(pcg + 24)
-        head = _load_u64(st + 8)
-        has = (head & low32) != 0
-        kept = head >> np.uint64(32)
+        s_hi, s_lo, i_hi, i_lo, has, kept = _pcg_load(pcgs[w], sts[w])
         # 1. the mutation factor
         if dither[w, 2] != 0.0:
             s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
@@ -463,33 +473,13 @@ def generation_pcg64(pcgs, sts, idx, which, dither, P, cr, k, samples, scale, tr
         # 2. the samples
         row = idx[w]
         for s in range(NP):
-            i = n - 1
-            while i > 0:
-                m, lo = _block_mask(i)
-                while i >= lo:
-                    if has:
-                        word = kept
-                        has = False
-                    else:
-                        s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
-                        word = r & low32
-                        kept = r >> np.uint64(32)
-                        has = True
-                    i = _swap_if_accepted(row, i, word & m)
-            _take_samples(row, s, k, samples[t, s])
+            s_hi, s_lo, has, kept = _shuffle_pcg64(row, s, k, samples[t, s], s_hi, s_lo, i_hi, i_lo, has, kept)
         # 3. the forced coordinates
         for s in range(NP):
             fv = np.int64(0)
             if dim > 1:
                 while True:
-                    if has:
-                        word = kept
-                        has = False
-                    else:
-                        s_hi, s_lo, r = _pcg_next64(s_hi, s_lo, i_hi, i_lo)
-                        word = r & low32
-                        kept = r >> np.uint64(32)
-                        has = True
+                    word, s_hi, s_lo, has, kept = _pcg_next32(s_hi, s_lo, i_hi, i_lo, has, kept)
                     prod = word * excl
                     if (prod & low32) >= threshold:
                         break
@@ -518,6 +508,4 @@ def generation_pcg64(pcgs, sts, idx, which, dither, P, cr, k, samples, scale, tr
                     trial[t, s, q] = _u01(r)
                     n_out += 1
         oob[t] = n_out
-        _store_u64(pcg, s_lo)
-        _store_u64(pcg + 8, s_hi)
-        _store_u64(st + 8, (kept << np.uint64(32)) | np.uint64(1 if has else 0))
+        _pcg_store(pcgs[w], sts[w], s_hi, s_lo, has, kept)

@@ -831,8 +831,20 @@ def _generation_inline_ok() -> bool:
         return _SELECT["generation_inline"]
 
 
-def _generation_inline_probe() -> bool:
-    """The comparison of :func:`_generation_inline_ok`: True when it holds bit for bit."""
+# the cases of _generation_inline_probe: (seed, dim, popsize, mutation, 32-bit words drawn first, solvers, the live
+# solvers of each generation)
+_GENERATION_PROBE = (
+    (21, 1, 5, (0.5, 1.0), 0, 2, ([0, 1], [1], [0, 1])),
+    (22, 3, 6, 0.7, 1, 2, ([0, 1], [1], [0, 1])),
+    (23, 7, 4, (0.5, 1.0), 3, 2, ([0, 1], [1], [0, 1])),
+    (24, 12, 5, (0.9, 1.9), 2, 2, ([0, 1], [1], [0, 1])),
+)
+
+
+def _generation_inline_probe(cases=_GENERATION_PROBE) -> bool:
+    """The comparison of :func:`_generation_inline_ok`: True when it holds bit for bit on every case of ``cases``
+    (solver j of a case draws ``pre + j`` 32-bit words first: odd counts leave a kept half; each generation
+    starts from the last one's trials stretched out of [0, 1] in places, so that the next trials need repairs)."""
     import inspect
 
     from ._search_kernels import select_batch_pcg64
@@ -842,30 +854,27 @@ def _generation_inline_probe() -> bool:
         return False
     params = inspect.signature(Solver.__init__).parameters
     key = "rng" if ("seed" not in params and "rng" in params) else "seed"
-    cases = ((21, 1, 5, (0.5, 1.0), 0), (22, 3, 6, 0.7, 1), (23, 7, 4, (0.5, 1.0), 3), (24, 12, 5, (0.9, 1.9), 2))
-    for seed, dim, popsize, mutation, pre in cases:
+    for seed, dim, popsize, mutation, pre, n_solvers, lives in cases:
         sides = []
         for _ in range(2):
             svs = []
-            for j in range(2):
+            for j in range(n_solvers):
                 g = np.random.default_rng([seed, j])
                 kw = dict(maxiter=3, popsize=popsize, vectorized=True, updating="deferred", polish=False)
                 sv = Solver(
                     lambda xT: np.zeros(np.shape(xT)[-1]), [(-1.0, 1.0)] * dim, mutation=mutation, **kw, **{key: g}
                 )
-                g.integers(0, 9, size=pre + j, dtype=np.int32)  # odd counts leave a kept 32-bit half
+                g.integers(0, 9, size=pre + j, dtype=np.int32)
                 svs.append(sv)
             sides.append((svs, _BatchSelect(select_batch_pcg64, svs, inline=True)))
         try:
-            for gen in range(3):
-                live = [0, 1] if gen != 1 else [1]
+            for live in lives:
                 got = []
                 for (svs, batch), fn in zip(sides, (_trials_numpy, _trials_inline)):
                     use = [svs[j] for j in live]
-                    P = np.stack([sv.population for sv in use])
-                    got.append(fn(use, live, batch, P))
-                    for t, sv in enumerate(use):  # the next generation starts from these trials
-                        sv.population = got[-1][t].copy()
+                    got.append(fn(use, live, batch, np.stack([sv.population for sv in use])))
+                    for t, sv in enumerate(use):
+                        sv.population = got[-1][t] * 1.7 - 0.35
                 (a, ba), (b, bb) = sides
                 if not (np.array_equal(got[0], got[1]) and np.array_equal(ba.idx, bb.idx)):
                     return False

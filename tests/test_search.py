@@ -19,6 +19,23 @@ def _kink(x):
     return np.sum(np.abs(x - 0.3), axis=1) + 0.1 * np.sum(x**2, axis=1)
 
 
+def _each_is_scipys_alone(results, obj, bounds, seeds, *, maxiter, popsize):
+    """Each lockstep result (problem j, ``obj(X, own)`` maximized) equals scipy's ``differential_evolution`` on
+    problem j alone from ``default_rng(seeds[j])``: the same x, value and evaluations."""
+    from scipy.optimize import differential_evolution
+
+    kw = dict(maxiter=maxiter, popsize=popsize, vectorized=True, updating="deferred", polish=False, tol=1e-12)
+    for j, (r, seed) in enumerate(zip(results, seeds)):
+        ref = differential_evolution(
+            lambda xT, j=j: -obj(np.asarray(xT).T, np.full(np.shape(xT)[1], j)),
+            bounds,
+            seed=np.random.default_rng(seed),
+            **kw,
+        )
+        np.testing.assert_array_equal(r.x, ref.x)
+        assert r.fun == ref.fun and r.nfev == ref.nfev
+
+
 @pytest.mark.parametrize("speculate", [False, True])
 @pytest.mark.parametrize("fun", [_rosen, _kink])
 @pytest.mark.parametrize("maxfev", [7, 60, 400, None])
@@ -430,7 +447,6 @@ def test_compiled_trial_vectors_are_the_numpy_ones(monkeypatch):
     bit for bit where the numpy expression takes it (populations, energies, counts), bounds repair included
     (a box the mutants leave), and where scipy's solve() takes each solver alone."""
     pytest.importorskip("numba")
-    from scipy.optimize import differential_evolution
 
     import proofs_checks.search as S
 
@@ -452,65 +468,31 @@ def test_compiled_trial_vectors_are_the_numpy_ones(monkeypatch):
     for a, b in zip(inline, compiled):
         np.testing.assert_array_equal(a.population, b.population)
         assert (a.fun, a.nfev, a.nit) == (b.fun, b.nfev, b.nit)
-    for j, (a, b) in enumerate(zip(compiled, plain)):
+    for a, b in zip(compiled, plain):
         np.testing.assert_array_equal(a.population, b.population)
         np.testing.assert_array_equal(a.population_energies, b.population_energies)
         assert (a.fun, a.nfev, a.nit) == (b.fun, b.nfev, b.nit)
-        kw = dict(maxiter=15, popsize=6, vectorized=True, updating="deferred", polish=False, tol=1e-12)
-        ref = differential_evolution(
-            lambda xT, j=j: -obj(np.asarray(xT).T, np.full(np.shape(xT)[1], j)),
-            bounds,
-            seed=np.random.default_rng(21 + j),
-            **kw,
-        )
-        np.testing.assert_array_equal(a.x, ref.x)
-        assert a.fun == ref.fun and a.nfev == ref.nfev
+    _each_is_scipys_alone(compiled, obj, bounds, (21, 22, 23), maxiter=15, popsize=6)
 
 
 def test_generation_kernel_draws_what_numpy_and_scipy_draw():
     """generation_pcg64 (the dithered factor, the samples, the forced coordinates by Lemire's rejection, the
     crossover uniforms, the trials and the bounds repair, every PCG64 word drawn in the kernel) gives the
     trials, shuffled indices, factors and generator states of the numpy and scipy calls, bit for bit: on this
-    platform the first-use check passes, and a longer comparison (more solvers, 12 coordinates, a kept
-    32-bit half, solvers leaving the lockstep) agrees too."""
+    platform the first-use check passes, and a longer comparison (4 solvers, 12 coordinates, kept 32-bit
+    halves, solvers leaving the lockstep and coming back) agrees too."""
     pytest.importorskip("numba")
     import proofs_checks.search as S
-    from proofs_checks._search_kernels import select_batch_pcg64
 
     assert S._generation_inline_ok()
-    Solver = S._solver_class()
-    sides = []
-    for _ in range(2):
-        svs = []
-        for j in range(4):
-            g = np.random.default_rng([77, j])
-            kw = dict(maxiter=3, popsize=8, vectorized=True, updating="deferred", polish=False)
-            svs.append(Solver(lambda xT: np.zeros(np.shape(xT)[-1]), [(-2.0, 2.0)] * 12, rng=g, **kw))
-            g.integers(0, 9, size=j, dtype=np.int32)
-        sides.append((svs, S._BatchSelect(select_batch_pcg64, svs, inline=True)))
-    draws = 0
-    for live in ([0, 1, 2, 3], [1, 3], [0, 2, 3], [3]):
-        out = []
-        for (svs, batch), fn in zip(sides, (S._trials_numpy, S._trials_inline)):
-            use = [svs[j] for j in live]
-            out.append(fn(use, live, batch, np.stack([sv.population for sv in use])))
-            for t, sv in enumerate(use):
-                sv.population = out[-1][t].copy() * 1.7 - 0.35  # out of [0, 1] in places: repairs next time
-        np.testing.assert_array_equal(out[0], out[1])
-        np.testing.assert_array_equal(sides[0][1].idx, sides[1][1].idx)
-        for a, b in zip(*(s[0] for s in sides)):
-            assert a.scale == b.scale
-            assert a.random_number_generator.bit_generator.state == b.random_number_generator.bit_generator.state
-        draws += 1
-    assert draws == 4
-    assert sides[0][0][3].random_number_generator.random() == sides[1][0][3].random_number_generator.random()
+    longer = (77, 12, 8, (0.5, 1.0), 0, 4, ([0, 1, 2, 3], [1, 3], [0, 2, 3], [3]))
+    assert S._generation_inline_probe(cases=[longer])
 
 
 def test_generation_kernel_check_falls_back_on_a_planted_drift(monkeypatch):
     """A generation kernel that draws one word too many (planted) fails the first-use check; the lockstep then
     draws through numpy and scipy and still ends where scipy's solve() ends each solver alone."""
     pytest.importorskip("numba")
-    from scipy.optimize import differential_evolution
 
     import proofs_checks._search_kernels as K
     import proofs_checks.search as S
@@ -531,14 +513,5 @@ def test_generation_kernel_check_falls_back_on_a_planted_drift(monkeypatch):
         return -_kink(X - 0.9) + 0.1 * own
 
     got = S._de_lockstep(obj, bounds, [np.random.default_rng(s) for s in (31, 32)], maxiter=8, popsize=5)
-    for j, r in enumerate(got):
-        kw = dict(maxiter=8, popsize=5, vectorized=True, updating="deferred", polish=False, tol=1e-12)
-        ref = differential_evolution(
-            lambda xT, j=j: -obj(np.asarray(xT).T, np.full(np.shape(xT)[1], j)),
-            bounds,
-            seed=np.random.default_rng(31 + j),
-            **kw,
-        )
-        np.testing.assert_array_equal(r.x, ref.x)
-        assert r.fun == ref.fun and r.nfev == ref.nfev
+    _each_is_scipys_alone(got, obj, bounds, (31, 32), maxiter=8, popsize=5)
     monkeypatch.delitem(S._SELECT, "generation_inline")
