@@ -37,12 +37,23 @@ def accelerated_bound(L: float, R_hat: float, T: int, p: float) -> float:
     return 2.0 ** ((3 * p - 4) / p) * L * R_hat**2 * T ** ((p - 2) / p) / (T * (T + 1))
 
 
-def coupling_update(theta, grad, z, y, v, x0, s, buf, a_k, k: int, p: float) -> None:
+def coupling_update(theta, grad, z, y, v, x0, s, buf, a_k, k: int, p: float, rows: int | None = None) -> None:
     """Step k of :class:`AcceleratedLp` (linear coupling, Nemirovskii & Nesterov 1985; Diakonikolas & Guzman
     2024) in place on numpy float64 arrays of one shape: z += a_k grad; v = x_0 - s_p(z); y = (1 - tau_k) y +
     tau_k v; theta = (1 - tau_{k+1}) y + tau_{k+1} v, tau_k = 2/(k+1). ``s`` and ``buf`` are work arrays.
     ``a_k`` is the float c k, or a column of them (one per row: rows of different horizons stepped together,
-    each with the bits of its own run). The one implementation of the in-place update."""
+    each with the bits of its own run). ``rows``: only the first ``rows`` rows of (R, d) arrays are stepped
+    (``a_k`` then has at least that many). The one implementation of the in-place update: on 2-D C-contiguous
+    arrays it runs compiled (:func:`lptheory.fast.coupling.update`: one pass, the same operations, numpy's bits),
+    else through the numpy calls below."""
+    from .fast import coupling as _coupling
+
+    if _coupling.update(theta, grad, z, y, v, x0, s, buf, a_k, k, p, rows):
+        return
+    if rows is not None:
+        theta, grad, z, y, v, x0, s, buf = (a[:rows] for a in (theta, grad, z, y, v, x0, s, buf))
+        if isinstance(a_k, np.ndarray):
+            a_k = a_k[:rows]
     tau = 2.0 / (k + 1)
     np.multiply(grad, a_k, out=buf)
     np.add(z, buf, out=z)  # z_k = z_{k-1} + a_k grad f(x_k)

@@ -545,10 +545,12 @@ class _HorizonRows(Optimizer):
         self.p = self.optimizers[0].p
         self.Ts = np.asarray(Ts, dtype=np.int64)
         self.cs = np.asarray([o.c for o in self.optimizers], dtype=np.float64)
+        # how many rows take step k, for k = 0..T_0 + 1 (counted once: the oracle and the step both ask)
+        self._running = [int(np.count_nonzero(self.Ts >= k)) for k in range(int(self.Ts[0]) + 2)] if Ts else [0]
 
     def running(self, k: int) -> int:
         """How many rows take step k (the first ones: those with T_r >= k)."""
-        return int(np.count_nonzero(self.Ts >= k))
+        return self._running[k] if 0 <= k < len(self._running) else int(np.count_nonzero(self.Ts >= k))
 
     def init(self, theta):
         theta = np.asarray(theta, dtype=np.float64)
@@ -569,8 +571,9 @@ class _HorizonRows(Optimizer):
         if n:
             st, (s, buf) = state, state["_work"]
             a_k = (self.cs[:n] * k)[:, None]  # each row's float c * k, as AcceleratedLp.step computes it
-            rows = [a[:n] for a in (theta, grad, st["z"], st["y"], st["v"], st["x0"], s, buf)]
-            coupling_update(*rows, a_k, k, self.p)
+            # the whole arrays with the count of running rows (the same array objects at every step: the
+            # compiled update checks them once)
+            coupling_update(theta, grad, st["z"], st["y"], st["v"], st["x0"], s, buf, a_k, k, self.p, rows=n)
         return theta, {**state, "step": k}
 
     def output(self, theta, state):
@@ -585,9 +588,14 @@ def _horizon_run(method, p, insts, rows, seed, final):
     H = np.stack([insts[n]["problem"].h for _, n in rows])
     C = np.stack([insts[n]["problem"].c for _, n in rows])
     gbuf = np.zeros_like(C)
+    # one spectrum for every row (the fixed instances share it): the compiled h * (x - c) of _RowStack.grad
+    k = _scaled_shift_kernel() if all(np.array_equal(h, H[0]) for h in H) else None
 
     def oracle(theta, t, rngs):  # step t + 1: the running rows' gradients h * (x - c) (SpectralDiagonal.grad)
         n = opt.running(t + 1)
+        if k is not None and theta.flags.c_contiguous:
+            k(theta[:n], C[:n], H[0], gbuf[:n])
+            return gbuf
         np.subtract(theta[:n], C[:n], out=gbuf[:n])
         np.multiply(H[:n], gbuf[:n], out=gbuf[:n])
         return gbuf
