@@ -313,6 +313,7 @@ def simulate(
     dtype=None,
     observers=(),
     default_metrics: bool = True,
+    record_at=None,
 ) -> Trace:
     """Run ``optimizer`` for ``steps`` steps on ``replicates`` independent replicates.
 
@@ -342,10 +343,19 @@ def simulate(
         t = T, so a time-varying problem must define f_t for t = 0, ..., T
     default_metrics : record f, f - f*, ||grad f||_{p*}^{p*} and ||grad f||_2 (the gradient metrics are
         skipped for stateful problems, whose answers depend on the queries)
+    record_at : the steps to record (integers in [0, T]; t = 0 and T are always recorded), instead of the
+        multiples of ``record_every`` (which must then be left at 1): for a few irregular horizons (every
+        step recorded costs a record's work)
     """
     steps = _validate.integer("steps", steps, lo=1)
     replicates = _validate.integer("replicates", replicates, lo=1)
     record_every = _validate.integer("record_every", record_every, lo=1)
+    if record_at is not None:
+        if record_every != 1:
+            raise ValueError("record_at and record_every: give one of them (record_every must stay 1)")
+        record_at = sorted({_validate.integer("record_at", t, lo=0) for t in record_at})
+        if record_at and record_at[-1] > steps:
+            raise ValueError(f"record_at: steps in [0, {steps}], got {record_at[-1]}")
     _validate.choice("on_nonfinite", on_nonfinite, {"raise", "record"})
     p_measure = _p_measure(optimizer, p_measure)
     _validate.choice("backend", backend, {"numpy", "torch"})
@@ -376,6 +386,7 @@ def simulate(
             tick=tick if callable(tick) else None,
             observers=observers,
             default_metrics=default_metrics,
+            record_at=record_at,
         )
         run.loop()
         config = {
@@ -390,9 +401,16 @@ def simulate(
             "record_every": record_every,
             "backend": backend,
         }
+        if record_at is not None:
+            config["record_at"] = record_at
         if backend == "torch":
             config.update(device=str(run.theta.device), dtype=str(run.theta.dtype).replace("torch.", ""))
         return run.trace(config)
+
+
+def _observes_steps(ob) -> bool:
+    """Whether ``ob.on_step`` is not :class:`Observer`'s own (which does nothing)."""
+    return getattr(ob.on_step, "__func__", None) is not Observer.on_step
 
 
 def _p_measure(optimizer, p_measure) -> float:
@@ -475,6 +493,7 @@ class _Run:
         tick,
         observers,
         default_metrics,
+        record_at=None,
     ):
         self.optimizer, self.problem, self.oracle, self.rngs = optimizer, problem, oracle, rngs
         self.steps, self.on_nonfinite, self.replicate_offset = steps, on_nonfinite, replicate_offset
@@ -484,7 +503,8 @@ class _Run:
         replicates = theta.shape[0]
         self.theta = theta
         self.state = optimizer.init(theta)
-        self.rec = rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
+        grid = range(0, steps + 1, record_every) if record_at is None else record_at
+        self.rec = rec = sorted(set(grid) | {0, steps})
         K = len(rec)
         self.out = {k: np.full((K, replicates), np.nan) for k in ("f", "grad_pstar", "grad_2")}
         self.metrics: dict[str, np.ndarray] = {}
@@ -494,6 +514,9 @@ class _Run:
         self.f_star = _f_star(problem)
         self.stateful = bool(getattr(problem, "stateful", False))
         self.keep_prev = any(ob.needs_previous for ob in observers)
+        # the observers with an on_step of their own (the base class's does nothing): a step builds its view
+        # only for them (or for needs_previous, which asks for the previous point)
+        self.step_observers = [ob for ob in observers if ob.needs_previous or _observes_steps(ob)]
         self.k = 0
         if xp is not np:
             # divergence on the device: the first step at which each replicate became non-finite (0: never)
@@ -603,9 +626,9 @@ class _Run:
                 out["grad_2"][k] = _host(lp_norm(g, 2.0))
 
     def after_step(self, t, g):
-        if self.observers:
+        if self.step_observers:
             v = self.view(t, self.prev, g)
-            for ob in self.observers:
+            for ob in self.step_observers:
                 ob.on_step(v)
         if self.tick is not None:
             self.tick(t + 1, self.steps)

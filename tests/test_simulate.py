@@ -153,3 +153,36 @@ def test_simulator_bits_snapshot(engine, monkeypatch):
         ):
             bad.append(key)
     assert not bad, f"{len(bad)} simulator cells changed: {bad[:5]}"
+
+
+def test_record_at_records_those_steps_with_the_bits_of_every_step():
+    from lptheory.simulate import Observer
+
+    pr, orc = _setup()
+    opt = StaceyPP(p=3.0, lr=0.05)
+    every = simulate(opt, pr, orc, steps=23, replicates=3, seed=2, snapshots=True)
+    at = simulate(opt, pr, orc, steps=23, replicates=3, seed=2, snapshots=True, record_at=[17, 5, 11, 5])
+    assert at.steps.tolist() == [0, 5, 11, 17, 23]  # sorted, once each, with t = 0 and T
+    for name in ("f", "grad_pstar", "grad_2", "snapshots"):
+        np.testing.assert_array_equal(getattr(at, name), getattr(every, name)[at.steps])
+    with pytest.raises(ValueError, match="record_every"):
+        simulate(opt, pr, orc, steps=5, record_every=2, record_at=[3])
+    with pytest.raises(ValueError, match="record_at"):
+        simulate(opt, pr, orc, steps=5, record_at=[6])
+    with pytest.raises(ValueError, match="record_at"):
+        simulate(opt, pr, orc, steps=5, record_at=[-1])
+
+    class Steps(Observer):  # an on_step observer still sees every step, a record-only one every record
+        def __init__(self):
+            self.seen, self.recorded = [], []
+
+        def on_step(self, v):
+            self.seen.append(v.t)
+
+        def on_record(self, v):
+            self.recorded.append(v.t)
+            return {}
+
+    ob = Steps()
+    simulate(opt, pr, orc, steps=6, replicates=1, seed=2, observers=[ob], record_at=[4])
+    assert ob.seen == list(range(6)) and ob.recorded == [0, 4, 6]
