@@ -411,3 +411,26 @@ def test_row_stack_gradient_kernel_is_the_numpy_gradient():
     assert np.array_equal(g.view(np.int64), want.view(np.int64))
     planted = np.stack([pr.h * x[r] - pr.h * pr.c for r, pr in enumerate(stack.problems)])
     assert not np.array_equal(g.view(np.int64), planted.view(np.int64))
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0])
+def test_oracle_rows_tuning_gives_the_bits_of_separate_runs(p):
+    # the resisting oracle's tuning grid as the rows of one run (each row its own oracle): the gap of every
+    # configuration is its own run's (an oracle that saw another row's query, or a row stepped by another
+    # configuration, would change the bits); configurations memoized already are not run again
+    T = 16
+    inst = ACC.INSTANCES["guzman-nemirovski"](p, T, 0)
+    grid = ACC._tune_grid(inst)
+    for m in ("stacey-p2", "stacey-pp"):
+        key = (m, p, "guzman-nemirovski", T, 0, tuple(sorted(grid[0].items())))
+        runs = {key: -1.0}
+        ACC._oracle_configs(runs, m, p, "guzman-nemirovski", T, 0, grid)
+        assert runs.pop(key) == -1.0
+        want = {
+            (m, p, "guzman-nemirovski", T, 0, tuple(sorted(h.items()))): ACC.run_method(
+                m, p, "guzman-nemirovski", T, 0, h
+            )
+            for h in grid[1:]
+        }
+        assert runs == want
+        assert ACC._tune(m, p, "guzman-nemirovski", T, 0, {}) == ACC._tune(m, p, "guzman-nemirovski", T, 0)

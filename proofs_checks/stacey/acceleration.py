@@ -66,7 +66,7 @@ import sympy as sp
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound, coupling_update
 from lptheory.geometry import lp_norm
 from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP, deferred_nonfinite
-from lptheory.simulate import Observer, exact_oracle, simulate
+from lptheory.simulate import Observer, StepView, exact_oracle, simulate
 
 from ..api import (
     RATE_MARGIN,
@@ -312,9 +312,13 @@ def _tune_grid(inst) -> list:
 
 def _tune(method, p, instance, T, seed, runs=None):
     """Grid over (lr, alpha, tau) x (no momentum, momentum), best normalized gap at the largest T.
-    ``runs`` (optional): a dict memoizing :func:`run_method` (the tuned run is then not repeated)."""
+    ``runs`` (optional): a dict memoizing :func:`run_method` (the tuned run is then not repeated; on an
+    instance with its own oracle per run, the resisting oracle, the grid's runs are made as the rows of one
+    run first: :func:`_oracle_configs`)."""
     inst = INSTANCES[instance](p, T, seed)
     grid = _tune_grid(inst)
+    if runs is not None and inst["final"] and method in HORIZON_FREE:
+        _oracle_configs(runs, method, p, instance, T, seed, grid)
     best, arg = math.inf, grid[0]
     for h in grid:
         gp = _memo_run(runs, method, p, instance, T, seed, h)
@@ -331,6 +335,78 @@ def _memo_run(runs, method, p, instance, T, seed, hyper=None) -> float:
     if key not in runs:
         runs[key] = run_method(method, p, instance, T, seed, hyper)
     return runs[key]
+
+
+class _OracleRows:
+    """Independent stateful problems (each run's own resisting oracle) as the rows of one problem: row r is
+    queried by problem r alone, with the row as its one replicate, in the order of its own run (one query
+    per step), so every oracle sees the queries of its own run and answers with its bits."""
+
+    name = "oracle-rows"
+    stateful = False  # each row's oracle keeps its own state; the rows do not share one
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        self.d = self.problems[0].d
+        if any(pr.d != self.d for pr in self.problems):
+            raise ValueError("_OracleRows: problems of one dimension")
+
+    def grad(self, x, t=None):
+        x = np.asarray(x, dtype=np.float64)
+        return np.concatenate([pr.grad(x[r : r + 1], t) for r, pr in enumerate(self.problems)])
+
+    def f(self, x, t=None):
+        x = np.asarray(x, dtype=np.float64)
+        return np.concatenate([np.atleast_1d(pr.f(x[r : r + 1], t)) for r, pr in enumerate(self.problems)])
+
+
+class _FinalRows(Observer):
+    """:class:`_FinalGap` of every row (row r: instance r) at the last step."""
+
+    name = "final-rows"
+
+    def __init__(self, steps, insts):
+        self.finals = [_FinalGap(steps, inst) for inst in insts]
+
+    def on_record(self, v):
+        if v.t != self.finals[0].steps:
+            return {}
+        y = np.asarray(v.point, dtype=np.float64)
+        for r, ob in enumerate(self.finals):
+            ob.on_record(
+                StepView(t=v.t, new_theta=None, point=y[r : r + 1], state={}, problem=None, optimizer=None, xp=np)
+            )
+        return {}
+
+
+def _oracle_configs(runs, method, p, instance, T, seed, hypers) -> None:
+    """``runs[key] = run_method(method, p, instance, T, seed, h)`` for every configuration ``h`` of ``hypers``
+    not memoized yet (a horizon-free method on an instance whose runs each build their own oracle), from one
+    simulator run over one row per configuration (:class:`_ConfigRows` with one row each,
+    :class:`_OracleRows`): the bits of the separate runs, one simulator loop instead of one per configuration
+    (the resisting oracle's tuning: 48 runs of 128 steps per p)."""
+    todo = [h for h in hypers if (method, p, instance, T, seed, tuple(sorted(h.items()))) not in runs]
+    if not todo:
+        return
+    insts = [INSTANCES[instance](p, T, seed) for _ in todo]  # a fresh oracle per run, as run_method builds
+    opt = _ConfigRows([_make(method, p, i, T, h) for i, h in zip(insts, todo)], 1)
+    pr = _OracleRows([i["problem"] for i in insts])
+    obs = _FinalRows(T, insts)
+    simulate(
+        opt,
+        pr,
+        exact_oracle(pr),
+        T,
+        len(todo),
+        seed,
+        record_every=T,
+        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in insts]),
+        observers=[obs],
+        default_metrics=False,
+        on_nonfinite="record",
+    )
+    for h, ob in zip(todo, obs.finals):
+        runs[(method, p, instance, T, seed, tuple(sorted(h.items())))] = ob.gap
 
 
 HORIZON_FREE = ("stacey-p2", "stacey-pp", "steepest-lp", "gd-euclidean", "heavy-ball")
