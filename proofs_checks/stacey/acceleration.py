@@ -622,7 +622,8 @@ class _HorizonRows(Optimizer):
         self.Ts = np.asarray(Ts, dtype=np.int64)
         self.cs = np.asarray([o.c for o in self.optimizers], dtype=np.float64)
         # how many rows take step k, for k = 0..T_0 + 1 (counted once: the oracle and the step both ask)
-        self._running = [int(np.count_nonzero(self.Ts >= k)) for k in range(int(self.Ts[0]) + 2)] if Ts else [0]
+        ks = np.arange(int(self.Ts[0]) + 2 if Ts else 1)
+        self._running = np.count_nonzero(self.Ts[None, :] >= ks[:, None], axis=1).tolist()
 
     def running(self, k: int) -> int:
         """How many rows take step k (the first ones: those with T_r >= k)."""
