@@ -348,12 +348,19 @@ class _OracleRows:
     def __init__(self, problems):
         self.problems = list(problems)
         self.d = self.problems[0].d
+        self._buf = None
         if any(pr.d != self.d for pr in self.problems):
             raise ValueError("_OracleRows: problems of one dimension")
 
     def grad(self, x, t=None):
         x = np.asarray(x, dtype=np.float64)
-        return np.concatenate([pr.grad(x[r : r + 1], t) for r, pr in enumerate(self.problems)])
+        # into a buffer reused across steps (the simulator reads it before the next call and keeps nothing of
+        # it): the same gradient array at every step keeps each configuration's kernel bound to its rows
+        if self._buf is None or self._buf.shape != x.shape:
+            self._buf = np.empty(x.shape)
+        for r, pr in enumerate(self.problems):
+            self._buf[r] = pr.grad(x[r : r + 1], t)[0]
+        return self._buf
 
     def f(self, x, t=None):
         x = np.asarray(x, dtype=np.float64)
