@@ -86,3 +86,22 @@ def test_arrays_that_do_not_fit_take_the_numpy_calls():
     assert not coupling.update(theta, grad, z, ro, v, x0, s, buf, 0.5, 1, 3.0)
     assert coupling.route(np.inf) is None
     assert coupling.update(theta, grad, z, y, v, x0, s, buf, 0.5, 1, 3.0)
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 6.0])
+def test_steepest_in_place_gives_the_bits_of_the_general_step(p):
+    from lptheory.accelerated import SteepestLp
+
+    rng = np.random.default_rng(3)
+    opt = SteepestLp(p=p, L=7.0)
+    theta = rng.standard_normal((3, 257))
+    theta[2] = 0.0
+    a, sa, b, sb = theta.copy(), opt.init(theta), theta.copy(), opt.init(theta)
+    for _ in range(5):
+        g = rng.standard_normal((3, 257))
+        g[1, :3] = [0.0, 1e-310, -1e300]
+        g[2] = 0.0  # a zero gradient row (its norm 0: the safe divisor)
+        a, sa = opt.step(a, g, sa, donate=True)
+        b, sb = opt.step(b, g, sb)
+        assert "_work" in sa and "_work" not in sb  # the in-place path ran
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
