@@ -434,3 +434,16 @@ def test_oracle_rows_tuning_gives_the_bits_of_separate_runs(p):
         }
         assert runs == want
         assert ACC._tune(m, p, "guzman-nemirovski", T, 0, {}) == ACC._tune(m, p, "guzman-nemirovski", T, 0)
+
+
+def test_horizon_runs_of_equal_optimizers_are_shared():
+    # at p = 2 accelerated-lp and agd-euclidean are the same AcceleratedLp on the fixed instances: the second
+    # reuses the first's runs (no new entry), and its gaps are those of its own runs; at p = 3 they differ
+    names, grid = list(ACC.FIXED), [8, 16, 32]
+    for p, shared in ((2.0, True), (3.0, False)):
+        memo: dict = {}
+        ACC._horizon_gaps("accelerated-lp", p, names, grid, 0, memo)
+        n = len(memo)
+        got = ACC._horizon_gaps("agd-euclidean", p, names, grid, 0, memo)
+        assert (len(memo) == n) is shared
+        assert got == ACC._horizon_gaps("agd-euclidean", p, names, grid, 0)

@@ -664,11 +664,19 @@ class _HorizonRows(Optimizer):
         return state["y"]
 
 
-def _horizon_run(method, p, insts, rows, seed, final):
+def _horizon_run(method, p, insts, rows, seed, final, memo=None):
     """One simulator run of :func:`_horizon_gaps` over ``rows`` ((T, instance), non-increasing T): the
     normalized gap of each row's run at its own last step into ``final[(instance, T)]`` (a row stopped at
-    its T keeps its output: its gap at the run's last step, as :class:`_GridGaps` computes it)."""
-    opt = _HorizonRows([_make(method, p, insts[n], T) for T, n in rows])
+    its T keeps its output: its gap at the run's last step, as :class:`_GridGaps` computes it). ``memo``
+    (optional, for one ``insts``): the gaps of a run whose rows had equal optimizers, reused (at p = 2
+    ``accelerated-lp`` and ``agd-euclidean`` are the same AcceleratedLp on these instances: L_2 = L_p and
+    R_2 = R_p; the run is deterministic in its optimizers, instances and seed)."""
+    opts = [_make(method, p, insts[n], T) for T, n in rows]
+    key = (tuple(opts), tuple(rows), p, seed)  # p: the instances' normalization L_p R_p^2
+    if memo is not None and key in memo:
+        final.update(memo[key])
+        return
+    opt = _HorizonRows(opts)
     H = np.stack([insts[n]["problem"].h for _, n in rows])
     C = np.stack([insts[n]["problem"].c for _, n in rows])
     gbuf = np.zeros_like(C)
@@ -686,11 +694,13 @@ def _horizon_run(method, p, insts, rows, seed, final):
 
     T_max = rows[0][0]
     gaps = _gaps_of_rows(opt, [insts[n] for _, n in rows], [T_max], seed, oracle=oracle)
-    for (T, n), (g,) in zip(rows, gaps):
-        final[(n, T)] = g
+    got = {(n, T): g for (T, n), (g,) in zip(rows, gaps)}
+    final.update(got)
+    if memo is not None:
+        memo[key] = got
 
 
-def _horizon_gaps(method, p, names, grid, seed):
+def _horizon_gaps(method, p, names, grid, seed, memo=None):
     """{instance: [run_method(method, p, instance, T, seed) for T in grid]} for a horizon-dependent method
     (``accelerated-lp``, ``agd-euclidean``) on fixed diagonal instances (:class:`SpectralDiagonal`), from one
     simulator run over one row per (instance, T) (:class:`_HorizonRows`): the bits of the separate runs.
@@ -707,7 +717,7 @@ def _horizon_gaps(method, p, names, grid, seed):
     for T in sorted(set(grid), reverse=True):
         bands.setdefault((T - 1).bit_length(), []).extend((T, n) for n in names)
     for rows in bands.values():
-        _horizon_run(method, p, insts, rows, seed, final)
+        _horizon_run(method, p, insts, rows, seed, final, memo)
     return {n: [final[(n, T)] for T in grid] for n in names}
 
 
@@ -754,9 +764,10 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None):
         for m in ("steepest-lp", "gd-euclidean", "heavy-ball"):
             for n, gs in zip(grp, run_rows(m, p, batch, grid, seed)):
                 series[n][m] = gs
+    horizon_runs: dict = {}  # runs of equal optimizers shared by the horizon-dependent methods (p = 2)
     for m in METHODS:  # the horizon-dependent methods: one run over every (instance, T)
         if m not in series[names[0]]:
-            got = _horizon_gaps(m, p, names, grid, seed)
+            got = _horizon_gaps(m, p, names, grid, seed, horizon_runs)
             for n in names if got is not None else ():
                 series[n][m] = got[n]
     out = {}
