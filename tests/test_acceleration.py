@@ -447,3 +447,16 @@ def test_horizon_runs_of_equal_optimizers_are_shared():
         got = ACC._horizon_gaps("agd-euclidean", p, names, grid, 0, memo)
         assert (len(memo) == n) is shared
         assert got == ACC._horizon_gaps("agd-euclidean", p, names, grid, 0)
+
+
+def test_p_free_control_runs_are_shared_across_p():
+    # gd-euclidean and heavy-ball steps are set by L_2: one run at the first p serves the next, normalized by
+    # that p's L_p R_p^2; the gaps equal those of the p's own runs (a normalization with the first p's
+    # constants, or a shared run of another optimizer, would not)
+    names, grid = list(ACC.FIXED), [8, 16]
+    shared: dict = {}
+    ACC._fixed_gaps(2.0, names, grid, 0, shared=shared)
+    assert sorted(k[0] for k in shared) == ["gd-euclidean", "heavy-ball"]
+    got = ACC._fixed_gaps(3.0, names, grid, 0, shared=shared)
+    assert len(shared) == 2
+    assert got == ACC._fixed_gaps(3.0, names, grid, 0)

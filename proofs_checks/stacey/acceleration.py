@@ -503,6 +503,7 @@ class _GridGaps(Observer):
     def __init__(self, grid, insts):
         self.grid, self.insts = set(grid), insts
         self.gaps = [{} for _ in insts]
+        self.raw = [{} for _ in insts]  # f(output) - f* before the normalization (None: a non-finite output)
 
     def on_record(self, v):
         if v.t not in self.grid:
@@ -511,11 +512,17 @@ class _GridGaps(Observer):
         for r, inst in enumerate(self.insts):
             row = y[r]
             if not np.all(np.isfinite(row)):
-                self.gaps[r][v.t] = math.inf
+                self.gaps[r][v.t], self.raw[r][v.t] = math.inf, None
                 continue
             gap = float(inst["problem"].f(row)) - inst["f_star"]
-            self.gaps[r][v.t] = float(gap) / (inst["L"] * inst["R"] ** 2)
+            self.raw[r][v.t] = gap
+            self.gaps[r][v.t] = _normalize(gap, inst)
         return {}
+
+
+def _normalize(gap, inst) -> float:
+    """The normalized gap of :class:`_GridGaps` from f(output) - f* (None: a non-finite output, inf)."""
+    return math.inf if gap is None else float(gap) / (inst["L"] * inst["R"] ** 2)
 
 
 def run_rows(method, p, insts, grid, seed=0, hyper=None) -> list[list[float]]:
@@ -536,10 +543,10 @@ def _shared_optimizer(caller, method, p, insts, T, hyper):
     return opt
 
 
-def _gaps_of_rows(opt, rows, grid, seed, oracle=None) -> list[list[float]]:
+def _gaps_of_rows(opt, rows, grid, seed, oracle=None, raw=None) -> list[list[float]]:
     """One simulator run of ``opt`` over one row per instance of ``rows`` for max(grid) steps: the normalized
     gaps at every T of ``grid``, per row. ``oracle``: the simulator's oracle (default: the rows' exact
-    gradients)."""
+    gradients); ``raw`` (a list): receives each row's {T: f(output) - f*} before the normalization."""
     pr = _RowStack([i["problem"] for i in rows])
     obs = _GridGaps(grid, rows)
     simulate(
@@ -555,6 +562,8 @@ def _gaps_of_rows(opt, rows, grid, seed, oracle=None) -> list[list[float]]:
         default_metrics=False,
         on_nonfinite="record",
     )
+    if raw is not None:
+        raw.extend(obs.raw)
     return [[g[t] for t in grid] for g in obs.gaps]
 
 
@@ -727,12 +736,18 @@ arrays near the L2 cache; all 16 in one run (32 rows) measured slower on a loade
 part, load 5.5-5.8: one per run 7.5-7.8 s, 16 per run 7.5-8.3 s, 4 per run 6.7-6.8 s, 2 per run 6.7-7.0 s)."""
 
 
-def _fixed_gaps(p, names, grid, seed, tune_at=None):
+P_FREE = ("gd-euclidean", "heavy-ball")
+"""Controls whose optimizer does not depend on p (their steps are set by L_2): on the fixed instances (built
+the same at every p but for the normalization L_p R_p^2) one run serves every p."""
+
+
+def _fixed_gaps(p, names, grid, seed, tune_at=None, shared=None):
     """For the fixed instances ``names``: {instance: (gaps by method, tuned Stacey configurations, gaps of the
     horizon-free controls)}, as ``run_method`` at every T and ``_tune`` at ``tune_at`` (default: the largest
     T) give them. Instances that share an optimizer
     (same dimension and L: the same tuning grid) run as rows of one run; the horizon-free methods run once
-    to the largest T; the tuned configuration's series is the tuning run's own."""
+    to the largest T; the tuned configuration's series is the tuning run's own. ``shared`` (optional, one
+    dict across the p of a check): the runs of :data:`P_FREE`, made at the first p and normalized at each."""
     insts = {n: INSTANCES[n](p, grid[-1], seed) for n in names}
     at = grid.index(tune_at) if tune_at is not None else len(grid) - 1
     groups: dict = {}
@@ -762,7 +777,16 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None):
                     tuned[n][m] = (configs[c], len(configs))
                     series[n][m] = gs
         for m in ("steepest-lp", "gd-euclidean", "heavy-ball"):
-            for n, gs in zip(grp, run_rows(m, p, batch, grid, seed)):
+            if shared is not None and m in P_FREE:
+                opt = _shared_optimizer("run_rows", m, p, batch, max(grid), None)
+                key = (m, opt, tuple(grp), tuple(grid), seed)
+                if key not in shared:  # f(output) - f* per row and T: the same whatever p (run_rows' run)
+                    shared[key] = []
+                    _gaps_of_rows(opt, batch, grid, seed, raw=shared[key])
+                rows = [[_normalize(raw[T], inst) for T in grid] for raw, inst in zip(shared[key], batch)]
+            else:
+                rows = run_rows(m, p, batch, grid, seed)
+            for n, gs in zip(grp, rows):
                 series[n][m] = gs
     horizon_runs: dict = {}  # runs of equal optimizers shared by the horizon-dependent methods (p = 2)
     for m in METHODS:  # the horizon-dependent methods: one run over every (instance, T)
@@ -1026,13 +1050,16 @@ def run_acceleration(ctx, *, relabel=None):
     labels = dict(relabel or {})
     out = []
     t0 = time.perf_counter()
+    p_free: dict = {}  # the P_FREE controls' runs on the fixed instances, shared by every p
     for p in p_list:
         fixed = None
         runs: dict = {}  # run_method memoized for this p (the tuned run is not repeated)
         for instance in INSTANCES:
             if instance in FIXED:
                 if fixed is None:
-                    fixed = _fixed_gaps(p, [n for n in INSTANCES if n in FIXED], union, ctx.seed, tune_at=egrid[-1])
+                    fixed = _fixed_gaps(
+                        p, [n for n in INSTANCES if n in FIXED], union, ctx.seed, tune_at=egrid[-1], shared=p_free
+                    )
                 gaps_u, tuned, ctrl_u = fixed[instance]
                 at = [union.index(T) for T in egrid]
                 gaps = {m: [g[i] for i in at] for m, g in gaps_u.items()}
