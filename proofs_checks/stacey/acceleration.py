@@ -677,36 +677,38 @@ def _horizon_run(method, p, insts, rows, seed, final, memo=None):
     """One simulator run of :func:`_horizon_gaps` over ``rows`` ((T, instance), non-increasing T): the
     normalized gap of each row's run at its own last step into ``final[(instance, T)]`` (a row stopped at
     its T keeps its output: its gap at the run's last step, as :class:`_GridGaps` computes it). ``memo``
-    (optional, for one ``insts``): the gaps of a run whose rows had equal optimizers, reused (at p = 2
-    ``accelerated-lp`` and ``agd-euclidean`` are the same AcceleratedLp on these instances: L_2 = L_p and
-    R_2 = R_p; the run is deterministic in its optimizers, instances and seed)."""
+    (optional): f(output) - f* of the runs made, by their optimizers, reused by a run of equal optimizers on
+    the same fixed instances and normalized by this p's L_p R_p^2 (``agd-euclidean`` is the same
+    AcceleratedLp at every p, set by L_2 and R_2, and ``accelerated-lp``'s at p = 2; the run is
+    deterministic in its optimizers, instances and seed)."""
     opts = [_make(method, p, insts[n], T) for T, n in rows]
-    key = (tuple(opts), tuple(rows), p, seed)  # p: the instances' normalization L_p R_p^2
-    if memo is not None and key in memo:
-        final.update(memo[key])
-        return
-    opt = _HorizonRows(opts)
-    H = np.stack([insts[n]["problem"].h for _, n in rows])
-    C = np.stack([insts[n]["problem"].c for _, n in rows])
-    gbuf = np.zeros_like(C)
-    # one spectrum for every row (the fixed instances share it): the compiled h * (x - c) of _RowStack.grad
-    k = _scaled_shift_kernel() if all(np.array_equal(h, H[0]) for h in H) else None
+    key = ("horizon", tuple(opts), tuple(rows), seed)
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        opt = _HorizonRows(opts)
+        H = np.stack([insts[n]["problem"].h for _, n in rows])
+        C = np.stack([insts[n]["problem"].c for _, n in rows])
+        gbuf = np.zeros_like(C)
+        # one spectrum for every row (the fixed instances share it): the compiled h * (x - c) of _RowStack.grad
+        k = _scaled_shift_kernel() if all(np.array_equal(h, H[0]) for h in H) else None
 
-    def oracle(theta, t, rngs):  # step t + 1: the running rows' gradients h * (x - c) (SpectralDiagonal.grad)
-        n = opt.running(t + 1)
-        if k is not None and theta.flags.c_contiguous:
-            k(theta[:n], C[:n], H[0], gbuf[:n])
+        def oracle(theta, t, rngs):  # step t + 1: the running rows' gradients h * (x - c) (SpectralDiagonal.grad)
+            n = opt.running(t + 1)
+            if k is not None and theta.flags.c_contiguous:
+                k(theta[:n], C[:n], H[0], gbuf[:n])
+                return gbuf
+            np.subtract(theta[:n], C[:n], out=gbuf[:n])
+            np.multiply(H[:n], gbuf[:n], out=gbuf[:n])
             return gbuf
-        np.subtract(theta[:n], C[:n], out=gbuf[:n])
-        np.multiply(H[:n], gbuf[:n], out=gbuf[:n])
-        return gbuf
 
-    T_max = rows[0][0]
-    gaps = _gaps_of_rows(opt, [insts[n] for _, n in rows], [T_max], seed, oracle=oracle)
-    got = {(n, T): g for (T, n), (g,) in zip(rows, gaps)}
-    final.update(got)
-    if memo is not None:
-        memo[key] = got
+        T_max = rows[0][0]
+        raw: list = []
+        _gaps_of_rows(opt, [insts[n] for _, n in rows], [T_max], seed, oracle=oracle, raw=raw)
+        got = {(n, T): r[T_max] for (T, n), r in zip(rows, raw)}
+        if memo is not None:
+            memo[key] = got
+    for (n, T), r in got.items():
+        final[(n, T)] = _normalize(r, insts[n])
 
 
 def _horizon_gaps(method, p, names, grid, seed, memo=None):
@@ -747,7 +749,8 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None, shared=None):
     T) give them. Instances that share an optimizer
     (same dimension and L: the same tuning grid) run as rows of one run; the horizon-free methods run once
     to the largest T; the tuned configuration's series is the tuning run's own. ``shared`` (optional, one
-    dict across the p of a check): the runs of :data:`P_FREE`, made at the first p and normalized at each."""
+    dict across the p of a check): the runs of :data:`P_FREE` and the horizon runs of ``agd-euclidean``
+    (p-free too), made at the first p and normalized at each."""
     insts = {n: INSTANCES[n](p, grid[-1], seed) for n in names}
     at = grid.index(tune_at) if tune_at is not None else len(grid) - 1
     groups: dict = {}
@@ -788,7 +791,9 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None, shared=None):
                 rows = run_rows(m, p, batch, grid, seed)
             for n, gs in zip(grp, rows):
                 series[n][m] = gs
-    horizon_runs: dict = {}  # runs of equal optimizers shared by the horizon-dependent methods (p = 2)
+    # runs of equal optimizers shared by the horizon-dependent methods (agd-euclidean at every p, accelerated-lp
+    # at p = 2)
+    horizon_runs: dict = shared if shared is not None else {}
     for m in METHODS:  # the horizon-dependent methods: one run over every (instance, T)
         if m not in series[names[0]]:
             got = _horizon_gaps(m, p, names, grid, seed, horizon_runs)
