@@ -713,7 +713,7 @@ class _Run:
             bad = self.bad_buf
             if bad is None or bad.shape[0] != theta.shape[0]:
                 bad = self.bad_buf = np.empty(theta.shape[0], dtype=bool)
-            if self.nonfinite_rows(theta, bad).any():
+            if np.count_nonzero(self.nonfinite_rows(theta, bad)):  # (not .any(): its Python wrapper costs more)
                 self.mark(bad, t + 1)
         else:
             # one pass: a row sum is non-finite whenever the row has NaN/inf (confirmed row-wise, so a
