@@ -337,6 +337,8 @@ def test_fixed_gaps_equal_separate_runs_and_tuning():
     for n in names:
         assert longer[n][1] == got[n][1]
         assert {m: g[:2] for m, g in longer[n][0].items()} == got[n][0]
+        for m in ("stacey-p2", "stacey-pp"):  # continued from the tuning run's state at T = 16: its own run's bits
+            assert longer[n][0][m][2] == ACC.run_method(m, 3.0, n, 32, 0, got[n][1][m][0])
     for n in names:
         gaps, tuned, ctrl = got[n]
         assert list(gaps) == list(ACC.METHODS) and list(ctrl) == ["gd-euclidean", "heavy-ball"]

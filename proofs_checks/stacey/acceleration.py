@@ -543,28 +543,74 @@ def _shared_optimizer(caller, method, p, insts, T, hyper):
     return opt
 
 
-def _gaps_of_rows(opt, rows, grid, seed, oracle=None, raw=None) -> list[list[float]]:
+def _gaps_of_rows(opt, rows, grid, seed, oracle=None, raw=None, start=None, last=None) -> list[list[float]]:
     """One simulator run of ``opt`` over one row per instance of ``rows`` for max(grid) steps: the normalized
     gaps at every T of ``grid``, per row. ``oracle``: the simulator's oracle (default: the rows' exact
-    gradients); ``raw`` (a list): receives each row's {T: f(output) - f*} before the normalization."""
+    gradients); ``raw`` (a list): receives each row's {T: f(output) - f*} before the normalization.
+    ``start``: ``(theta, state, t0)``, the run continued from step t0 (the parameters and the optimizer's state
+    there, as a run from x_0 left them: the steps t0 + 1, ..., max(grid) of that run, the same calls on the
+    same values); ``last`` (an observer's list): receives ``(theta, state)`` after the last step, copied."""
     pr = _RowStack([i["problem"] for i in rows])
-    obs = _GridGaps(grid, rows)
+    t0 = 0 if start is None else start[2]
+    obs = _GridGaps([T - t0 for T in grid], rows)
+    observers = [obs] if last is None else [obs, _LastState(max(grid) - t0, last)]
     simulate(
-        opt,
+        opt if start is None else _Resumed(opt, start[1]),
         pr,
         oracle or exact_oracle(pr),
-        max(grid),
+        max(grid) - t0,
         len(rows),
         seed,
-        record_at=grid,  # the horizons only (the union of the spread grids has gcd 1: no record at every step)
-        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in rows]),
-        observers=[obs],
+        record_at=[T - t0 for T in grid],  # the horizons only (the spread grids' union has gcd 1)
+        theta0=np.stack([np.asarray(i["x0"], dtype=np.float64) for i in rows]) if start is None else start[0],
+        observers=observers,
         default_metrics=False,
         on_nonfinite="record",
     )
     if raw is not None:
-        raw.extend(obs.raw)
-    return [[g[t] for t in grid] for g in obs.gaps]
+        raw.extend({T + t0: g for T, g in r.items()} for r in obs.raw)
+    return [[g[T - t0] for T in grid] for g in obs.gaps]
+
+
+def _copy_state(state):
+    """A copy of an optimizer state (nested dicts and lists of arrays and numbers)."""
+    if isinstance(state, dict):
+        return {k: _copy_state(v) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(_copy_state(v) for v in state)
+    return state.copy() if isinstance(state, np.ndarray) else state
+
+
+class _LastState(Observer):
+    """At step ``steps``: a copy of the parameters and of the optimizer's state, appended to ``out``."""
+
+    name = "last-state"
+
+    def __init__(self, steps, out):
+        self.steps, self.out = steps, out
+
+    def on_record(self, v):
+        if v.t == self.steps:
+            self.out.append((np.array(v.new_theta, dtype=np.float64), _copy_state(v.state)))
+        return {}
+
+
+class _Resumed(Optimizer):
+    """``opt`` started from a saved state (its ``init`` returns ``state``; steps and output are ``opt``'s)."""
+
+    name = "resumed"
+
+    def __init__(self, opt, state):
+        self.opt, self.state = opt, state
+
+    def init(self, theta):
+        return self.state
+
+    def step(self, theta, grad, state, *, donate: bool = False):
+        return self.opt.step(theta, grad, state, donate=donate)
+
+    def output(self, theta, state):
+        return self.opt.output(theta, state)
 
 
 class _ConfigRows(Optimizer):
@@ -606,15 +652,21 @@ class _ConfigRows(Optimizer):
         return theta, {"step": state["step"] + 1, "parts": parts}
 
 
-def run_configs(method, p, insts, grid, seed, hypers) -> list[list[list[float]]]:
+def run_configs(method, p, insts, grid, seed, hypers, states=None) -> list[list[list[float]]]:
     """:func:`run_rows` of every configuration in ``hypers`` (a horizon-free method, one optimizer per
     configuration) in one simulator run over ``len(hypers) x len(insts)`` rows (:class:`_ConfigRows`):
-    ``[run_rows(method, p, insts, grid, seed, h) for h in hypers]``, bit for bit."""
+    ``[run_rows(method, p, insts, grid, seed, h) for h in hypers]``, bit for bit. ``states`` (a list):
+    receives each configuration's ``(theta, state)`` after the last step (copies), from which
+    :func:`_gaps_of_rows` continues its run."""
     if method not in HORIZON_FREE:
         raise ValueError(f"run_configs: {method!r} depends on the horizon; horizon-free methods: {HORIZON_FREE}")
     T, k = max(grid), len(insts)
     opts = [_shared_optimizer("run_configs", method, p, insts, T, h) for h in hypers]
-    gaps = _gaps_of_rows(_ConfigRows(opts, k), [i for _ in hypers for i in insts], grid, seed)
+    last: list | None = [] if states is not None else None
+    gaps = _gaps_of_rows(_ConfigRows(opts, k), [i for _ in hypers for i in insts], grid, seed, last=last)
+    if states is not None:
+        theta, state = last[0]
+        states.extend((theta[j * k : (j + 1) * k], state["parts"][j]) for j in range(len(hypers)))
     return [gaps[j * k : (j + 1) * k] for j in range(len(hypers))]
 
 
@@ -763,11 +815,11 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None, shared=None):
         for m in ("stacey-p2", "stacey-pp"):
             configs = _tune_grid(batch[0])
             best = {n: (math.inf, 0) for n in grp}
-            runs = []
+            runs, states = [], []
             # the tuning runs stop at the tuning horizon (a horizon-free method's gaps up to it are the bits
-            # of a longer run); the chosen configuration alone then runs to the largest T
+            # of a longer run); the chosen configuration alone then continues its run to the largest T
             for i in range(0, len(configs), CONFIG_BLOCK):
-                runs += run_configs(m, p, batch, grid[: at + 1], seed, configs[i : i + CONFIG_BLOCK])
+                runs += run_configs(m, p, batch, grid[: at + 1], seed, configs[i : i + CONFIG_BLOCK], states)
             for c, rows in enumerate(runs):
                 for n, gs in zip(grp, rows):
                     if gs[at] < best[n][0]:  # ties keep the first (no configuration beat inf: the first, as _tune)
@@ -776,9 +828,21 @@ def _fixed_gaps(p, names, grid, seed, tune_at=None, shared=None):
             for n in grp:
                 by_config.setdefault(best[n][1], []).append(n)
             for c, members in by_config.items():
-                for n, gs in zip(members, run_rows(m, p, [insts[n] for n in members], grid, seed, configs[c])):
+                idx = [grp.index(n) for n in members]
+                heads = [runs[c][r][: at + 1] for r in idx]  # the tuning run's gaps up to the tuning horizon
+                tails = [[] for _ in members]
+                if at + 1 < len(grid):  # its steps after the tuning horizon: run_rows' from there on
+                    theta, state = states[c]
+                    rows_state = {
+                        key: (v[idx] if isinstance(v, np.ndarray) and v.shape == theta.shape else v)
+                        for key, v in state.items()
+                    }
+                    opt = _shared_optimizer("run_rows", m, p, [insts[n] for n in members], grid[-1], configs[c])
+                    start = (theta[idx], rows_state, grid[at])
+                    tails = _gaps_of_rows(opt, [insts[n] for n in members], grid[at + 1 :], seed, start=start)
+                for n, head, tail in zip(members, heads, tails):
                     tuned[n][m] = (configs[c], len(configs))
-                    series[n][m] = gs
+                    series[n][m] = head + tail
         for m in ("steepest-lp", "gd-euclidean", "heavy-ball"):
             if shared is not None and m in P_FREE:
                 opt = _shared_optimizer("run_rows", m, p, batch, max(grid), None)
