@@ -11,7 +11,7 @@ import types
 import numpy as np
 import sympy as sp
 
-from .evaluator import add_reduce, compile_expr, compositions, env_value, lane_route, product_index
+from .evaluator import add_reduce, compile_expr, compositions, env_value, lane_route, log_batch_probs, product_index
 
 __all__ = ["Unstageable", "Dyn", "val", "Stager", "SDist", "SEnv", "SCtx", "stage_shaped", "stage_quiet"]
 
@@ -244,12 +244,12 @@ class SDist:
             batch[n] = _stage_batch_outcomes(st, self.values, self.weights, n)
         v, p = batch[n]
         if layout == "marginal":
-            return st.call(np.swapaxes, v, 1, 2), st.call(np.swapaxes, p, 1, 2)
+            return st.method(v, "swapaxes", 1, 2), st.method(p, "swapaxes", 1, 2)  # (np.swapaxes calls it)
         M = np.shape(val(v))[-1]
         if M**self.d > 2_000_000:
             raise Unstageable("too many joint outcomes")
         ix = (slice(None), np.arange(self.d), product_index(M, self.d))
-        jp = st.item(st.call(np.prod, st.item(p, ix), axis=-1), (Ellipsis, None))
+        jp = st.item(st.call(np.multiply.reduce, st.item(p, ix), axis=-1), (Ellipsis, None))  # np.prod's call
         return st.item(v, ix), jp
 
     def take(self, a, b):
@@ -353,9 +353,7 @@ def _stage_batch_outcomes(st, values, weights, n):
         return values, weights
     counts, logc = compositions(np.shape(val(values))[-1], n)
     vals = st.call(_div, st.call(_matmul, values, counts.T.astype(np.float64)), n)
-    logw = st.call(_mul, st.item(st.call(np.log, weights), (Ellipsis, slice(None), None)), counts.T)
-    lw = st.call(np.where, counts.T == 0, 0.0, logw)
-    return vals, st.call(np.exp, st.call(_add, logc, st.method(lw, "sum", axis=-2)))
+    return vals, st.call(np.exp, st.call(log_batch_probs, st.call(np.log, weights), counts, logc))
 
 
 def _matmul(a, b):
