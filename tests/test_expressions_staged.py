@@ -171,6 +171,38 @@ def test_batch_log_probs_kernel_equals_numpy():
                         np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
 
 
+def test_folded_leaf_equals_the_leaf():
+    """A lambdified leaf with its sub-expressions of static arguments computed once (staging._folded) gives
+    the leaf's bits and type; a sub-expression that raises is left in place (the call raises as the leaf
+    does); a static argument that is not a number, or nothing to fold, gives None (the leaf is called)."""
+    rng = np.random.default_rng(2)
+    gs, ps, xs_ = sp.symbols("g p x")
+    expr = sp.Piecewise((1, sp.Eq(sp.sign(gs), sp.sign(xs_))), (0, True)) * sp.Abs(gs) * sp.Abs(
+        sp.Abs(gs) ** (1 / (ps - 1)) - sp.Abs(xs_) ** (1 / (ps - 1))
+    ) + sp.sqrt(ps) * xs_ / (2 * ps - 1)
+    f = sp.lambdify((gs, ps, xs_), expr, "numpy")
+    g = rng.normal(size=(6, 1, 2))
+    x = rng.normal(size=(6, 3, 2))
+    x[0, 0, 0] = 0.0
+    for p in (np.float64(2.5), np.array(3.0), 4.0, np.float64(1.0)):
+        h = ST._folded(f, {1: p})
+        assert h is not None
+        with np.errstate(all="ignore"):
+            want, got = f(g, p, x), h(g, x)
+        assert type(got) is type(want)
+        _assert_bits(np.asarray(got), np.asarray(want))
+    f2 = sp.lambdify((gs, ps), gs + 1 / (ps - 1), "math")
+    h2 = ST._folded(f2, {1: 1.0})  # a Python float's 1 / 0: left in place (its p - 1 folded), raises there
+    assert h2 is not None
+    with pytest.raises(ZeroDivisionError):
+        f2(2.0, 1.0)
+    with pytest.raises(ZeroDivisionError):
+        h2(2.0)
+    assert ST._folded(f2, {1: 3.0})(2.0) == f2(2.0, 3.0)
+    assert ST._folded(f, {1: np.array([2.5, 3.0])}) is None  # not a number
+    assert ST._folded(sp.lambdify((gs, ps), gs * 2, "numpy"), {1: 3.0}) is None  # nothing to fold
+
+
 def test_stager_sees_inputs_in_keywords_and_containers():
     """A call depends on the inputs when any argument does: a keyword argument, or a list, tuple or dict
     (at any depth) holding an input-dependent value; such a call is a line of the function (its value
