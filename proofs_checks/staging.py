@@ -479,7 +479,9 @@ _FOLDED: dict = {}
 
 
 def _fold_source(f, static):
+    """:func:`_folded`'s rewriting of ``f``'s source (None: nothing to fold, or not a one-expression leaf)."""
     import ast
+    import builtins
     import inspect
 
     tree = ast.parse(inspect.getsource(f))
@@ -506,8 +508,10 @@ def _fold_source(f, static):
         without keywords and operators only)."""
         if isinstance(node, ast.Constant):
             return True
-        if isinstance(node, ast.Name):
-            return node.id not in dynamic
+        if isinstance(node, ast.Name):  # a static argument, or a name of the leaf's module (numpy) or builtins
+            return node.id in fixed or (
+                node.id not in dynamic and (node.id in f.__globals__ or hasattr(builtins, node.id))
+            )
         if isinstance(node, ast.Attribute):
             return is_static(node.value)
         if isinstance(node, ast.UnaryOp):
@@ -519,7 +523,10 @@ def _fold_source(f, static):
         return False
 
     def fold(node):
-        """``node`` with its largest static sub-expressions (those that read a static argument) replaced."""
+        """``node`` with its largest static sub-expressions (those that read a static argument) replaced
+        (not inside a lambda or a comprehension: names there may be their own)."""
+        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return node
         if is_static(node) and isinstance(node, (ast.Name, ast.UnaryOp, ast.BinOp, ast.Call)):
             reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(fixed)
             if reads:
@@ -550,7 +557,9 @@ def _fold_source(f, static):
     fdef.args.args = [a for a in fdef.args.args if a.arg in dynamic]
     fdef.name = "_folded_leaf"
     mod = ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))
-    ns = {**f.__globals__, **consts}
+    # the static arguments also as names of the function's module: the function reads them where they were
+    # not folded (in a lambda or a comprehension of the leaf; the leaf's own names shadow them there as before)
+    ns = {**f.__globals__, **fixed, **consts}
     exec(compile(mod, "<folded leaf>", "exec"), ns)  # noqa: S102 (the leaf's own source, rewritten)
     return ns["_folded_leaf"]
 

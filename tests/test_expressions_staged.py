@@ -171,6 +171,10 @@ def test_batch_log_probs_kernel_equals_numpy():
                         np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
 
 
+def _leaf_with_a_lambda(g, p):
+    return g * (lambda p: p + 1.5)(p - 1) + sum(p * k for k in (1.0, 2.0))
+
+
 def test_folded_leaf_equals_the_leaf():
     """A lambdified leaf with its sub-expressions of static arguments computed once (staging._folded) gives
     the leaf's bits and type; a sub-expression that raises is left in place (the call raises as the leaf
@@ -199,6 +203,8 @@ def test_folded_leaf_equals_the_leaf():
     with pytest.raises(ZeroDivisionError):
         h2(2.0)
     assert ST._folded(f2, {1: 3.0})(2.0) == f2(2.0, 3.0)
+    h3 = ST._folded(_leaf_with_a_lambda, {1: 2.5})  # a lambda's own p, a generator's body: not folded
+    assert h3 is not None and h3(np.arange(3.0)).tobytes() == _leaf_with_a_lambda(np.arange(3.0), 2.5).tobytes()
     assert ST._folded(f, {1: np.array([2.5, 3.0])}) is None  # not a number
     assert ST._folded(sp.lambdify((gs, ps), gs * 2, "numpy"), {1: 3.0}) is None  # nothing to fold
 
