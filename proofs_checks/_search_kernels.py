@@ -243,6 +243,28 @@ def normalized_weights(x, start, groups, k):
     return w
 
 
+@numba.njit(nogil=True, cache=True)
+def batch_log_probs(log_w, counts, logc, out):
+    """The log-probabilities of :func:`~proofs_checks.evaluator.batch_outcomes`, ``logc + lw.sum(axis=-2)`` with
+    ``lw = where(counts.T == 0, 0, log_w[..., :, None] * counts.T)``, per row ``r`` of ``log_w`` (R, k) and
+    count vector ``m`` of ``counts`` (M, k): ``out[r, m] = logc[m] + (lw_0 + lw_1 + ... + lw_{k-1})``, the
+    terms added in index order from the first one, as numpy reduces an axis that is not the contiguous one
+    (whatever k), each term one IEEE product of the count (an exact float) and the log-weight, +0.0 for a
+    zero count (also where the log-weight is -inf or NaN). One pass instead of a product, a ``where``, a
+    reduction and a sum over (R, k, M) arrays."""
+    R, k = log_w.shape
+    M = counts.shape[0]
+    for r in range(R):
+        for m in range(M):
+            c = counts[m, 0]
+            acc = 0.0 if c == 0 else log_w[r, 0] * np.float64(c)
+            for j in range(1, k):
+                c = counts[m, j]
+                acc += 0.0 if c == 0 else log_w[r, j] * np.float64(c)
+            out[r, m] = logc[m] + acc
+    return out
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def ratio_tail(term, bound, req, scale, ge, out):
     """The search's ratio per row (``engines._ratio_tail``): ``term / (scale * bound)`` where both sides are

@@ -136,10 +136,42 @@ def batch_outcomes(values, weights, n: int) -> tuple[np.ndarray, np.ndarray]:
     counts, logc = compositions(k, n)
     vals = values @ counts.T.astype(np.float64) / n
     with np.errstate(divide="ignore", invalid="ignore"):
-        logw = np.log(weights)[..., :, None] * counts.T  # (..., d, k, M)
-    lw = np.where(counts.T == 0, 0.0, logw)  # a zero count contributes w^0 = 1, also for w = 0
-    probs = np.exp(logc + lw.sum(axis=-2))
+        probs = np.exp(log_batch_probs(np.log(weights), counts, logc))
     return vals, probs
+
+
+def log_batch_probs(log_w, counts, logc):
+    """``logc + lw.sum(axis=-2)`` with ``lw = where(counts.T == 0, 0, log_w[..., :, None] * counts.T)``: the
+    log-probabilities of :func:`batch_outcomes` ((..., d, M) from the log-weights (..., d, k), a zero count
+    contributing w^0 = 1, also for w = 0). Computed by the numba kernel
+    :func:`~proofs_checks._search_kernels.batch_log_probs` (the same products, and the sum over k in the
+    order numpy adds an axis that is not the contiguous one: the same bits) when numba is installed, log_w
+    is float64, M > 1 and k < 8 (from k = 8 on numpy adds in another order), else by numpy (call inside
+    ``errstate(invalid="ignore")``: -inf * 0). Measured (k = 3, n = 2, d = 2): 1152 rows 430 -> 42 us, 24
+    rows 15 -> 3 us (a product, a ``where``, a sum and an addition over (S, d, k, M) arrays)."""
+    kern = _BATCH.get("kernel", False)
+    if kern is False:
+        try:
+            from ._search_kernels import batch_log_probs as kern
+        except ImportError:
+            kern = None
+        _BATCH["kernel"] = kern
+    M, k = counts.shape
+    if kern is not None and type(log_w) is np.ndarray and log_w.dtype == np.float64 and M > 1 and 1 < k < 8:
+        flat = log_w.reshape(-1, k)
+        out = np.empty((flat.shape[0], M))
+        return kern(flat, counts, logc, out).reshape(*log_w.shape[:-1], M)
+    return log_batch_probs_numpy(log_w, counts, logc)
+
+
+def log_batch_probs_numpy(log_w, counts, logc):
+    """:func:`log_batch_probs` in numpy."""
+    logw = log_w[..., :, None] * counts.T  # (..., d, k, M)
+    lw = np.where(counts.T == 0, 0.0, logw)
+    return logc + lw.sum(axis=-2)
+
+
+_BATCH: dict = {}
 
 
 class Distribution:

@@ -11,7 +11,7 @@ import types
 import numpy as np
 import sympy as sp
 
-from .evaluator import add_reduce, compile_expr, compositions, env_value, lane_route, product_index
+from .evaluator import add_reduce, compile_expr, compositions, env_value, lane_route, log_batch_probs, product_index
 
 __all__ = ["Unstageable", "Dyn", "val", "Stager", "SDist", "SEnv", "SCtx", "stage_shaped", "stage_quiet"]
 
@@ -244,12 +244,12 @@ class SDist:
             batch[n] = _stage_batch_outcomes(st, self.values, self.weights, n)
         v, p = batch[n]
         if layout == "marginal":
-            return st.call(np.swapaxes, v, 1, 2), st.call(np.swapaxes, p, 1, 2)
+            return st.method(v, "swapaxes", 1, 2), st.method(p, "swapaxes", 1, 2)  # (np.swapaxes calls it)
         M = np.shape(val(v))[-1]
         if M**self.d > 2_000_000:
             raise Unstageable("too many joint outcomes")
         ix = (slice(None), np.arange(self.d), product_index(M, self.d))
-        jp = st.item(st.call(np.prod, st.item(p, ix), axis=-1), (Ellipsis, None))
+        jp = st.item(st.call(np.multiply.reduce, st.item(p, ix), axis=-1), (Ellipsis, None))  # np.prod's call
         return st.item(v, ix), jp
 
     def take(self, a, b):
@@ -353,9 +353,7 @@ def _stage_batch_outcomes(st, values, weights, n):
         return values, weights
     counts, logc = compositions(np.shape(val(values))[-1], n)
     vals = st.call(_div, st.call(_matmul, values, counts.T.astype(np.float64)), n)
-    logw = st.call(_mul, st.item(st.call(np.log, weights), (Ellipsis, slice(None), None)), counts.T)
-    lw = st.call(np.where, counts.T == 0, 0.0, logw)
-    return vals, st.call(np.exp, st.call(_add, logc, st.method(lw, "sum", axis=-2)))
+    return vals, st.call(np.exp, st.call(log_batch_probs, st.call(np.log, weights), counts, logc))
 
 
 def _matmul(a, b):
@@ -416,12 +414,157 @@ def _stage_fn(fn, c):
                 raise Unstageable("a scalar that depends on the data")
         how, a, b = lane_route(env.env, f, names, full, kinds, variants, c.shape[0])
         if how == "one":
-            return _f64(st, st.call(f, *[a[s.name] if v is None else v for s, v in zip(names, full)]))
+            return _f64(st, _leaf_call(st, f, [a[s.name] if v is None else v for s, v in zip(names, full)]))
         if how == "per":
             raise Unstageable("a leaf evaluated lane by lane")
         return _f64(st, st.call(a, *full, b))
     args = [_stage_fn(dmap[s], c) if s in dmap else c.value(s.name) for s in names]
-    return _f64(st, st.call(f, *args))
+    return _f64(st, _leaf_call(st, f, args))
+
+
+def _leaf_call(st, f, args):
+    """``f(*args)`` for a lambdified leaf ``f``, staged: where some arguments are static numbers (the
+    setting's scalars, a lane's values) and others depend on the inputs, the call of :func:`_folded`
+    (``f`` with its sub-expressions of static arguments computed once) on the others; else ``f`` itself."""
+    dyn = [i for i, a in enumerate(args) if _dyn(a)]
+    if dyn and len(dyn) < len(args):
+        g = _folded(f, {i: a for i, a in enumerate(args) if i not in dyn})
+        if g is not None:
+            return st.call(g, *[args[i] for i in dyn])
+    return st.call(f, *args)
+
+
+def _static_key(v):
+    """A hashable key of a static argument's type and bits (None: not a number :func:`_folded` folds)."""
+    t = type(v)
+    if t is float or t is int or t is bool:
+        return (t, repr(v))
+    if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 and v.dtype.kind in "fiub":
+        return (t, v.dtype.str, np.asarray(v).tobytes())
+    return None
+
+
+def _folded(f, static: dict):
+    """``f`` (a lambdified leaf: ``def f(a, b, ...): return EXPR``) with the arguments at the positions of
+    ``static`` bound to those values and every largest sub-expression of them (and of constants) computed
+    once, now, as ``f`` computes it (the same Python and numpy operations on the same objects, under
+    ``errstate(all="ignore")`` as the staged function runs): a function of the other arguments, in order,
+    that makes the remaining operations on the same values, so the same bits and types; a sub-expression
+    whose evaluation raises is left in place. None where the source is not of that form or a static value
+    is not a number (0-d). Memoized per leaf and static values. Measured: a leaf
+    ``where(equal(sign(g), sign(x)), 1, 0) * abs(g) * abs(abs(g) ** ((p - 1) ** -1.0) - ...)`` at one p, 24
+    rows: 10.5 -> 8.9 us."""
+    keys = []
+    for i in sorted(static):
+        k = _static_key(static[i])
+        if k is None:
+            return None
+        keys.append((i, k))
+    mkey = (f, tuple(keys))
+    hit = _FOLDED.get(mkey, False)
+    if hit is not False:
+        return hit
+    g = None
+    try:
+        g = _fold_source(f, static)
+    except Exception:  # (a speed-only path: no folding)
+        g = None
+    if len(_FOLDED) > 4096:
+        _FOLDED.clear()
+    _FOLDED[mkey] = g
+    return g
+
+
+_FOLDED: dict = {}
+
+
+def _fold_source(f, static):
+    """:func:`_folded`'s rewriting of ``f``'s source (None: nothing to fold, or not a one-expression leaf)."""
+    import ast
+    import builtins
+    import inspect
+
+    tree = ast.parse(inspect.getsource(f))
+    fdef = tree.body[0] if tree.body else None
+    if (
+        not isinstance(fdef, ast.FunctionDef)
+        or len(fdef.body) != 1
+        or not isinstance(fdef.body[0], ast.Return)
+        or fdef.args.vararg
+        or fdef.args.kwonlyargs
+        or fdef.args.defaults
+        or fdef.decorator_list
+    ):
+        return None
+    argn = [a.arg for a in fdef.args.args]
+    if len(argn) != len(static) + sum(1 for i in range(len(argn)) if i not in static) or max(static) >= len(argn):
+        return None
+    fixed = {argn[i]: v for i, v in static.items()}
+    dynamic = {argn[i] for i in range(len(argn)) if i not in static}
+    consts: dict = {}
+
+    def is_static(node):
+        """Whether ``node`` reads no dynamic argument (and is made of names, constants, attributes, calls
+        without keywords and operators only)."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):  # a static argument, or a name of the leaf's module (numpy) or builtins
+            return node.id in fixed or (
+                node.id not in dynamic and (node.id in f.__globals__ or hasattr(builtins, node.id))
+            )
+        if isinstance(node, ast.Attribute):
+            return is_static(node.value)
+        if isinstance(node, ast.UnaryOp):
+            return is_static(node.operand)
+        if isinstance(node, ast.BinOp):
+            return is_static(node.left) and is_static(node.right)
+        if isinstance(node, ast.Call):
+            return not node.keywords and is_static(node.func) and all(is_static(a) for a in node.args)
+        return False
+
+    def fold(node):
+        """``node`` with its largest static sub-expressions (those that read a static argument) replaced
+        (not inside a lambda or a comprehension: names there may be their own)."""
+        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return node
+        if is_static(node) and isinstance(node, (ast.Name, ast.UnaryOp, ast.BinOp, ast.Call)):
+            reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(fixed)
+            if reads:
+                code = compile(ast.Expression(body=node), "<folded leaf>", "eval")
+                try:
+                    with np.errstate(all="ignore"):
+                        value = eval(code, f.__globals__, dict(fixed))  # noqa: S307 (the leaf's own source)
+                except Exception:
+                    value = _RAISES
+                if value is not _RAISES:
+                    name = f"_k{len(consts)}"
+                    consts[name] = value
+                    return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+        for field, old in ast.iter_fields(node):
+            if isinstance(old, list):
+                setattr(node, field, [fold(x) if isinstance(x, ast.expr) else x for x in old])
+            elif isinstance(old, ast.expr):
+                setattr(node, field, fold(old))
+        return node
+
+    body = fold(fdef.body[0].value)
+    if not consts:
+        return None
+    for name in consts:
+        if name in f.__globals__ or name in argn:
+            return None
+    fdef.body[0].value = body
+    fdef.args.args = [a for a in fdef.args.args if a.arg in dynamic]
+    fdef.name = "_folded_leaf"
+    mod = ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))
+    # the static arguments also as names of the function's module: the function reads them where they were
+    # not folded (in a lambda or a comprehension of the leaf; the leaf's own names shadow them there as before)
+    ns = {**f.__globals__, **fixed, **consts}
+    exec(compile(mod, "<folded leaf>", "exec"), ns)  # noqa: S102 (the leaf's own source, rewritten)
+    return ns["_folded_leaf"]
+
+
+_RAISES = object()
 
 
 def _mul(a, b):
