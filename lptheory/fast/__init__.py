@@ -29,6 +29,8 @@ Modules:
 * :mod:`~lptheory.fast.foreach`: torch's multi-tensor operations as an array namespace;
 * :mod:`~lptheory.fast.rownorm`, :mod:`~lptheory.fast.rownorm_kernels`, :mod:`~lptheory.fast.simkernels`,
   :mod:`~lptheory.fast.simfused`: row norms and the simulator's fused kernels;
+* :mod:`~lptheory.fast.coupling`, :mod:`~lptheory.fast.coupling_kernels`: linear coupling's step
+  (:func:`lptheory.accelerated.coupling_update`) in one pass over the running rows, with numpy's bits;
 * :mod:`~lptheory.fast.info`: ``engine_info`` (imported by ``lptheory`` itself, not here: it runs a rule).
 """
 
