@@ -1,0 +1,50 @@
+"""The speed paths of the smaller checks (issue 46, item 3) give the bits of the code they replace: ``claims``'
+BFGS finite differences (proofs_checks/stacey/claims.py::forward_difference)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.optimize._numdiff import approx_derivative
+
+from proofs_checks.stacey import claims as C
+from synthetic.smoothness import steepest_step_objective
+
+
+def test_forward_difference_has_scipys_bits():
+    """Against scipy's own 2-point differences with BFGS's absolute step, the value at x reused, at points
+    that take the relative-step fallback (|x_i| > 2^27), at 0 and at negative coordinates."""
+    rng = np.random.default_rng(3)
+    for k in range(40):
+        d = int(rng.integers(1, 5))
+        p, eta = float(rng.uniform(2.05, 8.0)), float(10 ** rng.uniform(-2, 0))
+        obj = steepest_step_objective(rng.standard_normal(d), eta, p)
+        x = rng.standard_normal(d) * 10.0 ** rng.uniform(-3, 10, d)
+        if k % 5 == 0:
+            x[0] = 0.0
+        want = approx_derivative(obj, x, method="2-point", abs_step=np.sqrt(np.finfo(float).eps), f0=obj(x))
+        got = C.forward_difference(obj)(x.copy())
+        assert got.tobytes() == np.asarray(want, dtype=np.float64).reshape(d).tobytes()
+
+
+def test_steepest_cases_equal_with_scipys_own_differences():
+    """The check's worst case, its minimizer and its gap: the same bits with scipy's own differences."""
+    a = C._steepest(np.random.default_rng(11), 12, jac=True)
+    b = C._steepest(np.random.default_rng(11), 12, jac=False)
+    assert np.float64(a[0]).tobytes() == np.float64(b[0]).tobytes()
+    for u, v in zip(a[1], b[1]):
+        assert np.asarray(u, dtype=np.float64).tobytes() == np.asarray(v, dtype=np.float64).tobytes()
+
+
+def test_probe_catches_a_planted_step(monkeypatch):
+    """A step other than scipy's moves BFGS elsewhere: the once-per-process probe sees it and the check falls
+    back to scipy's own differences."""
+    monkeypatch.setattr(C, "_FD_OK", [])
+    assert C._forward_difference_ok()
+    monkeypatch.setattr(C, "_FD_OK", [])
+    monkeypatch.setattr(C, "_FD_STEP", 1e-7)
+    assert not C._forward_difference_ok()
+    obj = steepest_step_objective(np.array([0.7, -1.3]), 0.1, 3.0)
+    x0 = np.array([0.3, 0.5])
+    planted = minimize(obj, x0, method="BFGS", jac=C.forward_difference(obj)).x
+    assert planted.tobytes() != minimize(obj, x0, method="BFGS").x.tobytes()
