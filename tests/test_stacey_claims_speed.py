@@ -1,5 +1,6 @@
 """The speed paths of the smaller checks (issue 46, item 3) give the bits of the code they replace: ``claims``'
-BFGS finite differences (proofs_checks/stacey/claims.py::forward_difference)."""
+BFGS finite differences (proofs_checks/stacey/claims.py::forward_difference), lionk.first-step's staged
+substitution, and theorem1's runs kept for the process (proofs_checks/stacey/theorem1.py::trajectory)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,42 @@ def test_paper_first_step_staged_equals_the_dict_substitution():
             want = np.array([float(formula.subs({**subs, g: gi})) for gi in g0])
             got = C._paper_first_step(p, g0, eta=eta, alpha=alpha, tau=tau, beta1=b1, eps=eps)
             assert got.tobytes() == want.tobytes()
+
+
+def test_kept_trajectory_is_the_fresh_run(monkeypatch):
+    """A run kept by trajectory() (drawing ahead, as thm1.bound runs it) serves a call with the plain noise (as
+    corrections runs it): the bits of a fresh run; read-only arrays; another problem, noise, seed or number
+    is another run; a noise drawing ahead for another length, a callable batch, are not kept."""
+    from proofs_checks.stacey import theorem1 as T1
+    from synthetic.oracle import GradientOracle
+
+    monkeypatch.setattr(T1, "_RUNS", {})
+    problem, noise = T1.make_setting("rademacher", 0.5, 20, 0)
+    kw = dict(p=3.0, eta=0.05, T=24, replicates=4, seed=5, L=1.0)
+    first = T1.trajectory(problem, GradientOracle(problem, noise.drawing_ahead(24), batch=1), **kw)
+    assert len(T1._RUNS) == 1
+    again = T1.trajectory(problem, GradientOracle(problem, noise, batch=1), **kw)
+    assert len(T1._RUNS) == 1
+    T1._RUNS.clear()
+    fresh = T1.trajectory(problem, GradientOracle(problem, noise, batch=1), **kw)
+    for k, v in fresh.items():
+        if isinstance(v, np.ndarray):
+            assert v.tobytes() == again[k].tobytes() == first[k].tobytes()
+            assert not again[k].flags.writeable
+        else:
+            assert v == again[k]
+    again["worst_step"]["t"] = -1  # the caller's copy
+    assert T1.trajectory(problem, GradientOracle(problem, noise, batch=1), **kw)["worst_step"]["t"] != -1
+    other, _ = T1.make_setting("rademacher", 0.5, 20, 1)
+    _, loud = T1.make_setting("rademacher", 0.6, 20, 0)
+    keys = {
+        T1._run_key(problem, GradientOracle(problem, noise, batch=1), **kw),
+        T1._run_key(other, GradientOracle(other, noise, batch=1), **kw),
+        T1._run_key(problem, GradientOracle(problem, loud, batch=1), **kw),
+        T1._run_key(problem, GradientOracle(problem, noise, batch=2), **kw),
+        T1._run_key(problem, GradientOracle(problem, noise, batch=1), **{**kw, "seed": 6}),
+        T1._run_key(problem, GradientOracle(problem, noise, batch=1), **{**kw, "eta": 0.05000000000000001}),
+    }
+    assert len(keys) == 6 and None not in keys
+    assert T1._run_key(problem, GradientOracle(problem, noise.drawing_ahead(23), batch=1), **kw) is None
+    assert T1._run_key(problem, GradientOracle(problem, noise, batch=lambda t: 1), **kw) is None
