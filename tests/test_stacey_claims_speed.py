@@ -106,3 +106,24 @@ def test_kept_trajectory_is_the_fresh_run(monkeypatch):
     assert len(keys) == 6 and None not in keys
     assert T1._run_key(problem, GradientOracle(problem, noise.drawing_ahead(23), batch=1), **kw) is None
     assert T1._run_key(problem, GradientOracle(problem, noise, batch=lambda t: 1), **kw) is None
+
+
+def test_lipschitz_start_rows_kept_give_the_fresh_bits():
+    """smoothness' power iteration from the kept first rows: the value and pair of the rows drawn afresh."""
+    from lptheory.geometry import lp_norm
+    from proofs_checks.stacey import smoothness as S
+    from synthetic.smoothness import bilinear_power_iteration, duality_map
+
+    rng = np.random.default_rng(1)
+    for k in range(30):
+        d = 2 + k % 3
+        M = rng.standard_normal((d, d))
+        H, p, seed = (M + M.T) / 2, float(rng.choice([3.0, 4.0, 8.0])), int(k % 4)
+        for _ in range(2):  # the first call keeps the rows, the second reads them
+            val, u, v = S.lipschitz_constant(H, p, starts=6, iters=40, seed=seed)
+        uu, vv = bilinear_power_iteration(H, p, duality_map(np.random.default_rng(seed).standard_normal((6, d)), p), 40)
+        vals = np.einsum("ni,ij,nj->n", uu, H, vv) / (lp_norm(uu, p) * lp_norm(vv, p))
+        i = int(np.argmax(vals))
+        assert np.float64(val).tobytes() == vals[i].tobytes()
+        assert u.tobytes() == uu[i].tobytes() and v.tobytes() == vv[i].tobytes()
+    assert all(not r.flags.writeable for r in S._STARTS.values())
