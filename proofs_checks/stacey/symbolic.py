@@ -191,7 +191,10 @@ def _maj_symbols(d):
     return H, Lv, u, Hu
 
 
-# Appendix B's chain, explicit in the dimension d (symbols H_i_j, L_i, u_i, rho): (lhs, rhs) per link
+# Appendix B's chain, explicit in the dimension d (symbols H_i_j, L_i, u_i, rho): (lhs, rhs) per link; each
+# pair built once per d (immutable expressions: the same objects for the audit's steps and the majorization
+# check's 200 quadratics x 3 links per p, which rebuilt them at every draw)
+@functools.lru_cache(maxsize=16)
 def _rh_sides(d):
     _, Lv, u, Hu = maj_symbols(d)
     return (
@@ -200,6 +203,7 @@ def _rh_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _rhi_sides(d):
     _, Lv, u, _ = maj_symbols(d)
     qq = (2 * rho - 1) / rho
@@ -211,6 +215,7 @@ def _rhi_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _sm_sides(d):
     _, Lv, u, Hu = maj_symbols(d)
     return (
@@ -219,6 +224,7 @@ def _sm_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _ho_sides(d):
     _, Lv, u, _ = maj_symbols(d)
     return (
@@ -227,6 +233,7 @@ def _ho_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _re_sides(d):
     _, Lv, u, Hu = maj_symbols(d)
     return (_lp(Hu, 2 * rho / (2 * rho - 1)), _lp(Lv, rho / (rho - 1)) * _lp(u, 2 * rho))
