@@ -138,3 +138,22 @@ def test_chain_sides_kept_per_dimension_are_the_built_ones():
             kept = build(d)
             assert build(d) is kept
             assert build.__wrapped__(d) == kept, (link, d)
+
+
+def test_inline_math_kept_per_text_is_the_conversion():
+    """The pages' formula conversion, kept per text: the conversion's own result, on repeat too."""
+    from figures import mathtext
+
+    texts = [
+        "sum_{t=0}^{T-1} ||g_t||_{p*} <= L eta G^{2/(p-1)}",
+        "Lemma 2: E[B2] <= eta G^{1/(p-1)} ||sigma||_1 / sqrt(n_t), then more words",
+        "no formula here",
+        "already $x^2$ marked",
+        "a^b and c_{d} (twice)",
+    ]
+    for _ in range(2):
+        for t in texts:
+            plain = "$" in t or "\\" in t or ("^" not in t and "_{" not in t)
+            want = t if plain else mathtext._inline_math.__wrapped__(t)
+            assert mathtext.inline_math(t) == want
+    assert mathtext.inline_math(texts[0]) != texts[0]
