@@ -157,3 +157,17 @@ def test_inline_math_kept_per_text_is_the_conversion():
             want = t if plain else mathtext._inline_math.__wrapped__(t)
             assert mathtext.inline_math(t) == want
     assert mathtext.inline_math(texts[0]) != texts[0]
+
+
+def test_simplified_derivative_kept_is_sympys():
+    """The proof table's curvature and monotonicity preconditions, kept per (expression, variable, order):
+    sympy's simplification of the derivative, the same object on repeat."""
+    import sympy as sp
+
+    from proofs_checks.stacey import symbolic as S
+
+    ts, xs, P = S.VOCABULARY["ts"], S.VOCABULARY["xs"], S.VOCABULARY["P"]
+    for e, v, k in ((sp.sqrt(ts), ts, 2), (ts ** ((2 - P) / (P - 1)), ts, 2), (xs ** ((2 - P) / (P - 1)), xs, 1)):
+        got = S._simplified_derivative(e, v, k)
+        assert got == sp.simplify(sp.diff(e, v) if k == 1 else sp.diff(e, v, k))
+        assert S._simplified_derivative(e, v, k) is got
