@@ -193,24 +193,6 @@ SPECS = {
 }
 
 
-_STAGED: dict = {}
-
-
-def _paper_first_step(p, g0, *, eta, alpha, tau, beta1, eps) -> np.ndarray:
-    """Section 4.2's first iterate (:func:`formulas.stacey_p2_first_step`) at each coordinate of ``g0``, as
-    ``float(formula.subs({p, eta, alpha, tau, beta1, eps, g}))`` gives it: sympy substitutes a dict one symbol
-    at a time in its canonical order (alpha, beta1, epsilon, eta, g, p, tau), so the first four, the same for
-    every call of a process, are substituted once (kept per value) and g, p, tau per coordinate: the same
-    expressions at every stage, the same floats (the tests hold it against the dict; ``lionk.first-step``'s
-    sympy work 0.6 -> 0.3 s)."""
-    key = (eta, alpha, beta1, eps)
-    stage = _STAGED.get(key)
-    if stage is None:
-        formula = F.stacey_p2_first_step(g)  # the paper's first iterate, per coordinate
-        stage = _STAGED[key] = formula.subs([(F.alpha, alpha), (F.beta1, beta1), (F.eps, eps), (F.eta, eta)])
-    return np.array([float(stage.subs([(g, gi), (F.p, p), (F.tau, tau)])) for gi in g0])
-
-
 def lionk_records(p: float, g0, *, label: str = "") -> list:
     """``lionk.first-step`` at one p and one first gradient ``g0`` (Section 4.2): Algorithm 1's first iterate
     against the paper's formula (``setting`` "Alg. 1 vs formula"), and at tau = 0 Stacey(p,2)'s first iterate
@@ -223,7 +205,9 @@ def lionk_records(p: float, g0, *, label: str = "") -> list:
     opt = StaceyP2(p=p, lr=eta, alpha=alpha, tau=tau, beta1=b1, beta2=0.99, eps=eps, weight_decay=0.0, z_init="zero")
     th1, _ = opt.step(zero, g0, opt.init(zero))
     sc = {"p": p, "eta": eta, "alpha": alpha, "tau": tau, "beta1": b1, "epsilon": eps}
-    paper = _paper_first_step(p, g0, eta=eta, alpha=alpha, tau=tau, beta1=b1, eps=eps)
+    formula = F.stacey_p2_first_step(g)  # the paper's first iterate, per coordinate
+    subs = {F.p: p, F.eta: eta, F.alpha: alpha, F.tau: tau, F.beta1: b1, F.eps: eps}
+    paper = np.array([float(formula.subs({**subs, g: gi})) for gi in g0])
     err = float(np.max(np.abs(th1 - paper)))
     out.append(
         value_claim(
