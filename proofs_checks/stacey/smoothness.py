@@ -87,7 +87,8 @@ _STARTS: dict = {}
 def _start_rows(seed, starts: int, d: int, p: float) -> np.ndarray:
     """``duality_map(default_rng(seed).standard_normal((starts, d)), p)``: the power iteration's first rows,
     the same for every H of a (seed, starts, d, p); made once per process for an int seed (read-only; the
-    differential evolution of :func:`run_smoothness` asks for the same rows ~2000 times)."""
+    differential evolution of :func:`run_smoothness` asks for the same rows ~2000 times: 2000 calls of
+    :func:`lipschitz_constant` measured 0.28-0.41 -> 0.18-0.26 s of CPU)."""
     from synthetic.smoothness import duality_map
 
     if type(seed) is not int:
