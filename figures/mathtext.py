@@ -10,6 +10,7 @@ its formulas itself) or a backslash (it is LaTeX or code) is returned unchanged.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["inline_math", "to_latex", "is_formula_word", "Plain", "finalize"]
@@ -159,10 +160,18 @@ def inline_math(text) -> str:
     """``text`` with its formulas as LaTeX between ``$...$``: a formula is a run of formula words
     (:func:`is_formula_word`) and the symbols, numbers and single letters between and around them
     (``sum_{t=0}^{T-1} ||g_t||_{p*} <= L eta G^{2/(p-1)}``), without the punctuation that ends it. Unchanged when
-    ``text`` has a ``$`` or a backslash (it marks its formulas itself), or no formula word."""
+    ``text`` has a ``$`` or a backslash (it marks its formulas itself), or no formula word. A function of the
+    text alone: each text is converted once per process (a report converts the same texts for index.html and
+    report.md)."""
     text = str(text)
     if "$" in text or "\\" in text or ("^" not in text and "_{" not in text):
         return text
+    return _inline_math(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _inline_math(text: str) -> str:
+    """:func:`inline_math` of a text that may hold formula words."""
     words = []
     for w in _words(text):
         cut = next((m.start() for m in _SUFFIX.finditer(w) if w[m.start() + 1 :].split("-")[0] not in _NAMES), None)

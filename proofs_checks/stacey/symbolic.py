@@ -110,12 +110,19 @@ def _sign(e) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _simplified_derivative(expr, var, order: int):
+    """``simplify(diff(expr, var, order))``, made once per process for each (expression, variable, order): the
+    proof table checks the same curvature or monotonicity at several steps (3 of its 9 preconditions repeat
+    one); sympy's answer is the same expression each time."""
+    return sp.simplify(sp.diff(expr, var, order))
+
+
 def jensen(phi, var, claimed: str):
     """Jensen's inequality as the paper uses it (Appendix A.1, Lemmas B1 and B2): ``"E phi <= phi(E)"``
     needs phi concave, ``"E phi >= phi(E)"`` convex; the curvature is the sign of phi'' for p > 2.
     Returns (ok or None when undetermined, explanation)."""
-    d2 = sp.diff(phi, var, 2)
-    s2 = sp.simplify(d2)  # once: the sign and the text read the same simplification (it was made twice)
+    s2 = _simplified_derivative(phi, var, 2)  # the sign and the text read the same simplification
     sg = _sign(s2)
     shape = {1: "convex", -1: "concave", None: "of undetermined curvature"}[sg]
     need = "concave" if claimed == "E phi <= phi(E)" else "convex"
@@ -126,8 +133,7 @@ def jensen(phi, var, claimed: str):
 def monotone(expr, var, claimed: str):
     """A monotonicity step (Lemma B2): ``claimed`` ("increasing" | "decreasing") against the sign of the
     derivative for p > 2. Returns (ok or None when undetermined, explanation)."""
-    d1 = sp.diff(expr, var)
-    s1 = sp.simplify(d1)  # once: the sign and the text read the same simplification (it was made twice)
+    s1 = _simplified_derivative(expr, var, 1)  # the sign and the text read the same simplification
     sg = _sign(s1)
     shape = {1: "increasing", -1: "decreasing", None: "of undetermined monotonicity"}[sg]
     ok = None if sg is None else (shape == claimed)
@@ -191,7 +197,10 @@ def _maj_symbols(d):
     return H, Lv, u, Hu
 
 
-# Appendix B's chain, explicit in the dimension d (symbols H_i_j, L_i, u_i, rho): (lhs, rhs) per link
+# Appendix B's chain, explicit in the dimension d (symbols H_i_j, L_i, u_i, rho): (lhs, rhs) per link; each
+# pair built once per d (immutable expressions: the same objects for the audit's steps and the majorization
+# check's 200 quadratics x 3 links per p, which rebuilt them at every draw)
+@functools.lru_cache(maxsize=16)
 def _rh_sides(d):
     _, Lv, u, Hu = maj_symbols(d)
     return (
@@ -200,6 +209,7 @@ def _rh_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _rhi_sides(d):
     _, Lv, u, _ = maj_symbols(d)
     qq = (2 * rho - 1) / rho
@@ -211,6 +221,7 @@ def _rhi_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _sm_sides(d):
     _, Lv, u, Hu = maj_symbols(d)
     return (
@@ -219,6 +230,7 @@ def _sm_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _ho_sides(d):
     _, Lv, u, _ = maj_symbols(d)
     return (
@@ -227,6 +239,7 @@ def _ho_sides(d):
     )
 
 
+@functools.lru_cache(maxsize=16)
 def _re_sides(d):
     _, Lv, u, Hu = maj_symbols(d)
     return (_lp(Hu, 2 * rho / (2 * rho - 1)), _lp(Lv, rho / (rho - 1)) * _lp(u, 2 * rho))
