@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _kernels, _validate
 from ._xp import namespace
-from .geometry import _lp_norm, dual_exponent, lp_norm, steepest_map, steepest_step
+from .geometry import dual_exponent, lp_norm, steepest_map, steepest_step
 from .optimizers import Optimizer
 
 __all__ = ["AcceleratedLp", "SteepestLp", "accelerated_bound"]
@@ -199,7 +199,7 @@ class SteepestLp(Optimizer):
         if p == 2.0:
             np.multiply(-lr, grad, out=work)  # -lr * g
         else:
-            n = _lp_norm(np, grad, dual_exponent(p), -1)[..., None]
+            n = lp_norm(grad, dual_exponent(p), -1)[..., None]
             safe = np.where(n > 0, n, 1.0)
             np.divide(grad, safe, out=work)  # g / safe
             with np.errstate(divide="ignore"):
