@@ -54,21 +54,30 @@ def _ratio_tail(term, bound, req, scale, ge):
     """:func:`_ratio_of` from the values of the sides and of the condition (``req``, or None): one pass of
     the numba kernel :func:`~proofs_checks._search_kernels.ratio_tail` (the same IEEE operations per row)
     for float64 rows, else numpy."""
+    route = _ratio_kernel_route(term, bound, req, scale)
+    if route is not None:
+        kern, sc = route
+        return kern(term, bound, _NO_REQ if req is None else req, sc, bool(ge), np.empty(term.size))
+    return _ratio_tail_numpy(term, bound, req, scale, ge)
+
+
+def _ratio_kernel_route(term, bound, req, scale):
+    """``(kernel, scale as a float64 vector)`` where :func:`_ratio_tail` takes the numba kernel for these
+    values (float64 vectors of one shape, a scalar or per-row scale), else None."""
     kern = _ratio_kernel()
     if (
-        kern is not None
-        and type(term) is np.ndarray
-        and type(bound) is np.ndarray
-        and term.dtype == np.float64
-        and bound.dtype == np.float64
-        and term.ndim == 1
-        and bound.shape == term.shape
-        and (req is None or (type(req) is np.ndarray and req.dtype == np.float64 and req.shape == term.shape))
+        kern is None
+        or type(term) is not np.ndarray
+        or type(bound) is not np.ndarray
+        or term.dtype != np.float64
+        or bound.dtype != np.float64
+        or term.ndim != 1
+        or bound.shape != term.shape
+        or not (req is None or (type(req) is np.ndarray and req.dtype == np.float64 and req.shape == term.shape))
     ):
-        sc = np.asarray(scale, dtype=np.float64).reshape(-1)
-        if sc.size in (1, term.size):
-            return kern(term, bound, _NO_REQ if req is None else req, sc, bool(ge), np.empty(term.size))
-    return _ratio_tail_numpy(term, bound, req, scale, ge)
+        return None
+    sc = np.asarray(scale, dtype=np.float64).reshape(-1)
+    return (kern, sc) if sc.size in (1, term.size) else None
 
 
 def _ratio_kernel():
@@ -145,22 +154,12 @@ def _stage_ratio_tail(st, term, bound, req, scale, ge):
     array a constant of the function and a fresh output per run (the same call :func:`_ratio_tail` makes,
     without its ~12 checks and conversions per block of rows: measured at 24 rows, 7.1 -> 3.1 us); else
     :func:`_ratio_tail`."""
-    kern = _ratio_kernel()
-    t, b, r = X.val(term), X.val(bound), X.val(req)
-    if (
-        kern is not None
-        and type(t) is np.ndarray
-        and type(b) is np.ndarray
-        and t.dtype == np.float64
-        and b.dtype == np.float64
-        and t.ndim == 1
-        and b.shape == t.shape
-        and (r is None or (type(r) is np.ndarray and r.dtype == np.float64 and r.shape == t.shape))
-    ):
-        sc = np.asarray(scale, dtype=np.float64).reshape(-1)
-        if sc.size in (1, t.size):
-            r_arg = _NO_REQ if req is None else req
-            return st.call(kern, term, bound, r_arg, sc, bool(ge), st.fresh(np.empty, t.size))
+    t = X.val(term)
+    route = _ratio_kernel_route(t, X.val(bound), X.val(req), scale)
+    if route is not None:
+        kern, sc = route
+        r_arg = _NO_REQ if req is None else req
+        return st.call(kern, term, bound, r_arg, sc, bool(ge), st.fresh(np.empty, t.size))
     return st.call(_ratio_tail, term, bound, req, scale, ge)
 
 

@@ -20,6 +20,24 @@ IDENTITY, SQRT = 0, 1
 """``mode`` of :func:`step_closed`: s_p(z) = z (p = 2), or sgn(z) sqrt(|z|) (p = 3)."""
 
 
+@numba.njit(inline="always")
+def _z_step(z, grad, r, i, ar):
+    """z[r, i] += grad[r, i] a_r (``np.multiply(grad, a_k)``, then ``np.add(z, .)``); returns the new z."""
+    zi = z[r, i] + grad[r, i] * ar
+    z[r, i] = zi
+    return zi
+
+
+@numba.njit(inline="always")
+def _coupling_tail(theta, y, v, x0, r, i, si, omt, tau, omtn, taun):
+    """v = x0 - s; y = omt y + tau v; theta = omtn y + taun v at element (r, i), ``s`` = s_p(z) given."""
+    vi = x0[r, i] - si
+    v[r, i] = vi
+    yi = y[r, i] * omt + vi * tau
+    y[r, i] = yi
+    theta[r, i] = yi * omtn + vi * taun
+
+
 @numba.njit(nogil=True, error_model="numpy", cache=True)
 def step_closed(n, theta, grad, z, y, v, x0, a, mode, omt, tau, omtn, taun):
     """Rows ``[0, n)``: z += a_r grad; s = s_p(z) in closed form (``mode``); v = x0 - s;
@@ -28,17 +46,9 @@ def step_closed(n, theta, grad, z, y, v, x0, a, mode, omt, tau, omtn, taun):
     for r in range(n):
         ar = a[r]
         for i in range(d):
-            zi = z[r, i] + grad[r, i] * ar
-            z[r, i] = zi
-            if mode == IDENTITY:
-                si = zi
-            else:
-                si = math.copysign(math.sqrt(abs(zi)), zi)
-            vi = x0[r, i] - si
-            v[r, i] = vi
-            yi = y[r, i] * omt + vi * tau
-            y[r, i] = yi
-            theta[r, i] = yi * omtn + vi * taun
+            zi = _z_step(z, grad, r, i, ar)
+            si = zi if mode == IDENTITY else math.copysign(math.sqrt(abs(zi)), zi)
+            _coupling_tail(theta, y, v, x0, r, i, si, omt, tau, omtn, taun)
 
 
 @numba.njit(nogil=True, error_model="numpy", cache=True)
@@ -49,9 +59,7 @@ def step_pre(n, grad, z, a, ax):
     for r in range(n):
         ar = a[r]
         for i in range(d):
-            zi = z[r, i] + grad[r, i] * ar
-            z[r, i] = zi
-            ax[r, i] = abs(zi)
+            ax[r, i] = abs(_z_step(z, grad, r, i, ar))
 
 
 @numba.njit(nogil=True, error_model="numpy", cache=True)
@@ -60,11 +68,7 @@ def step_post(n, theta, z, y, v, x0, pw, omt, tau, omtn, taun):
     d = z.shape[1]
     for r in range(n):
         for i in range(d):
-            vi = x0[r, i] - math.copysign(pw[r, i], z[r, i])
-            v[r, i] = vi
-            yi = y[r, i] * omt + vi * tau
-            y[r, i] = yi
-            theta[r, i] = yi * omtn + vi * taun
+            _coupling_tail(theta, y, v, x0, r, i, math.copysign(pw[r, i], z[r, i]), omt, tau, omtn, taun)
 
 
 if pow_block is not None:
@@ -78,16 +82,10 @@ if pow_block is not None:
         for r in range(n):
             ar = a[r]
             for i in range(d):
-                zi = z[r, i] + grad[r, i] * ar
-                z[r, i] = zi
-                ax[i] = abs(zi)
+                ax[i] = abs(_z_step(z, grad, r, i, ar))
             pow_block(ax, 0, e, pw, d, pad)
             for i in range(d):
-                vi = x0[r, i] - math.copysign(pw[i], z[r, i])
-                v[r, i] = vi
-                yi = y[r, i] * omt + vi * tau
-                y[r, i] = yi
-                theta[r, i] = yi * omtn + vi * taun
+                _coupling_tail(theta, y, v, x0, r, i, math.copysign(pw[i], z[r, i]), omt, tau, omtn, taun)
 
 else:
     step_svml = None
