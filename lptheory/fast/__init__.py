@@ -24,7 +24,8 @@ Modules:
 * :mod:`~lptheory.fast.step`: the routes of one step; :mod:`~lptheory.fast.cache`: per-object memory;
 * :mod:`~lptheory.fast.nonfinite`: counting steps with a non-finite gradient;
 * :mod:`~lptheory.fast.svml`, :mod:`~lptheory.fast.svml_symbols`, :mod:`~lptheory.fast.svml_kernels`: numpy's own
-  SVML power called inside the kernels;
+  SVML power called inside the kernels; :mod:`~lptheory.fast.svml_cbrt`, :mod:`~lptheory.fast.svml_cbrt_kernels`:
+  its SVML cube root;
 * :mod:`~lptheory.fast.pool`, :mod:`~lptheory.fast.omp`: the worker threads and torch's OpenMP team;
 * :mod:`~lptheory.fast.foreach`: torch's multi-tensor operations as an array namespace;
 * :mod:`~lptheory.fast.rownorm`, :mod:`~lptheory.fast.rownorm_kernels`, :mod:`~lptheory.fast.simkernels`,

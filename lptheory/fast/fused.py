@@ -266,18 +266,38 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
         "_jit = numba.njit(nogil=True, error_model='numpy', cache=True)",
         "",
     ]
-    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
-        jit_name = "pow_block_jit" if cast == "float64" else "pow_block_f32_jit"
-        lines[2:2] = [f"from lptheory.fast.svml import {jit_name} as pow_block"]
+    one_pass = _one_pass(between, cast)
+    if one_pass:
+        sfx = "" if cast == "float64" else "_f32"
+        if any(b[0] == "power" for b in between):
+            lines[2:2] = [f"from lptheory.fast.svml import pow_block{sfx}_jit as pow_block"]
+        if any(b[0] == "cbrt" for b in between):
+            lines[2:2] = [f"from lptheory.fast.svml_cbrt import cbrt_block{sfx}_jit as cbrt_block"]
     alias = alias or {}
     plan, counted = _segment_sources(lines, segments, between, where, slot, finals, dyn_names, cast, alias, watch)
     if not counted:
         raise FusedUnsupported("no fused loop reads the gradient (its non-finite check)")
     blocked = None
-    if between and all(b[0] == "power" for b in between) and _svml.available(cast):
-        blocked = [b[3] for b in between]
+    if one_pass:
+        blocked = [b[3] for b in between if b[0] == "power"]  # the exponents of the powers, in order
         lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast, watch)
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked
+
+
+def _one_pass(between, cast) -> bool:
+    """Whether the numpy steps ``between`` fused loops can run inside the one-pass kernel: each is a power
+    (numpy's SVML power, :mod:`lptheory.fast.svml`) or a cube root (numpy's SVML cube root,
+    :mod:`lptheory.fast.svml_cbrt`), each routine available with numpy's bits here."""
+    if not between or any(b[0] not in ("power", "cbrt") for b in between):
+        return False
+    if any(b[0] == "power" for b in between) and not _svml.available(cast):
+        return False
+    if any(b[0] == "cbrt" for b in between):
+        from . import svml_cbrt
+
+        if not svml_cbrt.available(cast):
+            return False
+    return True
 
 
 def _ssa(ops, inputs, outputs, cast):
@@ -448,13 +468,19 @@ def block(cast) -> int:
 
 
 def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast, watch=False):
-    """Source of ``fused``: the whole rule in one pass over memory, block by block, with each power
-    computed by numpy's own SVML routine (:mod:`lptheory.fast.svml`) on the block's values in L1, instead
-    of a numpy call between loops over larger chunks. Same operations, same order, same bits."""
+    """Source of ``fused``: the whole rule in one pass over memory, block by block, with each power and
+    each cube root computed by numpy's own SVML routine (:mod:`lptheory.fast.svml`,
+    :mod:`lptheory.fast.svml_cbrt`) on the block's values in L1, instead of a numpy call between loops over
+    larger chunks. Same operations, same order, same bits."""
     last = len(segments) - 1
     target = {nm: (f"a_{alias[nm]}" if nm in alias else f"o_{nm}") for nm in finals}
     arrays = [f"a_{n}" for n in inputs] + [f"o_{nm}" for nm in outputs if nm not in alias]
-    expos = [f"e{j}" for j in range(len(between))]
+    # the powers' exponents (a cube root has none): e0, e1, ... in the order of the powers
+    expo_of = {}
+    for k, b in enumerate(between):
+        if b[0] == "power":
+            expo_of[k] = f"e{len(expo_of)}"
+    expos = list(expo_of.values())
     lines = [
         "@_jit",
         f"def fused({', '.join(['n', *arrays, *dyn_names, *expos])}):",
@@ -491,7 +517,10 @@ def _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn
         if k < len(between):
             _op, x, tgt, _expo, cond = between[k]
             src = f"{slot[x]}, 0" if x in slot else f"b_a_{x[3:]}, 0"
-            call = f"pow_block({src}, e{k}, {slot[tgt]}, m, pad)"
+            if _op == "cbrt":
+                call = f"cbrt_block({src}, {slot[tgt]}, m, pad)"
+            else:
+                call = f"pow_block({src}, {expo_of[k]}, {slot[tgt]}, m, pad)"
             if cond is None:
                 lines.append(f"        {call}")
             else:  # a power used only where cond[0] > cond[1]: skipped on blocks where no element needs it
