@@ -64,6 +64,7 @@ import numpy as np
 import sympy as sp
 
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound, coupling_update
+from lptheory.fast.step import bound_steps
 from lptheory.geometry import lp_norm
 from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP, deferred_nonfinite
 from lptheory.simulate import Observer, StepView, exact_oracle, simulate
@@ -642,7 +643,16 @@ class _ConfigRows(Optimizer):
             blocks = [(theta[i * k : (i + 1) * k], grad[i * k : (i + 1) * k]) for i in range(len(self.optimizers))]
             views = self._views = (theta, grad, blocks)
         parts = []
-        for o, st, (view, gview) in zip(self.optimizers, state["parts"], views[2]):
+        blocks = views[2]
+        # the configurations whose kernels are bound to their blocks (every step after the first two): their
+        # steps in one call (lptheory.fast.step.bound_steps: the same kernels, arrays and scalars, without
+        # each optimizer's step() around them); the non-finite gradient counts are dropped, as the tally of
+        # deferred_nonfinite below is
+        fast = bound_steps(self.optimizers, [b[0] for b in blocks], [b[1] for b in blocks], state["parts"])
+        for o, st, (view, gview), got in zip(self.optimizers, state["parts"], blocks, fast):
+            if got is not None:
+                parts.append(got[0])
+                continue
             # a tuning configuration that diverges is recorded (its gap inf, on_nonfinite="record"), the
             # expected outcome of a grid's too-large steps: its non-finite gradients are tallied, not warned about
             with deferred_nonfinite(o):
