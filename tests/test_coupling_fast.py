@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lptheory.accelerated import coupling_update
-from lptheory.fast import coupling, svml
+from lptheory.fast import coupling, svml, svml_cbrt
 
 pytestmark = pytest.mark.skipif(coupling.kernels() is None, reason="numba missing")
 
@@ -39,14 +39,16 @@ def _same_bits(A, B):
 @pytest.mark.parametrize("p", [2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.3])
 @pytest.mark.parametrize("column", [True, False])
 def test_compiled_step_gives_the_bits_of_the_numpy_calls(p, column, monkeypatch):
-    # every route (identity, sqrt, numpy's cbrt or power between two kernels, SVML inside the kernel), rows
+    # every route (identity, sqrt, numpy's cbrt or power between two kernels, SVML's power or cube root inside
+    # the kernel), rows
     # [0, 4) of 6 stepped (the last two must stay as they were), a per-row or a scalar a_k
     fast = _run(p, False, column=column)
     ref = _run(p, True, column=column, monkeypatch=monkeypatch)
     assert _same_bits(fast, ref)
     untouched = _run(p, False, column=column, steps=0)
     assert _same_bits([a[4:] for a in fast], [a[4:] for a in untouched])
-    assert coupling.route(p) == {2.0: "identity", 3.0: "sqrt", 2.5: "numpy", 4.0: "numpy"}.get(
+    cbrt = "cbrt" if svml_cbrt.available() else "numpy"
+    assert coupling.route(p) == {2.0: "identity", 3.0: "sqrt", 2.5: "numpy", 4.0: cbrt}.get(
         p, "svml" if svml.agrees(1.0 / (p - 1.0)) else "numpy"
     )
 
@@ -68,6 +70,25 @@ def test_a_planted_svml_disagreement_sends_the_power_back_to_numpy(monkeypatch):
     assert not svml.agrees(0.2)
     assert coupling.route(6.0) == "numpy"
     assert _same_bits(_run(6.0, False), _run(6.0, True, monkeypatch=monkeypatch))
+
+
+def test_a_planted_cube_root_disagreement_sends_p4_back_to_numpy(monkeypatch):
+    # numpy's SVML cube root wrapped with a one-ulp error: the probe must see it, and the step at p = 4 then
+    # takes numpy.cbrt between two kernels, with numpy's bits
+    real = svml_cbrt._blocks().get("float64")
+    if real is None:
+        pytest.skip("no SVML cube root here")
+
+    def off_by_one_ulp(x, xo, out, m, pad):
+        real(x, xo, out, m, pad)
+        out[:m] = np.nextafter(out[:m], np.inf)
+
+    monkeypatch.setattr(svml_cbrt, "_blocks", lambda: {"float64": off_by_one_ulp})
+    monkeypatch.setattr(svml_cbrt, "_OK", {})
+    monkeypatch.setattr(coupling, "_ROUTES", {})
+    assert not svml_cbrt.available()
+    assert coupling.route(4.0) == "numpy"
+    assert _same_bits(_run(4.0, False), _run(4.0, True, monkeypatch=monkeypatch))
 
 
 def test_arrays_that_do_not_fit_take_the_numpy_calls():

@@ -11,8 +11,10 @@ rounded, numba without fast-math or contraction). The power |z|^{1/(p-1)} takes 
 
 * p = 2: s_2 is the identity (``"identity"``: one kernel);
 * 1/(p-1) = 1/2 (p = 3): ``numpy.sqrt`` is correctly rounded, as is the kernel's (``"sqrt"``: one kernel);
-* an exponent where ``pow_abs`` takes another closed form (the cube roots of p = 4 and p = 5/2: numpy's
-  ``cbrt``, which numba does not reproduce), or where numpy's SVML power does not give ``numpy.power``'s
+* 1/(p-1) = 1/3 (p = 4): ``pow_abs`` takes ``numpy.cbrt``; where numpy's SVML cube root is available with
+  its bits (:func:`lptheory.fast.svml_cbrt.available`), ``"cbrt"``: one kernel calling it row by row;
+* an exponent where ``pow_abs`` takes another closed form (the cube root, squared, of p = 5/2; the cube root
+  of p = 4 without SVML's), or where numpy's SVML power does not give ``numpy.power``'s
   bits (:func:`lptheory.fast.svml.agrees` says no, or no SVML here): ``"numpy"``, two kernels with
   ``pow_abs`` itself between them (the same numpy call on the same values);
 * otherwise (p = 6, ...): ``"svml"``, one kernel calling numpy's own SVML power row by row.
@@ -58,7 +60,7 @@ def route(p: float) -> str | None:
     got = _ROUTES.get(p)
     if got is None and p not in _ROUTES:
         from .._xp import pow_is_closed_form
-        from . import svml
+        from . import svml, svml_cbrt
 
         K = kernels()
         if K is None or not math.isfinite(p) or p < 2.0:
@@ -69,6 +71,8 @@ def route(p: float) -> str | None:
             e = 1.0 / (p - 1.0)
             if e == 0.5:
                 got = "sqrt"
+            elif e == 1.0 / 3.0 and K.step_cbrt is not None and svml_cbrt.available():
+                got = "cbrt"  # pow_abs's numpy.cbrt at this exponent
             elif not pow_is_closed_form(np, e) and K.step_svml is not None and svml.agrees(e):
                 got = "svml"
             else:
@@ -129,6 +133,9 @@ def update(theta, grad, z, y, v, x0, s, buf, a_k, k: int, p: float, n: int | Non
     elif mode == "svml":
         pad = np.empty(16)  # per call: kernels may run in several threads
         K.step_svml(n, theta, grad, z, y, v, x0, a, 1.0 / (p - 1.0), omt, tau, omtn, tau_next, s[0], buf[0], pad)
+    elif mode == "cbrt":
+        pad = np.empty(16)
+        K.step_cbrt(n, theta, grad, z, y, v, x0, a, omt, tau, omtn, tau_next, s[0], buf[0], pad)
     else:
         from .._xp import pow_abs
 

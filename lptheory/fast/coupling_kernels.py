@@ -15,6 +15,10 @@ try:
     from .svml_kernels import pow_block
 except ImportError:  # numpy exports no SVML power here: the "svml" route is never taken
     pow_block = None
+try:
+    from .svml_cbrt_kernels import cbrt_block
+except ImportError:  # numpy exports no SVML cube root here: the "cbrt" route is never taken
+    cbrt_block = None
 
 IDENTITY, SQRT = 0, 1
 """``mode`` of :func:`step_closed`: s_p(z) = z (p = 2), or sgn(z) sqrt(|z|) (p = 3)."""
@@ -89,3 +93,22 @@ if pow_block is not None:
 
 else:
     step_svml = None
+
+
+if cbrt_block is not None:
+
+    @numba.njit(nogil=True, error_model="numpy", cache=True)
+    def step_cbrt(n, theta, grad, z, y, v, x0, a, omt, tau, omtn, taun, ax, pw, pad):
+        """:func:`step_svml` with numpy's SVML cube root |z|^{1/3} (p = 4; ``cbrt_block``: numpy.cbrt's bits
+        where :func:`lptheory.fast.svml_cbrt.available` holds) in place of the power."""
+        d = z.shape[1]
+        for r in range(n):
+            ar = a[r]
+            for i in range(d):
+                ax[i] = abs(_z_step(z, grad, r, i, ar))
+            cbrt_block(ax, 0, pw, d, pad)
+            for i in range(d):
+                _coupling_tail(theta, y, v, x0, r, i, math.copysign(pw[i], z[r, i]), omt, tau, omtn, taun)
+
+else:
+    step_cbrt = None
