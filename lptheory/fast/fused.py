@@ -52,7 +52,7 @@ from . import numba_cache
 from . import svml as _svml
 from .cache import slot, static_copy
 
-__all__ = ["available", "run", "run_direct", "watch_new_theta", "TraceNS", "FusedUnsupported"]
+__all__ = ["available", "run", "run_direct", "rows_driver", "watch_new_theta", "TraceNS", "FusedUnsupported"]
 
 _LOCK = threading.Lock()
 _KERNELS: dict = {}
@@ -281,7 +281,42 @@ def _generate(ops, inputs, outputs, dyn_names, cast, alias=None, watch=False):
     if one_pass:
         blocked = [b[3] for b in between if b[0] == "power"]  # the exponents of the powers, in order
         lines += _blocked_source(segments, between, where, slot, finals, inputs, outputs, dyn_names, alias, cast, watch)
+        if not watch:
+            n_arrays = len(inputs) + len([nm for nm in outputs if nm not in alias])
+            lines += _rows_source("fused", n_arrays, len(dyn_names), len(blocked))
+    elif len(plan) == 1 and not watch:
+        _, name, loads, _, _, outs = plan[0]
+        lines += _rows_source(name, len(loads) + len(outs), len(dyn_names), 0)
     return "\n".join(lines), plan, sorted(set(slot.values())), blocked
+
+
+def _rows_source(name: str, n_arrays: int, n_dyn: int, n_expos: int) -> list:
+    """Source of ``<name>_rows(nb, n, A0, ..., S, E)``: kernel ``name`` called on row b of each 2-D array
+    ``A0, ...`` with the scalars of row b of ``S`` and the exponents ``E``, for b = 0..nb-1, in one compiled
+    call (several optimizers of one configuration class stepping their own rows, :func:`rows_driver`): the
+    calls a loop in Python would make, the same bits; returns the summed non-finite gradient counts."""
+    arrays = [f"A{j}" for j in range(n_arrays)]
+    args = ["n", *[f"{a}[b]" for a in arrays], *[f"S[b, {j}]" for j in range(n_dyn)]]
+    args += [f"E[{j}]" for j in range(n_expos)]
+    return [
+        "@_jit",
+        f"def {name}_rows({', '.join(['nb', 'n', *arrays, 'S', 'E'])}):",
+        "    nf = 0",
+        "    for b in range(nb):",
+        f"        nf += {name}({', '.join(args)})",
+        "    return nf",
+        "",
+    ]
+
+
+def rows_driver(fn):
+    """The ``<name>_rows`` driver generated beside kernel ``fn`` (a dispatcher of a generated module, as
+    :func:`bind_direct` binds it), or None (a kernel without one: a plan of several parts, a watching
+    variant, or not a generated kernel)."""
+    py = getattr(fn, "py_func", None)
+    if py is None:
+        return None
+    return py.__globals__.get(fn.__name__ + "_rows")
 
 
 def _one_pass(between, cast) -> bool:

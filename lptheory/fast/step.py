@@ -23,7 +23,7 @@ from . import fused as _fused
 from .cache import SLOTS, slot
 from .nonfinite import count_nonfinite, note_nonfinite
 
-__all__ = ["BIND_LIMIT", "apply", "short_step", "new_names", "bound_steps"]
+__all__ = ["BIND_LIMIT", "apply", "short_step", "new_names", "bound_steps", "rows_step"]
 
 BIND_LIMIT = 32
 """Kernels bound to arrays (:func:`bind`) per optimizer: past it (steps alternating between array sets,
@@ -226,3 +226,107 @@ def bound_steps(opts, thetas, grads, states) -> list:
         new_state.update(zip(buffers, old))
         out.append((new_state, nf))
     return out
+
+
+def _rows_plan(opts, bounds, stacks):
+    """The plan of :func:`rows_step` for these bound kernels, or None: one kernel function with a rows driver
+    (:func:`lptheory.fast.fused.rows_driver`) for every optimizer, the same exponents and element count, plain
+    scalars (a template with the same step-count columns), and optimizer i's arrays row i of ``stacks`` (in
+    the kernel's order, the same stack at each position for every optimizer)."""
+    k0 = bounds[0][4]
+    fn, expos, tmpl0 = k0[0], k0[2], bounds[0][6]
+    if fn is None or tmpl0 is None:
+        return None
+    driver = _fused.rows_driver(fn)
+    if driver is None:
+        return None
+    n = k0[1][0]
+    ptrs = [[a.__array_interface__["data"][0] + i * a.strides[0] for i in range(a.shape[0])] for a in stacks]
+    order = None
+    for i, b in enumerate(bounds):
+        kern = b[4]
+        if kern[0] is not fn or kern[2] != expos or kern[1][0] != n or b[6] is None:
+            return None
+        if [v is None for v in b[6]] != [v is None for v in tmpl0]:
+            return None
+        pos = []
+        for flat in kern[1][1:]:
+            if flat.ndim != 1 or flat.size != n or not flat.flags.c_contiguous:
+                return None
+            at = flat.__array_interface__["data"][0]
+            j = next(
+                (j for j, st in enumerate(stacks) if st.shape[1] == n and st.dtype == flat.dtype and ptrs[j][i] == at),
+                None,
+            )
+            if j is None:
+                return None
+            pos.append(j)
+        if order is None:
+            order = pos
+        elif pos != order:
+            return None
+    arrays = tuple(stacks[j] for j in order)
+    S = np.array([[0.0 if v is None else v for v in b[6]] for b in bounds], dtype=np.float64)
+    tcols = [j for j, v in enumerate(tmpl0) if v is None]
+    E = np.asarray(expos if expos is not None else (), dtype=np.float64)
+    return {"bounds": bounds, "driver": driver, "arrays": arrays, "S": S, "tcols": tcols, "E": E, "n": n,
+            "svml": expos is not None}
+
+
+def rows_step(opts, stacks, states, memo: dict):
+    """Donated steps of several optimizers of one class and configuration shape, optimizer i on row i of
+    each 2-D array of ``stacks`` (its parameters, gradient and buffers, as its kernel was bound to them by
+    :func:`bind`), in ONE compiled call (the kernel's rows driver, :func:`lptheory.fast.fused.rows_driver`):
+    ``(new states, non-finite gradient entries of all)``, or None where :func:`bound_steps` must run (an
+    optimizer without a bound kernel, a kernel without a driver, arrays that are not the stacks' rows, a
+    buffer that is not the bound one, steps that differ). ``memo``: the caller's dict, holding the plan
+    checked for the current bound kernels (checked again whenever one is rebound). The calls are those
+    :func:`bound_steps` makes (the same kernel on the same arrays with the same scalars, in the same order:
+    the same bits); the non-finite counts are not counted on the optimizers. For the acceleration check's
+    tuning runs (4 configurations of 2 rows of 4096 per simulator step)."""
+    if config.numpy_engine():
+        return None
+    bounds = []
+    for opt in opts:
+        s = SLOTS.get(id(opt))
+        if s is None or s.checked_only or s.bound is None:
+            return None
+        bounds.append(s.bound)
+    plan = memo.get("plan")
+    if (
+        plan is None
+        or len(plan["bounds"]) != len(bounds)
+        or any(a is not b for a, b in zip(plan["bounds"], bounds))
+        or len(plan["stacks"]) != len(stacks)
+        or any(a is not b for a, b in zip(plan["stacks"], stacks))
+    ):
+        # checked once per set of bound kernels and stacks (a set that has no plan is remembered too)
+        plan = _rows_plan(opts, bounds, stacks) or {"bounds": bounds, "driver": None}
+        plan["stacks"] = tuple(stacks)
+        memo["plan"] = plan
+    if plan["driver"] is None:
+        return None
+    if plan["svml"] and not _fused.USE_SVML:
+        return None
+    t = states[0].get("step")
+    if type(t) is not int or t < 0:
+        return None
+    for opt, b, state in zip(opts, bounds, states):
+        if state.get("step") != t:
+            return None
+        for k, a in zip(opt.buffers, b[2]):
+            if state.get(k) is not a:
+                return None
+    for a in plan["arrays"]:
+        if not a.flags.writeable:
+            return None
+    S = plan["S"]
+    for j in plan["tcols"]:
+        S[:, j] = float(t)
+    nf = plan["driver"](len(bounds), plan["n"], *plan["arrays"], S, plan["E"])
+    news = []
+    for opt, b in zip(opts, bounds):
+        st = {"step": t + 1}
+        st.update(zip(opt.buffers, b[2]))
+        news.append(st)
+    return news, nf

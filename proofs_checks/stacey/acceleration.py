@@ -64,7 +64,7 @@ import numpy as np
 import sympy as sp
 
 from lptheory.accelerated import AcceleratedLp, SteepestLp, accelerated_bound, coupling_update
-from lptheory.fast.step import bound_steps
+from lptheory.fast.step import bound_steps, rows_step
 from lptheory.geometry import lp_norm
 from lptheory.optimizers import SGD, Optimizer, StaceyP2, StaceyPP, deferred_nonfinite
 from lptheory.simulate import Observer, StepView, exact_oracle, simulate
@@ -625,11 +625,35 @@ class _ConfigRows(Optimizer):
 
     def __init__(self, optimizers, k):
         self.optimizers, self.k = list(optimizers), int(k)
-        self._views = None  # (theta, grad, [(theta block, grad block) per configuration]) of the last step
+        # (theta, grad, [(theta block, grad block) per configuration], the 2-D stacks of rows_step or None) of
+        # the last step
+        self._views = None
+        self._stacks = None  # each buffer of every configuration as the rows of one array (see init)
+        self._memo: dict = {}  # rows_step's checked plan
 
     def init(self, theta):
         k = self.k
-        return {"step": 0, "parts": [o.init(theta[i * k : (i + 1) * k]) for i, o in enumerate(self.optimizers)]}
+        parts = [o.init(theta[i * k : (i + 1) * k]) for i, o in enumerate(self.optimizers)]
+        # the configurations' buffers moved (the same values) into one array per buffer, configuration i its
+        # row i, so that lptheory.fast.step.rows_step steps every configuration in one compiled call
+        self._stacks = None
+        o0 = self.optimizers[0]
+        names = getattr(o0, "buffers", None)
+        block = theta[:k].shape if k else None
+        if names and all(type(o) is type(o0) for o in self.optimizers) and all(
+            type(st.get(nm)) is np.ndarray and st[nm].shape == block and st[nm].dtype == theta.dtype
+            for st in parts
+            for nm in names
+        ):
+            stacks = []
+            for nm in names:
+                big = np.empty((len(parts), math.prod(block)), dtype=theta.dtype)
+                for i, st in enumerate(parts):
+                    big[i] = st[nm].reshape(-1)
+                    st[nm] = big[i].reshape(block)
+                stacks.append(big)
+            self._stacks = stacks
+        return {"step": 0, "parts": parts}
 
     def step(self, theta, grad, state, *, donate: bool = False):
         if not donate:
@@ -639,9 +663,18 @@ class _ConfigRows(Optimizer):
             # the blocks as views kept across steps while the simulator passes the same arrays: each
             # optimizer then steps the same array objects (its kernel bound to them, see
             # ElementwiseOptimizer.step)
-            k = self.k
-            blocks = [(theta[i * k : (i + 1) * k], grad[i * k : (i + 1) * k]) for i in range(len(self.optimizers))]
-            views = self._views = (theta, grad, blocks)
+            k, nb = self.k, len(self.optimizers)
+            blocks = [(theta[i * k : (i + 1) * k], grad[i * k : (i + 1) * k]) for i in range(nb)]
+            stacks = None
+            if self._stacks is not None and theta.flags.c_contiguous and grad.flags.c_contiguous:
+                stacks = [theta.reshape(nb, -1), grad.reshape(nb, -1), *self._stacks]
+            views = self._views = (theta, grad, blocks, stacks)
+        if views[3] is not None:
+            # every configuration's bound kernel in one compiled call (rows_step: the same calls, the same bits;
+            # the non-finite gradient counts dropped, as below)
+            got = rows_step(self.optimizers, views[3], state["parts"], self._memo)
+            if got is not None:
+                return theta, {"step": state["step"] + 1, "parts": got[0]}
         parts = []
         blocks = views[2]
         # the configurations whose kernels are bound to their blocks (every step after the first two): their
