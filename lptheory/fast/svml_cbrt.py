@@ -20,10 +20,7 @@ engine keeps ``numpy.cbrt`` between fused loops. ``LPTHEORY_SVML=0`` switches th
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import glob
-import os
 import threading
 
 import numpy as np
@@ -31,49 +28,19 @@ import numpy as np
 from .. import config
 from . import numba_cache
 
-__all__ = ["SYMBOLS", "LANES", "addresses", "available", "cbrt_block"]
+__all__ = ["available", "cbrt_block", "probe_values"]
 
 numba_cache.register(__file__)  # the generated kernels resolve cbrt_block_jit here
 
-SYMBOLS = {"float64": "__svml_cbrt8_ha", "float32": "__svml_cbrtf16"}
-LANES = {"float64": 8, "float32": 16}
 _LOCK = threading.Lock()
 _OK: dict = {}
 
 
 @functools.lru_cache(maxsize=1)
-def addresses() -> dict:
-    """{dtype name: address of numpy's SVML cube root} for the symbols numpy exports (empty: none)."""
-    if config.svml_off():
-        return {}
-    try:
-        import numpy._core as core
-        from numpy._core._multiarray_umath import __cpu_features__ as cpu
-    except ImportError:  # numpy < 2
-        return {}
-    if not cpu.get("AVX512_SKX"):  # numpy runs SVML only there (and calling it elsewhere would fault)
-        return {}
-    out = {}
-    for so in glob.glob(os.path.join(os.path.dirname(core.__file__), "_multiarray_umath*")):
-        try:
-            lib = ctypes.CDLL(so)
-        except OSError:
-            continue
-        for dt, sym in SYMBOLS.items():
-            try:
-                out[dt] = ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
-            except AttributeError:
-                pass
-        if out:
-            break
-    return out
-
-
-@functools.lru_cache(maxsize=1)
 def _blocks() -> dict:
-    """{dtype name: cbrt_block}, from :mod:`lptheory.fast.svml_cbrt_kernels`; empty without numba or the
-    symbols."""
-    if not addresses():
+    """{dtype name: cbrt_block}, from :mod:`lptheory.fast.svml_cbrt_kernels` (which finds numpy's symbols);
+    empty without numba or the symbols (``LPTHEORY_SVML=0``: none looked for)."""
+    if config.svml_off():
         return {}
     try:
         from . import svml_cbrt_kernels as K
@@ -125,7 +92,7 @@ def _probe(dtype: str) -> bool:
     x = probe_values(dtype)
     out = np.empty_like(x)
     with np.errstate(all="ignore"):
-        k(x, 0, out, x.size, np.empty(2 * LANES[dtype], dtype=dtype))
+        k(x, 0, out, x.size, np.empty(32, dtype=dtype))  # two groups of lanes (16 float32 lanes)
         ref = np.cbrt(x)
     it = np.int64 if dtype == "float64" else np.int32
     return bool(np.array_equal(out.view(it), ref.view(it)))
