@@ -283,7 +283,9 @@ def rows_step(opts, stacks, states, memo: dict):
     checked for the current bound kernels (checked again whenever one is rebound). The calls are those
     :func:`bound_steps` makes (the same kernel on the same arrays with the same scalars, in the same order:
     the same bits); the non-finite counts are not counted on the optimizers. For the acceleration check's
-    tuning runs (4 configurations of 2 rows of 4096 per simulator step)."""
+    tuning runs (4 configurations of 2 rows of 4096 per simulator step; measured, process time, a simulator
+    step of 4 Stacey(p,2) configurations with their gradient at p = 2: 45-46 us through :func:`bound_steps`,
+    37.6-38.4 us through the rows driver)."""
     if config.numpy_engine():
         return None
     bounds = []

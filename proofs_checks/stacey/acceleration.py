@@ -619,7 +619,10 @@ class _ConfigRows(Optimizer):
     """Several configurations of one horizon-free method side by side: configuration i steps rows
     ``[i k, (i + 1) k)`` of the parameters with its own optimizer and state (in place, ``donate``), so that
     one simulator run holds every configuration of a tuning grid (one gradient call and one loop step for
-    all of them). Each block gets exactly the calls of its own run: the same bits."""
+    all of them). Each block gets exactly the calls of its own run: the same bits. Configurations of one
+    class keep their buffers as the rows of one array per buffer (:meth:`init`), so that once their kernels
+    are bound the step is one compiled call for all of them (:func:`lptheory.fast.step.rows_step`), else
+    one call per configuration (:func:`lptheory.fast.step.bound_steps`, then each optimizer's ``step``)."""
 
     name = "config-rows"
 
