@@ -162,6 +162,7 @@ def test_rows_step_falls_back(rng, monkeypatch):
     assert rows_step(cr.optimizers, stacks, parts, memo) is not None
     swapped = [s[[1, 0, 2]] for s in stacks]  # copies, rows out of order
     assert rows_step(cr.optimizers, swapped, parts, {}) is None
+    assert rows_step(cr.optimizers, [s[:2] for s in stacks], parts, {}) is None  # fewer rows than optimizers
     before = [s.copy() for s in stacks]
     assert rows_step(cr.optimizers, swapped, parts, memo) is None  # other stacks, the same memo: checked again
     assert all(np.array_equal(a, b) for a, b in zip(stacks, before))  # the old rows were not stepped

@@ -241,6 +241,8 @@ def _rows_plan(opts, bounds, stacks):
     if driver is None:
         return None
     n = k0[1][0]
+    if any(a.ndim != 2 or a.shape[0] != len(bounds) for a in stacks):
+        return None
     ptrs = [[a.__array_interface__["data"][0] + i * a.strides[0] for i in range(a.shape[0])] for a in stacks]
     order = None
     for i, b in enumerate(bounds):
