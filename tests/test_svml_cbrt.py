@@ -34,7 +34,7 @@ def test_cbrt_block_is_numpy_cbrt(dtype, m, rng):
 
 
 @needs_cbrt
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow)])  # as test_fused
 @pytest.mark.parametrize("opt", [O.StaceyP2(p=4.0, lr=0.1, alpha=0.05, tau=0.3), O.StaceyPP(p=4.0, lr=0.1)], ids=repr)
 def test_one_pass_cube_root_same_bits_as_numpy_cbrt_path(opt, dtype, monkeypatch, rng):
     """At p = 4 the steepest step's |x|^{1/3} is numpy.cbrt: the one-pass kernel (SVML's cube root in blocks,
