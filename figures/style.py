@@ -368,7 +368,7 @@ class _ticks_computed_once:
                 key = (
                     id(axis),
                     tuple(axis.get_view_interval()),
-                    axis.get_tick_space(),
+                    _tick_space(axis),
                     id(axis.get_major_locator()),
                     id(axis.get_minor_locator()),
                     id(axis.major.formatter),
@@ -384,7 +384,7 @@ class _ticks_computed_once:
             # for an older state (A, then B with as many ticks, then A again) would return ticks holding B's
             got = memo.get(id(axis))
             if got is None or got[0] != key or got[1] is not axis:
-                got = memo[id(axis)] = (key, axis, orig(axis))
+                got = memo[id(axis)] = (key, axis, _update_ticks_in_view(axis, orig))
             return got[2]
 
         Axis._update_ticks = update_ticks
@@ -466,6 +466,7 @@ class _ticks_computed_once:
 
         self._memoize_shapes_and_layouts(text_rc)
         self._memoize_glyph_bitmaps()
+        self._bbox_union_in_one_pass()
 
         def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
             try:
@@ -648,6 +649,37 @@ class _ticks_computed_once:
 
         RendererAgg._draw_text_glyphs_and_boxes = draw_glyphs_and_boxes
 
+    def _bbox_union_in_one_pass(self) -> None:
+        """Within the save: :meth:`Bbox.union <matplotlib.transforms.BboxBase.union>` reads its boxes' corners in one
+        array (below); undone by :meth:`__exit__`."""
+        import math
+
+        import numpy as np
+        from matplotlib.transforms import Bbox, BboxBase
+
+        # matplotlib's union takes each box's xmin, xmax, ymin and ymax, each a numpy reduction over the box's two
+        # corners (~3 us), then the min or max of each list: ~29,000 boxes a report in ~3,300 unions (tick labels,
+        # spines, axis labels at every layout pass, tight-box query and draw), ~0.4 s. Here the corners of all the
+        # boxes are read once (get_points, what those properties read) and reduced in one call per side. The min
+        # of the same numbers is the same number, except where it is a zero (which of 0.0 and -0.0 a reduction
+        # keeps depends on its order) or not a number: those unions (and any of other arrays) are matplotlib's own
+        self.bboxbase, self.orig_union = BboxBase, BboxBase.__dict__["union"]
+        union = self.orig_union.__func__
+
+        def fast_union(bboxes):
+            if len(bboxes) < 2:
+                return union(bboxes)
+            points = np.concatenate([b.get_points() for b in bboxes])  # the corners, two rows per box
+            if points.dtype != np.float64 or points.shape != (2 * len(bboxes), 2):
+                return union(bboxes)
+            lo, hi = points.min(axis=0), points.max(axis=0)
+            sides = (*lo.tolist(), *hi.tolist())
+            if not all(v != 0.0 and math.isfinite(v) for v in sides):
+                return union(bboxes)
+            return Bbox([[lo[0], lo[1]], [hi[0], hi[1]]])
+
+        BboxBase.union = staticmethod(fast_union)
+
     def __exit__(self, *exc):
         if not self.active:
             return False
@@ -662,6 +694,7 @@ class _ticks_computed_once:
             self.text2path.get_glyphs_with_font = self.orig_glyphs_with_font
             self.agg._draw_text_glyphs_and_boxes = self.orig_glyphs
             self.mtext.Text._get_layout = self.orig_layout
+            self.bboxbase.union = self.orig_union
         finally:
             _PATCH_LOCK.release()
         return False
@@ -689,6 +722,99 @@ def _renderer_kind(renderer):
 
 
 _RENDERERS: tuple | None = None
+
+
+def _update_ticks_in_view(axis, orig) -> list:
+    """Matplotlib's ``Axis._update_ticks`` (3.11: the locations and labels of the major and minor ticks, each
+    location's ``Tick`` moved there and labelled, the ticks in view returned, majors first), except that ``Tick``
+    objects are made and updated for the locations in view only: matplotlib makes one for every location its
+    locators return, and a log axis's minor locator returns a decade beyond each end of the view (a report's
+    figures made ~1,650 ticks, ~440 never drawn; a tick is ~0.5 ms: five artists, three marker styles copied).
+    The labels are formatted from all the locations, as matplotlib formats them (a formatter reads them all: the
+    offset, the decades labelled); the ticks in view get the same locations and labels in the same order, and
+    a tick's drawing reads nothing else of it. ``orig`` (matplotlib's) for any other axis: not an x or a y axis
+    of a 2D Axes, or fixed tick locations (category labels: :func:`narrow_layout` reads every tick's label in
+    location order)."""
+    from matplotlib import ticker
+    from matplotlib import transforms as mtransforms
+    from matplotlib.axis import XAxis, YAxis
+
+    if type(axis) not in (XAxis, YAxis) or getattr(axis.axes, "name", None) != "rectilinear":
+        return orig(axis)
+    groups = []
+    for kw, locator, formatter, locs_of, ticks_of in (
+        (axis._major_tick_kw, axis.get_major_locator(), axis.major.formatter, axis.get_majorticklocs,
+         axis.get_major_ticks),
+        (axis._minor_tick_kw, axis.get_minor_locator(), axis.minor.formatter, axis.get_minorticklocs,
+         axis.get_minor_ticks),
+    ):  # fmt: skip
+        if isinstance(locator, ticker.FixedLocator):
+            return orig(axis)
+        if axis._tick_group_visible(kw) and not isinstance(locator, ticker.NullLocator):
+            groups.append((formatter, locs_of, ticks_of))
+    view_low, view_high = axis.get_view_interval()
+    if view_low > view_high:
+        view_low, view_high = view_high, view_low
+    transform = axis.get_transform()
+    interval_t = transform.transform([view_low, view_high])
+    ticks_to_draw = []
+    for formatter, locs_of, ticks_of in groups:
+        locs = locs_of()
+        labels = formatter.format_ticks(locs)
+        shown = []
+        for loc, label in zip(locs, labels):
+            try:  # as matplotlib decides it, from the location a tick there would have
+                loc_t = transform.transform(loc)
+            except AssertionError:  # a masked value some scales make
+                continue
+            if mtransforms._interval_contains_close(interval_t, loc_t):
+                shown.append((loc, label))
+        for tick, (loc, label) in zip(ticks_of(len(shown)), shown):
+            tick.update_position(loc)
+            tick.label1.set_text(label)
+            tick.label2.set_text(label)
+            ticks_to_draw.append(tick)
+    return ticks_to_draw
+
+
+_TICK_SPACES: dict = {}  # (axis kind, its axes' transAxes and its figure's dpi_scale_trans, sizes) -> tick space
+_AXIS_KINDS: tuple | None = None
+
+
+def _tick_space(axis) -> int:
+    """``axis.get_tick_space()`` (how many ticks fit: the locators' bins), kept for the process by what
+    matplotlib's computes it from. ``XAxis.get_tick_space``/``YAxis.get_tick_space`` map the unit box through
+    ``axes.transAxes - figure.dpi_scale_trans`` (two affine matrices) and divide its width or height by the tick
+    labels' size (a new ``FontProperties`` from the axis's ``labelsize`` or the ``xtick.labelsize``/``ytick.labelsize``
+    setting, relative sizes scaled by ``font.size``); :func:`save`'s tick memo asks for it at each of the ~3,000
+    tick queries of a report (~0.3 s: the composite transform, its inverse, the font properties), where the
+    axes' place changes only between layout passes and files. Any other kind of axis is asked itself."""
+    global _AXIS_KINDS
+    if _AXIS_KINDS is None:
+        from matplotlib.axis import XAxis, YAxis
+
+        _AXIS_KINDS = (XAxis, YAxis)
+    kind, to_axes = type(axis), axis.axes.transAxes
+    if kind not in _AXIS_KINDS or not to_axes.is_affine:
+        return axis.get_tick_space()
+    import matplotlib as mpl
+
+    name, kw = "x" if kind is _AXIS_KINDS[0] else "y", axis._major_tick_kw
+    key = (
+        kind,
+        to_axes.get_matrix().tobytes(),
+        axis.get_figure(root=False).dpi_scale_trans.get_matrix().tobytes(),
+        "labelsize" in kw,
+        repr(kw.get("labelsize")),
+        repr(mpl.rcParams[f"{name}tick.labelsize"]),
+        repr(mpl.rcParams["font.size"]),
+    )
+    got = _TICK_SPACES.get(key)
+    if got is None:
+        if len(_TICK_SPACES) > _MEMO_MAX:
+            _TICK_SPACES.clear()
+        got = _TICK_SPACES[key] = axis.get_tick_space()
+    return got
 
 
 class _ShapedFont:

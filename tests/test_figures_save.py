@@ -317,3 +317,99 @@ def test_ticks_memo_gives_an_axis_its_current_state_after_going_back():
         assert got_a == want_a and got_b == want_b and got_a2 == want_a
     finally:
         plt.close(fig)
+
+
+def _memo_or_skip(memo):
+    if not memo.active:
+        pytest.skip("the memos run only on the matplotlib versions they were compared with")
+
+
+def test_bbox_union_in_one_pass_gives_matplotlibs_boxes():
+    """Within a save, Bbox.union (the corners of all the boxes reduced in one pass) gives matplotlib's own box, bit
+    for bit: plain and transformed boxes, one box and many, negative and huge sides; a side that is a zero (either
+    sign), infinite or not a number goes to matplotlib's own union (which of 0.0 and -0.0 a reduction keeps
+    depends on its order), so those are matplotlib's too. A planted union that pads its box by one ulp is caught."""
+    from matplotlib.transforms import Affine2D, Bbox, BboxBase, TransformedBbox
+
+    orig = BboxBase.__dict__["union"].__func__
+    rng = np.random.default_rng(7)
+    cases = [[Bbox([[1.0, 2.0], [3.0, 4.0]])]]
+    for n in (2, 3, 9, 40):
+        for scale in (1e-300, 1.0, 1e300):
+            pts = rng.normal(size=(n, 2, 2)) * scale
+            cases.append([Bbox(p) for p in pts])
+    cases.append([TransformedBbox(Bbox([[0.2, 0.1], [0.7, 0.9]]), Affine2D().scale(130.0).translate(-3.3, 5.1))] * 2)
+    specials = (0.0, -0.0, np.inf, -np.inf, np.nan)
+    for v in specials:
+        for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            pts = rng.normal(size=(4, 2, 2))
+            pts[2][corner] = v
+            cases.append([Bbox(p) for p in pts])
+    cases.append([Bbox([[-0.0, 1.0], [2.0, 3.0]]), Bbox([[0.0, 1.5], [2.5, 3.5]])])
+    want = [orig(boxes).get_points() for boxes in cases]
+    with style._ticks_computed_once() as memo:
+        _memo_or_skip(memo)
+        got = [Bbox.union(boxes).get_points() for boxes in cases]
+        with pytest.raises(ValueError):
+            Bbox.union([])
+    assert BboxBase.__dict__["union"].__func__ is orig  # matplotlib's union is back after the save
+    for w, g in zip(want, got):
+        assert w.tobytes() == g.tobytes() and type(w[0, 0]) is type(g[0, 0])
+    planted = [np.nextafter(w, np.inf) for w in want]
+    assert any(w.tobytes() != p.tobytes() for w, p in zip(want, planted))
+
+
+def test_tick_space_kept_is_matplotlibs():
+    """style._tick_space (kept by the axes' transAxes, the figure's dpi_scale_trans and the tick label sizes) gives
+    each axis its own get_tick_space: panels of several sizes, dpi, label sizes given or from the settings; a
+    changed size of the figure or of the labels is seen (a new key), not answered from the memo."""
+    import matplotlib
+
+    fig, axes = style.plt.subplots(2, 3, figsize=(9, 5), layout=None)
+    try:
+        axes[0][1].tick_params(labelsize=5)
+        axes[1][2].tick_params(axis="y", labelsize="x-large")
+        for dpi, size in ((100, (9, 5)), (130, (9, 5)), (130, (4, 2.5)), (72, (12, 8))):
+            fig.set_dpi(dpi)
+            fig.set_size_inches(*size)
+            for ax in axes.flat:
+                for axis in (ax.xaxis, ax.yaxis):
+                    assert style._tick_space(axis) == axis.get_tick_space()
+            with matplotlib.rc_context({"ytick.labelsize": 3, "font.size": 20}):
+                assert [style._tick_space(a.yaxis) for a in axes.flat] == [a.yaxis.get_tick_space() for a in axes.flat]
+    finally:
+        style.plt.close(fig)
+
+
+def test_ticks_in_view_are_matplotlibs_ticks_to_draw():
+    """style._update_ticks_in_view makes Tick objects for the locations in view only, and gives the ticks matplotlib
+    draws: the same locations and labels, majors then minors, on log axes (whose minor locator returns a decade
+    beyond each end of the view), linear, inverted and category axes; fewer ticks made on the log axes."""
+    from matplotlib.axis import Axis
+
+    def figure():
+        fig, axes = style.plt.subplots(2, 2, figsize=(7, 5), layout=None)
+        x = np.geomspace(9, 513, 7)
+        axes[0][0].loglog(x, 1e-3 * x**-1.5, "o-")
+        axes[0][1].semilogy(x, x**0.5)
+        axes[0][1].invert_xaxis()
+        axes[1][0].plot(x, x)
+        axes[1][0].minorticks_on()
+        axes[1][1].set_yticks(range(4), ["alpha", "beta", "gamma", "delta"])
+        axes[1][1].set_xscale("log")
+        axes[1][1].set_xlim(0.5, 2e4)
+        return fig
+
+    def drawn(fig, update):
+        out, made = [], 0  # (no draw first: it would make matplotlib's ticks)
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                out.append([(t.get_loc(), t.label1.get_text(), t in axis.majorTicks) for t in update(axis)])
+                made += len(axis.majorTicks) + len(axis.minorTicks)
+        style.plt.close(fig)
+        return out, made
+
+    want, made_all = drawn(figure(), Axis._update_ticks)
+    got, made_in_view = drawn(figure(), lambda axis: style._update_ticks_in_view(axis, Axis._update_ticks))
+    assert got == want and any(len(w) > 8 for w in want)
+    assert made_in_view < made_all
