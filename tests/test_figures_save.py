@@ -87,6 +87,12 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     assert mtext.Text._get_layout.__qualname__ == "Text._get_layout"
     assert RendererAgg._prepare_font.__qualname__ == "RendererAgg._prepare_font"
     assert TextToPath._get_font.__qualname__ == "TextToPath._get_font"
+    from matplotlib.axes._base import _AxesBase
+    from matplotlib.transforms import BboxBase
+
+    assert Axis.get_tightbbox.__qualname__ == "Axis.get_tightbbox"
+    assert _AxesBase._update_title_position.__qualname__ == "_AxesBase._update_title_position"
+    assert BboxBase.union.__qualname__ == "BboxBase.union"
 
 
 def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
@@ -413,3 +419,49 @@ def test_ticks_in_view_are_matplotlibs_ticks_to_draw():
     got, made_in_view = drawn(figure(), lambda axis: style._update_ticks_in_view(axis, Axis._update_ticks))
     assert got == want and any(len(w) > 8 for w in want)
     assert made_in_view < made_all
+
+
+def _titles_over_offset_texts():
+    """Titled panels whose y axes have an offset text under a left title (which matplotlib lifts above it), a twin,
+    and panels without any offset text."""
+    fig, axes = style.plt.subplots(1, 3, figsize=(9, 3))
+    x = np.linspace(0, 1, 9)
+    axes[0].plot(x, 1e9 + 1e3 * x)
+    axes[0].set_title("a long left title over the offset text", loc="left", fontsize=9)
+    axes[1].semilogy(x, 10**x)
+    axes[1].set_title("log, no offset")
+    twin = axes[2].twinx()
+    twin.plot(x, 5e7 + 1e2 * x, "r")
+    axes[2].plot(x, x)
+    axes[2].set_title("twin", loc="left")
+    return fig
+
+
+def test_titles_placed_without_y_boxes_give_matplotlibs_files(tmp_path, monkeypatch):
+    """The titles placed without the thrown-away tight boxes of the y axes (where the offset text stays empty) give
+    matplotlib's PNG and SVG bytes, offset texts under left titles included; a planted placement that skips the
+    box where the offset text has text moves a title (caught)."""
+    import matplotlib
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "test")
+    with style._ticks_computed_once() as memo:
+        _memo_or_skip(memo)
+    ours = style.save(_titles_over_offset_texts(), str(tmp_path / "ours"))
+    with monkeypatch.context() as mp:
+        mp.setattr(style, "_ticks_computed_once", _Noop)
+        theirs = style.save(_titles_over_offset_texts(), str(tmp_path / "theirs"))
+    for a, b in zip(ours, theirs):
+        assert open(a, "rb").read() == open(b, "rb").read()
+    from matplotlib.axis import Axis
+
+    real = style._ticks_computed_once._title_places_without_y_boxes
+
+    def planted(self):  # the y axes' boxes skipped whatever the offset text says
+        real(self)
+        box = Axis.get_tightbbox
+        Axis.get_tightbbox = lambda axis, renderer=None, **kw: None if not kw else box(axis, renderer, **kw)
+
+    monkeypatch.setattr(style._ticks_computed_once, "_title_places_without_y_boxes", planted)
+    wrong = style.save(_titles_over_offset_texts(), str(tmp_path / "wrong"))
+    assert open(wrong[0], "rb").read() != open(theirs[0], "rb").read()
