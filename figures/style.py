@@ -360,7 +360,7 @@ class _ticks_computed_once:
             return self
         self.active = True
         _PATCH_LOCK.acquire()  # the patch is on the class: one save at a time patches it (threads included)
-        self.cls, self.orig, memo = Axis, Axis._update_ticks, {}
+        self.cls, self.orig, memo, placed = Axis, Axis._update_ticks, {}, {}
         orig = self.orig
 
         def update_ticks(axis):
@@ -384,7 +384,9 @@ class _ticks_computed_once:
             # for an older state (A, then B with as many ticks, then A again) would return ticks holding B's
             got = memo.get(id(axis))
             if got is None or got[0] != key or got[1] is not axis:
-                got = memo[id(axis)] = (key, axis, _update_ticks_in_view(axis, orig))
+                ticks = _update_ticks_in_view(axis, orig, placed)
+                # kept under the state it leaves (the ticks it made counted): the next query finds it
+                got = memo[id(axis)] = (key[:-2] + (len(axis.majorTicks), len(axis.minorTicks)), axis, ticks)
             return got[2]
 
         Axis._update_ticks = update_ticks
@@ -763,7 +765,7 @@ def _renderer_kind(renderer):
 _RENDERERS: tuple | None = None
 
 
-def _update_ticks_in_view(axis, orig) -> list:
+def _update_ticks_in_view(axis, orig, placed: dict | None = None) -> list:
     """Matplotlib's ``Axis._update_ticks`` (3.11: the locations and labels of the major and minor ticks, each
     location's ``Tick`` moved there and labelled, the ticks in view returned, majors first), except that ``Tick``
     objects are made and updated for the locations in view only: matplotlib makes one for every location its
@@ -773,12 +775,20 @@ def _update_ticks_in_view(axis, orig) -> list:
     offset, the decades labelled); the ticks in view get the same locations and labels in the same order, and
     a tick's drawing reads nothing else of it. ``orig`` (matplotlib's) for any other axis: not an x or a y axis
     of a 2D Axes, or fixed tick locations (category labels: :func:`narrow_layout` reads every tick's label in
-    location order)."""
+    location order).
+
+    ``placed``: ``{id(axis): (axis, {id(tick): (tick, (location, label))})}``, where each tick of the axis was put
+    by this function (kept by the caller for one save). A tick already at its location with its label is left
+    as it is: moving it there again (``Tick.update_position``) only marks its lines' data as new, so that every
+    draw after a layout pass that changed the tick space but not the ticks made their paths again (~4,800
+    times a report). An axis that goes to ``orig`` loses its entry (orig moves the ticks)."""
     from matplotlib import ticker
     from matplotlib import transforms as mtransforms
     from matplotlib.axis import XAxis, YAxis
 
+    placed = {} if placed is None else placed
     if type(axis) not in (XAxis, YAxis) or getattr(axis.axes, "name", None) != "rectilinear":
+        placed.pop(id(axis), None)
         return orig(axis)
     groups = []
     for kw, locator, formatter, locs_of, ticks_of in (
@@ -788,6 +798,7 @@ def _update_ticks_in_view(axis, orig) -> list:
          axis.get_minor_ticks),
     ):  # fmt: skip
         if isinstance(locator, ticker.FixedLocator):
+            placed.pop(id(axis), None)
             return orig(axis)
         if axis._tick_group_visible(kw) and not isinstance(locator, ticker.NullLocator):
             groups.append((formatter, locs_of, ticks_of))
@@ -797,6 +808,10 @@ def _update_ticks_in_view(axis, orig) -> list:
     transform = axis.get_transform()
     interval_t = transform.transform([view_low, view_high])
     ticks_to_draw = []
+    entry = placed.get(id(axis))
+    if entry is None or entry[0] is not axis:
+        entry = placed[id(axis)] = (axis, {})
+    put = entry[1]
     for formatter, locs_of, ticks_of in groups:
         locs = locs_of()
         labels = formatter.format_ticks(locs)
@@ -809,9 +824,13 @@ def _update_ticks_in_view(axis, orig) -> list:
             if mtransforms._interval_contains_close(interval_t, loc_t):
                 shown.append((loc, label))
         for tick, (loc, label) in zip(ticks_of(len(shown)), shown):
-            tick.update_position(loc)
-            tick.label1.set_text(label)
-            tick.label2.set_text(label)
+            at = (float(loc).hex(), label)  # the location by its bits (-0.0 is not 0.0 here)
+            was = put.get(id(tick))
+            if was is None or was[0] is not tick or was[1] != at:
+                tick.update_position(loc)
+                tick.label1.set_text(label)
+                tick.label2.set_text(label)
+                put[id(tick)] = (tick, at)
             ticks_to_draw.append(tick)
     return ticks_to_draw
 

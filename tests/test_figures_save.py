@@ -465,3 +465,34 @@ def test_titles_placed_without_y_boxes_give_matplotlibs_files(tmp_path, monkeypa
     monkeypatch.setattr(style._ticks_computed_once, "_title_places_without_y_boxes", planted)
     wrong = style.save(_titles_over_offset_texts(), str(tmp_path / "wrong"))
     assert open(wrong[0], "rb").read() != open(theirs[0], "rb").read()
+
+
+def test_ticks_in_view_leave_placed_ticks_and_move_the_others():
+    """A tick that _update_ticks_in_view already put at its location with its label is left alone (its lines'
+    data not set again); after the view moves, or for a tick someone else moved (a new tick copies tick 0's
+    location but sits at 0), the ticks are moved: the ticks drawn are matplotlib's at every step."""
+    from matplotlib.axis import Axis
+
+    fig, ax = style.plt.subplots(layout=None)
+    try:
+        ax.loglog([1, 1e4], [1, 1e3])
+        placed = {}
+
+        def state():
+            return [(t.get_loc(), t.tick1line.get_xdata()[0], t.label1.get_text()) for t in ax.xaxis.majorTicks]
+
+        first = style._update_ticks_in_view(ax.xaxis, Axis._update_ticks, placed)
+        assert all(loc == x for loc, x, _ in state()[: len(first)]) and len(first) > 3  # new ticks were moved
+        lines = [t.tick1line._xorig for t in first]
+        again = style._update_ticks_in_view(ax.xaxis, Axis._update_ticks, placed)
+        assert again == first and [t.tick1line._xorig for t in again] == lines
+        assert all(a is b for a, b in zip(lines, [t.tick1line._xorig for t in again]))  # not set again
+        ax.set_xlim(10, 1e6)
+        moved = [
+            (t.get_loc(), t.label1.get_text())
+            for t in style._update_ticks_in_view(ax.xaxis, Axis._update_ticks, placed)
+        ]
+        want = [(t.get_loc(), t.label1.get_text()) for t in Axis._update_ticks(ax.xaxis)]
+        assert moved == want and all(loc == x for loc, x, _ in state()[: len(want)])
+    finally:
+        style.plt.close(fig)
