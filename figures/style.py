@@ -470,6 +470,7 @@ class _ticks_computed_once:
         self._memoize_glyph_bitmaps()
         self._bbox_union_in_one_pass()
         self._title_places_without_y_boxes()
+        self._legend_packed_once_per_draw()
 
         def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
             try:
@@ -719,6 +720,46 @@ class _ticks_computed_once:
         _AxesBase._update_title_position = update_title_position
         self.cls.get_tightbbox = get_tightbbox
 
+    def _legend_packed_once_per_draw(self) -> None:
+        """Within the save: a legend's boxes packed once per draw of the legend (below); undone by
+        :meth:`__exit__`."""
+        from matplotlib.legend import Legend
+        from matplotlib.offsetbox import HPacker, VPacker
+        from matplotlib.transforms import Bbox
+
+        # a legend is a tree of packers (a VPacker of the title and an HPacker of columns, each a VPacker of rows,
+        # each an HPacker of a handle and a text); a packer's box and its children's offsets come from its
+        # children's boxes (their texts measured by the renderer), never from where it is drawn. Legend.draw asks
+        # the tree for its box, then draws it, each packer asking its subtree again before drawing its children:
+        # every packer computed once per level above it. Within one Legend.draw (one renderer, nothing of the
+        # legend changed meanwhile) each packer's result is kept: its first computation, each caller a copy
+        self.legend_cls, self.orig_legend_draw = Legend, Legend.draw
+        self.orig_packs = {VPacker: VPacker._get_bbox_and_child_offsets, HPacker: HPacker._get_bbox_and_child_offsets}
+        orig_draw, drawing = self.orig_legend_draw, []
+
+        def draw(legend, renderer):
+            drawing.append(({}, renderer))
+            try:
+                return orig_draw(legend, renderer)
+            finally:
+                drawing.pop()
+
+        def packed(orig_pack):
+            def pack(box, renderer):
+                if not drawing or drawing[-1][1] is not renderer:
+                    return orig_pack(box, renderer)
+                kept = drawing[-1][0]
+                got = kept.get(id(box))
+                if got is None or got[0] is not box:
+                    got = kept[id(box)] = (box, *orig_pack(box, renderer))
+                return Bbox(got[1].get_points().copy()), list(got[2])
+
+            return pack
+
+        Legend.draw = draw
+        for packer, orig_pack in self.orig_packs.items():
+            packer._get_bbox_and_child_offsets = packed(orig_pack)
+
     def __exit__(self, *exc):
         if not self.active:
             return False
@@ -736,6 +777,9 @@ class _ticks_computed_once:
             self.bboxbase.union = self.orig_union
             self.axes_cls._update_title_position = self.orig_title
             self.cls.get_tightbbox = self.orig_axis_box
+            self.legend_cls.draw = self.orig_legend_draw
+            for packer, orig_pack in self.orig_packs.items():
+                packer._get_bbox_and_child_offsets = orig_pack
         finally:
             _PATCH_LOCK.release()
         return False

@@ -496,3 +496,40 @@ def test_ticks_in_view_leave_placed_ticks_and_move_the_others():
         assert moved == want and all(loc == x for loc, x, _ in state()[: len(want)])
     finally:
         style.plt.close(fig)
+
+
+def _legends():
+    fig, axes = style.plt.subplots(1, 2, figsize=(8, 3), layout=None)
+    x = np.linspace(0, 1, 5)
+    for k in range(5):
+        axes[0].plot(x, x * k, label=f"line {k}" + " long" * (k % 2))
+    axes[0].legend(title="a title\nof two lines", ncols=2, loc="best")
+    axes[1].plot(x, x, "o-", label="one")
+    fig.legend(loc="upper right", title="figure", fontsize=7)
+    return fig
+
+
+def test_legend_packed_once_per_draw_gives_matplotlibs_pixels(tmp_path):
+    """A legend's packers computed once per draw give matplotlib's pixels (columns, a two-line title, a figure
+    legend); the kept packing lasts one draw only: a legend text changed between two draws within one save's
+    memos is drawn changed (as matplotlib draws it)."""
+    from matplotlib.offsetbox import VPacker
+    from PIL import Image
+
+    def pixels(memo):
+        fig = _legends()
+        try:
+            with style._ticks_computed_once() if memo else _Noop():  # both draws within one save's memos
+                fig.savefig(tmp_path / "first.png", dpi=130)
+                fig.axes[0].get_legend().get_texts()[0].set_text("a much longer first label")
+                fig.savefig(tmp_path / "second.png", dpi=130)
+        finally:
+            style.plt.close(fig)
+        return [np.asarray(Image.open(tmp_path / f"{k}.png").convert("RGBA")) for k in ("first", "second")]
+
+    with style._ticks_computed_once() as memo:
+        _memo_or_skip(memo)
+    theirs, ours = pixels(False), pixels(True)
+    assert np.array_equal(theirs[0], ours[0]) and np.array_equal(theirs[1], ours[1])
+    assert not np.array_equal(theirs[0], theirs[1])
+    assert VPacker._get_bbox_and_child_offsets.__qualname__ == "VPacker._get_bbox_and_child_offsets"
