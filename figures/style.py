@@ -700,17 +700,18 @@ class _ticks_computed_once:
         # as the call updates them, is empty) the call stops there; otherwise it is matplotlib's
         self.axes_cls, self.orig_title = _AxesBase, _AxesBase._update_title_position
         self.orig_axis_box = orig_box = self.cls.get_tightbbox
-        orig_title, placing = self.orig_title, []
+        orig_title, now = self.orig_title, threading.local()  # each thread's titles being placed
 
         def update_title_position(axes, renderer):
-            placing.append(axes)
+            now.placing = getattr(now, "placing", 0) + 1
             try:
                 return orig_title(axes, renderer)
             finally:
-                placing.pop()
+                now.placing -= 1
 
         def get_tightbbox(axis, renderer=None, **kw):
-            if not placing or kw or type(axis) is not YAxis or renderer is None or not axis.get_visible():
+            lean = getattr(now, "placing", 0) and not kw and type(axis) is YAxis and renderer is not None
+            if not (lean and axis.get_visible()):
                 return orig_box(axis, renderer, **kw)
             axis._update_ticks()
             if axis.offsetText.get_text() or axis.major.formatter.get_offset():
@@ -735,9 +736,10 @@ class _ticks_computed_once:
         # legend changed meanwhile) each packer's result is kept: its first computation, each caller a copy
         self.legend_cls, self.orig_legend_draw = Legend, Legend.draw
         self.orig_packs = {VPacker: VPacker._get_bbox_and_child_offsets, HPacker: HPacker._get_bbox_and_child_offsets}
-        orig_draw, drawing = self.orig_legend_draw, []
+        orig_draw, now = self.orig_legend_draw, threading.local()  # each thread's legends being drawn
 
         def draw(legend, renderer):
+            drawing = now.__dict__.setdefault("drawing", [])
             drawing.append(({}, renderer))
             try:
                 return orig_draw(legend, renderer)
@@ -746,6 +748,7 @@ class _ticks_computed_once:
 
         def packed(orig_pack):
             def pack(box, renderer):
+                drawing = getattr(now, "drawing", None)
                 if not drawing or drawing[-1][1] is not renderer:
                     return orig_pack(box, renderer)
                 kept = drawing[-1][0]
