@@ -331,9 +331,10 @@ _MATHTEXT_RC = (
 
 MEMO_VERIFIED_MATPLOTLIB = frozenset({(3, 11)})
 """The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts,
-the Agg glyph bitmaps and the SVG glyph outlines through matplotlib's private methods (the files compared byte for
-byte with matplotlib's own drawing, the PNG glyphs pixel for pixel); on any other version the figures are drawn by
-matplotlib alone (the same files, more slowly)."""
+the Agg glyph bitmaps and the SVG glyph outlines, makes ticks for the locations in view only, unions boxes in one
+pass, places titles without the thrown-away y-axis boxes and packs a legend once per draw, through matplotlib's
+private methods (the files compared byte for byte with matplotlib's own drawing, the PNG glyphs pixel for pixel);
+on any other version the figures are drawn by matplotlib alone (the same files, more slowly)."""
 
 
 class _ticks_computed_once:
@@ -341,7 +342,15 @@ class _ticks_computed_once:
     state instead of at every layout pass, tight-box query and draw (matplotlib recomputes them there ~15
     times per axis and figure). The state is everything the computation reads: the view interval, the tick
     space (axis length over font size), the locators and formatters and their settings; equal state,
-    equal ticks, so the figures are the same (checked: the PNG files are byte-identical).
+    equal ticks, so the figures are the same (checked: the PNG files are byte-identical). Tick objects are made
+    for the locations in view only (:func:`_update_ticks_in_view`).
+
+    The other patches of the save (each a method below, each undone on exit): text extents, shapings and layouts
+    and math layouts kept for the process, the Agg glyph bitmaps and the SVG glyph outlines kept, ``Bbox.union``
+    in one pass, titles placed without the y-axis boxes matplotlib throws away, a legend's packers once per draw.
+    What they saved, measured by ``benchmarks/bench_figures.py`` on a whole report's figures (44 files, PNG and
+    SVG bytes identical): the last four (the union, the tick space kept, ticks in view, titles, legends) 8.1-9.4
+    -> 6.9-7.5 s of figure CPU (medians of interleaved runs on a shared host, see benchmarks/RESULTS.md).
 
     ``extents``: the memo of text extents to use (a dict; by default :data:`_TEXT_EXTENTS`, the process's, so
     the texts every figure repeats, tick labels and legend entries, are measured once per process)."""
@@ -663,8 +672,9 @@ class _ticks_computed_once:
 
         # matplotlib's union takes each box's xmin, xmax, ymin and ymax, each a numpy reduction over the box's two
         # corners (~3 us), then the min or max of each list: ~29,000 boxes a report in ~3,300 unions (tick labels,
-        # spines, axis labels at every layout pass, tight-box query and draw), ~0.4 s. Here the corners of all the
-        # boxes are read once (get_points, what those properties read) and reduced in one call per side. The min
+        # spines, axis labels at every layout pass, tight-box query and draw): 5.7% of the figures' py-spy samples
+        # (1.5% after). Here the corners of all the boxes are read once (get_points, what those properties read)
+        # and reduced in one call per side. The min
         # of the same numbers is the same number, except where it is a zero (which of 0.0 and -0.0 a reduction
         # keeps depends on its order) or not a number: those unions (and any of other arrays) are matplotlib's own
         self.bboxbase, self.orig_union = BboxBase, BboxBase.__dict__["union"]
@@ -690,14 +700,14 @@ class _ticks_computed_once:
         from matplotlib.axes._base import _AxesBase
         from matplotlib.axis import YAxis
 
-        # matplotlib places an Axes' titles (_update_title_position: at every layout pass, tight-box query and
-        # draw, ~1,100 times a report) after computing the tight box of the y axis of the Axes and its twins for
-        # each title with text ("update offsetText"), a box it throws away (~0.3 s a report: the labels' places,
-        # the tick labels' boxes, the spines); what it reads then is the y axis's offset text, when it is shown
-        # and has text. That call's other effects (the axis label's and the offset text's places) are made again
-        # from the same state by every later reader before it reads them (the axis's own tight box and its draw),
-        # so where the offset text has no text and gets none (the formatter's offset, once the ticks are updated
-        # as the call updates them, is empty) the call stops there; otherwise it is matplotlib's
+        # matplotlib places an Axes' titles (_update_title_position: at every layout pass, tight-box query and draw,
+        # ~1,100 times a report) after computing the tight box of the y axis of the Axes and its twins for each title
+        # with text ("update offsetText"), a box it throws away (4.6% of the figures' py-spy samples: the labels'
+        # places, the tick labels' boxes, the spines); what it reads then is the y axis's offset text, when it is shown
+        # and has text. That call's other effects (the axis label's and the offset text's places) are made again from
+        # the same state by every later reader before it reads them (the axis's own tight box and its draw), so where
+        # the offset text has no text and gets none (the formatter's offset, once the ticks are updated as the call
+        # updates them, is empty) the call stops there; otherwise it is matplotlib's
         self.axes_cls, self.orig_title = _AxesBase, _AxesBase._update_title_position
         self.orig_axis_box = orig_box = self.cls.get_tightbbox
         orig_title, now = self.orig_title, threading.local()  # each thread's titles being placed
@@ -817,18 +827,20 @@ def _update_ticks_in_view(axis, orig, placed: dict | None = None) -> list:
     location's ``Tick`` moved there and labelled, the ticks in view returned, majors first), except that ``Tick``
     objects are made and updated for the locations in view only: matplotlib makes one for every location its
     locators return, and a log axis's minor locator returns a decade beyond each end of the view (a report's
-    figures made ~1,650 ticks, ~440 never drawn; a tick is ~0.5 ms: five artists, three marker styles copied).
-    The labels are formatted from all the locations, as matplotlib formats them (a formatter reads them all: the
-    offset, the decades labelled); the ticks in view get the same locations and labels in the same order, and
-    a tick's drawing reads nothing else of it. ``orig`` (matplotlib's) for any other axis: not an x or a y axis
+    figures made ~1,650 ticks, ~440 never drawn, 1,316 now; the ticks' making was 0.83 s of a report's 8.1 s of
+    figure CPU: five artists a tick, three marker styles copied). The labels are formatted from all the
+    locations, as matplotlib formats them (a formatter reads them all: the offset, the decades labelled); the
+    ticks in view get the same locations and labels in the same order, and a tick's drawing reads nothing else
+    of it. ``orig`` (matplotlib's) for any other axis: not an x or a y axis
     of a 2D Axes, or fixed tick locations (category labels: :func:`narrow_layout` reads every tick's label in
     location order).
 
     ``placed``: ``{id(axis): (axis, {id(tick): (tick, (location, label))})}``, where each tick of the axis was put
     by this function (kept by the caller for one save). A tick already at its location with its label is left
-    as it is: moving it there again (``Tick.update_position``) only marks its lines' data as new, so that every
-    draw after a layout pass that changed the tick space but not the ticks made their paths again (~4,800
-    times a report). An axis that goes to ``orig`` loses its entry (orig moves the ticks)."""
+    as it is: moving it there again (``Tick.update_position``) sets its five artists' places anew and marks its
+    lines' data as new (their paths made again at the next draw); most of a report's 209 tick updates follow a
+    layout pass that changed the tick space but not the ticks. An axis that goes to ``orig`` loses its entry
+    (orig moves the ticks)."""
     from matplotlib import ticker
     from matplotlib import transforms as mtransforms
     from matplotlib.axis import XAxis, YAxis
@@ -892,8 +904,9 @@ def _tick_space(axis) -> int:
     ``axes.transAxes - figure.dpi_scale_trans`` (two affine matrices) and divide its width or height by the tick
     labels' size (a new ``FontProperties`` from the axis's ``labelsize`` or the ``xtick.labelsize``/``ytick.labelsize``
     setting, relative sizes scaled by ``font.size``); :func:`save`'s tick memo asks for it at each of the ~3,000
-    tick queries of a report (~0.3 s: the composite transform, its inverse, the font properties), where the
-    axes' place changes only between layout passes and files. Any other kind of axis is asked itself."""
+    tick queries of a report (3.5% of the figures' py-spy samples: the composite transform, its inverse, the
+    font properties), where the axes' place changes only between layout passes and files. Any other kind of
+    axis is asked itself."""
     global _AXIS_KINDS
     if _AXIS_KINDS is None:
         from matplotlib.axis import XAxis, YAxis
