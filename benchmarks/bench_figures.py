@@ -4,7 +4,8 @@ Every check's figures (:func:`figures.figures_for`) and the pack's section figur
 ``claims.json`` (``--claims DIR``), in one fresh process per run, as a serial report draws them; the baseline
 commit is exported (``git archive``) to a temporary folder. Runs alternate A/B, B/A, ...; each logs its figure CPU
 (process time of the drawing alone) and the load average. The result: the median of each side, their ratio
-(candidate / baseline), and the files compared between the two sides' last runs: PNG files by their decoded RGBA
+(candidate / baseline), each pair's ratio (the runs of one repeat, back to back) and their median, and the files
+compared between the two sides' last runs: PNG files by their decoded RGBA
 pixels, SVG files byte for byte (``SOURCE_DATE_EPOCH=0`` and a fixed ``svg.hashsalt``).
 
     python benchmarks/bench_figures.py --claims /tmp/rep --baseline f03cec1 --repeats 5
@@ -57,6 +58,11 @@ def _run(tree: str, claims_dir: str, out: str) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"drawing failed in {tree} (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])["cpu"]
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def _compare(a: str, b: str) -> list[str]:
@@ -116,8 +122,19 @@ def main(argv=None) -> int:
             print(f"{k}: median figure CPU {v:.2f} s over {len(times[k])} runs")
         if args.baseline:
             print(f"ratio candidate / baseline: {med['candidate'] / med['baseline']:.3f}")
-            diff = _compare(os.path.join(tmp, "out_baseline"), os.path.join(tmp, "out_candidate"))
+            # each repeat's pair (run back to back): on a shared host the pairs' ratios say more than the medians
+            pairs = [c / b for b, c in zip(times["baseline"], times["candidate"])]
+            print("pair ratios: " + ", ".join(f"{r:.3f}" for r in pairs) + f" (median {statistics.median(pairs):.3f})")
+            a, b = os.path.join(tmp, "out_baseline"), os.path.join(tmp, "out_candidate")
+            diff = _compare(a, b)
             print("files: " + ("the same (PNG pixels, SVG bytes)" if not diff else "differ: " + ", ".join(diff)))
+            if not diff:  # the PNG files' bytes too (the same pixels, the same encoder settings: the same bytes)
+                pngs = [f for f in sorted(os.listdir(a)) if f.endswith(".png")]
+                other = [f for f in pngs if _read(os.path.join(a, f)) != _read(os.path.join(b, f))]
+                print(
+                    f"PNG bytes: {len(pngs) - len(other)} of {len(pngs)} files identical"
+                    + (f" ({', '.join(other)} not)" if other else "")
+                )
     return 0
 
 

@@ -331,9 +331,10 @@ _MATHTEXT_RC = (
 
 MEMO_VERIFIED_MATPLOTLIB = frozenset({(3, 11)})
 """The matplotlib versions (major, minor) on which :func:`save` memoizes ticks, text extents, shapings and layouts,
-the Agg glyph bitmaps and the SVG glyph outlines through matplotlib's private methods (the files compared byte for
-byte with matplotlib's own drawing, the PNG glyphs pixel for pixel); on any other version the figures are drawn by
-matplotlib alone (the same files, more slowly)."""
+the Agg glyph bitmaps and the SVG glyph outlines, makes ticks for the locations in view only, unions boxes in one
+pass, places titles without the thrown-away y-axis boxes and packs a legend once per draw, through matplotlib's
+private methods (the files compared byte for byte with matplotlib's own drawing, the PNG glyphs pixel for pixel);
+on any other version the figures are drawn by matplotlib alone (the same files, more slowly)."""
 
 
 class _ticks_computed_once:
@@ -341,7 +342,16 @@ class _ticks_computed_once:
     state instead of at every layout pass, tight-box query and draw (matplotlib recomputes them there ~15
     times per axis and figure). The state is everything the computation reads: the view interval, the tick
     space (axis length over font size), the locators and formatters and their settings; equal state,
-    equal ticks, so the figures are the same (checked: the PNG files are byte-identical).
+    equal ticks, so the figures are the same (checked: the PNG files are byte-identical). Tick objects are made
+    for the locations in view only (:func:`_update_ticks_in_view`).
+
+    The other patches of the save (each a method below, each undone on exit): text extents, shapings and layouts
+    and math layouts kept for the process, the Agg glyph bitmaps and the SVG glyph outlines kept, ``Bbox.union``
+    in one pass, titles placed without the y-axis boxes matplotlib throws away, a legend's packers once per draw.
+    What the newest (the union, the tick space kept, ticks in view, titles, legends) saved, measured by
+    ``benchmarks/bench_figures.py --baseline e6b9630`` on a whole report's figures (44 files, PNG and SVG bytes
+    identical), host load 2.3-5.3: the median of 17 interleaved pairs' ratios 0.88 (0.76-1.02; medians of the
+    three runs 0.87, 0.85, 0.92), ~1 s of ~8.5 s of figure CPU.
 
     ``extents``: the memo of text extents to use (a dict; by default :data:`_TEXT_EXTENTS`, the process's, so
     the texts every figure repeats, tick labels and legend entries, are measured once per process)."""
@@ -360,7 +370,7 @@ class _ticks_computed_once:
             return self
         self.active = True
         _PATCH_LOCK.acquire()  # the patch is on the class: one save at a time patches it (threads included)
-        self.cls, self.orig, memo = Axis, Axis._update_ticks, {}
+        self.cls, self.orig, memo, placed = Axis, Axis._update_ticks, {}, {}
         orig = self.orig
 
         def update_ticks(axis):
@@ -368,7 +378,7 @@ class _ticks_computed_once:
                 key = (
                     id(axis),
                     tuple(axis.get_view_interval()),
-                    axis.get_tick_space(),
+                    _tick_space(axis),
                     id(axis.get_major_locator()),
                     id(axis.get_minor_locator()),
                     id(axis.major.formatter),
@@ -384,7 +394,9 @@ class _ticks_computed_once:
             # for an older state (A, then B with as many ticks, then A again) would return ticks holding B's
             got = memo.get(id(axis))
             if got is None or got[0] != key or got[1] is not axis:
-                got = memo[id(axis)] = (key, axis, orig(axis))
+                ticks = _update_ticks_in_view(axis, orig, placed)
+                # kept under the state it leaves (the ticks it made counted): the next query finds it
+                got = memo[id(axis)] = (key[:-2] + (len(axis.majorTicks), len(axis.minorTicks)), axis, ticks)
             return got[2]
 
         Axis._update_ticks = update_ticks
@@ -403,13 +415,7 @@ class _ticks_computed_once:
                     axis.get_figure(root=True).dpi,
                     tuple(axis.axes.bbox.bounds),
                     tuple(axis.get_view_interval()),
-                    tuple(id(t) for t in ticks),
-                    tuple(t.get_loc() for t in ticks),
-                    tuple(t.label1.get_text() for t in ticks),
-                    tuple(t.label2.get_text() for t in ticks),
-                    tuple((t.label1.get_visible(), t.label2.get_visible()) for t in ticks),
-                    tuple((t.label1.get_rotation(), t.label1.get_fontsize()) for t in ticks),
-                    tuple((t.label2.get_rotation(), t.label2.get_fontsize()) for t in ticks),
+                    tuple(map(_tick_label_state, ticks)),
                     axis.get_scale(),
                 )
             except Exception:  # noqa: BLE001  (no memo)
@@ -466,6 +472,9 @@ class _ticks_computed_once:
 
         self._memoize_shapes_and_layouts(text_rc)
         self._memoize_glyph_bitmaps()
+        self._bbox_union_in_one_pass()
+        self._title_places_without_y_boxes()
+        self._legend_packed_once_per_draw()
 
         def parse(parser, s, dpi=72, prop=None, *, antialiased=None):
             try:
@@ -648,6 +657,117 @@ class _ticks_computed_once:
 
         RendererAgg._draw_text_glyphs_and_boxes = draw_glyphs_and_boxes
 
+    def _bbox_union_in_one_pass(self) -> None:
+        """Within the save: :meth:`Bbox.union <matplotlib.transforms.BboxBase.union>` reads its boxes' corners in one
+        array (below); undone by :meth:`__exit__`."""
+        import math
+
+        import numpy as np
+        from matplotlib.transforms import Bbox, BboxBase
+
+        # matplotlib's union takes each box's xmin, xmax, ymin and ymax, each a numpy reduction over the box's two
+        # corners (~3 us), then the min or max of each list: ~29,000 boxes a report in ~3,300 unions (tick labels,
+        # spines, axis labels at every layout pass, tight-box query and draw): 5.7% of the figures' py-spy samples
+        # (1.5% after). Here the corners of all the boxes are read once (get_points, what those properties read)
+        # and reduced in one call per side. The min
+        # of the same numbers is the same number, except where it is a zero (which of 0.0 and -0.0 a reduction
+        # keeps depends on its order) or not a number: those unions (and any of other arrays) are matplotlib's own
+        self.bboxbase, self.orig_union = BboxBase, BboxBase.__dict__["union"]
+        union = self.orig_union.__func__
+
+        def fast_union(bboxes):
+            if len(bboxes) < 2:
+                return union(bboxes)
+            points = np.concatenate([b.get_points() for b in bboxes])  # the corners, two rows per box
+            if points.dtype != np.float64 or points.shape != (2 * len(bboxes), 2):
+                return union(bboxes)
+            lo, hi = points.min(axis=0), points.max(axis=0)
+            sides = (*lo.tolist(), *hi.tolist())
+            if not all(v != 0.0 and math.isfinite(v) for v in sides):
+                return union(bboxes)
+            return Bbox([[lo[0], lo[1]], [hi[0], hi[1]]])
+
+        BboxBase.union = staticmethod(fast_union)
+
+    def _title_places_without_y_boxes(self) -> None:
+        """Within the save: an Axes' titles placed without the tight boxes of its y axes (below); undone by
+        :meth:`__exit__`."""
+        from matplotlib.axes._base import _AxesBase
+        from matplotlib.axis import YAxis
+
+        # matplotlib places an Axes' titles (_update_title_position: at every layout pass, tight-box query and draw,
+        # ~1,100 times a report) after computing the tight box of the y axis of the Axes and its twins for each title
+        # with text ("update offsetText"), a box it throws away (4.6% of the figures' py-spy samples: the labels'
+        # places, the tick labels' boxes, the spines); what it reads then is the y axis's offset text, when it is shown
+        # and has text. That call's other effects (the axis label's and the offset text's places) are made again from
+        # the same state by every later reader before it reads them (the axis's own tight box and its draw), so where
+        # the offset text has no text and gets none (the formatter's offset, once the ticks are updated as the call
+        # updates them, is empty) the call stops there; otherwise it is matplotlib's
+        self.axes_cls, self.orig_title = _AxesBase, _AxesBase._update_title_position
+        self.orig_axis_box = orig_box = self.cls.get_tightbbox
+        orig_title, now = self.orig_title, threading.local()  # each thread's titles being placed
+
+        def update_title_position(axes, renderer):
+            now.placing = getattr(now, "placing", 0) + 1
+            try:
+                return orig_title(axes, renderer)
+            finally:
+                now.placing -= 1
+
+        def get_tightbbox(axis, renderer=None, **kw):
+            lean = getattr(now, "placing", 0) and not kw and type(axis) is YAxis and renderer is not None
+            if not (lean and axis.get_visible()):
+                return orig_box(axis, renderer, **kw)
+            axis._update_ticks()
+            if axis.offsetText.get_text() or axis.major.formatter.get_offset():
+                return orig_box(axis, renderer)
+            return None  # (thrown away by the caller)
+
+        _AxesBase._update_title_position = update_title_position
+        self.cls.get_tightbbox = get_tightbbox
+
+    def _legend_packed_once_per_draw(self) -> None:
+        """Within the save: a legend's boxes packed once per draw of the legend (below); undone by
+        :meth:`__exit__`."""
+        from matplotlib.legend import Legend
+        from matplotlib.offsetbox import HPacker, VPacker
+        from matplotlib.transforms import Bbox
+
+        # a legend is a tree of packers (a VPacker of the title and an HPacker of columns, each a VPacker of rows,
+        # each an HPacker of a handle and a text); a packer's box and its children's offsets come from its
+        # children's boxes (their texts measured by the renderer), never from where it is drawn. Legend.draw asks
+        # the tree for its box, then draws it, each packer asking its subtree again before drawing its children:
+        # every packer computed once per level above it. Within one Legend.draw (one renderer, nothing of the
+        # legend changed meanwhile) each packer's result is kept: its first computation, each caller a copy
+        self.legend_cls, self.orig_legend_draw = Legend, Legend.draw
+        self.orig_packs = {VPacker: VPacker._get_bbox_and_child_offsets, HPacker: HPacker._get_bbox_and_child_offsets}
+        orig_draw, now = self.orig_legend_draw, threading.local()  # each thread's legends being drawn
+
+        def draw(legend, renderer):
+            drawing = now.__dict__.setdefault("drawing", [])
+            drawing.append(({}, renderer))
+            try:
+                return orig_draw(legend, renderer)
+            finally:
+                drawing.pop()
+
+        def packed(orig_pack):
+            def pack(box, renderer):
+                drawing = getattr(now, "drawing", None)
+                if not drawing or drawing[-1][1] is not renderer:
+                    return orig_pack(box, renderer)
+                kept = drawing[-1][0]
+                got = kept.get(id(box))
+                if got is None or got[0] is not box:
+                    got = kept[id(box)] = (box, *orig_pack(box, renderer))
+                return Bbox(got[1].get_points().copy()), list(got[2])
+
+            return pack
+
+        Legend.draw = draw
+        for packer, orig_pack in self.orig_packs.items():
+            packer._get_bbox_and_child_offsets = packed(orig_pack)
+
     def __exit__(self, *exc):
         if not self.active:
             return False
@@ -662,6 +782,12 @@ class _ticks_computed_once:
             self.text2path.get_glyphs_with_font = self.orig_glyphs_with_font
             self.agg._draw_text_glyphs_and_boxes = self.orig_glyphs
             self.mtext.Text._get_layout = self.orig_layout
+            self.bboxbase.union = self.orig_union
+            self.axes_cls._update_title_position = self.orig_title
+            self.cls.get_tightbbox = self.orig_axis_box
+            self.legend_cls.draw = self.orig_legend_draw
+            for packer, orig_pack in self.orig_packs.items():
+                packer._get_bbox_and_child_offsets = orig_pack
         finally:
             _PATCH_LOCK.release()
         return False
@@ -689,6 +815,132 @@ def _renderer_kind(renderer):
 
 
 _RENDERERS: tuple | None = None
+
+
+def _update_ticks_in_view(axis, orig, placed: dict | None = None) -> list:
+    """Matplotlib's ``Axis._update_ticks`` (3.11: the locations and labels of the major and minor ticks, each
+    location's ``Tick`` moved there and labelled, the ticks in view returned, majors first), except that ``Tick``
+    objects are made and updated for the locations in view only: matplotlib makes one for every location its
+    locators return, and a log axis's minor locator returns a decade beyond each end of the view (a report's
+    figures made ~1,650 ticks, ~440 never drawn, 1,316 now; the ticks' making was 0.83 s of a report's 8.1 s of
+    figure CPU: five artists a tick, three marker styles copied). The labels are formatted from all the
+    locations, as matplotlib formats them (a formatter reads them all: the offset, the decades labelled); the
+    ticks in view get the same locations and labels in the same order, and a tick's drawing reads nothing else
+    of it. ``orig`` (matplotlib's) for any other axis: not an x or a y axis
+    of a 2D Axes, or fixed tick locations (category labels: :func:`narrow_layout` reads every tick's label in
+    location order).
+
+    ``placed``: ``{id(axis): (axis, {id(tick): (tick, (location, label))})}``, where each tick of the axis was put
+    by this function (kept by the caller for one save). A tick already at its location with its label is left
+    as it is: moving it there again (``Tick.update_position``) sets its five artists' places anew and marks its
+    lines' data as new (their paths made again at the next draw); most of a report's 209 tick updates follow a
+    layout pass that changed the tick space but not the ticks. An axis that goes to ``orig`` loses its entry
+    (orig moves the ticks)."""
+    from matplotlib import ticker
+    from matplotlib import transforms as mtransforms
+    from matplotlib.axis import XAxis, YAxis
+
+    placed = {} if placed is None else placed
+    if type(axis) not in (XAxis, YAxis) or getattr(axis.axes, "name", None) != "rectilinear":
+        placed.pop(id(axis), None)
+        return orig(axis)
+    groups = []
+    for kw, locator, formatter, locs_of, ticks_of in (
+        (axis._major_tick_kw, axis.get_major_locator(), axis.major.formatter, axis.get_majorticklocs,
+         axis.get_major_ticks),
+        (axis._minor_tick_kw, axis.get_minor_locator(), axis.minor.formatter, axis.get_minorticklocs,
+         axis.get_minor_ticks),
+    ):  # fmt: skip
+        if isinstance(locator, ticker.FixedLocator):
+            placed.pop(id(axis), None)
+            return orig(axis)
+        if axis._tick_group_visible(kw) and not isinstance(locator, ticker.NullLocator):
+            groups.append((formatter, locs_of, ticks_of))
+    view_low, view_high = axis.get_view_interval()
+    if view_low > view_high:
+        view_low, view_high = view_high, view_low
+    transform = axis.get_transform()
+    interval_t = transform.transform([view_low, view_high])
+    ticks_to_draw = []
+    entry = placed.get(id(axis))
+    if entry is None or entry[0] is not axis:
+        entry = placed[id(axis)] = (axis, {})
+    put = entry[1]
+    for formatter, locs_of, ticks_of in groups:
+        locs = locs_of()
+        labels = formatter.format_ticks(locs)
+        shown = []
+        for loc, label in zip(locs, labels):
+            try:  # as matplotlib decides it, from the location a tick there would have
+                loc_t = transform.transform(loc)
+            except AssertionError:  # a masked value some scales make
+                continue
+            if mtransforms._interval_contains_close(interval_t, loc_t):
+                shown.append((loc, label))
+        for tick, (loc, label) in zip(ticks_of(len(shown)), shown):
+            at = (float(loc).hex(), label)  # the location by its bits (-0.0 is not 0.0 here)
+            was = put.get(id(tick))
+            if was is None or was[0] is not tick or was[1] != at:
+                tick.update_position(loc)
+                tick.label1.set_text(label)
+                tick.label2.set_text(label)
+                put[id(tick)] = (tick, at)
+            ticks_to_draw.append(tick)
+    return ticks_to_draw
+
+
+def _tick_label_state(tick) -> tuple:
+    """What the boxes of ``tick``'s labels are read from besides the axes' place (the tick-label box memo's key): the
+    tick itself, its location, and each label's text, visibility, rotation and size, read as their getters read them
+    (``get_loc``, ``get_text``, ``get_visible``, ``get_fontsize``: the attributes; ``get_rotation``: the attribute
+    unless the text's transform rotates it), one tuple per tick: the memo asked for seven tuples over the ticks
+    through their getters at each of a report's ~1,500 queries (2.0% -> 1.1% of the figures' py-spy samples)."""
+    out = [tick, tick._loc]
+    for label in (tick.label1, tick.label2):
+        rotation = label.get_rotation() if label._transform_rotates_text else label._rotation
+        out += (label._text, label._visible, rotation, label._fontproperties.get_size_in_points())
+    return tuple(out)
+
+
+_TICK_SPACES: dict = {}  # (axis kind, its axes' transAxes and its figure's dpi_scale_trans, sizes) -> tick space
+_AXIS_KINDS: tuple | None = None
+
+
+def _tick_space(axis) -> int:
+    """``axis.get_tick_space()`` (how many ticks fit: the locators' bins), kept for the process by what
+    matplotlib's computes it from. ``XAxis.get_tick_space``/``YAxis.get_tick_space`` map the unit box through
+    ``axes.transAxes - figure.dpi_scale_trans`` (two affine matrices) and divide its width or height by the tick
+    labels' size (a new ``FontProperties`` from the axis's ``labelsize`` or the ``xtick.labelsize``/``ytick.labelsize``
+    setting, relative sizes scaled by ``font.size``); :func:`save`'s tick memo asks for it at each of the ~3,000
+    tick queries of a report (3.5% of the figures' py-spy samples: the composite transform, its inverse, the
+    font properties), where the axes' place changes only between layout passes and files. Any other kind of
+    axis is asked itself."""
+    global _AXIS_KINDS
+    if _AXIS_KINDS is None:
+        from matplotlib.axis import XAxis, YAxis
+
+        _AXIS_KINDS = (XAxis, YAxis)
+    kind, to_axes = type(axis), axis.axes.transAxes
+    if kind not in _AXIS_KINDS or not to_axes.is_affine:
+        return axis.get_tick_space()
+    import matplotlib as mpl
+
+    name, kw = "x" if kind is _AXIS_KINDS[0] else "y", axis._major_tick_kw
+    key = (
+        kind,
+        to_axes.get_matrix().tobytes(),
+        axis.get_figure(root=False).dpi_scale_trans.get_matrix().tobytes(),
+        "labelsize" in kw,
+        repr(kw.get("labelsize")),
+        repr(mpl.rcParams[f"{name}tick.labelsize"]),
+        repr(mpl.rcParams["font.size"]),
+    )
+    got = _TICK_SPACES.get(key)
+    if got is None:
+        if len(_TICK_SPACES) > _MEMO_MAX:
+            _TICK_SPACES.clear()
+        got = _TICK_SPACES[key] = axis.get_tick_space()
+    return got
 
 
 class _ShapedFont:

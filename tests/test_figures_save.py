@@ -87,6 +87,12 @@ def test_save_with_ticks_computed_once_gives_the_same_files(tmp_path, monkeypatc
     assert mtext.Text._get_layout.__qualname__ == "Text._get_layout"
     assert RendererAgg._prepare_font.__qualname__ == "RendererAgg._prepare_font"
     assert TextToPath._get_font.__qualname__ == "TextToPath._get_font"
+    from matplotlib.axes._base import _AxesBase
+    from matplotlib.transforms import BboxBase
+
+    assert Axis.get_tightbbox.__qualname__ == "Axis.get_tightbbox"
+    assert _AxesBase._update_title_position.__qualname__ == "_AxesBase._update_title_position"
+    assert BboxBase.union.__qualname__ == "BboxBase.union"
 
 
 def test_no_memo_on_a_matplotlib_not_compared(tmp_path, monkeypatch):
@@ -317,3 +323,213 @@ def test_ticks_memo_gives_an_axis_its_current_state_after_going_back():
         assert got_a == want_a and got_b == want_b and got_a2 == want_a
     finally:
         plt.close(fig)
+
+
+def _memo_or_skip(memo):
+    if not memo.active:
+        pytest.skip("the memos run only on the matplotlib versions they were compared with")
+
+
+def test_bbox_union_in_one_pass_gives_matplotlibs_boxes():
+    """Within a save, Bbox.union (the corners of all the boxes reduced in one pass) gives matplotlib's own box, bit
+    for bit: plain and transformed boxes, one box and many, negative and huge sides; a side that is a zero (either
+    sign), infinite or not a number goes to matplotlib's own union (which of 0.0 and -0.0 a reduction keeps
+    depends on its order), so those are matplotlib's too. A planted union that pads its box by one ulp is caught."""
+    from matplotlib.transforms import Affine2D, Bbox, BboxBase, TransformedBbox
+
+    orig = BboxBase.__dict__["union"].__func__
+    rng = np.random.default_rng(7)
+    cases = [[Bbox([[1.0, 2.0], [3.0, 4.0]])]]
+    for n in (2, 3, 9, 40):
+        for scale in (1e-300, 1.0, 1e300):
+            pts = rng.normal(size=(n, 2, 2)) * scale
+            cases.append([Bbox(p) for p in pts])
+    cases.append([TransformedBbox(Bbox([[0.2, 0.1], [0.7, 0.9]]), Affine2D().scale(130.0).translate(-3.3, 5.1))] * 2)
+    specials = (0.0, -0.0, np.inf, -np.inf, np.nan)
+    for v in specials:
+        for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            pts = rng.normal(size=(4, 2, 2))
+            pts[2][corner] = v
+            cases.append([Bbox(p) for p in pts])
+    cases.append([Bbox([[-0.0, 1.0], [2.0, 3.0]]), Bbox([[0.0, 1.5], [2.5, 3.5]])])
+    want = [orig(boxes).get_points() for boxes in cases]
+    with style._ticks_computed_once() as memo:
+        _memo_or_skip(memo)
+        got = [Bbox.union(boxes).get_points() for boxes in cases]
+        with pytest.raises(ValueError):
+            Bbox.union([])
+    assert BboxBase.__dict__["union"].__func__ is orig  # matplotlib's union is back after the save
+    for w, g in zip(want, got):
+        assert w.tobytes() == g.tobytes() and type(w[0, 0]) is type(g[0, 0])
+    planted = [np.nextafter(w, np.inf) for w in want]
+    assert any(w.tobytes() != p.tobytes() for w, p in zip(want, planted))
+
+
+def test_tick_space_kept_is_matplotlibs():
+    """style._tick_space (kept by the axes' transAxes, the figure's dpi_scale_trans and the tick label sizes) gives
+    each axis its own get_tick_space: panels of several sizes, dpi, label sizes given or from the settings; a
+    changed size of the figure or of the labels is seen (a new key), not answered from the memo."""
+    import matplotlib
+
+    fig, axes = style.plt.subplots(2, 3, figsize=(9, 5), layout=None)
+    try:
+        axes[0][1].tick_params(labelsize=5)
+        axes[1][2].tick_params(axis="y", labelsize="x-large")
+        for dpi, size in ((100, (9, 5)), (130, (9, 5)), (130, (4, 2.5)), (72, (12, 8))):
+            fig.set_dpi(dpi)
+            fig.set_size_inches(*size)
+            for ax in axes.flat:
+                for axis in (ax.xaxis, ax.yaxis):
+                    assert style._tick_space(axis) == axis.get_tick_space()
+            with matplotlib.rc_context({"ytick.labelsize": 3, "font.size": 20}):
+                assert [style._tick_space(a.yaxis) for a in axes.flat] == [a.yaxis.get_tick_space() for a in axes.flat]
+    finally:
+        style.plt.close(fig)
+
+
+def test_ticks_in_view_are_matplotlibs_ticks_to_draw():
+    """style._update_ticks_in_view makes Tick objects for the locations in view only, and gives the ticks matplotlib
+    draws: the same locations and labels, majors then minors, on log axes (whose minor locator returns a decade
+    beyond each end of the view), linear, inverted and category axes; fewer ticks made on the log axes."""
+    from matplotlib.axis import Axis
+
+    def figure():
+        fig, axes = style.plt.subplots(2, 2, figsize=(7, 5), layout=None)
+        x = np.geomspace(9, 513, 7)
+        axes[0][0].loglog(x, 1e-3 * x**-1.5, "o-")
+        axes[0][1].semilogy(x, x**0.5)
+        axes[0][1].invert_xaxis()
+        axes[1][0].plot(x, x)
+        axes[1][0].minorticks_on()
+        axes[1][1].set_yticks(range(4), ["alpha", "beta", "gamma", "delta"])
+        axes[1][1].set_xscale("log")
+        axes[1][1].set_xlim(0.5, 2e4)
+        return fig
+
+    def drawn(fig, update):
+        out, made = [], 0  # (no draw first: it would make matplotlib's ticks)
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                out.append([(t.get_loc(), t.label1.get_text(), t in axis.majorTicks) for t in update(axis)])
+                made += len(axis.majorTicks) + len(axis.minorTicks)
+        style.plt.close(fig)
+        return out, made
+
+    want, made_all = drawn(figure(), Axis._update_ticks)
+    got, made_in_view = drawn(figure(), lambda axis: style._update_ticks_in_view(axis, Axis._update_ticks))
+    assert got == want and any(len(w) > 8 for w in want)
+    assert made_in_view < made_all
+
+
+def _titles_over_offset_texts():
+    """Titled panels whose y axes have an offset text under a left title (which matplotlib lifts above it), a twin,
+    and panels without any offset text."""
+    fig, axes = style.plt.subplots(1, 3, figsize=(9, 3))
+    x = np.linspace(0, 1, 9)
+    axes[0].plot(x, 1e9 + 1e3 * x)
+    axes[0].set_title("a long left title over the offset text", loc="left", fontsize=9)
+    axes[1].semilogy(x, 10**x)
+    axes[1].set_title("log, no offset")
+    twin = axes[2].twinx()
+    twin.plot(x, 5e7 + 1e2 * x, "r")
+    axes[2].plot(x, x)
+    axes[2].set_title("twin", loc="left")
+    return fig
+
+
+def test_titles_placed_without_y_boxes_give_matplotlibs_files(tmp_path, monkeypatch):
+    """The titles placed without the thrown-away tight boxes of the y axes (where the offset text stays empty) give
+    matplotlib's PNG and SVG bytes, offset texts under left titles included; a planted placement that skips the
+    box where the offset text has text moves a title (caught)."""
+    import matplotlib
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "test")
+    with style._ticks_computed_once() as memo:
+        _memo_or_skip(memo)
+    ours = style.save(_titles_over_offset_texts(), str(tmp_path / "ours"))
+    with monkeypatch.context() as mp:
+        mp.setattr(style, "_ticks_computed_once", _Noop)
+        theirs = style.save(_titles_over_offset_texts(), str(tmp_path / "theirs"))
+    for a, b in zip(ours, theirs):
+        assert open(a, "rb").read() == open(b, "rb").read()
+    from matplotlib.axis import Axis
+
+    real = style._ticks_computed_once._title_places_without_y_boxes
+
+    def planted(self):  # the y axes' boxes skipped whatever the offset text says
+        real(self)
+        box = Axis.get_tightbbox
+        Axis.get_tightbbox = lambda axis, renderer=None, **kw: None if not kw else box(axis, renderer, **kw)
+
+    monkeypatch.setattr(style._ticks_computed_once, "_title_places_without_y_boxes", planted)
+    wrong = style.save(_titles_over_offset_texts(), str(tmp_path / "wrong"))
+    assert open(wrong[0], "rb").read() != open(theirs[0], "rb").read()
+
+
+def test_ticks_in_view_leave_placed_ticks_and_move_the_others():
+    """A tick that _update_ticks_in_view already put at its location with its label is left alone (its lines'
+    data not set again); after the view moves, or for a tick someone else moved (a new tick copies tick 0's
+    location but sits at 0), the ticks are moved: the ticks drawn are matplotlib's at every step."""
+    from matplotlib.axis import Axis
+
+    fig, ax = style.plt.subplots(layout=None)
+    try:
+        ax.loglog([1, 1e4], [1, 1e3])
+        placed = {}
+
+        def state():
+            return [(t.get_loc(), t.tick1line.get_xdata()[0], t.label1.get_text()) for t in ax.xaxis.majorTicks]
+
+        first = style._update_ticks_in_view(ax.xaxis, Axis._update_ticks, placed)
+        assert all(loc == x for loc, x, _ in state()[: len(first)]) and len(first) > 3  # new ticks were moved
+        lines = [t.tick1line._xorig for t in first]
+        again = style._update_ticks_in_view(ax.xaxis, Axis._update_ticks, placed)
+        assert again == first and [t.tick1line._xorig for t in again] == lines
+        assert all(a is b for a, b in zip(lines, [t.tick1line._xorig for t in again]))  # not set again
+        ax.set_xlim(10, 1e6)
+        moved = [
+            (t.get_loc(), t.label1.get_text())
+            for t in style._update_ticks_in_view(ax.xaxis, Axis._update_ticks, placed)
+        ]
+        want = [(t.get_loc(), t.label1.get_text()) for t in Axis._update_ticks(ax.xaxis)]
+        assert moved == want and all(loc == x for loc, x, _ in state()[: len(want)])
+    finally:
+        style.plt.close(fig)
+
+
+def _legends():
+    fig, axes = style.plt.subplots(1, 2, figsize=(8, 3), layout=None)
+    x = np.linspace(0, 1, 5)
+    for k in range(5):
+        axes[0].plot(x, x * k, label=f"line {k}" + " long" * (k % 2))
+    axes[0].legend(title="a title\nof two lines", ncols=2, loc="best")
+    axes[1].plot(x, x, "o-", label="one")
+    fig.legend(loc="upper right", title="figure", fontsize=7)
+    return fig
+
+
+def test_legend_packed_once_per_draw_gives_matplotlibs_pixels(tmp_path):
+    """A legend's packers computed once per draw give matplotlib's pixels (columns, a two-line title, a figure
+    legend); the kept packing lasts one draw only: a legend text changed between two draws within one save's
+    memos is drawn changed (as matplotlib draws it)."""
+    from matplotlib.offsetbox import VPacker
+    from PIL import Image
+
+    def pixels(memo):
+        fig = _legends()
+        try:
+            with style._ticks_computed_once() if memo else _Noop():  # both draws within one save's memos
+                fig.savefig(tmp_path / "first.png", dpi=130)
+                fig.axes[0].get_legend().get_texts()[0].set_text("a much longer first label")
+                fig.savefig(tmp_path / "second.png", dpi=130)
+        finally:
+            style.plt.close(fig)
+        return [np.asarray(Image.open(tmp_path / f"{k}.png").convert("RGBA")) for k in ("first", "second")]
+
+    with style._ticks_computed_once() as memo:
+        _memo_or_skip(memo)
+    theirs, ours = pixels(False), pixels(True)
+    assert np.array_equal(theirs[0], ours[0]) and np.array_equal(theirs[1], ours[1])
+    assert not np.array_equal(theirs[0], theirs[1])
+    assert VPacker._get_bbox_and_child_offsets.__qualname__ == "VPacker._get_bbox_and_child_offsets"
