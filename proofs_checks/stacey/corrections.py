@@ -252,10 +252,9 @@ def alg3_margins(p: float, kappa: float, *, seed: int, quick: bool) -> dict:
     ``thm1.bound``) against the paper's right-hand side and the right-hand side with the noise coefficient
     of Lemmas 1 + corrected 2 (2 + kappa/(p-1)): the mean of (1/T) sum_t ||g_t||_{p*}^{p*} over replicates,
     its one-sided 95% Student-t upper limit, and each bound's margin (bound / upper limit)."""
-    from scipy import stats
-
     from synthetic.oracle import GradientOracle
 
+    from ..api import t_ppf
     from .theorem1 import make_setting, theorem_eta, theorem_rhs, trajectory
 
     T, R = (64, 32) if quick else (256, 64)
@@ -268,7 +267,7 @@ def alg3_margins(p: float, kappa: float, *, seed: int, quick: bool) -> dict:
     rhs = theorem_rhs(f_gap=f_gap, eta=eta, T=T, L=L, G=G, p=p, sigma_l1=float(noise.sigma.sum()), batches=[1] * T)
     lhs = tr["gp"].mean(axis=0)
     mean, se = float(lhs.mean()), float(lhs.std(ddof=1) / math.sqrt(R))
-    upper = mean + float(stats.t.ppf(0.95, R - 1)) * se
+    upper = mean + t_ppf(0.95, R - 1) * se
     noise_key = next(k for k in rhs if k.startswith("noise"))
     paper = rhs["total"]
     corrected = paper + rhs[noise_key] * ((2 + kappa / (p - 1)) / ((2 * p - 1) / (p - 1)) - 1)
