@@ -148,3 +148,40 @@ def circle_argmax(U, H, p, route_p, inv_p, route_inv, pad):
         if v > best:
             best, ib = v, r
     return ib, best
+
+
+@numba.njit(cache=True, nogil=True)
+def quad_forms(U, H, V, out):
+    """``out[r] = einsum("ni,ij,nj->n", U, H, V)[r]`` for C-contiguous float64 U, V (n, d) and H (d, d), with
+    numpy's bits: one running sum per row from 0.0, the terms (U[r, i] * H[i, j]) * V[r, j] added in (i, j)
+    row-major order (the order of numpy's einsum loop for these layouts; :func:`synthetic.smoothness.quad_forms`
+    checks it against numpy at each d before using it). Four rows at a time, each with its own sum in that
+    order (independent additions in flight: the same bits, ~2x fewer cycles than one row's chain)."""
+    n, d = U.shape
+    r = 0
+    while r + 4 <= n:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for i in range(d):
+            u0, u1, u2, u3 = U[r, i], U[r + 1, i], U[r + 2, i], U[r + 3, i]
+            for j in range(d):
+                h = H[i, j]
+                a0 += (u0 * h) * V[r, j]
+                a1 += (u1 * h) * V[r + 1, j]
+                a2 += (u2 * h) * V[r + 2, j]
+                a3 += (u3 * h) * V[r + 3, j]
+        out[r] = a0
+        out[r + 1] = a1
+        out[r + 2] = a2
+        out[r + 3] = a3
+        r += 4
+    while r < n:
+        acc = 0.0
+        for i in range(d):
+            ui = U[r, i]
+            for j in range(d):
+                acc += (ui * H[i, j]) * V[r, j]
+        out[r] = acc
+        r += 1

@@ -30,6 +30,7 @@ __all__ = [
     "small_lp_norm",
     "two_sided_nelder_mead",
     "circle_argmax",
+    "quad_forms",
     "steepest_step_objective",
 ]
 
@@ -139,6 +140,85 @@ def _circle_probe(K, p: float, rp, ri) -> bool:
         i = int(np.argmax(val))
         j, v = K.circle_argmax(U, H, p, rp, 1.0 / p, ri, np.empty(16))
         if j != i or np.float64(v).tobytes() != val[i].tobytes():
+            return False
+    return True
+
+
+def quad_forms(U: np.ndarray, H: np.ndarray, V: np.ndarray | None = None) -> np.ndarray:
+    """``np.einsum("ni,ij,nj->n", U, H, V)`` (V = U when not given): the quadratic or bilinear form of each row
+    pair, with numpy's bits, from one compiled pass (:func:`synthetic._smooth_kernel.quad_forms`) for C-contiguous
+    float64 rows of d <= 64 columns and at least 256 terms, once a probe at that d agreed with numpy
+    (:func:`_quad_probe`, once per d and process); numpy's einsum itself otherwise. numpy's three-operand einsum is
+    a generic nditer loop: 4008 rows of d = 8 measured 0.57 ms there and 0.09 ms compiled, 4003 rows of d = 3
+    0.15 and 0.017 ms (process time, medians of 7 x 100 calls)."""
+    V = U if V is None else V
+    if not (isinstance(U, np.ndarray) and U.ndim == 2 and U.shape[0] * U.shape[1] ** 2 >= 256):
+        return np.einsum("ni,ij,nj->n", U, H, V)
+    K = _quad_kernel()
+    if K is not None and _quad_route(U, H, V):
+        d = U.shape[1]
+        ok = _QUAD_OK.get(d)
+        if ok is None:
+            try:
+                ok = _quad_probe(K, d)
+            except Exception:  # a compile error: numpy then
+                ok = False
+            _QUAD_OK[d] = ok
+        if ok:
+            out = np.empty(U.shape[0])
+            K.quad_forms(U, H, V, out)
+            return out
+    return np.einsum("ni,ij,nj->n", U, H, V)
+
+
+_QUAD_OK: dict = {}  # d -> the compiled quad_forms agreed with numpy's einsum at d (checked once per d)
+
+
+def _quad_kernel():
+    """The kernel module for :func:`quad_forms`, or None (numba or numpy's power unavailable, or the smooth
+    kernels switched off with ``LPTHEORY_SMOOTH_KERNEL=0``)."""
+    if _KERNEL_OFF:
+        return None
+    try:
+        from . import _smooth_kernel as K
+    except ImportError:
+        return None
+    return K
+
+
+def _quad_route(U, H, V) -> bool:
+    """The layouts the compiled :func:`quad_forms` serves: float64 C-contiguous 2-D rows U, V of one shape (n, d),
+    1 <= d <= 64, n d^2 >= 256, and a C-contiguous float64 (d, d) H (numpy's einsum may order its loop by the strides:
+    other layouts keep numpy)."""
+    arrays = (U, H, V)
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.ndim == 2 for a in arrays):
+        return False
+    if not all(a.flags.c_contiguous for a in arrays):
+        return False
+    n, d = U.shape
+    return (
+        V.shape == (n, d) and H.shape == (d, d) and 1 <= d <= 64 and n * d * d >= 256
+    )  # (fewer: numpy's call is as fast)
+
+
+def _quad_probe(K, d: int) -> bool:
+    """The compiled ``quad_forms`` of ``K`` gives the bits of numpy's ``einsum("ni,ij,nj->n", U, H, V)`` at d:
+    random rows of mixed scales and signs (and V = U), symmetric and general H, zeros, infinities and NaN; a numpy
+    change of einsum's summation order then turns the route off instead of changing bits unnoticed."""
+    rng = np.random.default_rng([20261129, d])
+    for k in range(6):
+        U = rng.standard_normal((97, d)) * 10.0 ** rng.uniform(-6, 6, (97, 1))
+        V = U if k % 2 else rng.standard_normal((97, d)) * 10.0 ** rng.uniform(-3, 3, (97, d))
+        H = rng.standard_normal((d, d)) * 10.0 ** rng.uniform(-4, 4, (d, d))
+        if k == 2:
+            H = (H + H.T) / 2
+        if k == 3:
+            U[0] = 0.0
+            U[1, 0], U[2, -1], U[3, 0] = np.inf, -np.inf, np.nan
+        want = np.einsum("ni,ij,nj->n", U, H, V)
+        got = np.empty(97)
+        K.quad_forms(U, H, V, got)
+        if got.tobytes() != want.tobytes():
             return False
     return True
 

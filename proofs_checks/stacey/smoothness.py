@@ -120,14 +120,14 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     the best few refined by Nelder-Mead; every value is evaluated at an explicit u."""
     from scipy.optimize import minimize
 
-    from synthetic.smoothness import small_lp_norm, two_sided_nelder_mead
+    from synthetic.smoothness import quad_forms, small_lp_norm, two_sided_nelder_mead
 
     d = H.shape[0]
     U = rng.standard_normal((n_dirs, d))
     signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * d)).reshape(d, -1).T
     U = np.vstack([U, signs, np.eye(d)])
     f = lambda u: abs(u @ H @ u) / small_lp_norm(u, p) ** 2  # noqa: E731  (lp_norm's bits, compiled)
-    vals = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+    vals = np.abs(quad_forms(U, H)) / lp_norm(U, p) ** 2  # einsum("ni,ij,nj->n", U, H, U)'s bits, compiled
     best = float(vals.max())
     opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": 2000}
     for i in np.argsort(vals)[-5:]:

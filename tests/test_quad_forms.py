@@ -1,0 +1,57 @@
+"""synthetic.smoothness.quad_forms: numpy's einsum("ni,ij,nj->n") bits from one compiled pass, its probe and
+its fallback."""
+
+import types
+
+import numpy as np
+import pytest
+
+from synthetic import smoothness as S
+
+K = S._quad_kernel()
+pytestmark = pytest.mark.skipif(K is None, reason="no compiled smooth kernel here")
+
+
+def _einsum(U, H, V):
+    return np.einsum("ni,ij,nj->n", U, H, V)
+
+
+@pytest.mark.parametrize(("n", "d"), [(4008, 8), (4006, 6), (4004, 4), (1011, 3), (1003, 2), (63, 2), (5, 7)])
+def test_the_bits_of_numpy_einsum(n, d):
+    rng = np.random.default_rng([n, d])
+    U = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-3, 3, (n, 1))
+    V = rng.standard_normal((n, d))
+    H = rng.standard_normal((d, d))
+    for Hm in (H, (H + H.T) / 2):
+        assert S.quad_forms(U, Hm).tobytes() == _einsum(U, Hm, U).tobytes()
+        assert S.quad_forms(U, Hm, V).tobytes() == _einsum(U, Hm, V).tobytes()
+    assert S._QUAD_OK.get(d, True)  # the route was taken (or not tried: too small), not switched off
+
+
+def test_other_layouts_keep_numpy():
+    rng = np.random.default_rng(3)
+    U = np.asfortranarray(rng.standard_normal((500, 4)))
+    H = rng.standard_normal((4, 4))
+    assert not S._quad_route(U, H, U)
+    assert not S._quad_route(U.astype(np.float32), H, U)
+    assert S.quad_forms(U, H).tobytes() == _einsum(U, H, U).tobytes()
+
+
+def test_a_planted_order_is_caught_and_numpy_used(monkeypatch):
+    def reversed_order(U, H, V, out):  # the same terms summed j-major: other bits
+        n, d = U.shape
+        for r in range(n):
+            acc = 0.0
+            for j in range(d):
+                for i in range(d):
+                    acc += (U[r, i] * H[i, j]) * V[r, j]
+            out[r] = acc
+
+    fake = types.SimpleNamespace(quad_forms=reversed_order)
+    assert not S._quad_probe(fake, 5)
+    monkeypatch.setattr(S, "_quad_kernel", lambda: fake)
+    monkeypatch.setattr(S, "_QUAD_OK", {})
+    rng = np.random.default_rng(4)
+    U, H = rng.standard_normal((300, 5)), rng.standard_normal((5, 5))
+    assert S.quad_forms(U, H).tobytes() == _einsum(U, H, U).tobytes()
+    assert S._QUAD_OK == {5: False}
