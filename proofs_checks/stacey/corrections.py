@@ -255,14 +255,14 @@ def alg3_margins(p: float, kappa: float, *, seed: int, quick: bool) -> dict:
     from synthetic.oracle import GradientOracle
 
     from ..api import t_ppf
-    from .theorem1 import make_setting, theorem_eta, theorem_rhs, trajectory
+    from .theorem1 import grad_term_run, make_setting, theorem_eta, theorem_rhs
 
     T, R = (64, 32) if quick else (256, 64)
     problem, noise = make_setting("rademacher", 0.5, 20, 0)
     oracle = GradientOracle(problem, noise, batch=1)
     L, G = problem.certificate("L")(p), oracle.certified_G(p)
     eta = theorem_eta(L, G, T, p)
-    tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)
+    tr = grad_term_run(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)  # (the gp of trajectory)
     f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
     rhs = theorem_rhs(f_gap=f_gap, eta=eta, T=T, L=L, G=G, p=p, sigma_l1=float(noise.sigma.sum()), batches=[1] * T)
     lhs = tr["gp"].mean(axis=0)

@@ -339,6 +339,19 @@ def trajectory(
     return out
 
 
+def grad_term_run(problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float) -> dict:
+    """``{"gp": trajectory(...)["gp"]}`` for a caller that reads the left side of Theorem 1 only: the kept run's
+    (with the proof's terms, :func:`trajectory`) where the process keeps one, else a run with ``terms=False``
+    (:class:`GradTerm`: the same numbers, without the proof's terms, which nobody would read). corrections' Theorem 1
+    margins at p = 8, 16, 50 (runs no other check makes) measured 0.53-0.57 -> 0.35-0.39 s of CPU for the three."""
+    key = _run_key(problem, oracle, p=p, eta=eta, T=T, replicates=replicates, seed=seed, L=L)
+    kept = _RUNS.get(key) if key is not None else None
+    if kept is not None:
+        return {"gp": kept["gp"]}
+    run = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=replicates, seed=seed, L=L, terms=False)
+    return {"gp": run["gp"]}
+
+
 def _copy_run(run: dict) -> dict:
     """A kept run for a caller: its read-only arrays, copies of the rest (the worst step's dict)."""
     import copy
