@@ -185,3 +185,57 @@ def quad_forms(U, H, V, out):
                 acc += (ui * H[i, j]) * V[r, j]
         out[r] = acc
         r += 1
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _row_norms(x, p, route_p, inv_p, route_inv, pad, tmp, out):
+    """out[r] = lp_norm(x, p)[r] for the rows of a finite 2-D x by lp_norm's numpy path (each row max-scaled,
+    powers by numpy's route at p, pairwise sum; then s ** (1/p) as one array power over the rows, sqrt at
+    p = 2, times the row's max). False on a non-finite entry."""
+    R, d = x.shape
+    for r in range(R):
+        m = 0.0
+        for j in range(d):
+            a = abs(x[r, j])
+            if not np.isfinite(a):
+                return False
+            if a > m:
+                m = a
+        safe = m if m > 0 else 1.0
+        for j in range(d):
+            tmp[j] = abs(x[r, j]) / safe
+        _power(tmp, p, route_p, pad)
+        out[r] = _SUM(tmp, 0, d)
+    _power(out, inv_p, route_inv, pad)
+    for r in range(R):
+        m = 0.0
+        for j in range(d):
+            a = abs(x[r, j])
+            if a > m:
+                m = a
+        out[r] = out[r] * m
+    return True
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")  # x / 0: inf or NaN, as numpy
+def pair_ratios(u, H, v, p, route_p, inv_p, route_inv, pad, out):
+    """``out = einsum("ni,ij,nj->n", u, H, v) / (lp_norm(u, p) * lp_norm(v, p))`` for finite C-contiguous float64
+    rows u, v (n, d) and H (d, d), with numpy's bits (:func:`quad_forms`' order, :func:`_row_norms`); False on a
+    non-finite entry (numpy then)."""
+    n, d = u.shape
+    tmp = np.empty(d)
+    nu = np.empty(n)
+    nv = np.empty(n)
+    if not (
+        _row_norms(u, p, route_p, inv_p, route_inv, pad, tmp, nu)
+        and _row_norms(v, p, route_p, inv_p, route_inv, pad, tmp, nv)
+    ):
+        return False
+    for r in range(n):
+        acc = 0.0
+        for i in range(d):
+            ui = u[r, i]
+            for j in range(d):
+                acc += (ui * H[i, j]) * v[r, j]
+        out[r] = acc / (nu[r] * nv[r])
+    return True

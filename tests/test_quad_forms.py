@@ -55,3 +55,37 @@ def test_a_planted_order_is_caught_and_numpy_used(monkeypatch):
     U, H = rng.standard_normal((300, 5)), rng.standard_normal((5, 5))
     assert S.quad_forms(U, H).tobytes() == _einsum(U, H, U).tobytes()
     assert S._QUAD_OK == {5: False}
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 4.0, 8.0, 16.0])
+@pytest.mark.parametrize(("n", "d"), [(6, 2), (32, 2), (8, 3), (16, 4), (1, 5)])
+def test_pair_ratios_are_numpys(p, n, d):
+    from lptheory.geometry import lp_norm
+
+    rng = np.random.default_rng([n, d, int(p)])
+    u, v = rng.standard_normal((n, d)), rng.standard_normal((n, d)) * 1e3
+    H = rng.standard_normal((d, d))
+    got = S.pair_ratios(u, H, v, p)
+    assert got is not None
+    assert got.tobytes() == (_einsum(u, H, v) / (lp_norm(u, p) * lp_norm(v, p))).tobytes()
+
+
+def test_pair_ratios_planted_disagreement_and_nonfinite(monkeypatch):
+    p = 5.0
+    k = S._duality_kernel(p)
+    real = k[0]
+
+    def off(u, H, v, p_, rp, ip, ri, pad, out):
+        ok = real.pair_ratios(u, H, v, p_, rp, ip, ri, pad, out)
+        out *= 1 + 2**-50
+        return ok
+
+    fake = types.SimpleNamespace(pair_ratios=off)
+    assert not S._pair_probe(fake, p, k[3], k[4])
+    monkeypatch.setattr(S, "_PAIR_OK", {p: False})
+    rng = np.random.default_rng(9)
+    u, H = rng.standard_normal((6, 2)), rng.standard_normal((2, 2))
+    assert S.pair_ratios(u, H, u, p) is None  # switched off: the caller's numpy
+    monkeypatch.setattr(S, "_PAIR_OK", {})
+    u[1, 0] = np.nan
+    assert S.pair_ratios(u, H, u, p) is None and S._PAIR_OK == {p: True}
