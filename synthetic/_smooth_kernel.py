@@ -239,3 +239,37 @@ def pair_ratios(u, H, v, p, route_p, inv_p, route_inv, pad, out):
                 acc += (ui * H[i, j]) * v[r, j]
         out[r] = acc / (nu[r] * nv[r])
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def circle_refine(c, w, passes, H, p, route_p, inv_p, route_inv, pad, th, U, vals):
+    """The refinement passes of :func:`proofs_checks.stacey.smoothness.two_sided_constant` after its first grid:
+    each pass th = numpy's ``linspace(c - 2 w, c + 2 w, n)`` (delta = stop - start, step = delta / (n - 1), then
+    k * step + start, the last point stop; k / (n - 1) * delta + start where the step is 0), U = (cos th, sin th)
+    (libm's, as numpy's float64 cos and sin: :func:`synthetic.smoothness.circle_refine` checks both against numpy
+    before using it), :func:`circle_argmax` on U, then w = th[1] - th[0] and c = th[argmax] for the next pass.
+    ``vals[k]`` gets pass k's maximum; returns False where circle_argmax does (numpy then)."""
+    n = th.size
+    div = n - 1
+    for k in range(passes):
+        start = c - 2.0 * w
+        stop = c + 2.0 * w
+        delta = stop - start
+        step = delta / div
+        if step == 0:
+            for j in range(n):
+                th[j] = (j / div) * delta + start
+        else:
+            for j in range(n):
+                th[j] = j * step + start
+        th[n - 1] = stop
+        for j in range(n):
+            U[j, 0] = np.cos(th[j])
+            U[j, 1] = np.sin(th[j])
+        i, v = circle_argmax(U, H, p, route_p, inv_p, route_inv, pad)
+        if i < 0:
+            return False
+        vals[k] = v
+        w = th[1] - th[0]
+        c = th[i]
+    return True

@@ -89,3 +89,30 @@ def test_pair_ratios_planted_disagreement_and_nonfinite(monkeypatch):
     monkeypatch.setattr(S, "_PAIR_OK", {})
     u[1, 0] = np.nan
     assert S.pair_ratios(u, H, u, p) is None and S._PAIR_OK == {p: True}
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 8.0])
+def test_two_sided_constant_refined_passes_are_numpys(p, monkeypatch):
+    from proofs_checks.stacey import smoothness as PS
+
+    rng = np.random.default_rng(int(p))
+    Hs = [np.array([[a, b], [b, c]]) for a, b, c in rng.uniform(-1, 1, (20, 3))] + [np.diag([1.0, -1.0])]
+    fast = [PS.two_sided_constant(H, p, grid=2000) for H in Hs]
+    assert S._REFINE_OK.get(p) is True
+    monkeypatch.setattr(S, "circle_refine", lambda *a, **k: None)  # the numpy passes
+    slow = [PS.two_sided_constant(H, p, grid=2000) for H in Hs]
+    assert np.array(fast).tobytes() == np.array(slow).tobytes()
+
+
+def test_circle_refine_planted_disagreement():
+    p = 6.0
+    k = S._duality_kernel(p)
+    real = k[0]
+
+    def off(c, w, passes, H, p_, rp, ip, ri, pad, th, U, vals):
+        ok = real.circle_refine(c, w, passes, H, p_, rp, ip, ri, pad, th, U, vals)
+        U[7, 1] = np.nextafter(U[7, 1], 2.0)  # one sine one ulp off
+        return ok
+
+    assert S._refine_probe(real, p, k[3], k[4])
+    assert not S._refine_probe(types.SimpleNamespace(circle_refine=off), p, k[3], k[4])

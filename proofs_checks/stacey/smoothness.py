@@ -44,7 +44,7 @@ def two_sided_constant(H: np.ndarray, p: float, grid: int = 20_000) -> float:
     """sup |u^T H u| / ||u||_p^2 for a symmetric 2x2 H: dense grid of directions, refined around the best."""
     if H.shape != (2, 2):
         raise ValueError("two_sided_constant: only 2x2 matrices (dense angular grid)")
-    from synthetic.smoothness import circle_argmax
+    from synthetic.smoothness import circle_argmax, circle_refine
 
     th, U = _first_grid(grid)
     best_val = 0.0
@@ -59,6 +59,12 @@ def two_sided_constant(H: np.ndarray, p: float, grid: int = 20_000) -> float:
         i = got[0]
         best_val = max(best_val, got[1])
         w = th[1] - th[0] if th.size > 1 else 1e-3
+        if k == 0:
+            rest = circle_refine(th[i], w, 2, H, p)  # the passes below in one compiled call, same bits
+            if rest is not None:
+                for v in rest:
+                    best_val = max(best_val, v)
+                return best_val
         th = np.linspace(th[i] - 2 * w, th[i] + 2 * w, 2001)
     return best_val
 
