@@ -80,7 +80,8 @@ imports from ``proofs_checks`` only names of this module, ``tests/test_pack_name
 * reading and caching expressions safely: :func:`parse_expression` (sympy ``srepr`` text read without running
   it: the reader of every expression a data file carries), :class:`RefusedExpression` (its error: a text
   outside the grammar), :func:`cached_limit` (``sympy.limit`` kept on disk, signed entries);
-* verdict constants: ``RATE_MARGIN`` (the margin a fitted exponent must clear, 0.05);
+* verdict constants: ``RATE_MARGIN`` (the margin a fitted exponent must clear, 0.05); :func:`t_ppf` (the Student-t
+  quantile of the engines' intervals, scipy's bits without importing ``scipy.stats``);
 * scope and power (issue 35): :func:`scope_to_instances` (a verdict on chosen instances of a claim over a class:
   evidence ``instance``, never holds), :func:`planted_scale_control` and :func:`planted_record_control` (a
   planted violation of known size through the same search, its control record named ``PLANTED``;
@@ -134,6 +135,7 @@ if TYPE_CHECKING:  # the names for readers and type checkers; at run time __geta
         sample_witness,
         value_claim,
     )
+    from .expectation import t_ppf
     from .expressions import (
         CoordSum,
         Distribution,
@@ -201,6 +203,7 @@ _EXPORTS = {
         "control_record exact_expectation expression_witness fit_exponent fit_slope interval_claim monte_carlo "
         "pointwise rate_claim sample_witness value_claim"
     ),
+    ".expectation": "t_ppf",
     ".expressions": "CoordSum Distribution Env Expect Expect1 Sup1 batch_outcomes evaluate g indicator sigma x",
     ".identity": "identity_claim prove_identity spot_gap",
     ".matrix_space": "MatrixSpace matrix_symbols",
@@ -321,6 +324,7 @@ __all__ = [
     "parse_expression",
     "RefusedExpression",
     "scope_to_instances",
+    "t_ppf",
     "is_control",
     "mark_exhaustive",
     "PLANTED",

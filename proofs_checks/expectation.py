@@ -18,7 +18,27 @@ from .spec import ClaimError, ClaimSpec
 from .verdict import Verdict, decide
 from .witnesses import Point, applicability, claim_record, expression_witness, sample_witness
 
-__all__ = ["exact_expectation", "monte_carlo", "interval_claim", "value_claim"]
+__all__ = ["exact_expectation", "monte_carlo", "interval_claim", "t_ppf", "value_claim"]
+
+
+def t_ppf(q: float, df) -> float:
+    """``float(scipy.stats.t.ppf(q, df))`` for scalar ``q`` and ``df`` (the Student-t quantile of the checks'
+    intervals), computed as scipy computes it without importing ``scipy.stats``: ``t._ppf`` is
+    ``scipy.special.stdtrit(df, q)`` for 0 < q < 1 and df > 0, times the scale 1.0 plus the location 0.0;
+    -inf / inf at q = 0 / 1 (the support's ends); NaN (scipy's bad value) for q outside [0, 1], df <= 0 or a
+    NaN argument. Importing ``scipy.stats`` took ~0.3 s of CPU on top of the scipy modules a report loads
+    anyway (``python -X importtime``), and these quantiles were the report's only use of it; the bits are
+    scipy's (``tests/test_t_ppf.py`` compares them with ``scipy.stats.t.ppf``)."""
+    from scipy.special import stdtrit
+
+    q, df = float(q), float(df)
+    if not (df > 0 and 0.0 <= q <= 1.0):
+        return math.nan
+    if q == 0.0:
+        return -math.inf
+    if q == 1.0:
+        return math.inf
+    return float(stdtrit(df, q)) * 1.0 + 0.0
 
 
 def exact_expectation(
@@ -70,8 +90,6 @@ def monte_carlo(
     """E[term] against the bound from samples (N, d) of the random vector: the spec's term must be
     ``Expect(inner)`` (times constants); the interval is Student-t at ``level``, Bonferroni over
     ``tests`` simultaneous claims."""
-    from scipy.stats import t as student_t
-
     samples = np.asarray(samples, dtype=np.float64)
     N, d = samples.shape
     term = sp.sympify(spec.term)
@@ -85,7 +103,7 @@ def monte_carlo(
     require_finite(spec, "term", per, params)
     require_finite(spec, "bound", bound, params)
     m = float(per.mean())
-    q = float(student_t.ppf(1 - (1 - level) / (2 * tests), N - 1))
+    q = t_ppf(1 - (1 - level) / (2 * tests), N - 1)
     half = q * float(per.std(ddof=1)) / math.sqrt(N)
     ci = (m - half, m + half)
     applicable, why = applicability(spec, setting)
@@ -142,16 +160,12 @@ def interval_claim(
     mean's interval under f (interval arithmetic, sympy ``AccumBounds``: exact for monotone pieces,
     e.g. [0, max] when the interval of m straddles 0 for m**2); the witness (kind ``mean-function``)
     re-checks the same at 30 digits."""
-    from scipy.stats import t as student_t
-
     v = np.asarray(values, dtype=np.float64).ravel()
     require_finite(spec, "measured value", v, params)
     require_finite(spec, "bound", bound, params)
     m = float(v.mean())
     if v.size > 1:
-        half = (
-            float(student_t.ppf(1 - (1 - level) / (2 * tests), v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
-        )
+        half = t_ppf(1 - (1 - level) / (2 * tests), v.size - 1) * float(v.std(ddof=1)) / math.sqrt(v.size)
     else:
         half = math.inf
     ci = (m - half, m + half)

@@ -41,9 +41,49 @@ def fit_slope(x, samples, *, seed, n_boot: int = 1000) -> tuple[float, float, fl
     means = [float(np.mean(s)) for s in samples]
     slope = float(np.polyfit(lx, np.log(means), 1)[0])
     rng = np.random.default_rng(np.random.SeedSequence(seed))
-    boots = [np.polyfit(lx, ys, 1)[0] for ys in _boot_log_means(samples, rng, n_boot)]
+    boots = _slopes(lx, _boot_log_means(samples, rng, n_boot))
     lo, hi = (float(v) for v in np.quantile(boots, [0.025, 0.975]))
     return slope, lo, hi
+
+
+def _slopes(lx, Y) -> np.ndarray:
+    """``[np.polyfit(lx, ys, 1)[0] for ys in Y]`` as an array: polyfit's operations (its Vandermonde matrix
+    scaled by its column norms, ``rcond = len(x) eps``, the slope divided by the first scale) with every row's
+    least-squares problem in one call of numpy's ``lstsq`` ufunc (LAPACK's dgelsd on each row's own copy, as
+    polyfit's call does it for one row); polyfit itself, row by row, where a row's rank is not 2 (its warning)
+    or the first and last rows' slopes are not polyfit's bits. The bootstrap's 1000 fits of :func:`fit_slope`
+    measured 24 -> 1.5 ms (process time; theorem1's six fits ~0.14 s of a report)."""
+    Y = np.asarray(Y)
+    lx = np.asarray(lx, dtype=np.float64)
+    if not (Y.ndim == 2 and Y.dtype == np.float64 and lx.ndim == 1 and Y.shape[1] == lx.size >= 2 and len(Y)):
+        return np.array([np.polyfit(lx, ys, 1)[0] for ys in Y])
+    x = lx + 0.0
+    lhs = np.vander(x, 2)
+    scale = np.sqrt((lhs * lhs).sum(axis=0))
+    lhs /= scale
+    rcond = len(x) * np.finfo(x.dtype).eps
+    got = _lstsq_rows(lhs, (Y + 0.0)[:, :, None], rcond)
+    if got is None:
+        return np.array([np.polyfit(lx, ys, 1)[0] for ys in Y])
+    c, rank = got
+    out = (c[..., 0].T / scale[:, None]).T[:, 0]
+    ends = (0, len(Y) - 1)
+    ok = np.all(rank == 2) and np.all(np.isfinite(out))
+    if not (ok and all(out[i].tobytes() == np.polyfit(lx, Y[i], 1)[0].tobytes() for i in ends)):
+        return np.array([np.polyfit(lx, ys, 1)[0] for ys in Y])  # (polyfit's warning or error, if any)
+    return out
+
+
+def _lstsq_rows(lhs, B, rcond):
+    """(solutions, ranks) of the least-squares problems lhs x = B[i] (B: (rows, m, 1)) from numpy's ``lstsq`` ufunc
+    (``numpy.linalg.lstsq``'s own call, one row at a time inside it), or None where numpy has no such ufunc."""
+    try:
+        from numpy.linalg import _umath_linalg
+    except ImportError:
+        return None
+    with np.errstate(all="ignore"):  # (a failed row: NaN, and polyfit's own call then raises)
+        c, _, rank, _ = _umath_linalg.lstsq(lhs, B, rcond, signature="ddd->ddid")
+    return c, rank
 
 
 def _boot_log_means(samples, rng, n_boot: int, *, batched: bool = True) -> np.ndarray:

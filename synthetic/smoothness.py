@@ -30,6 +30,9 @@ __all__ = [
     "small_lp_norm",
     "two_sided_nelder_mead",
     "circle_argmax",
+    "circle_refine",
+    "quad_forms",
+    "pair_ratios",
     "steepest_step_objective",
 ]
 
@@ -120,6 +123,71 @@ def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
     return None if i < 0 else (int(i), float(v))
 
 
+def circle_refine(c: float, w: float, passes: int, H: np.ndarray, p: float, n: int = 2001):
+    """The maxima of :func:`circle_argmax` over ``passes`` refined grids, each ``linspace(c - 2 w, c + 2 w, n)``
+    around the previous pass's best angle c with w its grid step (the refinement of
+    :func:`proofs_checks.stacey.smoothness.two_sided_constant`), from one compiled call
+    (:func:`synthetic._smooth_kernel.circle_refine`): numpy's linspace, cos and sin (the probe :func:`_refine_probe`
+    compares them, and the passes' maxima, with numpy's once per p) and circle_argmax's bits. A list of the passes'
+    maxima, or None where the route does not apply (the caller's numpy). two_sided_constant(H, p, grid=2000) (its
+    first grid, then these two passes) measured 164-190 -> 129-140 us of CPU; the smoothness check's differential
+    evolution asks ~3750."""
+    k = _duality_kernel(p)
+    if k is None or not (isinstance(H, np.ndarray) and H.dtype == np.float64 and H.shape == (2, 2)) or n < 2:
+        return None
+    K, _, _, rp, ri = k
+    ok = _REFINE_OK.get(p)
+    if ok is None:
+        try:
+            ok = _refine_probe(K, float(p), rp, ri)
+        except Exception:  # a compile error: numpy then
+            ok = False
+        if len(_REFINE_OK) > 256:
+            _REFINE_OK.clear()
+        _REFINE_OK[p] = ok
+    if not ok or not (math.isfinite(c) and math.isfinite(w)):
+        return None
+    vals = np.empty(passes)
+    if not K.circle_refine(
+        float(c), float(w), int(passes), H, float(p), rp, 1.0 / p, ri, np.empty(16), np.empty(n), np.empty((n, 2)), vals
+    ):
+        return None
+    return vals.tolist()
+
+
+_REFINE_OK: dict = {}  # p -> the compiled circle_refine agreed with numpy at p (checked once per p)
+
+
+def _refine_probe(K, p: float, rp, ri) -> bool:
+    """The compiled ``circle_refine`` of ``K`` gives numpy's grids and maxima at p: for random 2x2 H and centers
+    (and a zero step), the buffers after one pass against ``linspace`` and ``stack([cos, sin])``, and two passes'
+    maxima against the numpy loop of circle_argmax on those grids."""
+    rng = np.random.default_rng([20261129, 7, int(p * 1000)])
+    n = 2001
+    for k in range(8):
+        x = rng.uniform(-1, 1, 3)
+        H = np.array([[x[0], x[1]], [x[1], x[2]]]) * 10.0 ** rng.uniform(-3, 3)
+        c, w = float(rng.uniform(0, np.pi)), (np.pi / 2000, 1e-7, 0.0, 2.5e-3)[k % 4]
+        th, U, vals = np.empty(n), np.empty((n, 2)), np.empty(2)
+        if not K.circle_refine(c, w, 1, H, p, rp, 1.0 / p, ri, np.empty(16), th, U, vals):
+            return False
+        want = np.linspace(c - 2 * w, c + 2 * w, n)
+        if th.tobytes() != want.tobytes() or U.tobytes() != np.stack([np.cos(want), np.sin(want)], axis=1).tobytes():
+            return False
+        if not K.circle_refine(c, w, 2, H, p, rp, 1.0 / p, ri, np.empty(16), th, U, vals):
+            return False
+        tw, cw = w, c
+        for j in range(2):
+            g = np.linspace(cw - 2 * tw, cw + 2 * tw, n)
+            Ug = np.stack([np.cos(g), np.sin(g)], axis=1)
+            val = np.abs(np.einsum("ni,ij,nj->n", Ug, H, Ug)) / lp_norm(Ug, p) ** 2
+            i = int(np.argmax(val))
+            if np.float64(vals[j]).tobytes() != val[i].tobytes():
+                return False
+            tw, cw = g[1] - g[0], g[i]
+    return True
+
+
 _CIRCLE_OK: dict = {}  # p -> the compiled circle_argmax agreed with numpy at p (checked once per p)
 
 
@@ -139,6 +207,142 @@ def _circle_probe(K, p: float, rp, ri) -> bool:
         i = int(np.argmax(val))
         j, v = K.circle_argmax(U, H, p, rp, 1.0 / p, ri, np.empty(16))
         if j != i or np.float64(v).tobytes() != val[i].tobytes():
+            return False
+    return True
+
+
+def pair_ratios(u: np.ndarray, H: np.ndarray, v: np.ndarray, p: float):
+    """``einsum("ni,ij,nj->n", u, H, v) / (lp_norm(u, p) * lp_norm(v, p))``, the bilinear form's ratio at each row
+    pair (the power iteration's estimates of ||H||_{p->p*},
+    :func:`proofs_checks.stacey.smoothness.lipschitz_constant`), bit for bit from one compiled call
+    (:func:`synthetic._smooth_kernel.pair_ratios`) once a probe at p agreed with numpy (:func:`_pair_probe`, once
+    per p); None where that route does not apply (the caller computes it with numpy). The differential evolution
+    of the smoothness check asks for ~6000 of them on 6 rows: a lipschitz_constant of 6 starts and 40 sweeps
+    measured 84-111 -> 47-53 us of CPU (the power iteration itself ~40 us)."""
+    k = _duality_kernel(p)
+    arrays = (u, H, v)
+    if k is None or not all(type(a) is np.ndarray and a.dtype == np.float64 and a.ndim == 2 for a in arrays):
+        return None
+    n, d = u.shape
+    if not (all(a.flags.c_contiguous for a in arrays) and v.shape == (n, d) and H.shape == (d, d) and 1 <= d <= 64):
+        return None
+    K, _, _, rp, ri = k
+    ok = _PAIR_OK.get(p)
+    if ok is None:
+        try:
+            ok = _pair_probe(K, float(p), rp, ri)
+        except Exception:  # a compile error: numpy then
+            ok = False
+        if len(_PAIR_OK) > 256:
+            _PAIR_OK.clear()
+        _PAIR_OK[p] = ok
+    if not ok:
+        return None
+    out = np.empty(u.shape[0])
+    if not K.pair_ratios(u, H, v, float(p), rp, 1.0 / p, ri, np.empty(16), out):
+        return None
+    return out
+
+
+_PAIR_OK: dict = {}  # p -> the compiled pair_ratios agreed with numpy at p (checked once per p)
+
+
+def _pair_probe(K, p: float, rp, ri) -> bool:
+    """The compiled ``pair_ratios`` of ``K`` gives numpy's bits at p: rows of d = 2..6 (and 12), 1 to 40 rows, at
+    several scales, with zero rows; a numpy change of einsum's, lp_norm's or the power's route then turns the
+    route off instead of changing bits unnoticed."""
+    rng = np.random.default_rng([20261129, int(p * 1000)])
+    for k in range(12):
+        d, n = (2, 3, 4, 5, 6, 12)[k % 6], (1, 6, 8, 40)[k % 4]
+        u = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-5, 5, (n, 1))
+        v = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-5, 5)
+        H = rng.standard_normal((d, d))
+        if k % 3 == 0:
+            H = (H + H.T) / 2
+            u[0] = 0.0
+        with np.errstate(all="ignore"):
+            want = np.einsum("ni,ij,nj->n", u, H, v) / (lp_norm(u, p) * lp_norm(v, p))
+        got = np.empty(n)
+        if not K.pair_ratios(u, H, v, p, rp, 1.0 / p, ri, np.empty(16), got) or got.tobytes() != want.tobytes():
+            return False
+    return True
+
+
+def quad_forms(U: np.ndarray, H: np.ndarray, V: np.ndarray | None = None) -> np.ndarray:
+    """``np.einsum("ni,ij,nj->n", U, H, V)`` (V = U when not given): the quadratic or bilinear form of each row
+    pair, with numpy's bits, from one compiled pass (:func:`synthetic._smooth_kernel.quad_forms`) for C-contiguous
+    float64 rows of d <= 64 columns and at least 256 terms, once a probe at that d agreed with numpy
+    (:func:`_quad_probe`, once per d and process); numpy's einsum itself otherwise. numpy's three-operand einsum is
+    a generic nditer loop: 4008 rows of d = 8 measured 0.57 ms there and 0.09 ms compiled, 4003 rows of d = 3
+    0.15 and 0.017 ms (process time, medians of 7 x 100 calls)."""
+    V = U if V is None else V
+    if not (isinstance(U, np.ndarray) and U.ndim == 2 and U.shape[0] * U.shape[1] ** 2 >= 256):
+        return np.einsum("ni,ij,nj->n", U, H, V)
+    K = _quad_kernel()
+    if K is not None and _quad_route(U, H, V):
+        d = U.shape[1]
+        ok = _QUAD_OK.get(d)
+        if ok is None:
+            try:
+                ok = _quad_probe(K, d)
+            except Exception:  # a compile error: numpy then
+                ok = False
+            _QUAD_OK[d] = ok
+        if ok:
+            out = np.empty(U.shape[0])
+            K.quad_forms(U, H, V, out)
+            return out
+    return np.einsum("ni,ij,nj->n", U, H, V)
+
+
+_QUAD_OK: dict = {}  # d -> the compiled quad_forms agreed with numpy's einsum at d (checked once per d)
+
+
+def _quad_kernel():
+    """The kernel module for :func:`quad_forms`, or None (numba or numpy's power unavailable, or the smooth
+    kernels switched off with ``LPTHEORY_SMOOTH_KERNEL=0``)."""
+    if _KERNEL_OFF:
+        return None
+    try:
+        from . import _smooth_kernel as K
+    except ImportError:
+        return None
+    return K
+
+
+def _quad_route(U, H, V) -> bool:
+    """The layouts the compiled :func:`quad_forms` serves: float64 C-contiguous 2-D rows U, V of one shape (n, d),
+    1 <= d <= 64, n d^2 >= 256, and a C-contiguous float64 (d, d) H (numpy's einsum may order its loop by the strides:
+    other layouts keep numpy)."""
+    arrays = (U, H, V)
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.ndim == 2 for a in arrays):
+        return False
+    if not all(a.flags.c_contiguous for a in arrays):
+        return False
+    n, d = U.shape
+    return (
+        V.shape == (n, d) and H.shape == (d, d) and 1 <= d <= 64 and n * d * d >= 256
+    )  # (fewer: numpy's call is as fast)
+
+
+def _quad_probe(K, d: int) -> bool:
+    """The compiled ``quad_forms`` of ``K`` gives the bits of numpy's ``einsum("ni,ij,nj->n", U, H, V)`` at d:
+    random rows of mixed scales and signs (and V = U), symmetric and general H, zeros, infinities and NaN; a numpy
+    change of einsum's summation order then turns the route off instead of changing bits unnoticed."""
+    rng = np.random.default_rng([20261129, d])
+    for k in range(6):
+        U = rng.standard_normal((97, d)) * 10.0 ** rng.uniform(-6, 6, (97, 1))
+        V = U if k % 2 else rng.standard_normal((97, d)) * 10.0 ** rng.uniform(-3, 3, (97, d))
+        H = rng.standard_normal((d, d)) * 10.0 ** rng.uniform(-4, 4, (d, d))
+        if k == 2:
+            H = (H + H.T) / 2
+        if k == 3:
+            U[0] = 0.0
+            U[1, 0], U[2, -1], U[3, 0] = np.inf, -np.inf, np.nan
+        want = np.einsum("ni,ij,nj->n", U, H, V)
+        got = np.empty(97)
+        K.quad_forms(U, H, V, got)
+        if got.tobytes() != want.tobytes():
             return False
     return True
 

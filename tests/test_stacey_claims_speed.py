@@ -91,6 +91,25 @@ def test_kept_trajectory_is_the_fresh_run(monkeypatch):
     assert T1._run_key(problem, GradientOracle(problem, noise, batch=lambda t: 1), **kw) is None
 
 
+def test_grad_term_run_is_the_runs_gp(monkeypatch):
+    """grad_term_run: without a kept run, a terms=False run with the gp bits of trajectory's run with the terms
+    (nothing kept by it); with one kept, that run's gp (no new run: a planted kept gp is what comes back)."""
+    from proofs_checks.stacey import theorem1 as T1
+    from synthetic.oracle import GradientOracle
+
+    monkeypatch.setattr(T1, "_RUNS", {})
+    problem, noise = T1.make_setting("rademacher", 0.5, 20, 0)
+    kw = dict(p=8.0, eta=0.05, T=24, replicates=4, seed=5, L=1.0)
+    fast = T1.grad_term_run(problem, GradientOracle(problem, noise, batch=1), **kw)
+    assert set(fast) == {"gp"} and not T1._RUNS
+    full = T1.trajectory(problem, GradientOracle(problem, noise, batch=1), **kw)
+    assert fast["gp"].tobytes() == full["gp"].tobytes() and len(T1._RUNS) == 1
+    key = next(iter(T1._RUNS))
+    T1._RUNS[key] = {**T1._RUNS[key], "gp": full["gp"] + 1.0}
+    kept = T1.grad_term_run(problem, GradientOracle(problem, noise, batch=1), **kw)
+    assert kept["gp"].tobytes() == (full["gp"] + 1.0).tobytes()
+
+
 def test_lipschitz_start_rows_kept_give_the_fresh_bits():
     """smoothness' power iteration from the kept first rows: the value and pair of the rows drawn afresh."""
     from lptheory.geometry import lp_norm

@@ -252,23 +252,22 @@ def alg3_margins(p: float, kappa: float, *, seed: int, quick: bool) -> dict:
     ``thm1.bound``) against the paper's right-hand side and the right-hand side with the noise coefficient
     of Lemmas 1 + corrected 2 (2 + kappa/(p-1)): the mean of (1/T) sum_t ||g_t||_{p*}^{p*} over replicates,
     its one-sided 95% Student-t upper limit, and each bound's margin (bound / upper limit)."""
-    from scipy import stats
-
     from synthetic.oracle import GradientOracle
 
-    from .theorem1 import make_setting, theorem_eta, theorem_rhs, trajectory
+    from ..api import t_ppf
+    from .theorem1 import grad_term_run, make_setting, theorem_eta, theorem_rhs
 
     T, R = (64, 32) if quick else (256, 64)
     problem, noise = make_setting("rademacher", 0.5, 20, 0)
     oracle = GradientOracle(problem, noise, batch=1)
     L, G = problem.certificate("L")(p), oracle.certified_G(p)
     eta = theorem_eta(L, G, T, p)
-    tr = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)
+    tr = grad_term_run(problem, oracle, p=p, eta=eta, T=T, replicates=R, seed=seed, L=L)  # (the gp of trajectory)
     f_gap = float(problem.f(problem.x0(1))[0] - problem.certificate("f_star")())
     rhs = theorem_rhs(f_gap=f_gap, eta=eta, T=T, L=L, G=G, p=p, sigma_l1=float(noise.sigma.sum()), batches=[1] * T)
     lhs = tr["gp"].mean(axis=0)
     mean, se = float(lhs.mean()), float(lhs.std(ddof=1) / math.sqrt(R))
-    upper = mean + float(stats.t.ppf(0.95, R - 1)) * se
+    upper = mean + t_ppf(0.95, R - 1) * se
     noise_key = next(k for k in rhs if k.startswith("noise"))
     paper = rhs["total"]
     corrected = paper + rhs[noise_key] * ((2 + kappa / (p - 1)) / ((2 * p - 1) / (p - 1)) - 1)
@@ -494,6 +493,7 @@ def asm1_proof(p) -> dict:
 
 def asm1_records(p_list, *, seed: int, quick: bool) -> list[Claim]:
     from lptheory.geometry import lp_norm
+    from synthetic.smoothness import quad_forms
 
     from .smoothness import lipschitz_constant, two_sided_constant, two_sided_lower
 
@@ -527,7 +527,7 @@ def asm1_records(p_list, *, seed: int, quick: bool) -> list[Claim]:
                     eig = np.ascontiguousarray(np.linalg.eigh(H)[1].T)
                     dirs = np.vstack([U, eig])
                     den = np.concatenate([nU, lp_norm(eig, p)]) ** 2
-                    two = float(np.max(np.abs(np.einsum("ni,ij,nj->n", dirs, H, dirs)) / den))
+                    two = float(np.max(np.abs(quad_forms(dirs, H)) / den))  # einsum("ni,ij,nj->n")'s bits
                     if lip / two > 0.97 * c:  # close to the bound: refine the two-sided estimate (Nelder-Mead)
                         two = max(two, two_sided_lower(H, p, np.random.default_rng(int(rng.integers(1 << 30)))))
                 best = max(best, lip / max(two, 1e-300))

@@ -44,7 +44,7 @@ def two_sided_constant(H: np.ndarray, p: float, grid: int = 20_000) -> float:
     """sup |u^T H u| / ||u||_p^2 for a symmetric 2x2 H: dense grid of directions, refined around the best."""
     if H.shape != (2, 2):
         raise ValueError("two_sided_constant: only 2x2 matrices (dense angular grid)")
-    from synthetic.smoothness import circle_argmax
+    from synthetic.smoothness import circle_argmax, circle_refine
 
     th, U = _first_grid(grid)
     best_val = 0.0
@@ -59,6 +59,12 @@ def two_sided_constant(H: np.ndarray, p: float, grid: int = 20_000) -> float:
         i = got[0]
         best_val = max(best_val, got[1])
         w = th[1] - th[0] if th.size > 1 else 1e-3
+        if k == 0:
+            rest = circle_refine(th[i], w, 2, H, p)  # the passes below in one compiled call, same bits
+            if rest is not None:
+                for v in rest:
+                    best_val = max(best_val, v)
+                return best_val
         th = np.linspace(th[i] - 2 * w, th[i] + 2 * w, 2001)
     return best_val
 
@@ -107,10 +113,12 @@ def _start_rows(seed, starts: int, d: int, p: float) -> np.ndarray:
 def lipschitz_constant(H: np.ndarray, p: float, starts: int = 16, iters: int = 100, seed: int = 0):
     """A lower bound on ||H||_{p->p*} by alternating duality maps: (value, u, v) at the best explicit pair
     (from :func:`_start_rows`)."""
-    from synthetic.smoothness import bilinear_power_iteration
+    from synthetic.smoothness import bilinear_power_iteration, pair_ratios
 
     u, v = bilinear_power_iteration(H, p, _start_rows(seed, starts, H.shape[0], p), iters)
-    vals = np.einsum("ni,ij,nj->n", u, H, v) / (lp_norm(u, p) * lp_norm(v, p))
+    vals = pair_ratios(u, H, v, p)  # the line below in one compiled call, same bits (None: not here)
+    if vals is None:
+        vals = np.einsum("ni,ij,nj->n", u, H, v) / (lp_norm(u, p) * lp_norm(v, p))
     i = int(np.argmax(vals))
     return float(vals[i]), u[i], v[i]
 
@@ -120,14 +128,14 @@ def two_sided_lower(H: np.ndarray, p: float, rng, n_dirs: int = 4000) -> float:
     the best few refined by Nelder-Mead; every value is evaluated at an explicit u."""
     from scipy.optimize import minimize
 
-    from synthetic.smoothness import small_lp_norm, two_sided_nelder_mead
+    from synthetic.smoothness import quad_forms, small_lp_norm, two_sided_nelder_mead
 
     d = H.shape[0]
     U = rng.standard_normal((n_dirs, d))
     signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * d)).reshape(d, -1).T
     U = np.vstack([U, signs, np.eye(d)])
     f = lambda u: abs(u @ H @ u) / small_lp_norm(u, p) ** 2  # noqa: E731  (lp_norm's bits, compiled)
-    vals = np.abs(np.einsum("ni,ij,nj->n", U, H, U)) / lp_norm(U, p) ** 2
+    vals = np.abs(quad_forms(U, H)) / lp_norm(U, p) ** 2  # einsum("ni,ij,nj->n", U, H, U)'s bits, compiled
     best = float(vals.max())
     opts = {"xatol": 1e-10, "fatol": 1e-14, "maxfev": 2000}
     for i in np.argsort(vals)[-5:]:

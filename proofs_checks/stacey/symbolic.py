@@ -880,12 +880,17 @@ def _spot(step: Step, rng, samples: int):
     """The largest relative excess of lhs over rhs (for <=) or relative gap (for =) over random
     environments; returns (worst, env, lhs, rhs, sides)."""
     sampler = _SAMPLERS[step.kind]
-    batch = _batch(step.kind, rng, samples) if step.kind != "maj-eig" else None
+    batch = _batch("maj" if step.kind == "maj-eig" else step.kind, rng, samples)  # (maj-eig draws maj's envs)
     if batch is None:
         envs = [sampler(rng) for _ in range(samples)]
         shapes, env_of = [e["shape"] for e in envs], envs.__getitem__
     else:
         shapes, env_of = batch.shapes, batch.env
+    if step.kind == "maj-eig" and batch is not None:
+        got = _maj_eig_stacked(batch)
+        if got is not None:
+            return got
+        envs = [batch.env(i) for i in range(len(shapes))]
     if step.kind == "maj-eig":  # spectral radius = operator norm for symmetric matrices (numpy only)
         worst, arg = -math.inf, None
         for e in envs:
@@ -918,6 +923,32 @@ def _spot(step: Step, rng, samples: int):
     if best is None:
         return -math.inf, None, None, None, None
     return worst, *best
+
+
+def _maj_eig_stacked(batch):
+    """:func:`_spot`'s maj-eig loop (per environment in drawing order: M = H / sqrt(outer(L, L)), the largest
+    |eigenvalue| by ``eigvalsh`` against ``norm(M, 2)``, their relative gap, the first environment of the largest
+    gap) on the batch's environments stacked by dimension: numpy's ``eigvalsh`` and ``svd`` (``norm``'s largest
+    singular value) run their LAPACK call on each matrix of a stack as on the matrix alone, ``outer`` is the
+    product of the column and the row, and the gaps are the same IEEE operations as the loop's Python floats.
+    Returns (worst, env, lv, rv, None), or None where a gap is not finite (the loop then decides as it does).
+    The batch's draws replace the sampler's (maj's: the same environments and generator state, checked once per
+    process by :func:`_draw_kernels`): 1000 environments measured 0.045 -> 0.005 s of CPU (the report's 3000 ~0.13 s)."""
+    shapes = np.asarray(batch.shapes)
+    n = shapes.size
+    lv, rv = np.empty(n), np.empty(n)
+    Ls, Hs = batch.f["L"], batch.f["H"]
+    for d in sorted(set(batch.shapes)):
+        ix = np.flatnonzero(shapes == d)
+        L = np.stack([Ls[i] for i in ix])
+        Ms = np.stack([Hs[i] for i in ix]) / np.sqrt(L[:, :, None] * L[:, None, :])
+        lv[ix] = np.abs(np.linalg.eigvalsh(Ms)).max(axis=-1)
+        rv[ix] = np.linalg.svd(Ms, compute_uv=False).max(axis=-1)
+    gap = np.abs(lv - rv) / (np.abs(lv) + np.abs(rv) + 1e-300)
+    if not np.all(np.isfinite(gap)):
+        return None
+    i = int(np.argmax(gap))  # the first of the largest, as the loop's strict >
+    return float(gap[i]), batch.env(i), float(lv[i]), float(rv[i]), None
 
 
 def _sym_identity(lhs, rhs, nums: int = 50, seed: int = 0):

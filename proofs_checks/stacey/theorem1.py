@@ -40,6 +40,7 @@ from ..api import (
     gate_on_controls,
     interval_claim,
     pointwise,
+    t_ppf,
     value_claim,
     x,
 )
@@ -338,6 +339,19 @@ def trajectory(
     return out
 
 
+def grad_term_run(problem, oracle, *, p: float, eta: float, T: int, replicates: int, seed: int, L: float) -> dict:
+    """``{"gp": trajectory(...)["gp"]}`` for a caller that reads the left side of Theorem 1 only: the kept run's
+    (with the proof's terms, :func:`trajectory`) where the process keeps one, else a run with ``terms=False``
+    (:class:`GradTerm`: the same numbers, without the proof's terms, which nobody would read). corrections' Theorem 1
+    margins at p = 8, 16, 50 (runs no other check makes) measured 0.53-0.57 -> 0.35-0.39 s of CPU for the three."""
+    key = _run_key(problem, oracle, p=p, eta=eta, T=T, replicates=replicates, seed=seed, L=L)
+    kept = _RUNS.get(key) if key is not None else None
+    if kept is not None:
+        return {"gp": kept["gp"]}
+    run = trajectory(problem, oracle, p=p, eta=eta, T=T, replicates=replicates, seed=seed, L=L, terms=False)
+    return {"gp": run["gp"]}
+
+
 def _copy_run(run: dict) -> dict:
     """A kept run for a caller: its read-only arrays, copies of the rest (the worst step's dict)."""
     import copy
@@ -495,9 +509,7 @@ def step_records(tr, *, p, eta, L, G, n, sigma_l1, params, applicable, why, prob
     # in expectation, per step: E[f_t+1 - f_t + eta ||g_t||^p*] <= rhs
     rhs = F.numeric(F.STEP_RHS, eta=eta, p=p, G=G, S1=sigma_l1, n=n, L=L)
     lhs = tr["f_next"] - tr["f"] + eta * tr["gp"]
-    from scipy.stats import t as student_t
-
-    q = float(student_t.ppf(1 - 0.025 / T, R - 1))
+    q = t_ppf(1 - 0.025 / T, R - 1)
     mean, half = lhs.mean(axis=1), q * lhs.std(axis=1, ddof=1) / math.sqrt(R)
     bad, straddle = np.flatnonzero(mean - half > rhs), np.flatnonzero(mean + half > rhs)
     t_star = int(bad[0] if bad.size else (straddle[0] if straddle.size else int(np.argmax(mean + half - rhs))))
@@ -559,8 +571,6 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
     """One run of the rate measurement: Alg. 3 with eta = ``eta_factor(T)`` x Theorem 1's eta at each T of
     ``grid`` (n_t = T), the left side with Student-t intervals against the N^{-1/4} bound at every T, and the
     tail-fitted slope; returns the raw verdict (bound parts and rate combined) and the numbers."""
-    from scipy.stats import t as student_t
-
     from synthetic.oracle import GradientOracle
 
     from ..api import sample_witness
@@ -575,7 +585,7 @@ def _rate_measure(p, *, seed, grid, R, problem, noise, L, f_gap, s1, eta_factor,
         xs = tr["gp"].mean(axis=0)
         per_T.append(xs)
         m = float(xs.mean())
-        half = float(student_t.ppf(0.975, R - 1)) * float(xs.std(ddof=1)) / math.sqrt(R)
+        half = t_ppf(0.975, R - 1) * float(xs.std(ddof=1)) / math.sqrt(R)
         lhs.append(m)
         cis.append([m - half, m + half])
         b = F.numeric(F.RATE_BOUND, T=T, L=L, G=G, gap=f_gap, S1=s1, p=p)
