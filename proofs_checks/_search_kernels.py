@@ -265,6 +265,19 @@ def batch_log_probs(log_w, counts, logc, out):
     return out
 
 
+@numba.njit(nogil=True, cache=True)
+def scale_rows(trial, arg1, arg2, out):
+    """scipy's ``DifferentialEvolutionSolver._scale_parameters`` for a solver without integer parameters: each row
+    of ``trial`` (R, dim) from [0, 1] to the box, ``arg1 + (trial - 0.5) * arg2`` (``arg1``: the box's centres,
+    ``arg2``: its widths, as scipy keeps them). The same IEEE operations per element (a difference, a product, a
+    sum; no fused multiply-add: numba contracts only under fastmath) in one pass instead of three numpy calls."""
+    R, dim = trial.shape
+    for r in range(R):
+        for q in range(dim):
+            out[r, q] = arg1[q] + (trial[r, q] - 0.5) * arg2[q]
+    return out
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def ratio_tail(term, bound, req, scale, ge, out):
     """The search's ratio per row (``engines._ratio_tail``): ``term / (scale * bound)`` where both sides are

@@ -540,6 +540,46 @@ def test_generation_kernel_pairs_draw_what_single_rows_draw():
             assert a[5] == b[5]
 
 
+def test_compiled_scaling_is_scipys_and_its_check_catches_a_planted_error(monkeypatch):
+    """scale_rows gives scipy's _scale_parameters bit for bit (uneven boxes, values outside [0, 1]); _scaler
+    uses it only where its check on the solver's population passes: a kernel off by one ulp (planted) and a
+    solver with integer parameters keep scipy's method, and the lockstep still ends where scipy ends alone."""
+    pytest.importorskip("numba")
+    from scipy.optimize._differentialevolution import DifferentialEvolutionSolver
+
+    import proofs_checks._search_kernels as K
+    import proofs_checks.search as S
+
+    bounds = [(-3.7, 1e-3), (0.0, 1.0), (-1e5, 2.5), (7.0, 7.25)]
+    sv = DifferentialEvolutionSolver(lambda x: 0.0, bounds, rng=np.random.default_rng(5), popsize=5)
+    got = S._scaler(sv)
+    assert got is not None
+    kern, a1, a2 = got
+    pts = np.random.default_rng(6).uniform(-0.5, 1.5, (300, len(bounds)))
+    np.testing.assert_array_equal(kern(pts, a1, a2, np.empty_like(pts)), sv._scale_parameters(pts))
+    whole = DifferentialEvolutionSolver(
+        lambda x: 0.0, bounds, rng=np.random.default_rng(5), popsize=5, integrality=[False, True, False, False]
+    )
+    assert S._scaler(whole) is None
+    real = K.scale_rows
+
+    def off_by_an_ulp(trial, a1, a2, out):
+        return np.nextafter(real(trial, a1, a2, out), np.inf)
+
+    monkeypatch.setattr(K, "scale_rows", off_by_an_ulp)
+    assert S._scaler(sv) is None
+    box = [(-1.0, 2.0)] * 4
+
+    def obj(X, own):
+        return -_kink(X - 0.9) + 0.1 * own
+
+    res = S._de_lockstep(obj, box, [np.random.default_rng(s) for s in (51, 52)], maxiter=6, popsize=5)
+    _each_is_scipys_alone(res, obj, box, (51, 52), maxiter=6, popsize=5)
+    monkeypatch.setattr(K, "scale_rows", real)
+    res = S._de_lockstep(obj, box, [np.random.default_rng(s) for s in (51, 52)], maxiter=6, popsize=5)
+    _each_is_scipys_alone(res, obj, box, (51, 52), maxiter=6, popsize=5)
+
+
 def test_generation_kernel_check_falls_back_on_a_planted_drift(monkeypatch):
     """A generation kernel that draws one word too many (planted) fails the first-use check; the lockstep then
     draws through numpy and scipy and still ends where scipy's solve() ends each solver alone."""
