@@ -278,6 +278,43 @@ def scale_rows(trial, arg1, arg2, out):
     return out
 
 
+@numba.njit(nogil=True, cache=True)
+def accept_generation(P, PE, trial, E):
+    """The selection of a generation of differential evolution with deferred updating (Storn & Price 1997; scipy's
+    ``_accept_trial`` and ``_promote_lowest_energy``), in place, per solver ``t``: member ``s`` takes its trial
+    ``trial[t, s]`` and energy ``E[t, s]`` where ``E[t, s] <= PE[t, s]`` (false for a NaN), then the member of
+    least energy as numpy's ``argmin`` finds it (the first NaN if any, else the first minimum) is swapped with
+    member 0. Values are only moved (``proofs_checks.search._accept_numpy``'s ``where`` and swaps, whose bits
+    they are). Returns ``PE``."""
+    J, NP, dim = P.shape
+    for t in range(J):
+        for s in range(NP):
+            if E[t, s] <= PE[t, s]:
+                PE[t, s] = E[t, s]
+                for q in range(dim):
+                    P[t, s, q] = trial[t, s, q]
+        b = 0
+        m = PE[t, 0]
+        if m == m:
+            for s in range(1, NP):
+                v = PE[t, s]
+                if v != v:
+                    b = s
+                    break
+                if v < m:
+                    m = v
+                    b = s
+        if b:
+            v = PE[t, 0]
+            PE[t, 0] = PE[t, b]
+            PE[t, b] = v
+            for q in range(dim):
+                x = P[t, 0, q]
+                P[t, 0, q] = P[t, b, q]
+                P[t, b, q] = x
+    return PE
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def ratio_tail(term, bound, req, scale, ge, out):
     """The search's ratio per row (``engines._ratio_tail``): ``term / (scale * bound)`` where both sides are

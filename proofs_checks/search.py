@@ -767,6 +767,24 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
         trial = _trials_numpy(svs, live, batch, P)
     E = evaluate([(j, trial[t]) for t, j in enumerate(live)], stacked=trial)  # (J, NP) energies, held[j] set
     PE = np.stack([sv.population_energies for sv in svs])
+    kern = _accept_kernel()
+    if kern is not None and E.dtype == np.float64 and E.shape == PE.shape:  # P and PE are this call's own copies
+        kern(P, PE, trial, np.ascontiguousarray(E))
+    else:
+        P, PE = _accept_numpy(P, PE, trial, E)
+    anyinf = np.any(np.isinf(PE), axis=1)
+    std, mean = np.std(PE, axis=1), np.mean(PE, axis=1)  # per row numpy's bits of np.std(pe), np.mean(pe)
+    for t, (j, sv) in enumerate(zip(live, svs)):
+        sv._nfev += 1
+        sv.population, sv.population_energies = P[t], PE[t]
+        if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
+            status[j] = (nit, messages["success"], False)
+
+
+def _accept_numpy(P, PE, trial, E):
+    """The selection of :func:`_generation_batched` in numpy: each trial kept where its energy is not above its
+    target's (``E <= PE``), then per solver the member of least energy (numpy's argmin) swapped into row 0;
+    the new (P, PE)."""
     loc = E <= PE
     P = np.where(loc[..., None], trial, P)
     PE = np.where(loc, E, PE)
@@ -775,13 +793,20 @@ def _generation_batched(solvers, live, batch, evaluate, held, status, nit, messa
         b = int(best[t])
         PE[t, [0, b]] = PE[t, [b, 0]]
         P[t, [0, b], :] = P[t, [b, 0], :]
-    anyinf = np.any(np.isinf(PE), axis=1)
-    std, mean = np.std(PE, axis=1), np.mean(PE, axis=1)  # per row numpy's bits of np.std(pe), np.mean(pe)
-    for t, (j, sv) in enumerate(zip(live, svs)):
-        sv._nfev += 1
-        sv.population, sv.population_energies = P[t], PE[t]
-        if not anyinf[t] and std[t] <= sv.atol + sv.tol * np.abs(mean[t]):  # solve()'s converged()
-            status[j] = (nit, messages["success"], False)
+    return P, PE
+
+
+def _accept_kernel():
+    """:func:`proofs_checks._search_kernels.accept_generation` (:func:`_accept_numpy` in place, one pass: the same
+    values moved, no arithmetic; measured: 16 x 144 x 12 populations 176 -> 17 us, 10 x 96 x 8 89 -> 5 us:
+    numpy's where over 12-wide rows and the swaps' fancy indexing), or None without numba."""
+    if "accept" not in _SELECT:
+        try:
+            from ._search_kernels import accept_generation
+        except ImportError:
+            accept_generation = None
+        _SELECT["accept"] = accept_generation
+    return _SELECT["accept"]
 
 
 def _trials_numpy(svs, live, batch, P):

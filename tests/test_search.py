@@ -580,6 +580,29 @@ def test_compiled_scaling_is_scipys_and_its_check_catches_a_planted_error(monkey
     _each_is_scipys_alone(res, obj, box, (51, 52), maxiter=6, popsize=5)
 
 
+def test_compiled_selection_is_the_numpy_selection():
+    """accept_generation (in place) moves the values _accept_numpy's where and swaps give, bit for bit: ties kept
+    as trials, NaN energies never accepted and found first by argmin, -0.0 against +0.0, infinities, a best
+    member already in row 0."""
+    pytest.importorskip("numba")
+    import proofs_checks.search as S
+
+    kern = S._accept_kernel()
+    assert kern is not None
+    rng = np.random.default_rng(61)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0])
+    for J, NP, dim in ((1, 5, 1), (6, 9, 3), (16, 40, 12)):
+        for _ in range(20):
+            P = rng.uniform(0, 1, (J, NP, dim))
+            trial = rng.uniform(0, 1, (J, NP, dim))
+            PE = rng.choice(specials, (J, NP)) if rng.random() < 0.5 else rng.integers(-3, 3, (J, NP)) * 1.0
+            E = np.where(rng.random((J, NP)) < 0.3, PE, rng.choice(specials, (J, NP)))
+            want_P, want_PE = S._accept_numpy(P.copy(), PE.copy(), trial, E)
+            got_P, got_PE = P.copy(), PE.copy()
+            kern(got_P, got_PE, trial, E)
+            assert got_P.tobytes() == want_P.tobytes() and got_PE.tobytes() == want_PE.tobytes()
+
+
 def test_generation_kernel_check_falls_back_on_a_planted_drift(monkeypatch):
     """A generation kernel that draws one word too many (planted) fails the first-use check; the lockstep then
     draws through numpy and scipy and still ends where scipy's solve() ends each solver alone."""
