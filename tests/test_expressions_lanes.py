@@ -108,6 +108,7 @@ def test_a_large_call_split_over_two_threads_gives_the_same_values(monkeypatch):
     ]
     members = sorted(range(len(jobs)), key=lambda j: (j % 2, j // 2))
     space = E.DistributionSpace(2, 2, 1)
+    monkeypatch.setattr(W, "_SPLIT_ROWS", 512)  # 720 rows split (the report's own split only > 8000)
     obj = W._lockstep_objective(jobs, members, space, {"eta": 1.0, "L": 1.0})
     rng = np.random.default_rng(9)
     owner = np.repeat(np.arange(len(jobs)), 120)

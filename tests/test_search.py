@@ -489,6 +489,120 @@ def test_generation_kernel_draws_what_numpy_and_scipy_draw():
     assert S._generation_inline_probe(cases=[longer])
 
 
+def _generation_rows(J, NP, dim, shared=False):
+    """Arguments of generation_pcg64 for J solvers (their own generators, or one shared by all: ``shared``),
+    the generators and the arrays it writes."""
+    from proofs_checks.search import _pcg_address
+
+    gens = [np.random.default_rng([41, 0 if shared else j]) for j in range(J)]
+    for j, g in enumerate(gens):
+        g.integers(0, 9, size=j % 2, dtype=np.int32)  # a kept 32-bit half on odd rows
+    g0 = gens[0] if shared else None
+    bgs = [(g0 or g).bit_generator for g in gens]
+    pcgs = np.array([_pcg_address(bg) for bg in bgs], np.uint64)
+    sts = np.array([bg.ctypes.state_address for bg in bgs], np.uint64)
+    idx = np.tile(np.arange(NP, dtype=np.int64), (J, 1))
+    dither = np.array([(0.5, 0.5, float(j % 2)) for j in range(J)])
+    P = np.random.default_rng(3).uniform(-0.2, 1.2, (J, NP, dim))  # trials outside [0, 1]: repairs
+    out = (np.empty((J, NP, 5), np.int64), np.full(J, 0.7), np.empty_like(P), np.empty(J, np.int64))
+    return gens, [pcgs, sts, idx, dither, P, np.full(J, 0.9)], out
+
+
+def test_generation_kernel_pairs_draw_what_single_rows_draw():
+    """generation_pcg64 takes consecutive rows with different generators two at a time (their shuffles
+    interleaved): every row's samples, factor, trials, repairs, shuffled index and generator state equal those of
+    the rows drawn one per call; rows sharing one generator are drawn one after the other (the shared stream in
+    row order, as one call per row draws it)."""
+    pytest.importorskip("numba")
+    import proofs_checks._search_kernels as K
+
+    for shared in (False, True):
+        for J, NP, dim in ((5, 9, 1), (4, 30, 7), (3, 17, 12)):
+            runs = []
+            for per_row in (False, True):
+                gens, args, (samples, scale, trial, oob) = _generation_rows(J, NP, dim, shared)
+                pcgs, sts, idx, dither, P, cr = args
+                for _ in range(3):
+                    if per_row:
+                        for t in range(J):
+                            res = (samples[t : t + 1], scale[t : t + 1], trial[t : t + 1], oob[t : t + 1])
+                            K.generation_pcg64(
+                                pcgs, sts, idx, np.array([t]), dither, P[t : t + 1], cr[t : t + 1], 5, *res
+                            )
+                    else:
+                        K.generation_pcg64(pcgs, sts, idx, np.arange(J), dither, P, cr, 5, samples, scale, trial, oob)
+                    P = np.ascontiguousarray(trial * 1.4 - 0.2)
+                states = [g.bit_generator.state for g in gens]
+                runs.append((samples.copy(), scale.copy(), trial.copy(), oob.copy(), idx.copy(), states))
+            (a, b) = runs
+            for x, y in zip(a[:5], b[:5]):
+                np.testing.assert_array_equal(x, y)
+            assert a[5] == b[5]
+
+
+def test_compiled_scaling_is_scipys_and_its_check_catches_a_planted_error(monkeypatch):
+    """scale_rows gives scipy's _scale_parameters bit for bit (uneven boxes, values outside [0, 1]); _scaler
+    uses it only where its check on the solver's population passes: a kernel off by one ulp (planted) and a
+    solver with integer parameters keep scipy's method, and the lockstep still ends where scipy ends alone."""
+    pytest.importorskip("numba")
+    from scipy.optimize._differentialevolution import DifferentialEvolutionSolver
+
+    import proofs_checks._search_kernels as K
+    import proofs_checks.search as S
+
+    bounds = [(-3.7, 1e-3), (0.0, 1.0), (-1e5, 2.5), (7.0, 7.25)]
+    sv = DifferentialEvolutionSolver(lambda x: 0.0, bounds, rng=np.random.default_rng(5), popsize=5)
+    got = S._scaler(sv)
+    assert got is not None
+    kern, a1, a2 = got
+    pts = np.random.default_rng(6).uniform(-0.5, 1.5, (300, len(bounds)))
+    np.testing.assert_array_equal(kern(pts, a1, a2, np.empty_like(pts)), sv._scale_parameters(pts))
+    whole = DifferentialEvolutionSolver(
+        lambda x: 0.0, bounds, rng=np.random.default_rng(5), popsize=5, integrality=[False, True, False, False]
+    )
+    assert S._scaler(whole) is None
+    real = K.scale_rows
+
+    def off_by_an_ulp(trial, a1, a2, out):
+        return np.nextafter(real(trial, a1, a2, out), np.inf)
+
+    monkeypatch.setattr(K, "scale_rows", off_by_an_ulp)
+    assert S._scaler(sv) is None
+    box = [(-1.0, 2.0)] * 4
+
+    def obj(X, own):
+        return -_kink(X - 0.9) + 0.1 * own
+
+    res = S._de_lockstep(obj, box, [np.random.default_rng(s) for s in (51, 52)], maxiter=6, popsize=5)
+    _each_is_scipys_alone(res, obj, box, (51, 52), maxiter=6, popsize=5)
+    monkeypatch.setattr(K, "scale_rows", real)
+    res = S._de_lockstep(obj, box, [np.random.default_rng(s) for s in (51, 52)], maxiter=6, popsize=5)
+    _each_is_scipys_alone(res, obj, box, (51, 52), maxiter=6, popsize=5)
+
+
+def test_compiled_selection_is_the_numpy_selection():
+    """accept_generation (in place) moves the values _accept_numpy's where and swaps give, bit for bit: ties kept
+    as trials, NaN energies never accepted and found first by argmin, -0.0 against +0.0, infinities, a best
+    member already in row 0."""
+    pytest.importorskip("numba")
+    import proofs_checks.search as S
+
+    kern = S._accept_kernel()
+    assert kern is not None
+    rng = np.random.default_rng(61)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0])
+    for J, NP, dim in ((1, 5, 1), (6, 9, 3), (16, 40, 12)):
+        for _ in range(20):
+            P = rng.uniform(0, 1, (J, NP, dim))
+            trial = rng.uniform(0, 1, (J, NP, dim))
+            PE = rng.choice(specials, (J, NP)) if rng.random() < 0.5 else rng.integers(-3, 3, (J, NP)) * 1.0
+            E = np.where(rng.random((J, NP)) < 0.3, PE, rng.choice(specials, (J, NP)))
+            want_P, want_PE = S._accept_numpy(P.copy(), PE.copy(), trial, E)
+            got_P, got_PE = P.copy(), PE.copy()
+            kern(got_P, got_PE, trial, E)
+            assert got_P.tobytes() == want_P.tobytes() and got_PE.tobytes() == want_PE.tobytes()
+
+
 def test_generation_kernel_check_falls_back_on_a_planted_drift(monkeypatch):
     """A generation kernel that draws one word too many (planted) fails the first-use check; the lockstep then
     draws through numpy and scipy and still ends where scipy's solve() ends each solver alone."""
