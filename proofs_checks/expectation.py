@@ -25,15 +25,18 @@ def t_ppf(q: float, df) -> float:
     """``float(scipy.stats.t.ppf(q, df))`` for scalar ``q`` and ``df`` (the Student-t quantile of the checks'
     intervals), computed as scipy computes it without importing ``scipy.stats``: ``t._ppf`` is
     ``scipy.special.stdtrit(df, q)`` for 0 < q < 1 and df > 0, times the scale 1.0 plus the location 0.0;
-    -inf / inf at q = 0 / 1 (the support's ends); NaN (scipy's bad value) for q outside [0, 1], df <= 0 or a
-    NaN argument. Importing ``scipy.stats`` took ~0.3 s of CPU on top of the scipy modules a report loads
-    anyway (``python -X importtime``), and these quantiles were the report's only use of it; the bits are
-    scipy's (``tests/test_t_ppf.py`` compares them with ``scipy.stats.t.ppf``)."""
+    -inf / inf at q = 0 / 1 (the support's ends). Where scipy returns NaN (q outside [0, 1], df <= 0, a NaN
+    argument) this raises ValueError naming the argument and its range: nothing returns NaN silently.
+    Importing ``scipy.stats`` took ~0.3 s of CPU on top of the scipy modules a report loads anyway
+    (``python -X importtime``), and these quantiles were the report's only use of it; the bits are scipy's
+    (``tests/test_t_ppf.py`` compares them with ``scipy.stats.t.ppf``)."""
     from scipy.special import stdtrit
 
     q, df = float(q), float(df)
-    if not (df > 0 and 0.0 <= q <= 1.0):
-        return math.nan
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"t_ppf: q must be a probability in [0, 1], got {q!r}")
+    if not df > 0:
+        raise ValueError(f"t_ppf: df (degrees of freedom) must be > 0 (inf allowed), got {df!r}")
     if q == 0.0:
         return -math.inf
     if q == 1.0:
@@ -91,6 +94,11 @@ def monte_carlo(
     ``Expect(inner)`` (times constants); the interval is Student-t at ``level``, Bonferroni over
     ``tests`` simultaneous claims."""
     samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2 or samples.shape[0] < 2:
+        raise ValueError(
+            f"monte_carlo: samples must be a 2-D array (N, d) with N >= 2 rows (a Student-t interval needs two), "
+            f"got shape {samples.shape}"
+        )
     N, d = samples.shape
     term = sp.sympify(spec.term)
     coef, inner = _split_expect(spec, term)

@@ -24,13 +24,31 @@ def test_the_bits_of_scipy_stats_t_ppf():
             assert _bits(t_ppf(q, df)) == _bits(want), (q, df)
 
 
-@pytest.mark.parametrize(
-    ("q", "df"), [(0.0, 5), (1.0, 5), (-0.1, 5), (1.1, 5), (0.5, 0), (0.9, -3), (math.nan, 4), (0.9, math.nan)]
-)
-def test_the_edges_as_scipy(q, df):
+@pytest.mark.parametrize(("q", "df"), [(0.0, 5), (1.0, 5), (0.0, math.inf), (1.0, 0.5)])
+def test_the_support_ends_as_scipy(q, df):
     want = float(student_t.ppf(q, df))
-    got = t_ppf(q, df)
-    assert (math.isnan(got) and math.isnan(want)) or got == want, (q, df, got, want)
+    assert t_ppf(q, df) == want, (q, df, want)
+
+
+@pytest.mark.parametrize(
+    ("q", "df", "name"),
+    [(-0.1, 5, "q"), (1.1, 5, "q"), (math.nan, 4, "q"), (0.5, 0, "df"), (0.9, -3, "df"), (0.9, math.nan, "df")],
+)
+def test_where_scipy_says_nan_a_value_error_names_the_argument(q, df, name):
+    assert math.isnan(float(student_t.ppf(q, df)))  # scipy's bad value: never passed on silently
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        t_ppf(q, df)
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (0, 3), (5,)])
+def test_monte_carlo_needs_two_samples(shape):
+    import sympy as sp
+
+    from proofs_checks.api import ClaimSpec, Expect, monte_carlo, x
+    spec = ClaimSpec(id="t.mc", statement="E x^2 <= 2", source="a test", term=Expect(x**2), bound=sp.Integer(2))
+    assert monte_carlo(spec, np.ones((2, 1)), {}).status == "holds"  # two samples suffice
+    with pytest.raises(ValueError, match="samples"):
+        monte_carlo(spec, np.ones(shape), {})
 
 
 def test_a_planted_quantile_is_caught():
