@@ -45,6 +45,7 @@ def test_monte_carlo_needs_two_samples(shape):
     import sympy as sp
 
     from proofs_checks.api import ClaimSpec, Expect, monte_carlo, x
+
     spec = ClaimSpec(id="t.mc", statement="E x^2 <= 2", source="a test", term=Expect(x**2), bound=sp.Integer(2))
     assert monte_carlo(spec, np.ones((2, 1)), {}).status == "holds"  # two samples suffice
     with pytest.raises(ValueError, match="samples"):

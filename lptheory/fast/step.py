@@ -271,8 +271,16 @@ def _rows_plan(opts, bounds, stacks):
     S = np.array([[0.0 if v is None else v for v in b[6]] for b in bounds], dtype=np.float64)
     tcols = [j for j, v in enumerate(tmpl0) if v is None]
     E = np.asarray(expos if expos is not None else (), dtype=np.float64)
-    return {"bounds": bounds, "driver": driver, "arrays": arrays, "S": S, "tcols": tcols, "E": E, "n": n,
-            "svml": expos is not None}
+    return {
+        "bounds": bounds,
+        "driver": driver,
+        "arrays": arrays,
+        "S": S,
+        "tcols": tcols,
+        "E": E,
+        "n": n,
+        "svml": expos is not None,
+    }
 
 
 def rows_step(opts, stacks, states, memo: dict):

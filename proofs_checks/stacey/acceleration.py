@@ -643,10 +643,14 @@ class _ConfigRows(Optimizer):
         o0 = self.optimizers[0]
         names = getattr(o0, "buffers", None)
         block = theta[:k].shape if k else None
-        if names and all(type(o) is type(o0) for o in self.optimizers) and all(
-            type(st.get(nm)) is np.ndarray and st[nm].shape == block and st[nm].dtype == theta.dtype
-            for st in parts
-            for nm in names
+        if (
+            names
+            and all(type(o) is type(o0) for o in self.optimizers)
+            and all(
+                type(st.get(nm)) is np.ndarray and st[nm].shape == block and st[nm].dtype == theta.dtype
+                for st in parts
+                for nm in names
+            )
         ):
             stacks = []
             for nm in names:
