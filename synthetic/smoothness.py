@@ -108,16 +108,7 @@ def circle_argmax(U: np.ndarray, H: np.ndarray, p: float):
     if U.shape[0] == 0:
         return None
     K, _, _, rp, ri = k
-    ok = _CIRCLE_OK.get(p)
-    if ok is None:
-        try:
-            ok = _circle_probe(K, float(p), rp, ri)
-        except Exception:  # a compile error: numpy then
-            ok = False
-        if len(_CIRCLE_OK) > 256:
-            _CIRCLE_OK.clear()
-        _CIRCLE_OK[p] = ok
-    if not ok:
+    if not _probed_once(_CIRCLE_OK, p, _circle_probe, K, float(p), rp, ri):
         return None
     i, v = K.circle_argmax(np.ascontiguousarray(U), H, float(p), rp, 1.0 / p, ri, np.empty(16))
     return None if i < 0 else (int(i), float(v))
@@ -136,16 +127,9 @@ def circle_refine(c: float, w: float, passes: int, H: np.ndarray, p: float, n: i
     if k is None or not (isinstance(H, np.ndarray) and H.dtype == np.float64 and H.shape == (2, 2)) or n < 2:
         return None
     K, _, _, rp, ri = k
-    ok = _REFINE_OK.get(p)
-    if ok is None:
-        try:
-            ok = _refine_probe(K, float(p), rp, ri)
-        except Exception:  # a compile error: numpy then
-            ok = False
-        if len(_REFINE_OK) > 256:
-            _REFINE_OK.clear()
-        _REFINE_OK[p] = ok
-    if not ok or not (math.isfinite(c) and math.isfinite(w)):
+    if not (math.isfinite(c) and math.isfinite(w)) or not _probed_once(
+        _REFINE_OK, p, _refine_probe, K, float(p), rp, ri
+    ):
         return None
     vals = np.empty(passes)
     if not K.circle_refine(
@@ -153,6 +137,22 @@ def circle_refine(c: float, w: float, passes: int, H: np.ndarray, p: float, n: i
     ):
         return None
     return vals.tolist()
+
+
+def _probed_once(memo: dict, key, probe, *args) -> bool:
+    """Whether a compiled route agreed with numpy at ``key`` (a p or a d): ``probe(*args)`` run once per key and
+    process, its answer kept in ``memo`` (at most 256 keys); a probe that raises (a compile error) is a
+    disagreement, so the caller keeps numpy."""
+    ok = memo.get(key)
+    if ok is None:
+        try:
+            ok = bool(probe(*args))
+        except Exception:  # a compile error: numpy then
+            ok = False
+        if len(memo) > 256:
+            memo.clear()
+        memo[key] = ok
+    return ok
 
 
 _REFINE_OK: dict = {}  # p -> the compiled circle_refine agreed with numpy at p (checked once per p)
@@ -227,16 +227,7 @@ def pair_ratios(u: np.ndarray, H: np.ndarray, v: np.ndarray, p: float):
     if not (all(a.flags.c_contiguous for a in arrays) and v.shape == (n, d) and H.shape == (d, d) and 1 <= d <= 64):
         return None
     K, _, _, rp, ri = k
-    ok = _PAIR_OK.get(p)
-    if ok is None:
-        try:
-            ok = _pair_probe(K, float(p), rp, ri)
-        except Exception:  # a compile error: numpy then
-            ok = False
-        if len(_PAIR_OK) > 256:
-            _PAIR_OK.clear()
-        _PAIR_OK[p] = ok
-    if not ok:
+    if not _probed_once(_PAIR_OK, p, _pair_probe, K, float(p), rp, ri):
         return None
     out = np.empty(u.shape[0])
     if not K.pair_ratios(u, H, v, float(p), rp, 1.0 / p, ri, np.empty(16), out):
@@ -281,14 +272,7 @@ def quad_forms(U: np.ndarray, H: np.ndarray, V: np.ndarray | None = None) -> np.
     K = _quad_kernel()
     if K is not None and _quad_route(U, H, V):
         d = U.shape[1]
-        ok = _QUAD_OK.get(d)
-        if ok is None:
-            try:
-                ok = _quad_probe(K, d)
-            except Exception:  # a compile error: numpy then
-                ok = False
-            _QUAD_OK[d] = ok
-        if ok:
+        if _probed_once(_QUAD_OK, d, _quad_probe, K, d):
             out = np.empty(U.shape[0])
             K.quad_forms(U, H, V, out)
             return out

@@ -4,10 +4,6 @@ vector of lanes, and the block cube roots built on them.
 Importing this module registers the symbols with LLVM's JIT, so numba's on-disk cache of the generated
 kernels that call them resolves them in a new process."""
 
-import ctypes
-import glob
-import os
-
 import llvmlite.binding as llvm
 import numba
 from llvmlite import ir
@@ -15,8 +11,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .. import config
 from . import numba_cache
+from .svml_symbols import numpy_symbols
 
 numba_cache.install(__file__)  # a stale disk-cache entry is recompiled, not a crash or old code
 
@@ -26,29 +22,7 @@ LANES = {"float64": 8, "float32": 16}
 
 def addresses() -> dict:
     """{dtype name: address of numpy's SVML cube root} for the symbols numpy exports (empty: none)."""
-    if config.svml_off():
-        return {}
-    try:
-        import numpy._core as core
-        from numpy._core._multiarray_umath import __cpu_features__ as cpu
-    except ImportError:  # numpy < 2
-        return {}
-    if not cpu.get("AVX512_SKX"):  # numpy runs SVML only there (and calling it elsewhere would fault)
-        return {}
-    out = {}
-    for so in glob.glob(os.path.join(os.path.dirname(core.__file__), "_multiarray_umath*")):
-        try:
-            lib = ctypes.CDLL(so)
-        except OSError:
-            continue
-        for dt, sym in SYMBOLS.items():
-            try:
-                out[dt] = ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
-            except AttributeError:
-                pass
-        if out:
-            break
-    return out
+    return numpy_symbols(SYMBOLS)
 
 
 _ADDR = addresses()

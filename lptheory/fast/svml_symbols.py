@@ -11,7 +11,7 @@ import os
 
 from .. import config
 
-__all__ = ["SYMBOLS", "LANES", "addresses"]
+__all__ = ["SYMBOLS", "LANES", "addresses", "numpy_symbols"]
 
 SYMBOLS = {"float64": "__svml_pow8_ha", "float32": "__svml_powf16"}
 LANES = {"float64": 8, "float32": 16}
@@ -20,6 +20,14 @@ LANES = {"float64": 8, "float32": 16}
 @functools.lru_cache(maxsize=1)
 def addresses() -> dict:
     """{dtype name: address of numpy's SVML power} for the symbols numpy exports (empty: none)."""
+    return numpy_symbols(SYMBOLS)
+
+
+def numpy_symbols(symbols: dict) -> dict:
+    """{dtype name: address} of the SVML routines ``symbols`` ({dtype name: symbol}) that numpy's
+    ``_multiarray_umath`` exports (empty: none, numpy < 2, a CPU without AVX-512 where numpy never runs SVML,
+    or ``LPTHEORY_SVML=0``). Shared by the power (:data:`SYMBOLS`) and the cube root
+    (:mod:`lptheory.fast.svml_cbrt_kernels`)."""
     if config.svml_off():
         return {}
     try:
@@ -35,7 +43,7 @@ def addresses() -> dict:
             lib = ctypes.CDLL(so)
         except OSError:
             continue
-        for dt, sym in SYMBOLS.items():
+        for dt, sym in symbols.items():
             try:
                 out[dt] = ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
             except AttributeError:
